@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Make sure the build dependencies are present. As root, install what is missing from Debian's
+# archive; otherwise print the exact apt-get line and fail.
+set -eu
+pkgs=()
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || pkgs+=(gcc)
+command -v meson >/dev/null 2>&1 || pkgs+=(meson)
+command -v ninja >/dev/null 2>&1 || pkgs+=(ninja-build)
+command -v pkg-config >/dev/null 2>&1 || pkgs+=(pkg-config)
+if ! pkg-config --exists liburcu-memb 2>/dev/null; then pkgs+=(liburcu-dev); fi
+# Sanitizer runtimes used by `make test` (ASan/UBSan/TSan with gcc).
+for lib in libasan.so libubsan.so libtsan.so; do
+	if ! gcc -print-file-name="$lib" 2>/dev/null | grep -q /; then
+		pkgs+=(gcc); break
+	fi
+done
+[ ${#pkgs[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+	echo "deps: installing ${pkgs[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y --no-install-recommends "${pkgs[@]}" >/dev/null 2>&1 ||
+		{ apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends "${pkgs[@]}"; }
+else
+	echo "deps: missing packages. Run as root:" >&2
+	echo "  apt-get install -y ${pkgs[*]}" >&2
+	exit 1
+fi

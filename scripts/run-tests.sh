@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Run every test: unit tests (plain, clang, ASan+UBSan), the stress test (plain, ASan, TSan),
+# the header check and an install + pkg-config smoke test. Each binary prints "N passed, M
+# failed"; a binary that dies without that line counts as one failure. Last line: the totals.
+set -u
+cd "$(dirname "$0")/.."
+total_pass=0
+total_fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# run LABEL CMD... : run one test binary, add its counts.
+run() {
+	local label=$1
+	shift
+	local start=$SECONDS rc
+	timeout 600 "$@" >"$log" 2>&1
+	rc=$?
+	local line
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1)
+	local p=0 f=0
+	if [ -n "$line" ]; then
+		p=$(echo "$line" | awk '{print $1}')
+		f=$(echo "$line" | awk '{print $3}')
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	printf '%-44s %4d passed, %d failed (%ds)\n' "$label" "$p" "$f" $((SECONDS - start))
+	if [ "$f" -ne 0 ]; then
+		grep -vE '^PASS ' "$log" | tail -n 40 | sed 's/^/    | /'
+	fi
+}
+
+# A step that is one test (build, compile check).
+step() {
+	local label=$1
+	shift
+	if "$@" >"$log" 2>&1; then
+		total_pass=$((total_pass + 1))
+		printf '%-44s %4d passed, %d failed\n' "$label" 1 0
+	else
+		total_fail=$((total_fail + 1))
+		printf '%-44s %4d passed, %d failed\n' "$label" 0 1
+		tail -n 40 "$log" | sed 's/^/    | /'
+	fi
+}
+
+UNITS="test_connect test_bind test_ehash test_timewait test_api"
+
+setup() { # dir, extra meson args...
+	local dir=$1
+	shift
+	[ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null
+	ninja -C "$dir" >/dev/null
+}
+
+setup_clang() { CC=clang setup build-clang; }
+
+echo "== plain build (gcc, -Werror)"
+step "build (gcc)" setup build
+for t in $UNITS; do run "unit/$t" build/$t; done
+run "stress/stress_ehash (plain, 3 s)" build/stress_ehash --duration 3
+
+echo "== clang build (-Werror)"
+if command -v clang >/dev/null 2>&1; then
+	step "build (clang)" setup_clang
+	for t in $UNITS; do run "unit/$t (clang)" build-clang/$t; done
+fi
+
+echo "== ASan + UBSan"
+step "build (asan+ubsan)" setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+	-Dc_args=-fno-sanitize-recover=all
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in $UNITS; do run "unit/$t (asan+ubsan)" build-asan/$t; done
+run "stress/stress_ehash (asan+ubsan, 3 s)" build-asan/stress_ehash --duration 3
+
+echo "== TSan"
+step "build (tsan)" setup build-tsan -Db_sanitize=thread -Db_lundef=false
+export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
+run "stress/stress_ehash (tsan, 4 s)" build-tsan/stress_ehash --duration 4
+
+echo "== headers and install"
+step "public header alone (C, -Werror)" cc -std=c11 -Wall -Wextra -Werror -Iinclude -c \
+	tests/unit/test_headers.c -o /dev/null
+if command -v g++ >/dev/null 2>&1; then
+	step "public header alone (C++)" g++ -x c++ -Wall -Wextra -Werror -Iinclude -c \
+		tests/unit/test_headers.c -o /dev/null
+fi
+inst=$(mktemp -d)
+step "make install + pkg-config example" bash -c "
+	make -s install PREFIX=$inst BUILD=build-install >/dev/null &&
+	PKG_CONFIG_PATH=\$(dirname \$(find $inst -name socktab.pc)) &&
+	export PKG_CONFIG_PATH &&
+	cc -std=c11 -Wall -Wextra -Werror examples/hello.c -o $inst/hello \$(pkg-config --cflags --libs socktab) &&
+	LD_LIBRARY_PATH=\$(dirname \$(find $inst -name 'libsocktab.so' | head -n1)) $inst/hello"
+rm -rf "$inst"
+
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

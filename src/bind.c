@@ -1,0 +1,818 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bhash and bhash2: the bind buckets, and bind(2).
+ *
+ * Tables: bhash[(port + mix) & mask] holds one tb per (net, port) (R8, R14); bhash2[portaddr hash
+ * & mask] holds one tb2 per (net, port, local address) (R7, R15). A socket that owns a port is on
+ * the owners list of exactly one tb2. TIME_WAIT entries stay owners (R48).
+ * Locks: the bhash bucket lock guards the tb, its tb2 list and every owners list of that port;
+ * the bhash2 bucket lock (taken inside it) guards only the bhash2 chain. tb is published with a
+ * release store and freed after a grace period, because connect() walks bhash chains under RCU
+ * (R55); tb2 is only ever touched under locks and freed at once.
+ * Rules implemented: R37-R45 (entry checks, overlap relation, conflict predicate, which owners are
+ * compared, fast paths), R49-R50 (bind(0)), R58 (bucket reset when only connect() owners remain),
+ * R60 (IP_BIND_ADDRESS_NO_PORT), R64-R66 (ranges, reserved ports).
+ * Departures: no VRF/l3mdev (always 0); reuseport groups do not exist yet (listen() is a later
+ * issue), so "sk is not in a reuseport group" always holds; the set of local addresses is
+ * loopback (127/8, ::1), the wildcards, and IPv4 multicast/broadcast.
+ */
+#include <stdlib.h>
+#include <sys/random.h>
+
+#include "internal.h"
+
+#define LOOPBACK4_IPV6 htonl(0x7f000006) /* v4 alias of a specific IPv6 bind (R38) */
+
+struct socktab__tb *socktab__tb_find(struct socktab__bhead *head, struct socktab_net *net,
+				     uint16_t port)
+{
+	for (struct socktab__tb *tb = atomic_load_explicit(&head->chain, memory_order_relaxed); tb;
+	     tb = atomic_load_explicit(&tb->next, memory_order_relaxed))
+		if (tb->net == net && tb->port == port)
+			return tb;
+	return NULL;
+}
+
+/* Caller is inside an RCU read-side section. */
+struct socktab__tb *socktab__tb_find_rcu(struct socktab__bhead *head, struct socktab_net *net,
+					 uint16_t port)
+{
+	for (struct socktab__tb *tb = atomic_load_explicit(&head->chain, memory_order_acquire); tb;
+	     tb = atomic_load_explicit(&tb->next, memory_order_acquire))
+		if (tb->net == net && tb->port == port)
+			return tb;
+	return NULL;
+}
+
+/* Caller holds head->lock. The new bucket starts as "connect() only" (-1/-1, R55). */
+struct socktab__tb *socktab__tb_create(struct socktab__bhead *head, struct socktab_net *net,
+				       uint16_t port)
+{
+	struct socktab__tb *tb = calloc(1, sizeof(*tb));
+
+	if (!tb)
+		return NULL;
+	tb->net = net;
+	tb->port = port;
+	atomic_init(&tb->fastreuse, -1);
+	atomic_init(&tb->fastreuseport, -1);
+	atomic_init(&tb->next, atomic_load_explicit(&head->chain, memory_order_relaxed));
+	/* Publishes the initialised bucket to connect()'s RCU walk. */
+	atomic_store_explicit(&head->chain, tb, memory_order_release);
+	atomic_fetch_add_explicit(&net->n_bind_buckets, 1, memory_order_relaxed);
+	return tb;
+}
+
+static void tb_free_rcu(struct rcu_head *head)
+{
+	struct socktab__tb *tb = caa_container_of(head, struct socktab__tb, rcu);
+
+	socktab__rcu_cb_enter(tb);
+	free(tb);
+}
+
+/* Caller holds head->lock. Frees @tb (after a grace period) once it has no address bucket. */
+void socktab__tb_maybe_destroy(struct socktab__bhead *head, struct socktab__tb *tb)
+{
+	_Atomic(struct socktab__tb *) *pp = &head->chain;
+
+	if (tb->tb2_list)
+		return;
+	for (struct socktab__tb *cur; (cur = atomic_load_explicit(pp, memory_order_relaxed));
+	     pp = &cur->next) {
+		if (cur == tb) {
+			atomic_store_explicit(pp, atomic_load_explicit(&tb->next, memory_order_relaxed),
+					      memory_order_release);
+			break;
+		}
+	}
+	atomic_fetch_sub_explicit(&tb->net->n_bind_buckets, 1, memory_order_relaxed);
+	socktab__call_rcu(tb, &tb->rcu, tb_free_rcu);
+}
+
+static int sk_addr_type(const struct socktab_sock *sk, struct in6_addr *a, uint32_t *v4)
+{
+	*a = socktab__v6_load(sk->v6_saddr);
+	*v4 = socktab__sk_rcv_saddr(sk);
+	if (RD(sk->family) == AF_INET || socktab__v6_is_mapped(a))
+		return SOCKTAB__ADDR_MAPPED;
+	return socktab__v6_is_any(a) ? SOCKTAB__ADDR_ANY : SOCKTAB__ADDR_V6;
+}
+
+/* R15: AF_INET6 compares the full v6 address; AF_INET matches MAPPED buckets by v4 address. */
+static bool tb2_addr_match(const struct socktab__tb2 *tb2, const struct socktab_sock *sk)
+{
+	if (RD(sk->family) == AF_INET6) {
+		struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+
+		return memcmp(&tb2->addr, &a, 16) == 0;
+	}
+	return tb2->addr_type == SOCKTAB__ADDR_MAPPED && tb2->v4 == socktab__sk_rcv_saddr(sk);
+}
+
+static struct socktab__bhead2 *bhash2_head(struct socktab_net *net, const struct in6_addr *a,
+					   uint16_t port)
+{
+	struct socktab__tables *t = net->tab;
+
+	return &t->bhash2[socktab__portaddr_hash(net, a, port) & t->bhash_mask];
+}
+
+/* @sk's exact address bucket on tb's port, found through bhash2. Caller holds tb's bhash lock. */
+struct socktab__tb2 *socktab__tb2_find(struct socktab_net *net, const struct socktab__tb *tb,
+				       const struct socktab_sock *sk)
+{
+	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+	struct socktab__bhead2 *h2;
+	struct socktab__tb2 *tb2;
+
+	if (!tb)
+		return NULL;
+	if (RD(sk->family) == AF_INET)
+		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
+	h2 = bhash2_head(net, &a, tb->port);
+	socktab__lock(&h2->lock);
+	for (tb2 = h2->chain; tb2; tb2 = tb2->next)
+		if (tb2->tb == tb && tb2_addr_match(tb2, sk))
+			break;
+	socktab__unlock(&h2->lock);
+	return tb2;
+}
+
+/* Caller holds the bhash lock of tb->port. Takes the bhash2 lock. */
+struct socktab__tb2 *socktab__tb2_find_or_create(struct socktab_net *net, struct socktab__tb *tb,
+						 const struct socktab_sock *sk, bool *created)
+{
+	struct in6_addr a;
+	uint32_t v4;
+	int type = sk_addr_type(sk, &a, &v4);
+	struct socktab__bhead2 *h2;
+	struct socktab__tb2 *tb2;
+
+	*created = false;
+	tb2 = socktab__tb2_find(net, tb, sk);
+	if (tb2)
+		return tb2;
+	tb2 = calloc(1, sizeof(*tb2));
+	if (!tb2)
+		return NULL;
+	tb2->tb = tb;
+	tb2->net = net;
+	tb2->port = tb->port;
+	tb2->addr_type = (uint8_t)type;
+	tb2->v4 = type == SOCKTAB__ADDR_MAPPED ? v4 : 0;
+	if (type == SOCKTAB__ADDR_MAPPED)
+		socktab__v6_map(&tb2->addr, v4);
+	else
+		tb2->addr = a;
+	tb2->fastreuse = -1;
+	tb2->fastreuseport = -1;
+	tb2->tb_next = tb->tb2_list;
+	tb->tb2_list = tb2;
+	h2 = bhash2_head(net, &tb2->addr, tb->port);
+	socktab__lock(&h2->lock);
+	tb2->next = h2->chain;
+	h2->chain = tb2;
+	socktab__unlock(&h2->lock);
+	*created = true;
+	return tb2;
+}
+
+/* Caller holds the bhash lock. Frees @tb2 when it has no owner. */
+void socktab__tb2_maybe_destroy(struct socktab_net *net, struct socktab__tb2 *tb2)
+{
+	struct socktab__bhead2 *h2;
+	struct socktab__tb2 **pp;
+
+	if (tb2->owners)
+		return;
+	h2 = bhash2_head(net, &tb2->addr, tb2->port);
+	socktab__lock(&h2->lock);
+	for (pp = &h2->chain; *pp; pp = &(*pp)->next)
+		if (*pp == tb2) {
+			*pp = tb2->next;
+			break;
+		}
+	socktab__unlock(&h2->lock);
+	for (pp = &tb2->tb->tb2_list; *pp; pp = &(*pp)->tb_next)
+		if (*pp == tb2) {
+			*pp = tb2->tb_next;
+			break;
+		}
+	free(tb2);
+}
+
+/* Caller holds the bhash lock. Makes @sk an owner of @tb2 on @port. */
+void socktab__bind_hash(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port)
+{
+	uint32_t pp = RD(sk->portpair);
+
+	WR(sk->portpair, (pp & 0xffff) | ((uint32_t)port << 16));
+	sk->tb2 = tb2;
+	sk->bind_next = tb2->owners;
+	if (tb2->owners)
+		tb2->owners->bind_pprev = &sk->bind_next;
+	sk->bind_pprev = &tb2->owners;
+	tb2->owners = sk;
+}
+
+static void owners_unlink(struct socktab_sock *sk)
+{
+	*sk->bind_pprev = sk->bind_next;
+	if (sk->bind_next)
+		sk->bind_next->bind_pprev = sk->bind_pprev;
+	sk->bind_next = NULL;
+	sk->bind_pprev = NULL;
+	sk->tb2 = NULL;
+}
+
+/* Caller holds the bhash lock: @new (a TIME_WAIT entry) takes @old's place among the owners. */
+void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab_sock *new)
+{
+	new->tb2 = old->tb2;
+	new->bind_next = old->bind_next;
+	new->bind_pprev = old->bind_pprev;
+	*new->bind_pprev = new;
+	if (new->bind_next)
+		new->bind_next->bind_pprev = &new->bind_next;
+	old->bind_next = NULL;
+	old->bind_pprev = NULL;
+	old->tb2 = NULL;
+}
+
+static bool owners_all_connect_bound(const struct socktab__tb2 *tb2)
+{
+	for (const struct socktab_sock *o = tb2->owners; o; o = o->bind_next)
+		if (!(o->userlocks & SOCKTAB__CONNECT_BIND))
+			return false;
+	return true;
+}
+
+/*
+ * Caller holds the bhash lock of @sk's port. Drop @sk's port ownership; free empty buckets; when
+ * only connect()-bound owners remain, return the buckets to "connect() only" (R58, 6.18).
+ */
+void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *sk)
+{
+	struct socktab__tb2 *tb2 = sk->tb2;
+	struct socktab__tb *tb;
+	struct socktab__bhead *head;
+	bool all_connect = true;
+
+	if (!tb2)
+		return;
+	tb = tb2->tb;
+	head = &net->tab->bhash[socktab__bhashfn(net, tb->port) & net->tab->bhash_mask];
+	owners_unlink(sk);
+	sk->userlocks &= (uint8_t)~SOCKTAB__CONNECT_BIND;
+	if (tb2->owners && owners_all_connect_bound(tb2)) {
+		tb2->fastreuse = -1;
+		tb2->fastreuseport = -1;
+	}
+	socktab__tb2_maybe_destroy(net, tb2);
+	if (!tb->tb2_list) {
+		socktab__tb_maybe_destroy(head, tb);
+		return;
+	}
+	for (struct socktab__tb2 *t2 = tb->tb2_list; t2; t2 = t2->tb_next)
+		if (!owners_all_connect_bound(t2))
+			all_connect = false;
+	if (all_connect) {
+		WR(tb->fastreuse, -1);
+		WR(tb->fastreuseport, -1);
+	}
+}
+
+/*
+ * Release @sk's port (kernel inet_put_port). Caller holds the socket lock. The local port field
+ * is left alone: a closing socket keeps its key for readers that still hold a reference.
+ */
+void socktab__put_port(struct socktab_sock *sk)
+{
+	struct socktab_net *net = RD(sk->net);
+	struct socktab__bhead *head;
+
+	if (!sk->tb2)
+		return;
+	head = &net->tab->bhash[socktab__bhashfn(net, sk->tb2->port) & net->tab->bhash_mask];
+	socktab__lock(&head->lock);
+	socktab__bind_unhash_locked(net, sk);
+	socktab__unlock(&head->lock);
+}
+
+/*
+ * connect() gave a socket that owns a port through a wildcard tb2 its source address: move it to
+ * the tb2 of (port, @newaddr) (kernel inet_bhash2_update_saddr). Caller holds the socket lock;
+ * takes the bhash lock. On -ENOMEM nothing changed.
+ */
+int socktab__bhash2_update_saddr_locked(struct socktab_sock *sk, const struct in6_addr *newaddr)
+{
+	struct socktab_net *net = RD(sk->net);
+	struct socktab__tb2 *old = sk->tb2, *tb2;
+	struct socktab__bhead *head;
+	struct in6_addr saved = socktab__v6_load(sk->v6_saddr);
+	uint64_t saved_pair = RD(sk->addrpair);
+	bool created;
+
+	socktab__v6_store(sk->v6_saddr, newaddr);
+	if (socktab__v6_is_mapped(newaddr))
+		WR(sk->addrpair, (saved_pair & 0xffffffffull) |
+					 ((uint64_t)newaddr->s6_addr32[3] << 32));
+	if (!old)
+		return 0;
+	head = &net->tab->bhash[socktab__bhashfn(net, old->port) & net->tab->bhash_mask];
+	socktab__lock(&head->lock);
+	tb2 = socktab__tb2_find_or_create(net, old->tb, sk, &created);
+	if (!tb2) {
+		socktab__unlock(&head->lock);
+		socktab__v6_store(sk->v6_saddr, &saved);
+		WR(sk->addrpair, saved_pair);
+		return -ENOMEM;
+	}
+	if (tb2 != old) {
+		owners_unlink(sk);
+		if (created) {
+			tb2->fastreuse = old->fastreuse;
+			tb2->fastreuseport = old->fastreuseport;
+		}
+		socktab__tb2_maybe_destroy(net, old);
+		socktab__bind_hash(sk, tb2, tb2->port);
+	}
+	socktab__unlock(&head->lock);
+	return 0;
+}
+
+/* R64: the net range, narrowed by a nonzero IP_LOCAL_PORT_RANGE whose bounds lie inside it. */
+void socktab__port_range(struct socktab_net *net, const struct socktab_sock *sk, int *low,
+			 int *high, bool *local_ports)
+{
+	uint32_t r = RD(net->port_range);
+	int lo = (int)(r & 0xffff), hi = (int)(r >> 16);
+	uint32_t sr = sk->local_port_range;
+
+	*local_ports = sr != 0;
+	if (sr) {
+		int slo = (int)(sr & 0xffff), shi = (int)(sr >> 16);
+
+		if (slo && slo >= lo && slo <= hi)
+			lo = slo;
+		if (shi && shi >= lo && shi <= hi)
+			hi = shi;
+	}
+	*low = lo;
+	*high = hi;
+}
+
+/* ---- address overlap (R40) ---- */
+
+static bool ipv4_rcv_saddr_equal(uint32_t a1, uint32_t a2, bool sk2_ipv6only, bool wild1,
+				 bool wild2)
+{
+	if (sk2_ipv6only)
+		return false;
+	if (a1 == a2)
+		return true;
+	return (wild1 && !a1) || (wild2 && !a2);
+}
+
+static bool rcv_saddr_equal(const struct socktab_sock *sk, const struct socktab_sock *sk2,
+			    bool match_wildcard)
+{
+	bool v6only2 = socktab__ipv6_only(sk2);
+
+	if (RD(sk->family) == AF_INET6) {
+		struct in6_addr a1 = socktab__v6_load(sk->v6_saddr);
+		struct in6_addr a2 = socktab__v6_load(sk2->v6_saddr);
+		bool sk2_v6 = RD(sk2->family) == AF_INET6;
+		int t1 = socktab__v6_is_mapped(&a1) ? SOCKTAB__ADDR_MAPPED
+			 : socktab__v6_is_any(&a1)  ? SOCKTAB__ADDR_ANY
+						    : SOCKTAB__ADDR_V6;
+		int t2 = !sk2_v6 || socktab__v6_is_mapped(&a2) ? SOCKTAB__ADDR_MAPPED
+			 : socktab__v6_is_any(&a2)	     ? SOCKTAB__ADDR_ANY
+							     : SOCKTAB__ADDR_V6;
+
+		if (t1 == SOCKTAB__ADDR_MAPPED && t2 == SOCKTAB__ADDR_MAPPED)
+			return ipv4_rcv_saddr_equal(socktab__sk_rcv_saddr(sk),
+						    socktab__sk_rcv_saddr(sk2), v6only2, match_wildcard,
+						    match_wildcard);
+		if (t1 == SOCKTAB__ADDR_ANY && t2 == SOCKTAB__ADDR_ANY)
+			return true;
+		if (t2 == SOCKTAB__ADDR_ANY && match_wildcard &&
+		    !(v6only2 && t1 == SOCKTAB__ADDR_MAPPED))
+			return true;
+		if (t1 == SOCKTAB__ADDR_ANY && match_wildcard &&
+		    !(socktab__ipv6_only(sk) && t2 == SOCKTAB__ADDR_MAPPED))
+			return true;
+		return sk2_v6 && memcmp(&a1, &a2, 16) == 0;
+	}
+	return ipv4_rcv_saddr_equal(socktab__sk_rcv_saddr(sk), socktab__sk_rcv_saddr(sk2), v6only2,
+				    match_wildcard, match_wildcard);
+}
+
+/* R42. sk2 may be a TIME_WAIT entry (its reuse flags are the original socket's). */
+static bool bind_conflict(const struct socktab_sock *sk, const struct socktab_sock *sk2,
+			  bool relax, bool reuseport_ok)
+{
+	uint32_t d1 = RD(sk->bound_dev_if), d2 = RD(sk2->bound_dev_if);
+	int st2 = RD(sk2->state);
+	bool rp = RD(sk->reuseport) && RD(sk2->reuseport) &&
+		  (st2 == SOCKTAB_TCP_TIME_WAIT || sk->uid == sk2->uid);
+
+	if (sk == sk2)
+		return false;
+	if (d1 && d2 && d1 != d2)
+		return false;
+	if (RD(sk->reuse) && RD(sk2->reuse) && st2 != SOCKTAB_TCP_LISTEN)
+		return !relax || (!reuseport_ok && rp);
+	return !(reuseport_ok && rp);
+}
+
+/* R41 then R42 for an owner of a tb2 that sk is compared with as a whole. */
+static bool bhash2_conflict(const struct socktab_sock *sk, const struct socktab__tb2 *tb2,
+			    bool relax, bool reuseport_ok)
+{
+	for (const struct socktab_sock *sk2 = tb2->owners; sk2; sk2 = sk2->bind_next) {
+		if (socktab__ipv6_only(sk2)) {
+			struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+
+			if (RD(sk->family) == AF_INET || socktab__v6_is_mapped(&a))
+				continue;
+		}
+		if (bind_conflict(sk, sk2, relax, reuseport_ok))
+			return true;
+	}
+	return false;
+}
+
+/* inet_use_hash2_on_bind(): a specific (non-wildcard) local address. */
+static bool use_hash2_on_bind(const struct socktab_sock *sk)
+{
+	if (RD(sk->family) == AF_INET6) {
+		struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+
+		if (socktab__v6_is_any(&a))
+			return false;
+		if (!socktab__v6_is_mapped(&a))
+			return true;
+	}
+	return socktab__sk_rcv_saddr(sk) != 0;
+}
+
+/* R43 (a): owners of the wildcard tb2 of this port that a specific sk must respect. */
+static bool addr_any_conflict(const struct socktab_sock *sk, const struct socktab__tb *tb,
+			      bool relax, bool reuseport_ok)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+	bool sk_plain_v6 = RD(sk->family) == AF_INET6 && !socktab__v6_is_mapped(&a);
+	/* 0.0.0.0 and :: hash to the same bhash2 chain (R7): one walk finds both. */
+	struct socktab__bhead2 *h2 = bhash2_head(tb->net, &any6, tb->port);
+	bool conflict = false;
+
+	socktab__lock(&h2->lock);
+	for (const struct socktab__tb2 *tb2 = h2->chain; tb2 && !conflict; tb2 = tb2->next) {
+		bool any = tb2->addr_type == SOCKTAB__ADDR_ANY ||
+			   (tb2->addr_type == SOCKTAB__ADDR_MAPPED && tb2->v4 == 0 && !sk_plain_v6);
+
+		if (tb2->tb == tb && any && bhash2_conflict(sk, tb2, relax, reuseport_ok))
+			conflict = true;
+	}
+	socktab__unlock(&h2->lock);
+	return conflict;
+}
+
+/* R43: does binding sk on tb's port conflict with an owner? tb2: sk's exact bucket or NULL. */
+static bool csk_bind_conflict(const struct socktab_sock *sk, const struct socktab__tb *tb,
+			      const struct socktab__tb2 *tb2, bool relax, bool reuseport_ok)
+{
+	if (!use_hash2_on_bind(sk)) {
+		for (const struct socktab__tb2 *t2 = tb->tb2_list; t2; t2 = t2->tb_next)
+			for (const struct socktab_sock *sk2 = t2->owners; sk2; sk2 = sk2->bind_next)
+				if (bind_conflict(sk, sk2, relax, reuseport_ok) &&
+				    rcv_saddr_equal(sk, sk2, true))
+					return true;
+		return false;
+	}
+	return tb2 && bhash2_conflict(sk, tb2, relax, reuseport_ok);
+}
+
+/* R44: the SO_REUSEPORT fast path. */
+static bool reuseport_match(const struct socktab__tb *tb, const struct socktab_sock *sk)
+{
+	int frp = RD(tb->fastreuseport);
+
+	if (frp <= 0 || !RD(sk->reuseport) || tb->fastuid != sk->uid)
+		return false;
+	if (frp == SOCKTAB__FASTREUSEPORT_ANY)
+		return true;
+	if (tb->fast_family == AF_INET6) {
+		/* tb's recorded AF_INET6 address against sk, wildcard on tb's side only. */
+		struct in6_addr a1 = tb->fast_v6_rcv_saddr, a2 = socktab__v6_load(sk->v6_saddr);
+		bool sk_v6 = RD(sk->family) == AF_INET6;
+		bool m1 = socktab__v6_is_mapped(&a1), m2 = !sk_v6 || socktab__v6_is_mapped(&a2);
+
+		if (m1 && m2)
+			return ipv4_rcv_saddr_equal(tb->fast_rcv_saddr, socktab__sk_rcv_saddr(sk),
+						    socktab__ipv6_only(sk), true, false);
+		if (socktab__v6_is_any(&a1) && sk_v6 && socktab__v6_is_any(&a2))
+			return true;
+		if (socktab__v6_is_any(&a1) && !(tb->fast_ipv6_only && m2))
+			return true;
+		return sk_v6 && memcmp(&a1, &a2, 16) == 0;
+	}
+	return ipv4_rcv_saddr_equal(tb->fast_rcv_saddr, socktab__sk_rcv_saddr(sk),
+				    socktab__ipv6_only(sk), true, false);
+}
+
+static void record_fast(struct socktab__tb *tb, const struct socktab_sock *sk)
+{
+	tb->fastuid = sk->uid;
+	tb->fast_rcv_saddr = socktab__sk_rcv_saddr(sk);
+	tb->fast_ipv6_only = socktab__ipv6_only(sk);
+	tb->fast_family = RD(sk->family);
+	tb->fast_v6_rcv_saddr = socktab__v6_load(sk->v6_saddr);
+}
+
+/* R45, after a successful bind/listen; @first: tb had no owner before sk. */
+static void update_fastreuse(struct socktab__tb *tb, struct socktab__tb2 *tb2,
+			     const struct socktab_sock *sk, bool first)
+{
+	bool reuse = RD(sk->reuse) && RD(sk->state) != SOCKTAB_TCP_LISTEN;
+
+	if (first) {
+		WR(tb->fastreuse, (int8_t)reuse);
+		if (RD(sk->reuseport)) {
+			WR(tb->fastreuseport, SOCKTAB__FASTREUSEPORT_ANY);
+			record_fast(tb, sk);
+		} else {
+			WR(tb->fastreuseport, 0);
+		}
+	} else {
+		if (!reuse)
+			WR(tb->fastreuse, 0);
+		if (RD(sk->reuseport)) {
+			if (!reuseport_match(tb, sk)) {
+				WR(tb->fastreuseport, SOCKTAB__FASTREUSEPORT_STRICT);
+				record_fast(tb, sk);
+			}
+		} else {
+			WR(tb->fastreuseport, 0);
+		}
+	}
+	tb2->fastreuse = RD(tb->fastreuse);
+	tb2->fastreuseport = RD(tb->fastreuseport);
+}
+
+static bool tb_has_owners(const struct socktab__tb *tb)
+{
+	for (const struct socktab__tb2 *t2 = tb->tb2_list; t2; t2 = t2->tb_next)
+		if (t2->owners)
+			return true;
+	return false;
+}
+
+/*
+ * R49: bind(0) / listen() without bind. On success returns 0 with *portp set and the bhash lock
+ * of that port held (the caller finishes the bind under it).
+ */
+static int find_open_port(struct socktab_net *net, struct socktab_sock *sk, int *portp,
+			  struct socktab__bhead **headp)
+{
+	struct socktab__tables *t = net->tab;
+	bool relax = false;
+	uint32_t rnd;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = (uint32_t)socktab__now(net);
+ports_exhausted:;
+	int attempt_half = RD(sk->reuse) ? 1 : 0;
+other_half_scan:;
+	int low, high;
+	bool local_ports;
+
+	socktab__port_range(net, sk, &low, &high, &local_ports);
+	high++;
+	if (high - low < 4)
+		attempt_half = 0;
+	if (attempt_half) {
+		int half = low + (((high - low) >> 2) << 1);
+
+		if (attempt_half == 1)
+			high = half;
+		else
+			low = half;
+	}
+	uint32_t remaining = (uint32_t)(high - low);
+
+	if (remaining > 1)
+		remaining &= ~1u;
+	/* Odd offset: bind(0) prefers the parity connect() avoids (R49 step 3). */
+	rnd = rnd * 1103515245u + 12345u;
+	uint32_t offset = (uint32_t)(((uint64_t)rnd * remaining) >> 32) | 1u;
+other_parity_scan:;
+	int port = low + (int)offset;
+
+	for (uint32_t i = 0; i < remaining; i += 2, port += 2) {
+		if (port >= high)
+			port -= (int)remaining;
+		if (socktab__port_reserved(net, (uint16_t)port))
+			continue;
+		struct socktab__bhead *head =
+			&t->bhash[socktab__bhashfn(net, (uint16_t)port) & t->bhash_mask];
+
+		socktab__lock(&head->lock);
+		WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)port << 16));
+		struct socktab__tb *tb = socktab__tb_find(head, net, (uint16_t)port);
+
+		if (!tb || ((!use_hash2_on_bind(sk) || !addr_any_conflict(sk, tb, relax, false)) &&
+			    !csk_bind_conflict(sk, tb, socktab__tb2_find(net, tb, sk), relax, false))) {
+			*portp = port;
+			*headp = head;
+			return 0;
+		}
+		socktab__unlock(&head->lock);
+	}
+	WR(sk->portpair, RD(sk->portpair) & 0xffff);
+	offset--;
+	if (!(offset & 1))
+		goto other_parity_scan;
+	if (attempt_half == 1) {
+		attempt_half = 2;
+		goto other_half_scan;
+	}
+	if (RD(net->autobind_reuse) && !relax) {
+		relax = true;
+		goto ports_exhausted;
+	}
+	return -EADDRINUSE;
+}
+
+/*
+ * Kernel inet_csk_get_port(): take port @snum (0: choose one) for @sk. Caller holds the socket
+ * lock and has set sk's local address. Returns 0 or -EADDRINUSE / -ENOMEM; on error nothing
+ * changed. Used by bind() and (later) listen().
+ */
+static int get_port(struct socktab_net *net, struct socktab_sock *sk, int snum)
+{
+	struct socktab__tables *t = net->tab;
+	struct socktab__bhead *head;
+	struct socktab__tb *tb;
+	struct socktab__tb2 *tb2;
+	bool tb_created = false, tb2_created = false, first;
+	bool reuse = RD(sk->reuse) && RD(sk->state) != SOCKTAB_TCP_LISTEN;
+	bool check = true;
+	int port = snum, ret;
+
+	if (!port) {
+		ret = find_open_port(net, sk, &port, &head);
+		if (ret)
+			return ret;
+		check = false;
+		tb = socktab__tb_find(head, net, (uint16_t)port);
+	} else {
+		head = &t->bhash[socktab__bhashfn(net, (uint16_t)port) & t->bhash_mask];
+		socktab__lock(&head->lock);
+		tb = socktab__tb_find(head, net, (uint16_t)port);
+	}
+	if (!tb) {
+		tb = socktab__tb_create(head, net, (uint16_t)port);
+		if (!tb) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		tb_created = true;
+	}
+	first = !tb_has_owners(tb);
+	if (check && !first && ((RD(tb->fastreuse) > 0 && reuse) || reuseport_match(tb, sk)))
+		check = false;
+	WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)port << 16));
+	if (check && use_hash2_on_bind(sk) && addr_any_conflict(sk, tb, true, true)) {
+		ret = -EADDRINUSE;
+		goto fail;
+	}
+	if (check && csk_bind_conflict(sk, tb, socktab__tb2_find(net, tb, sk), true, true)) {
+		ret = -EADDRINUSE;
+		goto fail;
+	}
+	tb2 = socktab__tb2_find_or_create(net, tb, sk, &tb2_created);
+	if (!tb2) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	update_fastreuse(tb, tb2, sk, first);
+	socktab__bind_hash(sk, tb2, (uint16_t)port);
+	socktab__unlock(&head->lock);
+	return 0;
+fail:
+	WR(sk->portpair, RD(sk->portpair) & 0xffff);
+	if (tb_created)
+		socktab__tb_maybe_destroy(head, tb);
+	socktab__unlock(&head->lock);
+	return ret;
+}
+
+static bool v4_local(uint32_t be)
+{
+	uint32_t h = ntohl(be);
+
+	/* Local by default: wildcard, 127/8, plus what the kernel accepts without a local address:
+	 * multicast and limited broadcast. */
+	return h == 0 || (h >> 24) == 127 || (h >> 28) == 0xe || h == 0xffffffffu;
+}
+
+int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
+{
+	struct socktab_net *net;
+	struct in6_addr a6;
+	uint32_t v4;
+	int snum, err, family;
+	uint8_t saved_v6only;
+	bool specific_v6 = false;
+
+	if (!sk || !addr)
+		return -EINVAL;
+	family = RD(sk->family);
+	net = RD(sk->net);
+	if (family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		if (len < (socklen_t)sizeof(*sin))
+			return -EINVAL;
+		if (sin->sin_family != AF_INET &&
+		    (sin->sin_family != AF_UNSPEC || sin->sin_addr.s_addr != htonl(INADDR_ANY)))
+			return -EAFNOSUPPORT;
+		v4 = sin->sin_addr.s_addr;
+		if (!v4_local(v4))
+			return -EADDRNOTAVAIL;
+		snum = ntohs(sin->sin_port);
+		socktab__v6_map(&a6, v4);
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+		if (len < 24) /* SIN6_LEN_RFC2133 */
+			return -EINVAL;
+		if (sin6->sin6_family != AF_INET6)
+			return -EAFNOSUPPORT;
+		a6 = sin6->sin6_addr;
+		if (a6.s6_addr[0] == 0xff) /* multicast on a stream socket */
+			return -EINVAL;
+		snum = ntohs(sin6->sin6_port);
+		v4 = 0;
+	}
+	if (snum && snum < RD(net->unprivileged_port_start) && !net->privileged)
+		return -EACCES;
+
+	socktab__lock(&sk->lock);
+	err = -EBADF;
+	if (RD(sk->state) == SOCKTAB__FREE)
+		goto out;
+	socktab__tw_reap(net, 8);
+	err = -EINVAL;
+	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk) || sk->tb2)
+		goto out;
+	if (family == AF_INET6) {
+		if (socktab__v6_is_mapped(&a6)) {
+			if (sk->v6only)
+				goto out;
+			v4 = a6.s6_addr32[3];
+			err = -EADDRNOTAVAIL;
+			if (!v4_local(v4))
+				goto out;
+		} else if (!socktab__v6_is_any(&a6)) {
+			static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
+
+			if (a6.s6_addr[0] == 0xfe && (a6.s6_addr[1] & 0xc0) == 0x80 &&
+			    !RD(sk->bound_dev_if)) /* link-local needs a device */
+				goto out;
+			err = -EADDRNOTAVAIL;
+			if (memcmp(&a6, &lo, 16) != 0)
+				goto out;
+			v4 = LOOPBACK4_IPV6;
+			specific_v6 = true;
+		}
+	}
+	WR(sk->addrpair, (uint64_t)v4 << 32);
+	socktab__v6_store(sk->v6_saddr, &a6);
+	saved_v6only = sk->v6only;
+	if (specific_v6)
+		sk->v6only = 1;
+	if (snum || !sk->bind_address_no_port) {
+		err = get_port(net, sk, snum);
+		if (err) {
+			static const struct in6_addr any = IN6ADDR_ANY_INIT;
+
+			sk->v6only = saved_v6only;
+			WR(sk->addrpair, 0);
+			socktab__v6_store(sk->v6_saddr, &any);
+			goto out;
+		}
+	}
+	if (family == AF_INET ? v4 != 0 : !socktab__v6_is_any(&a6))
+		sk->userlocks |= SOCKTAB__BINDADDR_LOCK;
+	if (snum)
+		sk->userlocks |= SOCKTAB__BINDPORT_LOCK;
+	err = 0;
+out:
+	socktab__unlock(&sk->lock);
+	return err;
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ehash: the established table (spec R11, R19-R28).
+ *
+ * Key: (net, local address, local port, remote address, remote port), IPv4 or IPv6 (R5: a
+ * dual-stack socket talking to a v4-mapped peer is keyed and found as IPv4). Slot = hash & mask,
+ * hash = keyed jhash of the addresses and remote port, plus the local port added after hashing
+ * (R3), so consecutive local ports land in consecutive slots.
+ * Each slot is one word: an hlist_nulls head whose chain ends in the slot's own nulls value.
+ * Writers hold the striped lock (hash & locks_mask); readers take none (R21): they filter on the
+ * cached hash, compare the key, take a reference with increment-if-not-zero, compare the key again
+ * (the socket may have been freed and reused, R20) and restart when the walk ends on another
+ * slot's nulls value. Entries: SYN_SENT and later states, and TIME_WAIT entries (R25).
+ */
+#include "internal.h"
+
+bool socktab__sock_hold_not_zero(struct socktab_sock *sk)
+{
+	uint32_t c = atomic_load_explicit(&sk->refcnt, memory_order_relaxed);
+
+	do {
+		if (c == 0)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&sk->refcnt, &c, c + 1,
+							memory_order_acq_rel, memory_order_relaxed));
+	return true;
+}
+
+bool socktab__ehash_hashed(const struct socktab_sock *sk)
+{
+	return socktab__hnode_hashed(&sk->node);
+}
+
+/* Caller holds the ehash lock of sk->hash; sk's key and hash are written. */
+void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock *sk)
+{
+	socktab__hnode_add_head_rcu(&sk->node, &t->ehash[RD(sk->hash) & t->ehash_mask]);
+}
+
+/* Takes the ehash lock. */
+void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk)
+{
+	pthread_mutex_t *l = socktab__ehash_lock(t, RD(sk->hash));
+
+	socktab__lock(l);
+	if (socktab__hnode_hashed(&sk->node))
+		socktab__hnode_del_rcu(&sk->node);
+	socktab__unlock(l);
+}
+
+static inline struct socktab_sock *node_sk(uintptr_t p)
+{
+	return (struct socktab_sock *)p; /* node is the first member */
+}
+
+static inline bool dev_ok(const struct socktab_sock *sk, uint32_t dif)
+{
+	uint32_t b = RD(sk->bound_dev_if);
+
+	return !dif || !b || b == dif;
+}
+
+static inline bool match4(const struct socktab_sock *sk, const struct socktab_net *net,
+			  uint64_t acookie, uint32_t ports, uint32_t dif)
+{
+	return RD(sk->net) == net && RD(sk->portpair) == ports && RD(sk->addrpair) == acookie &&
+	       RD(sk->v4key) && dev_ok(sk, dif);
+}
+
+static inline bool v6eq(const _Atomic uint64_t a[2], const uint64_t b[2])
+{
+	return RD(a[0]) == b[0] && RD(a[1]) == b[1];
+}
+
+static inline bool match6(const struct socktab_sock *sk, const struct socktab_net *net,
+			  const uint64_t remote[2], const uint64_t local[2], uint32_t ports,
+			  uint32_t dif)
+{
+	return RD(sk->net) == net && RD(sk->portpair) == ports && !RD(sk->v4key) &&
+	       RD(sk->family) == AF_INET6 && v6eq(sk->v6_daddr, remote) &&
+	       v6eq(sk->v6_saddr, local) && dev_ok(sk, dif);
+}
+
+struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+					 uint32_t daddr, uint16_t dport)
+{
+	struct socktab__tables *t;
+	uint16_t lport = ntohs(dport);
+	uint64_t acookie = (uint64_t)saddr | ((uint64_t)daddr << 32);
+	uint32_t ports = (uint32_t)sport | ((uint32_t)lport << 16);
+	uint32_t hash, slot;
+	struct socktab_sock *sk;
+	uintptr_t p;
+
+	if (!net)
+		return NULL;
+	t = net->tab;
+	hash = socktab__ehashfn4(net, daddr, lport, saddr, sport);
+	slot = hash & t->ehash_mask;
+	socktab__rcu_read_lock();
+begin:
+	for (p = atomic_load_explicit(&t->ehash[slot].first, memory_order_acquire);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_acquire)) {
+		sk = node_sk(p);
+		if (RD(sk->hash) != hash || !match4(sk, net, acookie, ports, 0))
+			continue;
+		if (!socktab__sock_hold_not_zero(sk)) {
+			sk = NULL; /* dying: the kernel reports "not found" too */
+			goto out;
+		}
+		if (!match4(sk, net, acookie, ports, 0)) {
+			socktab_sock_put(sk);
+			goto begin;
+		}
+		goto out;
+	}
+	/* Ended on another slot's chain: a node we stood on was moved. Walk again. */
+	if (socktab__nulls_value(p) != slot)
+		goto begin;
+	sk = NULL;
+out:
+	socktab__rcu_read_unlock();
+	return sk;
+}
+
+struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
+					 uint16_t sport, const struct in6_addr *daddr,
+					 uint16_t dport)
+{
+	struct socktab__tables *t;
+	uint16_t lport = ntohs(dport);
+	uint32_t ports = (uint32_t)sport | ((uint32_t)lport << 16);
+	uint64_t remote[2], local[2];
+	uint32_t hash, slot;
+	struct socktab_sock *sk;
+	uintptr_t p;
+
+	if (!net || !saddr || !daddr)
+		return NULL;
+	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
+		return socktab_lookup_tcp4(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3],
+					   dport);
+	t = net->tab;
+	memcpy(remote, saddr, 16);
+	memcpy(local, daddr, 16);
+	hash = socktab__ehashfn6(net, daddr, lport, saddr, sport);
+	slot = hash & t->ehash_mask;
+	socktab__rcu_read_lock();
+begin:
+	for (p = atomic_load_explicit(&t->ehash[slot].first, memory_order_acquire);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_acquire)) {
+		sk = node_sk(p);
+		if (RD(sk->hash) != hash || !match6(sk, net, remote, local, ports, 0))
+			continue;
+		if (!socktab__sock_hold_not_zero(sk)) {
+			sk = NULL;
+			goto out;
+		}
+		if (!match6(sk, net, remote, local, ports, 0)) {
+			socktab_sock_put(sk);
+			goto begin;
+		}
+		goto out;
+	}
+	if (socktab__nulls_value(p) != slot)
+		goto begin;
+	sk = NULL;
+out:
+	socktab__rcu_read_unlock();
+	return sk;
+}
+
+struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
+					uint16_t sport, const void *daddr, uint16_t dport)
+{
+	uint32_t s4, d4;
+
+	if (!saddr || !daddr)
+		return NULL;
+	if (family == AF_INET) {
+		memcpy(&s4, saddr, 4);
+		memcpy(&d4, daddr, 4);
+		return socktab_lookup_tcp4(net, s4, sport, d4, dport);
+	}
+	if (family == AF_INET6)
+		return socktab_lookup_tcp6(net, saddr, sport, daddr, dport);
+	return NULL;
+}
+
+/* Does the chain hold an entry with sk's 4-tuple on @lport (other than sk)? Key per R26. */
+static inline bool same_tuple(const struct socktab_sock *sk2, const struct socktab_sock *sk,
+			      uint32_t ports, uint32_t dif)
+{
+	struct socktab_net *net = RD(sk->net);
+
+	if (RD(sk->v4key))
+		return match4(sk2, net, RD(sk->addrpair), ports, dif);
+	uint64_t remote[2] = { RD(sk->v6_daddr[0]), RD(sk->v6_daddr[1]) };
+	uint64_t local[2] = { RD(sk->v6_saddr[0]), RD(sk->v6_saddr[1]) };
+
+	return match6(sk2, net, remote, local, ports, dif);
+}
+
+/*
+ * R24: lockless pre-check. SOCKTAB__NOT_UNIQUE if a live (non-TIME_WAIT) entry has the 4-tuple;
+ * otherwise SOCKTAB__UNIQUE, meaning "worth a locked check". Caller is inside an RCU read-side
+ * section. It only filters: no restart is needed, the locked check decides.
+ */
+int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock *sk,
+				   uint16_t lport, uint32_t hash)
+{
+	struct socktab__tables *t = net->tab;
+	uint32_t ports = (uint32_t)socktab__sk_dport(sk) | ((uint32_t)lport << 16);
+	uint32_t dif = RD(sk->bound_dev_if);
+
+	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
+						memory_order_acquire);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_acquire)) {
+		struct socktab_sock *sk2 = node_sk(p);
+
+		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, dif))
+			continue;
+		if (RD(sk2->state) == SOCKTAB_TCP_TIME_WAIT)
+			break;
+		return SOCKTAB__NOT_UNIQUE;
+	}
+	return SOCKTAB__UNIQUE;
+}
+
+/*
+ * R56: locked uniqueness check of sk's 4-tuple on @lport. If unique, sets sk's local port and
+ * hash and inserts sk into ehash (publishing it), and unlinks a matching TIME_WAIT entry that may
+ * be taken over (R61; an expired one always may) and returns it in *twp with a reference (the
+ * caller, which holds the bhash lock of @lport, finishes the takeover and drops the reference). @port_was_bound: the caller bound the port
+ * (R53: no tw_reuse delay). Caller holds the bhash lock of @lport.
+ */
+int socktab__check_established_locked(struct socktab_net *net, struct socktab_sock *sk,
+				      uint16_t lport, uint32_t hash, bool port_was_bound,
+				      struct socktab_sock **twp)
+{
+	struct socktab__tables *t = net->tab;
+	pthread_mutex_t *l = socktab__ehash_lock(t, hash);
+	uint32_t ports = (uint32_t)socktab__sk_dport(sk) | ((uint32_t)lport << 16);
+	uint32_t dif = RD(sk->bound_dev_if);
+	struct socktab_sock *tw = NULL;
+
+	*twp = NULL;
+	socktab__lock(l);
+	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
+						memory_order_relaxed);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_relaxed)) {
+		struct socktab_sock *sk2 = node_sk(p);
+
+		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, dif))
+			continue;
+		/* Taking the entry over needs a reference (R61): it pins this incarnation until
+		 * the caller has descheduled it, even if the reaper drops the list's reference. */
+		if (RD(sk2->state) == SOCKTAB_TCP_TIME_WAIT &&
+		    socktab__tw_unique(net, sk2, port_was_bound) &&
+		    socktab__sock_hold_not_zero(sk2)) {
+			tw = sk2;
+			break;
+		}
+		socktab__unlock(l);
+		return SOCKTAB__NOT_UNIQUE;
+	}
+	WR(sk->portpair, ports);
+	WR(sk->hash, hash);
+	socktab__ehash_insert_locked(t, sk);
+	if (tw)
+		socktab__hnode_del_rcu(&tw->node);
+	socktab__unlock(l);
+	*twp = tw;
+	return SOCKTAB__UNIQUE;
+}

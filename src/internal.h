@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Internal structures of socktab.
+ *
+ * Lock legend, written beside each shared field:
+ *   (c)  constant after creation (for a socket: after socktab_socket() hands it out)
+ *   (s)  written under the socket's own lock
+ *   (b)  written under the bhash (port) bucket lock of the socket's port
+ *   (b2) written under the bhash2 (port, address) bucket lock
+ *   (e)  written under the ehash bucket lock
+ *   (t)  written under the net's TIME_WAIT list lock
+ *   (p)  written under the pool lock
+ *   (r)  read locklessly under RCU: written with atomic stores and read with atomic loads
+ *   (a)  atomic, no lock
+ * Lock order: socket lock -> bhash -> bhash2 -> ehash; the TIME_WAIT list lock and the pool lock
+ * are leaves (nothing else is taken while holding them).
+ */
+#ifndef SOCKTAB_INTERNAL_H
+#define SOCKTAB_INTERNAL_H
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "nulls.h"
+#include "rcu.h"
+#include "socktab/socktab.h"
+
+#define SOCKTAB__CACHELINE 64
+#define SOCKTAB__PERTURB_SIZE (1u << 16) /* RFC 6056 alg. 4 table (kernel: table_perturb) */
+#define SOCKTAB__FREE 0                  /* state of a socket that sits in the pool */
+
+/* sk->userlocks bits (kernel names). */
+#define SOCKTAB__BINDADDR_LOCK 0x4
+#define SOCKTAB__BINDPORT_LOCK 0x8
+#define SOCKTAB__CONNECT_BIND 0x80
+
+/* tb2 address types (kernel: ipv6_addr_type subset). */
+enum { SOCKTAB__ADDR_ANY = 0, SOCKTAB__ADDR_MAPPED = 1, SOCKTAB__ADDR_V6 = 2 };
+
+#define SOCKTAB__FASTREUSEPORT_ANY 1
+#define SOCKTAB__FASTREUSEPORT_STRICT 2
+
+/* Relaxed atomic accessors for (r) fields; ordering comes from the list's acquire/release. */
+#define RD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define WR(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+
+#ifdef NDEBUG
+#define SOCKTAB__ASSERT(c) ((void)0)
+#else
+#include <assert.h>
+#define SOCKTAB__ASSERT(c) assert(c)
+#endif
+
+struct socktab__tb2;
+
+struct socktab_sock {
+	/* Cache line 0: everything the established lookup reads (spec R77). */
+	struct socktab__hnode node;        /* (e) ehash chain link */
+	_Atomic uint32_t hash;             /* (r,e) ehash hash; set before the node is published */
+	_Atomic uint32_t refcnt;           /* (a) 0 while in the pool */
+	_Atomic uint64_t addrpair;         /* (r,s) remote v4 | local v4 << 32 (v4 alias of v6) */
+	_Atomic uint32_t portpair;         /* (r,s) remote port (be) | local port (host) << 16 */
+	_Atomic uint8_t state;             /* (r,s) SOCKTAB_TCP_*, SOCKTAB__FREE in the pool */
+	_Atomic uint8_t v4key;             /* (r,s) 1: keyed by IPv4 (AF_INET, or v4-mapped peer) */
+	_Atomic uint8_t family;            /* (r,c) AF_INET / AF_INET6 */
+	uint8_t proto;                     /* (c) SOCKTAB_TCP */
+	_Atomic uint32_t bound_dev_if;     /* (r,s) 0 = any device */
+	_Atomic(struct socktab_net *) net; /* (r,c) */
+	/* Cache line 1: IPv6 key (compared only for IPv6 lookups). */
+	_Atomic uint64_t v6_daddr[2];      /* (r,s) remote address (v4-mapped for AF_INET) */
+	_Atomic uint64_t v6_saddr[2];      /* (r,s) local address (v4-mapped for AF_INET) */
+
+	/* Control state, never read by lookups. */
+	pthread_mutex_t lock;              /* serialises control calls on this socket */
+	_Atomic uint8_t reuse;             /* (s) SO_REUSEADDR; read by other binders under (b) */
+	_Atomic uint8_t reuseport;         /* (s) SO_REUSEPORT */
+	uint8_t v6only;                    /* (s,b) IPV6_V6ONLY (changes only while portless) */
+	uint8_t bind_address_no_port;      /* (s) IP_BIND_ADDRESS_NO_PORT */
+	uint8_t userlocks;                 /* (s) SOCKTAB__*_LOCK, CONNECT_BIND */
+	uint8_t linger_on;                 /* (s) SO_LINGER */
+	uint8_t tw_ts;                     /* (c) TIME_WAIT entry recorded a peer timestamp */
+	uint8_t on_twlist;                 /* (t) TIME_WAIT entry still on the net's list */
+	uint8_t in_pool;                   /* (p) on the pool's free list */
+	int linger_secs;                   /* (s) */
+	uint32_t local_port_range;         /* (s) IP_LOCAL_PORT_RANGE, hi << 16 | lo */
+	uid_t uid;                         /* (s) owner uid (SO_REUSEPORT same-owner rule) */
+	struct socktab__tb2 *tb2;          /* (b) bind bucket this socket owns a port through */
+	struct socktab_sock *bind_next;    /* (b) next owner of tb2 */
+	struct socktab_sock **bind_pprev;  /* (b) */
+	uint64_t tw_expire_ns;             /* (c) TIME_WAIT: expiry time on the net clock */
+	uint64_t tw_entry_ns;              /* (c) TIME_WAIT: creation time (tw_reuse_delay) */
+	struct socktab_sock *tw_next;      /* (t) TIME_WAIT list */
+	struct socktab_sock *tw_prev;      /* (t) */
+	struct socktab_sock *pool_next;    /* (p) free list link (never the ehash link) */
+	struct socktab_sock *all_next;     /* (p) every socket object of the pool */
+	/* Caller data follows, aligned to 16 bytes. */
+	_Alignas(16) unsigned char priv[];
+};
+
+/* bhash entry: one per (net, port) in use (kernel inet_bind_bucket, spec R14). */
+struct socktab__tb {
+	_Atomic(struct socktab__tb *) next; /* (r,b) bhash chain, walked under RCU by connect() */
+	struct socktab_net *net;           /* (c) */
+	uint16_t port;                     /* (c) */
+	_Atomic int8_t fastreuse;          /* (r,b) -1: connect() only; 0; 1 */
+	_Atomic int8_t fastreuseport;      /* (r,b) -1; 0; ANY; STRICT */
+	uint8_t fast_ipv6_only;            /* (b) recorded by the reuseport fast path (R44) */
+	uint8_t fast_family;               /* (b) */
+	uid_t fastuid;                     /* (b) */
+	uint32_t fast_rcv_saddr;           /* (b) */
+	struct in6_addr fast_v6_rcv_saddr; /* (b) */
+	struct socktab__tb2 *tb2_list;     /* (b) address buckets of this port */
+	struct rcu_head rcu;               /* freed after a grace period (R14) */
+};
+
+/* bhash2 entry: one per (net, port, local address) in use (kernel inet_bind2_bucket). */
+struct socktab__tb2 {
+	struct socktab__tb2 *next;         /* (b2) bhash2 chain */
+	struct socktab__tb2 *tb_next;      /* (b) in tb->tb2_list */
+	struct socktab__tb *tb;            /* (c) */
+	struct socktab_net *net;           /* (c) */
+	uint16_t port;                     /* (c) */
+	uint8_t addr_type;                 /* (c) SOCKTAB__ADDR_* */
+	int8_t fastreuse;                  /* (b) mirrors tb */
+	int8_t fastreuseport;              /* (b) */
+	uint32_t v4;                       /* (c) IPv4 address of a MAPPED bucket */
+	struct in6_addr addr;              /* (c) address (v4-mapped for MAPPED) */
+	struct socktab_sock *owners;       /* (b) sockets and TIME_WAIT entries */
+};
+
+struct socktab__bhead {
+	pthread_mutex_t lock;
+	_Atomic(struct socktab__tb *) chain; /* (r,b) */
+};
+
+struct socktab__bhead2 {
+	pthread_mutex_t lock;
+	struct socktab__tb2 *chain;        /* (b2) */
+};
+
+struct socktab__ehash_lock {
+	_Alignas(SOCKTAB__CACHELINE) pthread_mutex_t m;
+};
+
+/* Hash tables; private to one net or shared by several (spec R11, R13, seed 001). */
+struct socktab__tables {
+	_Atomic int refs;                  /* (a) nets using these tables */
+	uint32_t ehash_mask;               /* (c) */
+	uint32_t ehash_locks_mask;         /* (c) */
+	uint32_t bhash_mask;               /* (c) */
+	struct socktab__hhead *ehash;      /* (c) one word per slot, nulls value = slot */
+	struct socktab__ehash_lock *ehash_locks; /* (c) striped: slot & ehash_locks_mask */
+	struct socktab__bhead *bhash;      /* (c) */
+	struct socktab__bhead2 *bhash2;    /* (c) */
+};
+
+struct socktab__pool {
+	pthread_mutex_t lock;
+	size_t obj_size;                   /* (c) */
+	size_t priv_size;                  /* (c) caller bytes per socket */
+	struct socktab_sock *free;         /* (p) */
+	struct socktab_sock *all;          /* (p) */
+	void **slabs;                      /* (p) */
+	size_t nslabs, slab_cap;           /* (p) */
+	_Atomic uint64_t nobjs;            /* (a) */
+};
+
+struct socktab_net {
+	/* Read by every lookup: keep together. */
+	struct socktab__tables *tab;       /* (c) */
+	uint32_t hash_mix;                 /* (c) netns mix (R1) */
+	uint32_t ehash_secret;             /* (c) R3 */
+	uint32_t ehash6_secret;            /* (c) R4 */
+	uint32_t ipv6_hash_secret;         /* (c) R4 */
+	uint8_t lport_inside;              /* (c) variant: lport hashed inside (pre-6.15) */
+	uint8_t rcu_precheck;              /* (c) variant: RCU pre-check of 4-tuples (seed 000) */
+	uint8_t tcp_timestamps;            /* (c) */
+	uint8_t privileged;                /* (c) */
+	enum socktab_variant variant;      /* (c) */
+	uint64_t port_key[2];              /* (c) SipHash key of the connect() offset (R10) */
+	socktab_clock_fn clock;            /* (c) */
+	void *clock_arg;                   /* (c) */
+	uint64_t tw_len_ns;                /* (c) */
+
+	/* Settings (sysctls), changed at run time. */
+	pthread_mutex_t settings_lock;
+	_Atomic uint32_t port_range;       /* (a) high << 16 | low */
+	_Atomic int unprivileged_port_start; /* (a) */
+	_Atomic int tw_reuse;              /* (a) */
+	_Atomic uint32_t tw_reuse_delay_ms; /* (a) */
+	_Atomic int autobind_reuse;        /* (a) */
+	_Atomic uint64_t reserved[65536 / 64]; /* (a) ip_local_reserved_ports bitmap */
+
+	_Atomic uint32_t *perturb;         /* (a) table_perturb (R54, R57) */
+
+	struct socktab__pool pool;
+
+	pthread_mutex_t tw_lock;
+	struct socktab_sock *tw_head;      /* (t) oldest first */
+	struct socktab_sock *tw_tail;      /* (t) */
+
+	_Atomic uint64_t n_established;    /* (a) */
+	_Atomic uint64_t n_time_wait;      /* (a) */
+	_Atomic uint64_t n_bind_buckets;   /* (a) */
+	_Atomic uint64_t n_tw_recycled;    /* (a) */
+	_Atomic uint64_t n_ports_tried;    /* (a) */
+	_Atomic uint64_t n_connects;       /* (a) */
+};
+
+/* ---- addresses ---- */
+static inline void socktab__v6_store(_Atomic uint64_t dst[2], const struct in6_addr *a)
+{
+	uint64_t w[2];
+
+	memcpy(w, a, 16);
+	WR(dst[0], w[0]);
+	WR(dst[1], w[1]);
+}
+
+static inline struct in6_addr socktab__v6_load(const _Atomic uint64_t src[2])
+{
+	uint64_t w[2] = { RD(src[0]), RD(src[1]) };
+	struct in6_addr a;
+
+	memcpy(&a, w, 16);
+	return a;
+}
+
+static inline bool socktab__v6_is_any(const struct in6_addr *a)
+{
+	static const struct in6_addr any = IN6ADDR_ANY_INIT;
+
+	return memcmp(a, &any, 16) == 0;
+}
+
+static inline bool socktab__v6_is_mapped(const struct in6_addr *a)
+{
+	return a->s6_addr32[0] == 0 && a->s6_addr32[1] == 0 && a->s6_addr32[2] == htonl(0xffff);
+}
+
+static inline void socktab__v6_map(struct in6_addr *a, uint32_t v4)
+{
+	a->s6_addr32[0] = 0;
+	a->s6_addr32[1] = 0;
+	a->s6_addr32[2] = htonl(0xffff);
+	a->s6_addr32[3] = v4;
+}
+
+static inline bool socktab__v4_is_loopback(uint32_t be)
+{
+	return (ntohl(be) >> 24) == 127;
+}
+
+static inline bool socktab__v6_is_loopback(const struct in6_addr *a)
+{
+	static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
+
+	if (socktab__v6_is_mapped(a))
+		return socktab__v4_is_loopback(a->s6_addr32[3]);
+	return memcmp(a, &lo, 16) == 0;
+}
+
+/* ---- socket field helpers ---- */
+static inline uint16_t socktab__sk_num(const struct socktab_sock *sk)
+{
+	return (uint16_t)(RD(sk->portpair) >> 16);
+}
+
+static inline uint16_t socktab__sk_dport(const struct socktab_sock *sk)
+{
+	return (uint16_t)(RD(sk->portpair) & 0xffff);
+}
+
+static inline uint32_t socktab__sk_rcv_saddr(const struct socktab_sock *sk)
+{
+	return (uint32_t)(RD(sk->addrpair) >> 32);
+}
+
+static inline uint32_t socktab__sk_daddr(const struct socktab_sock *sk)
+{
+	return (uint32_t)RD(sk->addrpair);
+}
+
+static inline bool socktab__ipv6_only(const struct socktab_sock *sk)
+{
+	return RD(sk->family) == AF_INET6 && sk->v6only;
+}
+
+static inline uint64_t socktab__now(struct socktab_net *net)
+{
+	return net->clock(net->clock_arg);
+}
+
+static inline void socktab__lock(pthread_mutex_t *m)
+{
+	pthread_mutex_lock(m);
+}
+
+static inline void socktab__unlock(pthread_mutex_t *m)
+{
+	pthread_mutex_unlock(m);
+}
+
+static inline pthread_mutex_t *socktab__ehash_lock(struct socktab__tables *t, uint32_t hash)
+{
+	return &t->ehash_locks[hash & t->ehash_locks_mask].m;
+}
+
+/* ---- hashes (hash.h holds the primitives) ---- */
+uint32_t socktab__ehashfn4(const struct socktab_net *net, uint32_t laddr, uint16_t lport,
+			   uint32_t faddr, uint16_t fport_be);
+uint32_t socktab__ehashfn6(const struct socktab_net *net, const struct in6_addr *laddr,
+			   uint16_t lport, const struct in6_addr *faddr, uint16_t fport_be);
+uint32_t socktab__sk_ehashfn(const struct socktab_net *net, const struct socktab_sock *sk,
+			     uint16_t lport);
+uint32_t socktab__bhashfn(const struct socktab_net *net, uint16_t port);
+uint32_t socktab__portaddr_hash(const struct socktab_net *net, const struct in6_addr *a,
+				uint16_t port);
+
+/* ---- pool.c ---- */
+int socktab__pool_init(struct socktab__pool *p, size_t obj_size);
+struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p);
+void socktab__pool_free(struct socktab__pool *p, struct socktab_sock *sk);
+void socktab__pool_destroy(struct socktab__pool *p);
+
+/* ---- sock.c ---- */
+bool socktab__sock_hold_not_zero(struct socktab_sock *sk);
+void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net, int family);
+
+/* ---- ehash.c ---- */
+void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock *sk);
+void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk);
+bool socktab__ehash_hashed(const struct socktab_sock *sk);
+/* Return values of the 4-tuple check (R24, R56). */
+enum { SOCKTAB__UNIQUE = 0, SOCKTAB__NOT_UNIQUE = 1 };
+int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock *sk,
+				   uint16_t lport, uint32_t hash);
+int socktab__check_established_locked(struct socktab_net *net, struct socktab_sock *sk,
+				      uint16_t lport, uint32_t hash, bool tw_reuse_ctx,
+				      struct socktab_sock **twp);
+
+/* ---- bind.c ---- */
+struct socktab__tb *socktab__tb_find(struct socktab__bhead *head, struct socktab_net *net,
+				     uint16_t port);
+struct socktab__tb *socktab__tb_find_rcu(struct socktab__bhead *head, struct socktab_net *net,
+					 uint16_t port);
+struct socktab__tb *socktab__tb_create(struct socktab__bhead *head, struct socktab_net *net,
+				       uint16_t port);
+void socktab__tb_maybe_destroy(struct socktab__bhead *head, struct socktab__tb *tb);
+struct socktab__tb2 *socktab__tb2_find(struct socktab_net *net, const struct socktab__tb *tb,
+				       const struct socktab_sock *sk);
+struct socktab__tb2 *socktab__tb2_find_or_create(struct socktab_net *net, struct socktab__tb *tb,
+						 const struct socktab_sock *sk, bool *created);
+void socktab__tb2_maybe_destroy(struct socktab_net *net, struct socktab__tb2 *tb2);
+void socktab__bind_hash(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port);
+void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *sk);
+void socktab__put_port(struct socktab_sock *sk);
+void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab_sock *new);
+int socktab__bhash2_update_saddr_locked(struct socktab_sock *sk, const struct in6_addr *newaddr);
+bool socktab__port_reserved(struct socktab_net *net, uint16_t port);
+void socktab__port_range(struct socktab_net *net, const struct socktab_sock *sk, int *low,
+			 int *high, bool *local_ports);
+
+/* ---- connect.c ---- */
+int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk);
+
+/* ---- timewait.c ---- */
+int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk);
+bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool port_was_bound);
+void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw);
+void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw);
+int socktab__tw_reap(struct socktab_net *net, int budget);
+void socktab__tw_purge(struct socktab_net *net);
+
+#endif /* SOCKTAB_INTERNAL_H */

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Network namespaces (struct socktab_net) and their tables.
+ *
+ * A net holds the settings the kernel keeps per netns (port range, reserved ports, tw_reuse...),
+ * its hash secrets and netns mix (R1, R6), the connect() perturbation table (R54), a socket pool
+ * and the TIME_WAIT list. Tables (ehash, bhash, bhash2) are either private or shared with other
+ * nets (kernel: tcp_child_ehash_entries, spec R13 and seed 001); every key compares the net, so
+ * sharing changes only the layout, never an outcome.
+ *
+ * Departure from the kernel: the port-offset SipHash key (net_secret, R10) is per net, not global,
+ * so two nets do not share an offset stream; nothing observable depends on it.
+ */
+#include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "hash.h"
+#include "internal.h"
+
+#ifdef SOCKTAB_TSAN
+char socktab__tsan_gp_token;
+#endif
+
+static uint64_t default_clock(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void socktab_net_params_init(struct socktab_net_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ehash_entries = 65536;
+	p->ehash_locks = 1024;
+	p->bhash_entries = 16384;
+	p->port_low = 32768;
+	p->port_high = 60999;
+	p->unprivileged_port_start = 1024;
+	p->tw_reuse = 2;
+	p->tw_reuse_delay_ms = 1000;
+	p->tw_len_ms = 60000;
+	p->tcp_timestamps = 1;
+	p->privileged = 1;
+	p->variant = SOCKTAB_VARIANT_SOCKTAB;
+	p->rcu_precheck = -1;
+	p->lport_hash_inside = -1;
+}
+
+static uint32_t roundup_pow2(uint32_t v)
+{
+	uint32_t r = 1;
+
+	while (r < v)
+		r <<= 1;
+	return r;
+}
+
+static void fill_random(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			/* getrandom() only fails before the pool is ready or on EINTR; fall back to a
+			 * time-seeded mix rather than leave the secrets predictable zeros. */
+			uint64_t t = default_clock(NULL) ^ (uintptr_t)p;
+
+			for (size_t i = 0; i < len; i++) {
+				t = t * 6364136223846793005ull + 1442695040888963407ull;
+				p[i] = (unsigned char)(t >> 56);
+			}
+			return;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void tables_free(struct socktab__tables *t)
+{
+	if (!t)
+		return;
+	if (t->ehash_locks)
+		for (uint32_t i = 0; i <= t->ehash_locks_mask; i++)
+			pthread_mutex_destroy(&t->ehash_locks[i].m);
+	if (t->bhash)
+		for (uint32_t i = 0; i <= t->bhash_mask; i++) {
+			pthread_mutex_destroy(&t->bhash[i].lock);
+			pthread_mutex_destroy(&t->bhash2[i].lock);
+		}
+	free(t->ehash);
+	free(t->ehash_locks);
+	free(t->bhash);
+	free(t->bhash2);
+	free(t);
+}
+
+static struct socktab__tables *tables_new(const struct socktab_net_params *p)
+{
+	struct socktab__tables *t = calloc(1, sizeof(*t));
+	uint32_t ne = roundup_pow2(p->ehash_entries);
+	uint32_t nl = roundup_pow2(p->ehash_locks);
+	uint32_t nb = roundup_pow2(p->bhash_entries);
+
+	if (!t)
+		return NULL;
+	if (nl > ne)
+		nl = ne;
+	t->ehash_mask = ne - 1;
+	t->ehash_locks_mask = nl - 1;
+	t->bhash_mask = nb - 1;
+	t->ehash = malloc(sizeof(*t->ehash) * ne);
+	if (posix_memalign((void **)&t->ehash_locks, SOCKTAB__CACHELINE, sizeof(*t->ehash_locks) * nl))
+		t->ehash_locks = NULL;
+	/* bhash and bhash2 are one size decision (R82); two arrays keep their types apart. */
+	t->bhash = calloc(nb, sizeof(*t->bhash));
+	t->bhash2 = calloc(nb, sizeof(*t->bhash2));
+	if (!t->ehash || !t->ehash_locks || !t->bhash || !t->bhash2) {
+		free(t->ehash);
+		free(t->ehash_locks);
+		free(t->bhash);
+		free(t->bhash2);
+		free(t);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < ne; i++)
+		socktab__hhead_init(&t->ehash[i], i);
+	for (uint32_t i = 0; i < nl; i++)
+		pthread_mutex_init(&t->ehash_locks[i].m, NULL);
+	for (uint32_t i = 0; i < nb; i++) {
+		pthread_mutex_init(&t->bhash[i].lock, NULL);
+		pthread_mutex_init(&t->bhash2[i].lock, NULL);
+	}
+	atomic_init(&t->refs, 1);
+	return t;
+}
+
+static int params_valid(const struct socktab_net_params *p)
+{
+	if (p->ehash_entries == 0 || p->ehash_entries > (1u << 24) || p->ehash_locks == 0 ||
+	    p->bhash_entries == 0 || p->bhash_entries > 65536)
+		return 0;
+	if (p->port_low == 0 || p->port_high < p->port_low ||
+	    p->port_low < p->unprivileged_port_start)
+		return 0;
+	if (p->tw_reuse < 0 || p->tw_reuse > 2 || p->tw_reuse_delay_ms < 1 ||
+	    p->tw_reuse_delay_ms > 60000)
+		return 0;
+	if ((unsigned)p->variant > SOCKTAB_VARIANT_LINUX_6_1 || p->rcu_precheck < -1 ||
+	    p->rcu_precheck > 1 || p->lport_hash_inside < -1 || p->lport_hash_inside > 1)
+		return 0;
+	if (p->sock_priv_size > (1u << 20))
+		return 0;
+	return 1;
+}
+
+struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
+{
+	struct socktab_net_params defaults;
+	const struct socktab_net_params *p = params;
+	struct socktab_net *net;
+	uint32_t secrets[8];
+
+	if (!p) {
+		socktab_net_params_init(&defaults);
+		p = &defaults;
+	}
+	if (!params_valid(p)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	net = calloc(1, sizeof(*net));
+	if (!net) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (p->share_tables_with) {
+		net->tab = p->share_tables_with->tab;
+		atomic_fetch_add(&net->tab->refs, 1);
+	} else {
+		net->tab = tables_new(p);
+	}
+	net->perturb = calloc(SOCKTAB__PERTURB_SIZE, sizeof(*net->perturb));
+	if (!net->tab || !net->perturb ||
+	    socktab__pool_init(&net->pool, sizeof(struct socktab_sock) + p->sock_priv_size)) {
+		if (net->tab && atomic_fetch_sub(&net->tab->refs, 1) == 1)
+			tables_free(net->tab);
+		free(net->perturb);
+		free(net);
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	if (p->fixed_secret)
+		memcpy(secrets, p->secret, sizeof(secrets));
+	else
+		fill_random(secrets, sizeof(secrets));
+	net->hash_mix = secrets[0];
+	net->ehash_secret = secrets[1];
+	net->ehash6_secret = secrets[2];
+	net->ipv6_hash_secret = secrets[3];
+	memcpy(net->port_key, &secrets[4], sizeof(net->port_key));
+	/* table_perturb starts random (kernel: get_random_sleepable_once); derive it from the
+	 * secrets so a fixed_secret run is reproducible. */
+	for (uint32_t i = 0; i < SOCKTAB__PERTURB_SIZE; i++) {
+		uint32_t w = i;
+
+		atomic_init(&net->perturb[i], (uint32_t)socktab__siphash(&w, sizeof(w), net->port_key));
+	}
+
+	net->variant = p->variant;
+	net->lport_inside = p->lport_hash_inside >= 0 ? (uint8_t)p->lport_hash_inside
+						      : p->variant == SOCKTAB_VARIANT_LINUX_6_1;
+	net->rcu_precheck = p->rcu_precheck >= 0 ? (uint8_t)p->rcu_precheck
+						 : p->variant != SOCKTAB_VARIANT_LINUX_6_1;
+	net->tcp_timestamps = p->tcp_timestamps != 0;
+	net->privileged = p->privileged != 0;
+	net->clock = p->clock ? p->clock : default_clock;
+	net->clock_arg = p->clock_arg;
+	net->tw_len_ns = (uint64_t)p->tw_len_ms * 1000000ull;
+
+	pthread_mutex_init(&net->settings_lock, NULL);
+	pthread_mutex_init(&net->tw_lock, NULL);
+	atomic_init(&net->port_range, ((uint32_t)p->port_high << 16) | p->port_low);
+	atomic_init(&net->unprivileged_port_start, p->unprivileged_port_start);
+	atomic_init(&net->tw_reuse, p->tw_reuse);
+	atomic_init(&net->tw_reuse_delay_ms, p->tw_reuse_delay_ms);
+	atomic_init(&net->autobind_reuse, p->autobind_reuse != 0);
+	return net;
+}
+
+void socktab_net_free(struct socktab_net *net)
+{
+	if (!net)
+		return;
+	/* Drop TIME_WAIT entries first: they are owned by the net, not by any caller. */
+	socktab__tw_purge(net);
+	for (struct socktab_sock *sk = net->pool.all; sk; sk = sk->all_next) {
+		if (RD(sk->state) == SOCKTAB__FREE)
+			continue;
+		/* An open socket the caller forgot: close it abortively. */
+		sk->linger_on = 1;
+		sk->linger_secs = 0;
+		socktab_close(sk);
+	}
+	socktab__synchronize_rcu();
+	/* Bind buckets are freed through call_rcu: wait for those callbacks to run. */
+	urcu_memb_barrier();
+	if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
+		tables_free(net->tab);
+	socktab__pool_destroy(&net->pool);
+	pthread_mutex_destroy(&net->settings_lock);
+	pthread_mutex_destroy(&net->tw_lock);
+	free(net->perturb);
+	free(net);
+}
+
+int socktab_net_tick(struct socktab_net *net)
+{
+	if (!net)
+		return -EINVAL;
+	return socktab__tw_reap(net, -1);
+}
+
+int socktab_net_set_port_range(struct socktab_net *net, int lo, int hi)
+{
+	if (!net)
+		return -EINVAL;
+	socktab__lock(&net->settings_lock);
+	if (lo < 1 || hi > 65535 || hi < lo || lo < RD(net->unprivileged_port_start)) {
+		socktab__unlock(&net->settings_lock);
+		return -EINVAL;
+	}
+	atomic_store_explicit(&net->port_range, ((uint32_t)hi << 16) | (uint32_t)lo,
+			      memory_order_relaxed);
+	socktab__unlock(&net->settings_lock);
+	return 0;
+}
+
+int socktab_net_get_port_range(struct socktab_net *net, int *lo, int *hi)
+{
+	uint32_t r;
+
+	if (!net || !lo || !hi)
+		return -EINVAL;
+	r = RD(net->port_range);
+	*lo = (int)(r & 0xffff);
+	*hi = (int)(r >> 16);
+	return 0;
+}
+
+int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on)
+{
+	if (!net || lo < 0 || hi > 65535 || hi < lo)
+		return -EINVAL;
+	for (int port = lo; port <= hi; port++) {
+		uint64_t bit = 1ull << (port & 63);
+
+		if (on)
+			atomic_fetch_or_explicit(&net->reserved[port >> 6], bit, memory_order_relaxed);
+		else
+			atomic_fetch_and_explicit(&net->reserved[port >> 6], ~bit,
+						  memory_order_relaxed);
+	}
+	return 0;
+}
+
+int socktab_net_set_tw_reuse(struct socktab_net *net, int mode)
+{
+	if (!net || mode < 0 || mode > 2)
+		return -EINVAL;
+	WR(net->tw_reuse, mode);
+	return 0;
+}
+
+int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
+{
+	if (!net || !st)
+		return -EINVAL;
+	st->established = RD(net->n_established);
+	st->time_wait = RD(net->n_time_wait);
+	st->bind_buckets = RD(net->n_bind_buckets);
+	st->tw_recycled = RD(net->n_tw_recycled);
+	st->connect_ports_tried = RD(net->n_ports_tried);
+	st->connects = RD(net->n_connects);
+	st->pool_socks = RD(net->pool.nobjs);
+	return 0;
+}
+
+static _Thread_local int registered;
+
+void socktab_thread_register(void)
+{
+	if (registered++ == 0)
+		urcu_memb_register_thread();
+}
+
+void socktab_thread_unregister(void)
+{
+	if (registered > 0 && --registered == 0)
+		urcu_memb_unregister_thread();
+}
+
+bool socktab__port_reserved(struct socktab_net *net, uint16_t port)
+{
+	return (RD(net->reserved[port >> 6]) >> (port & 63)) & 1;
+}
+
+/* ---- hashes ---- */
+
+uint32_t socktab__ehashfn4(const struct socktab_net *net, uint32_t laddr, uint16_t lport,
+			   uint32_t faddr, uint16_t fport_be)
+{
+	uint32_t iv = net->ehash_secret + net->hash_mix;
+
+	if (net->lport_inside)
+		return socktab__jhash_3words(laddr, faddr, ((uint32_t)lport << 16) | fport_be, iv);
+	return lport + socktab__jhash_3words(laddr, faddr, fport_be, iv);
+}
+
+uint32_t socktab__ehashfn6(const struct socktab_net *net, const struct in6_addr *laddr,
+			   uint16_t lport, const struct in6_addr *faddr, uint16_t fport_be)
+{
+	uint32_t fhash = socktab__jhash2(faddr->s6_addr32, 4, net->ipv6_hash_secret);
+	uint32_t iv = net->ehash6_secret + net->hash_mix;
+
+	if (net->lport_inside)
+		return socktab__jhash_3words(laddr->s6_addr32[3], fhash,
+					     ((uint32_t)lport << 16) | fport_be, iv);
+	return lport + socktab__jhash_3words(laddr->s6_addr32[3], fhash, fport_be, iv);
+}
+
+/* The ehash hash of @sk's 4-tuple with local port @lport (R5: IPv4 key or IPv6 key). */
+uint32_t socktab__sk_ehashfn(const struct socktab_net *net, const struct socktab_sock *sk,
+			     uint16_t lport)
+{
+	if (RD(sk->v4key))
+		return socktab__ehashfn4(net, socktab__sk_rcv_saddr(sk), lport,
+					 socktab__sk_daddr(sk), socktab__sk_dport(sk));
+	struct in6_addr l = socktab__v6_load(sk->v6_saddr), f = socktab__v6_load(sk->v6_daddr);
+
+	return socktab__ehashfn6(net, &l, lport, &f, socktab__sk_dport(sk));
+}
+
+uint32_t socktab__bhashfn(const struct socktab_net *net, uint16_t port)
+{
+	return (uint32_t)port + net->hash_mix;
+}
+
+/* R7: v4 and v4-mapped share a bucket, as do 0.0.0.0 and ::. */
+uint32_t socktab__portaddr_hash(const struct socktab_net *net, const struct in6_addr *a,
+				uint16_t port)
+{
+	if (socktab__v6_is_any(a))
+		return socktab__jhash_1word(0, net->hash_mix) ^ port;
+	if (socktab__v6_is_mapped(a))
+		return socktab__jhash_1word(a->s6_addr32[3], net->hash_mix) ^ port;
+	return socktab__jhash2(a->s6_addr32, 4, net->hash_mix) ^ port;
+}

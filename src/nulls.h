@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hlist_nulls for socktab: a singly linked list whose end is not NULL but a tagged "nulls" value
+ * ((v << 1) | 1) naming the chain (spec R19). Readers walk with acquire loads and no lock; when an
+ * object they stand on is freed and reused in another chain (the socket pool is type-stable, R20),
+ * the walk ends on a foreign nulls value and the reader restarts.
+ *
+ * liburcu has no nulls list, and the TSan recipe in shared/notes wants our own lists built on C11
+ * atomics: publication is a release store, readers use acquire loads, and pprev (writer-only) is
+ * plain because every writer holds the chain's lock.
+ */
+#ifndef SOCKTAB_NULLS_H
+#define SOCKTAB_NULLS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct socktab__hnode {
+	_Atomic uintptr_t next;  /* (r) next node or nulls marker; written under the chain lock */
+	/* (e) address of the word pointing at us; NULL when unhashed. Neighbours' inserts and
+	 * removals rewrite it under the chain lock while the owner may test it for NULL without that
+	 * lock (only the owner's own calls make it NULL or not): hence atomic, relaxed. */
+	_Atomic uintptr_t *_Atomic pprev;
+};
+
+struct socktab__hhead {
+	_Atomic uintptr_t first; /* (r) first node or this chain's nulls marker */
+};
+
+static inline uintptr_t socktab__nulls(uintptr_t v)
+{
+	return (v << 1) | 1u;
+}
+
+static inline bool socktab__is_nulls(uintptr_t p)
+{
+	return p & 1u;
+}
+
+static inline uintptr_t socktab__nulls_value(uintptr_t p)
+{
+	return p >> 1;
+}
+
+static inline void socktab__hhead_init(struct socktab__hhead *h, uintptr_t v)
+{
+	atomic_store_explicit(&h->first, socktab__nulls(v), memory_order_relaxed);
+}
+
+static inline bool socktab__hnode_hashed(const struct socktab__hnode *n)
+{
+	return atomic_load_explicit(&n->pprev, memory_order_relaxed) != NULL;
+}
+
+/* Insert @n at the head of @h. Caller holds the chain lock; @n's key is already written. */
+static inline void socktab__hnode_add_head_rcu(struct socktab__hnode *n, struct socktab__hhead *h)
+{
+	uintptr_t first = atomic_load_explicit(&h->first, memory_order_relaxed);
+
+	atomic_store_explicit(&n->next, first, memory_order_relaxed);
+	atomic_store_explicit(&n->pprev, &h->first, memory_order_relaxed);
+	if (!socktab__is_nulls(first))
+		atomic_store_explicit(&((struct socktab__hnode *)first)->pprev, &n->next,
+				      memory_order_relaxed);
+	/* Publishes @n and every field written before: pairs with the readers' acquire loads. */
+	atomic_store_explicit(&h->first, (uintptr_t)n, memory_order_release);
+}
+
+/*
+ * Unlink @n. Caller holds the chain lock. @n->next is left alone so that a reader standing on @n
+ * can finish its walk (it will see the right nulls value, or a foreign one if @n is reused).
+ */
+static inline void socktab__hnode_del_rcu(struct socktab__hnode *n)
+{
+	uintptr_t next = atomic_load_explicit(&n->next, memory_order_relaxed);
+	_Atomic uintptr_t *pprev = atomic_load_explicit(&n->pprev, memory_order_relaxed);
+
+	/* Readers that load *pprev now skip @n; @next was published long ago: relaxed would do, but
+	 * release keeps the store ordered after any key change made under the same lock. */
+	atomic_store_explicit(pprev, next, memory_order_release);
+	if (!socktab__is_nulls(next))
+		atomic_store_explicit(&((struct socktab__hnode *)next)->pprev, pprev,
+				      memory_order_relaxed);
+	atomic_store_explicit(&n->pprev, NULL, memory_order_relaxed);
+}
+
+/*
+ * Put @new where @old is, in one store, so a concurrent reader sees one of the two and never
+ * neither (spec R22, the sk -> TIME_WAIT swap). Caller holds the chain lock; @new's key is written.
+ */
+static inline void socktab__hnode_replace_rcu(struct socktab__hnode *old, struct socktab__hnode *new)
+{
+	uintptr_t next = atomic_load_explicit(&old->next, memory_order_relaxed);
+	_Atomic uintptr_t *pprev = atomic_load_explicit(&old->pprev, memory_order_relaxed);
+
+	atomic_store_explicit(&new->next, next, memory_order_relaxed);
+	atomic_store_explicit(&new->pprev, pprev, memory_order_relaxed);
+	if (!socktab__is_nulls(next))
+		atomic_store_explicit(&((struct socktab__hnode *)next)->pprev, &new->next,
+				      memory_order_relaxed);
+	atomic_store_explicit(pprev, (uintptr_t)new, memory_order_release);
+	atomic_store_explicit(&old->pprev, NULL, memory_order_relaxed);
+}
+
+#endif /* SOCKTAB_NULLS_H */

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Type-stable socket pool (the kernel's SLAB_TYPESAFE_BY_RCU, spec R20).
+ *
+ * Socket objects are carved from slabs and never returned to malloc while the net lives: a freed
+ * socket goes on a free list and may be handed out again at once, possibly while a lock-free
+ * reader still looks at it. Readers cope through the nulls protocol (restart on a foreign chain
+ * end), increment-if-not-zero references and a key re-check (ehash.c). The slabs themselves are
+ * freed only by socktab__pool_destroy(), which net_free() calls after a grace period.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define SLAB_OBJS 64
+
+int socktab__pool_init(struct socktab__pool *p, size_t obj_size)
+{
+	memset(p, 0, sizeof(*p));
+	p->priv_size = obj_size - sizeof(struct socktab_sock);
+	p->obj_size = (obj_size + 63) & ~(size_t)63;
+	return -pthread_mutex_init(&p->lock, NULL);
+}
+
+static int pool_grow_locked(struct socktab__pool *p)
+{
+	unsigned char *slab;
+
+	if (p->nslabs == p->slab_cap) {
+		size_t cap = p->slab_cap ? p->slab_cap * 2 : 16;
+		void **n = realloc(p->slabs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->slabs = n;
+		p->slab_cap = cap;
+	}
+	if (posix_memalign((void **)&slab, SOCKTAB__CACHELINE, p->obj_size * SLAB_OBJS))
+		return -ENOMEM;
+	memset(slab, 0, p->obj_size * SLAB_OBJS);
+	p->slabs[p->nslabs++] = slab;
+	for (int i = SLAB_OBJS - 1; i >= 0; i--) {
+		struct socktab_sock *sk = (struct socktab_sock *)(slab + (size_t)i * p->obj_size);
+
+		pthread_mutex_init(&sk->lock, NULL);
+		sk->in_pool = 1;
+		sk->pool_next = p->free;
+		p->free = sk;
+		sk->all_next = p->all;
+		p->all = sk;
+	}
+	atomic_fetch_add_explicit(&p->nobjs, SLAB_OBJS, memory_order_relaxed);
+	return 0;
+}
+
+/* Returns a socket with refcnt 0 and state FREE; the caller initialises and publishes it. */
+struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
+{
+	struct socktab_sock *sk;
+
+	socktab__lock(&p->lock);
+	if (!p->free && pool_grow_locked(p)) {
+		socktab__unlock(&p->lock);
+		return NULL;
+	}
+	sk = p->free;
+	p->free = sk->pool_next;
+	sk->in_pool = 0;
+	sk->pool_next = NULL;
+	socktab__unlock(&p->lock);
+	return sk;
+}
+
+/* @sk is unhashed and its refcount reached zero. */
+void socktab__pool_free(struct socktab__pool *p, struct socktab_sock *sk)
+{
+	socktab__lock(&p->lock);
+	SOCKTAB__ASSERT(!sk->in_pool); /* a double free would hand one object out twice */
+	SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !sk->tb2 && !sk->bind_pprev);
+	sk->in_pool = 1;
+	sk->pool_next = p->free;
+	p->free = sk;
+	socktab__unlock(&p->lock);
+}
+
+void socktab__pool_destroy(struct socktab__pool *p)
+{
+	for (struct socktab_sock *sk = p->all; sk; sk = sk->all_next)
+		pthread_mutex_destroy(&sk->lock);
+	for (size_t i = 0; i < p->nslabs; i++)
+		free(p->slabs[i]);
+	free(p->slabs);
+	pthread_mutex_destroy(&p->lock);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The only place socktab names liburcu: the urcu-memb flavour (membarrier-based; readers pay no
+ * fence), plus the ThreadSanitizer model of a grace period from shared/notes/tsan-with-liburcu.md.
+ * Debian 12 ships liburcu 0.13, whose primitives TSan cannot see; in TSan builds every read-side
+ * unlock releases a token that every reclaim acquires, and each object handed to call_rcu is
+ * released/acquired across the hand-off. Other builds compile the wrappers to nothing.
+ */
+#ifndef SOCKTAB_RCU_H
+#define SOCKTAB_RCU_H
+
+#include <urcu/urcu-memb.h>
+
+#if defined(__SANITIZE_THREAD__)
+#define SOCKTAB_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SOCKTAB_TSAN 1
+#endif
+#endif
+
+#ifdef SOCKTAB_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+extern char socktab__tsan_gp_token;
+#define socktab__tsan_acquire(p) __tsan_acquire((void *)(p))
+#define socktab__tsan_release(p) __tsan_release((void *)(p))
+#else
+#define socktab__tsan_acquire(p) ((void)0)
+#define socktab__tsan_release(p) ((void)0)
+#endif
+
+static inline void socktab__rcu_read_lock(void)
+{
+	urcu_memb_read_lock();
+}
+
+static inline void socktab__rcu_read_unlock(void)
+{
+#ifdef SOCKTAB_TSAN
+	socktab__tsan_release(&socktab__tsan_gp_token);
+#endif
+	urcu_memb_read_unlock();
+}
+
+/* Wait for a grace period; everything read-side sections did before it is visible after. */
+static inline void socktab__synchronize_rcu(void)
+{
+	urcu_memb_synchronize_rcu();
+#ifdef SOCKTAB_TSAN
+	socktab__tsan_acquire(&socktab__tsan_gp_token);
+#endif
+}
+
+/* Hand @obj to a reclaim callback; the callback must start with socktab__rcu_cb_enter(obj). */
+#define socktab__call_rcu(obj, head, cb)                                                           \
+	do {                                                                                       \
+		socktab__tsan_release(obj);                                                        \
+		urcu_memb_call_rcu((head), (cb));                                                  \
+	} while (0)
+
+static inline void socktab__rcu_cb_enter(void *obj)
+{
+	(void)obj;
+#ifdef SOCKTAB_TSAN
+	socktab__tsan_acquire(obj);
+	socktab__tsan_acquire(&socktab__tsan_gp_token);
+#endif
+}
+
+#endif /* SOCKTAB_RCU_H */

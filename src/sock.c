@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Sockets: creation, connect() front end, close(), state, options, names, references.
+ *
+ * Reference counting: socktab_socket() returns a socket holding the caller's reference; lookups
+ * add one each (increment-if-not-zero) and socktab_sock_put() drops it. socktab_close() unhashes
+ * the socket, then drops the caller's reference; the object returns to the pool when the count
+ * reaches zero. A TIME_WAIT entry holds one reference for the net's list.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net, int family)
+{
+	static const struct in6_addr any = IN6ADDR_ANY_INIT;
+
+	atomic_store_explicit(&sk->node.pprev, NULL, memory_order_relaxed);
+	WR(sk->hash, 0);
+	WR(sk->addrpair, 0);
+	WR(sk->portpair, 0);
+	WR(sk->v4key, family == AF_INET);
+	WR(sk->family, (uint8_t)family);
+	sk->proto = SOCKTAB_TCP;
+	WR(sk->bound_dev_if, 0);
+	WR(sk->net, net);
+	socktab__v6_store(sk->v6_daddr, &any);
+	socktab__v6_store(sk->v6_saddr, &any);
+	WR(sk->reuse, 0);
+	WR(sk->reuseport, 0);
+	sk->v6only = 0;
+	sk->bind_address_no_port = 0;
+	sk->userlocks = 0;
+	sk->linger_on = 0;
+	sk->tw_ts = 0;
+	sk->on_twlist = 0;
+	sk->linger_secs = 0;
+	sk->local_port_range = 0;
+	sk->uid = 0;
+	sk->tb2 = NULL;
+	sk->bind_next = NULL;
+	sk->bind_pprev = NULL;
+	sk->tw_expire_ns = 0;
+	sk->tw_entry_ns = 0;
+	sk->tw_next = sk->tw_prev = NULL;
+}
+
+struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int family)
+{
+	struct socktab_sock *sk;
+
+	if (!net) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (proto != SOCKTAB_TCP) {
+		errno = EPROTONOSUPPORT;
+		return NULL;
+	}
+	if (family != AF_INET && family != AF_INET6) {
+		errno = EAFNOSUPPORT;
+		return NULL;
+	}
+	sk = socktab__pool_alloc(&net->pool);
+	if (!sk) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	socktab__lock(&sk->lock);
+	socktab__sock_init_fields(sk, net, family);
+	memset(sk->priv, 0, net->pool.priv_size);
+	WR(sk->state, SOCKTAB_TCP_CLOSE);
+	atomic_store_explicit(&sk->refcnt, 1, memory_order_release);
+	socktab__unlock(&sk->lock);
+	return sk;
+}
+
+void *socktab_sock_priv(struct socktab_sock *sk)
+{
+	if (!sk || RD(sk->net)->pool.priv_size == 0)
+		return NULL;
+	return sk->priv;
+}
+
+void socktab_sock_put(struct socktab_sock *sk)
+{
+	if (!sk)
+		return;
+	/* acq_rel: the last holder sees every access the others made before they let go. */
+	if (atomic_fetch_sub_explicit(&sk->refcnt, 1, memory_order_acq_rel) == 1) {
+		WR(sk->state, SOCKTAB__FREE);
+		socktab__pool_free(&RD(sk->net)->pool, sk);
+	}
+}
+
+int socktab_sock_family(const struct socktab_sock *sk)
+{
+	if (!sk || RD(sk->state) == SOCKTAB__FREE)
+		return -EBADF;
+	return RD(sk->family);
+}
+
+int socktab_get_state(struct socktab_sock *sk)
+{
+	int st;
+
+	if (!sk)
+		return -EINVAL;
+	st = RD(sk->state);
+	return st == SOCKTAB__FREE ? -EBADF : st;
+}
+
+/* Lock @sk for a control call; -EBADF (unlocked) when it is closed. */
+static int sk_lock_open(struct socktab_sock *sk)
+{
+	if (!sk)
+		return -EINVAL;
+	socktab__lock(&sk->lock);
+	if (RD(sk->state) == SOCKTAB__FREE || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT) {
+		socktab__unlock(&sk->lock);
+		return -EBADF;
+	}
+	return 0;
+}
+
+int socktab_set_state(struct socktab_sock *sk, int state)
+{
+	int err = sk_lock_open(sk);
+
+	if (err)
+		return err;
+	switch (state) {
+	case SOCKTAB_TCP_ESTABLISHED:
+	case SOCKTAB_TCP_SYN_RECV:
+	case SOCKTAB_TCP_FIN_WAIT1:
+	case SOCKTAB_TCP_FIN_WAIT2:
+	case SOCKTAB_TCP_CLOSE_WAIT:
+	case SOCKTAB_TCP_LAST_ACK:
+	case SOCKTAB_TCP_CLOSING:
+	case SOCKTAB_TCP_SYN_SENT:
+		if (!socktab__ehash_hashed(sk)) {
+			err = -EINVAL;
+			break;
+		}
+		WR(sk->state, (uint8_t)state);
+		break;
+	default:
+		err = -EINVAL;
+	}
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+/* Forget the remote end and, unless bind() locked them, the local address and port. */
+static void sk_reset_connection(struct socktab_sock *sk)
+{
+	static const struct in6_addr any = IN6ADDR_ANY_INIT;
+
+	if (!(sk->userlocks & SOCKTAB__BINDPORT_LOCK)) {
+		socktab__put_port(sk);
+		WR(sk->portpair, 0);
+	} else {
+		WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
+	}
+	socktab__v6_store(sk->v6_daddr, &any);
+	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
+		if (sk->tb2) /* port kept by bind(): its bucket goes back to the wildcard address */
+			socktab__bhash2_update_saddr_locked(sk, &any);
+		socktab__v6_store(sk->v6_saddr, &any);
+		WR(sk->addrpair, 0);
+	} else {
+		WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
+	}
+	WR(sk->v4key, RD(sk->family) == AF_INET);
+	WR(sk->state, SOCKTAB_TCP_CLOSE);
+}
+
+/* Abortive disconnect of a hashed socket (connect(AF_UNSPEC), failed connect). */
+static void sk_unhash_disconnect(struct socktab_net *net, struct socktab_sock *sk)
+{
+	if (socktab__ehash_hashed(sk)) {
+		socktab__ehash_remove(net->tab, sk);
+		atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
+	}
+	sk_reset_connection(sk);
+}
+
+static bool v4_dest_unreachable(uint32_t be)
+{
+	uint32_t h = ntohl(be);
+
+	return (h >> 28) == 0xe || h == 0xffffffffu;
+}
+
+int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
+{
+	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+	struct socktab_net *net;
+	struct in6_addr daddr6, saddr6;
+	uint32_t daddr4 = 0, saddr4;
+	uint16_t dport;
+	bool v4, had_saddr;
+	int family, err, st;
+
+	if (!sk || !addr || len < (socklen_t)sizeof(sa_family_t))
+		return -EINVAL;
+	family = RD(sk->family);
+	if (addr->sa_family == AF_UNSPEC) {
+		/* connect(AF_UNSPEC): tcp_disconnect(). */
+		err = sk_lock_open(sk);
+		if (err)
+			return err;
+		st = RD(sk->state);
+		if (st != SOCKTAB_TCP_CLOSE && st != SOCKTAB_TCP_LISTEN)
+			sk_unhash_disconnect(RD(sk->net), sk);
+		socktab__unlock(&sk->lock);
+		return 0;
+	}
+	if (family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		if (len < (socklen_t)sizeof(*sin))
+			return -EINVAL;
+		if (sin->sin_family != AF_INET)
+			return -EAFNOSUPPORT;
+		daddr4 = sin->sin_addr.s_addr;
+		dport = sin->sin_port;
+		v4 = true;
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+		if (len < 24)
+			return -EINVAL;
+		if (sin6->sin6_family != AF_INET6)
+			return -EAFNOSUPPORT;
+		daddr6 = sin6->sin6_addr;
+		dport = sin6->sin6_port;
+		v4 = socktab__v6_is_mapped(&daddr6);
+		if (v4)
+			daddr4 = daddr6.s6_addr32[3];
+	}
+
+	err = sk_lock_open(sk);
+	if (err)
+		return err;
+	net = RD(sk->net);
+	st = RD(sk->state);
+	if (st != SOCKTAB_TCP_CLOSE) {
+		err = st == SOCKTAB_TCP_SYN_SENT ? -EALREADY : -EISCONN;
+		goto out;
+	}
+	socktab__tw_reap(net, 8);
+	saddr6 = socktab__v6_load(sk->v6_saddr);
+	if (family == AF_INET6 && !v4 && socktab__v6_is_any(&daddr6)) {
+		/* Connecting to :: means the loopback address (tcp_v6_connect). */
+		if (socktab__v6_is_mapped(&saddr6)) {
+			v4 = true;
+			daddr4 = htonl(INADDR_LOOPBACK);
+		} else {
+			daddr6 = lo6;
+		}
+	}
+	if (v4) {
+		err = -ENETUNREACH;
+		if (family == AF_INET6 && sk->v6only)
+			goto out;
+		if (family == AF_INET6 && !socktab__v6_is_any(&saddr6) &&
+		    !socktab__v6_is_mapped(&saddr6))
+			goto out; /* a socket bound to a real IPv6 address cannot reach IPv4 */
+		saddr4 = socktab__sk_rcv_saddr(sk);
+		if (!daddr4) /* 0.0.0.0 is routed to the bound address or loopback */
+			daddr4 = saddr4 ? saddr4 : htonl(INADDR_LOOPBACK);
+		if (v4_dest_unreachable(daddr4))
+			goto out;
+		had_saddr = saddr4 != 0;
+		if (!had_saddr) {
+			if (!socktab__v4_is_loopback(daddr4))
+				goto out; /* no route: only loopback destinations have a source */
+			saddr4 = htonl(INADDR_LOOPBACK);
+		}
+		socktab__v6_map(&daddr6, daddr4);
+		socktab__v6_map(&saddr6, saddr4);
+	} else {
+		had_saddr = !socktab__v6_is_any(&saddr6);
+		if (daddr6.s6_addr[0] == 0xff)
+			goto out_unreach;
+		if (!had_saddr) {
+			if (!socktab__v6_is_loopback(&daddr6))
+				goto out_unreach;
+			saddr6 = lo6;
+		}
+		saddr4 = htonl(0x7f000006); /* LOOPBACK4_IPV6: never matches IPv4 traffic */
+	}
+
+	/* Record the 4-tuple; a socket that owns a port via a wildcard bucket moves to its new
+	 * address bucket (R51). */
+	if (!had_saddr) {
+		err = socktab__bhash2_update_saddr_locked(sk, &saddr6);
+		if (err)
+			goto out;
+	}
+	WR(sk->v4key, v4);
+	WR(sk->addrpair, (uint64_t)daddr4 * v4 | ((uint64_t)saddr4 << 32));
+	socktab__v6_store(sk->v6_daddr, &daddr6);
+	socktab__v6_store(sk->v6_saddr, &saddr6);
+	WR(sk->portpair, (RD(sk->portpair) & 0xffff0000u) | dport);
+	WR(sk->state, SOCKTAB_TCP_SYN_SENT);
+	err = socktab__hash_connect(net, sk);
+	if (err) {
+		static const struct in6_addr any = IN6ADDR_ANY_INIT;
+
+		WR(sk->state, SOCKTAB_TCP_CLOSE);
+		WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
+		socktab__v6_store(sk->v6_daddr, &any);
+		WR(sk->v4key, family == AF_INET);
+		if (!had_saddr) {
+			socktab__bhash2_update_saddr_locked(sk, &any);
+			socktab__v6_store(sk->v6_saddr, &any);
+			WR(sk->addrpair, 0);
+		} else {
+			WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
+		}
+		goto out;
+	}
+	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&net->n_connects, 1, memory_order_relaxed);
+	err = 0;
+	goto out;
+out_unreach:
+	err = -ENETUNREACH;
+out:
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+int socktab_close(struct socktab_sock *sk)
+{
+	struct socktab_net *net;
+	int err = sk_lock_open(sk), st;
+
+	if (err)
+		return err;
+	net = RD(sk->net);
+	st = RD(sk->state);
+	socktab__tw_reap(net, 8);
+	if (socktab__ehash_hashed(sk)) {
+		bool active = st == SOCKTAB_TCP_ESTABLISHED || st == SOCKTAB_TCP_FIN_WAIT1 ||
+			      st == SOCKTAB_TCP_FIN_WAIT2 || st == SOCKTAB_TCP_CLOSING;
+		bool abort = sk->linger_on && sk->linger_secs == 0;
+
+		if (!(active && !abort && sk->tb2 && socktab__tw_create_and_swap(net, sk) == 0)) {
+			socktab__ehash_remove(net->tab, sk);
+			atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
+		}
+	}
+	socktab__put_port(sk);
+	WR(sk->state, SOCKTAB__FREE);
+	socktab__unlock(&sk->lock);
+	socktab_sock_put(sk);
+	return 0;
+}
+
+/* ---- options ---- */
+
+static int get_int(const void *optval, socklen_t optlen, int *v)
+{
+	if (!optval || optlen < (socklen_t)sizeof(int))
+		return -EINVAL;
+	memcpy(v, optval, sizeof(int));
+	return 0;
+}
+
+int socktab_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
+		       socklen_t optlen)
+{
+	int err = sk_lock_open(sk), v = 0;
+
+	if (err)
+		return err;
+	if (level == SOL_SOCKET && optname == SO_LINGER) {
+		struct linger lg;
+
+		if (!optval || optlen < (socklen_t)sizeof(lg)) {
+			err = -EINVAL;
+			goto out;
+		}
+		memcpy(&lg, optval, sizeof(lg));
+		sk->linger_on = lg.l_onoff != 0;
+		sk->linger_secs = lg.l_linger < 0 ? 0 : lg.l_linger;
+		goto out;
+	}
+	if (level == IPPROTO_IP && optname == IP_LOCAL_PORT_RANGE) {
+		uint32_t r;
+		uint16_t lo, hi;
+
+		if (!optval || optlen != (socklen_t)sizeof(r)) {
+			err = -EINVAL;
+			goto out;
+		}
+		memcpy(&r, optval, sizeof(r));
+		lo = (uint16_t)(r & 0xffff);
+		hi = (uint16_t)(r >> 16);
+		if (lo && hi && lo > hi) {
+			err = -EINVAL;
+			goto out;
+		}
+		sk->local_port_range = r;
+		goto out;
+	}
+	if ((level == SOL_SOCKET && (optname == SO_REUSEADDR || optname == SO_REUSEPORT)) ||
+	    (level == IPPROTO_IPV6 && optname == IPV6_V6ONLY) ||
+	    (level == IPPROTO_IP && optname == IP_BIND_ADDRESS_NO_PORT) || level == SOCKTAB_SOL) {
+		err = get_int(optval, optlen, &v);
+		if (err)
+			goto out;
+	} else {
+		err = -ENOPROTOOPT;
+		goto out;
+	}
+	if (level == SOL_SOCKET && optname == SO_REUSEADDR) {
+		WR(sk->reuse, v != 0);
+	} else if (level == SOL_SOCKET) {
+		WR(sk->reuseport, v != 0);
+	} else if (level == IPPROTO_IPV6) {
+		if (RD(sk->family) != AF_INET6)
+			err = -ENOPROTOOPT;
+		else if (socktab__sk_num(sk) || sk->tb2)
+			err = -EINVAL; /* R67: not once the socket has a port */
+		else
+			sk->v6only = v != 0;
+	} else if (level == IPPROTO_IP) {
+		sk->bind_address_no_port = v != 0;
+	} else if (optname == SOCKTAB_SO_UID || optname == SOCKTAB_SO_BOUND_DEV_IF) {
+		if (socktab__sk_num(sk) || sk->tb2 || RD(sk->state) != SOCKTAB_TCP_CLOSE || v < 0)
+			err = -EINVAL;
+		else if (optname == SOCKTAB_SO_UID)
+			sk->uid = (uid_t)v;
+		else
+			WR(sk->bound_dev_if, (uint32_t)v);
+	} else {
+		err = -ENOPROTOOPT;
+	}
+out:
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+static int put_bytes(void *optval, socklen_t *optlen, const void *src, socklen_t n)
+{
+	if (!optval || !optlen)
+		return -EINVAL;
+	if (*optlen < n)
+		n = *optlen;
+	memcpy(optval, src, n);
+	*optlen = n;
+	return 0;
+}
+
+int socktab_getsockopt(struct socktab_sock *sk, int level, int optname, void *optval,
+		       socklen_t *optlen)
+{
+	int err = sk_lock_open(sk), v;
+
+	if (err)
+		return err;
+	if (level == SOL_SOCKET && optname == SO_LINGER) {
+		struct linger lg = { .l_onoff = sk->linger_on, .l_linger = sk->linger_secs };
+
+		err = put_bytes(optval, optlen, &lg, sizeof(lg));
+		goto out;
+	}
+	if (level == IPPROTO_IP && optname == IP_LOCAL_PORT_RANGE) {
+		err = put_bytes(optval, optlen, &sk->local_port_range, sizeof(uint32_t));
+		goto out;
+	}
+	if (level == SOL_SOCKET && optname == SO_REUSEADDR)
+		v = RD(sk->reuse);
+	else if (level == SOL_SOCKET && optname == SO_REUSEPORT)
+		v = RD(sk->reuseport);
+	else if (level == SOL_SOCKET && optname == SO_ERROR)
+		v = 0;
+	else if (level == SOL_SOCKET && optname == SO_ACCEPTCONN)
+		v = RD(sk->state) == SOCKTAB_TCP_LISTEN;
+	else if (level == IPPROTO_IPV6 && optname == IPV6_V6ONLY && RD(sk->family) == AF_INET6)
+		v = sk->v6only;
+	else if (level == IPPROTO_IP && optname == IP_BIND_ADDRESS_NO_PORT)
+		v = sk->bind_address_no_port;
+	else if (level == SOCKTAB_SOL && optname == SOCKTAB_SO_UID)
+		v = (int)sk->uid;
+	else if (level == SOCKTAB_SOL && optname == SOCKTAB_SO_BOUND_DEV_IF)
+		v = (int)RD(sk->bound_dev_if);
+	else {
+		err = -ENOPROTOOPT;
+		goto out;
+	}
+	if (!optlen || *optlen < (socklen_t)sizeof(int)) {
+		err = -EINVAL;
+		goto out;
+	}
+	err = put_bytes(optval, optlen, &v, sizeof(v));
+out:
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len, bool peer)
+{
+	int err = sk_lock_open(sk);
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} u;
+	socklen_t n;
+
+	if (err)
+		return err;
+	if (!addr || !len) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (peer && !socktab__ehash_hashed(sk)) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	memset(&u, 0, sizeof(u));
+	if (RD(sk->family) == AF_INET) {
+		u.v4.sin_family = AF_INET;
+		u.v4.sin_addr.s_addr = peer ? socktab__sk_daddr(sk) : socktab__sk_rcv_saddr(sk);
+		u.v4.sin_port = peer ? socktab__sk_dport(sk) : htons(socktab__sk_num(sk));
+		n = sizeof(u.v4);
+	} else {
+		u.v6.sin6_family = AF_INET6;
+		u.v6.sin6_addr = socktab__v6_load(peer ? sk->v6_daddr : sk->v6_saddr);
+		u.v6.sin6_port = peer ? socktab__sk_dport(sk) : htons(socktab__sk_num(sk));
+		n = sizeof(u.v6);
+	}
+	err = put_bytes(addr, len, &u, n);
+	*len = n; /* like the kernel: the full size, even when truncated */
+out:
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+int socktab_getsockname(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len)
+{
+	return sk_name(sk, addr, len, false);
+}
+
+int socktab_getpeername(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len)
+{
+	return sk_name(sk, addr, len, true);
+}

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * TIME_WAIT entries (spec R48, R61-R63).
+ *
+ * A TIME_WAIT entry is a socket object from the same type-stable pool, in state TIME_WAIT. The
+ * active closer's socket is swapped for it in place: in its ehash chain (one store, so a reader
+ * sees one or the other, R22) and among its tb2's owners (it keeps the port, with the original
+ * socket's reuse flags, R48). The net keeps a FIFO list of entries (all live tw_len), which holds
+ * one reference on each. There is no timer thread: socktab_net_tick() and the control calls reap
+ * expired entries (a few at a time), and a connect() that meets an expired entry takes it over.
+ * Every unhash of an entry happens under the bhash lock of its port; tw->tb2 != NULL says it is
+ * still hashed.
+ */
+#include "internal.h"
+
+static void tw_list_add_locked(struct socktab_net *net, struct socktab_sock *tw)
+{
+	tw->tw_next = NULL;
+	tw->tw_prev = net->tw_tail;
+	if (net->tw_tail)
+		net->tw_tail->tw_next = tw;
+	else
+		net->tw_head = tw;
+	net->tw_tail = tw;
+	tw->on_twlist = 1;
+}
+
+static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
+{
+	if (tw->tw_prev)
+		tw->tw_prev->tw_next = tw->tw_next;
+	else
+		net->tw_head = tw->tw_next;
+	if (tw->tw_next)
+		tw->tw_next->tw_prev = tw->tw_prev;
+	else
+		net->tw_tail = tw->tw_prev;
+	tw->tw_next = tw->tw_prev = NULL;
+	tw->on_twlist = 0;
+}
+
+/*
+ * Replace established @sk by a new TIME_WAIT entry. Caller holds sk's lock; sk is in ehash and
+ * owns its port. Returns -ENOMEM when no entry can be allocated (then the caller closes without
+ * one, as the kernel does when tcp_max_tw_buckets is reached).
+ */
+int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk)
+{
+	struct socktab__tables *t = net->tab;
+	struct socktab_sock *tw = socktab__pool_alloc(&net->pool);
+	struct socktab__bhead *head;
+	pthread_mutex_t *l;
+	uint64_t now = socktab__now(net);
+
+	if (!tw)
+		return -ENOMEM;
+	socktab__sock_init_fields(tw, net, RD(sk->family));
+	WR(tw->v4key, RD(sk->v4key));
+	WR(tw->addrpair, RD(sk->addrpair));
+	WR(tw->portpair, RD(sk->portpair));
+	WR(tw->hash, RD(sk->hash));
+	WR(tw->bound_dev_if, RD(sk->bound_dev_if));
+	WR(tw->v6_daddr[0], RD(sk->v6_daddr[0]));
+	WR(tw->v6_daddr[1], RD(sk->v6_daddr[1]));
+	WR(tw->v6_saddr[0], RD(sk->v6_saddr[0]));
+	WR(tw->v6_saddr[1], RD(sk->v6_saddr[1]));
+	WR(tw->reuse, RD(sk->reuse));
+	WR(tw->reuseport, RD(sk->reuseport));
+	tw->v6only = sk->v6only;
+	tw->uid = sk->uid;
+	tw->userlocks = sk->userlocks & SOCKTAB__CONNECT_BIND;
+	tw->tw_ts = net->tcp_timestamps;
+	tw->tw_entry_ns = now;
+	tw->tw_expire_ns = now + net->tw_len_ns;
+	WR(tw->state, SOCKTAB_TCP_TIME_WAIT);
+	/* The list's reference; published by the chain's release store below. */
+	atomic_store_explicit(&tw->refcnt, 1, memory_order_release);
+
+	head = &t->bhash[socktab__bhashfn(net, socktab__sk_num(sk)) & t->bhash_mask];
+	socktab__lock(&head->lock);
+	socktab__bind_replace_owner_locked(sk, tw);
+	l = socktab__ehash_lock(t, RD(sk->hash));
+	socktab__lock(l);
+	socktab__hnode_replace_rcu(&sk->node, &tw->node);
+	socktab__unlock(l);
+	socktab__unlock(&head->lock);
+
+	socktab__lock(&net->tw_lock);
+	tw_list_add_locked(net, tw);
+	socktab__unlock(&net->tw_lock);
+	atomic_fetch_add_explicit(&net->n_time_wait, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
+	return 0;
+}
+
+static bool tw_loopback(const struct socktab_sock *tw)
+{
+	if (RD(tw->v4key))
+		return socktab__v4_is_loopback(socktab__sk_rcv_saddr(tw)) ||
+		       socktab__v4_is_loopback(socktab__sk_daddr(tw));
+	struct in6_addr l = socktab__v6_load(tw->v6_saddr), r = socktab__v6_load(tw->v6_daddr);
+
+	return socktab__v6_is_loopback(&l) || socktab__v6_is_loopback(&r);
+}
+
+/*
+ * R61 (tcp_twsk_unique): may a new connection take over @tw's 4-tuple? An expired entry always
+ * may (its timer would have fired). Caller holds the ehash lock of tw.
+ */
+bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool port_was_bound)
+{
+	uint64_t now = socktab__now(net);
+	int reuse = RD(net->tw_reuse);
+
+	if (now >= tw->tw_expire_ns)
+		return true;
+	if (reuse == 2 && !tw_loopback(tw))
+		reuse = 0;
+	if (!tw->tw_ts)
+		return false;
+	if (port_was_bound)
+		return true;
+	return reuse && now > tw->tw_entry_ns + (uint64_t)RD(net->tw_reuse_delay_ms) * 1000000ull;
+}
+
+/*
+ * Unhash @tw from ehash (if still there) and from its bind bucket. Caller holds the bhash lock
+ * of tw's port.
+ */
+void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw)
+{
+	if (!tw->tb2)
+		return;
+	socktab__ehash_remove(net->tab, tw);
+	socktab__bind_unhash_locked(net, tw);
+	atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
+}
+
+/*
+ * Take @tw off the net's list (if the reaper has not already) and drop the list's reference, then
+ * the caller's own reference (taken when the entry was found, so @tw cannot have been reused).
+ */
+void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw)
+{
+	bool had;
+
+	socktab__lock(&net->tw_lock);
+	had = tw->on_twlist;
+	if (had)
+		tw_list_del_locked(net, tw);
+	socktab__unlock(&net->tw_lock);
+	if (had)
+		socktab_sock_put(tw);
+	socktab_sock_put(tw);
+}
+
+/*
+ * Remove up to @budget expired entries (all when @budget < 0, or every entry when the net is
+ * being freed: then called with a clock that no longer matters, see socktab_net_free()).
+ */
+int socktab__tw_reap(struct socktab_net *net, int budget)
+{
+	struct socktab_sock *batch = NULL, *tw;
+	uint64_t now = socktab__now(net);
+	int n = 0;
+
+	socktab__lock(&net->tw_lock);
+	while ((tw = net->tw_head) && (budget < 0 || n < budget) && tw->tw_expire_ns <= now) {
+		tw_list_del_locked(net, tw);
+		tw->tw_next = batch;
+		batch = tw;
+		n++;
+	}
+	socktab__unlock(&net->tw_lock);
+	while ((tw = batch)) {
+		struct socktab__bhead *head =
+			&net->tab->bhash[socktab__bhashfn(net, socktab__sk_num(tw)) &
+					 net->tab->bhash_mask];
+
+		batch = tw->tw_next;
+		tw->tw_next = NULL;
+		socktab__lock(&head->lock);
+		socktab__tw_kill_locked(net, tw);
+		socktab__unlock(&head->lock);
+		socktab_sock_put(tw);
+	}
+	return n;
+}
+
+/* Drop every TIME_WAIT entry of @net now (net teardown). */
+void socktab__tw_purge(struct socktab_net *net)
+{
+	struct socktab_sock *tw;
+
+	for (;;) {
+		socktab__lock(&net->tw_lock);
+		tw = net->tw_head;
+		if (tw)
+			tw_list_del_locked(net, tw);
+		socktab__unlock(&net->tw_lock);
+		if (!tw)
+			return;
+		struct socktab__bhead *head =
+			&net->tab->bhash[socktab__bhashfn(net, socktab__sk_num(tw)) &
+					 net->tab->bhash_mask];
+
+		socktab__lock(&head->lock);
+		socktab__tw_kill_locked(net, tw);
+		socktab__unlock(&head->lock);
+		socktab_sock_put(tw);
+	}
+}

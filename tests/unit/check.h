@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A tiny test harness: TEST(name) functions registered in a table, CHECK_* macros that print both
+ * operands with file and line, and a main() that runs every test (or those whose name contains
+ * argv[1]) and prints "N passed, M failed".
+ */
+#ifndef SOCKTAB_TEST_CHECK_H
+#define SOCKTAB_TEST_CHECK_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "socktab/socktab.h"
+
+static int check__failed;
+
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c);      \
+			check__failed = 1;                                                         \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                                             \
+	do {                                                                                       \
+		long long check__a = (long long)(a), check__b = (long long)(b);                    \
+		if (check__a != check__b) {                                                        \
+			fprintf(stderr, "%s:%d: CHECK_EQ(%s, %s) failed: %lld != %lld\n", __FILE__, \
+				__LINE__, #a, #b, check__a, check__b);                             \
+			check__failed = 1;                                                         \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+
+#define CHECK_NE(a, b)                                                                             \
+	do {                                                                                       \
+		long long check__a = (long long)(a), check__b = (long long)(b);                    \
+		if (check__a == check__b) {                                                        \
+			fprintf(stderr, "%s:%d: CHECK_NE(%s, %s) failed: both %lld\n", __FILE__,   \
+				__LINE__, #a, #b, check__a);                                       \
+			check__failed = 1;                                                         \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+
+struct check__test {
+	const char *name;
+	void (*fn)(void);
+};
+
+#define TEST(name) static void name(void)
+
+/* Each test file ends with: CHECK_MAIN(t1, t2, ...) */
+#define CHECK_MAIN(...)                                                                            \
+	static void (*const check__fns[])(void) = { __VA_ARGS__ };                                \
+	static const char check__names[] = #__VA_ARGS__;                                          \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		int passed = 0, failed = 0;                                                        \
+		size_t n = sizeof(check__fns) / sizeof(check__fns[0]);                             \
+		const char *p = check__names;                                                      \
+		socktab_thread_register();                                                         \
+		for (size_t i = 0; i < n; i++) {                                                   \
+			char name[128];                                                            \
+			size_t k = 0;                                                              \
+			while (*p == ' ' || *p == ',' || *p == '\n' || *p == '\t')                 \
+				p++;                                                               \
+			while (*p && *p != ',' && k < sizeof(name) - 1)                            \
+				name[k++] = *p++;                                                  \
+			while (k && (name[k - 1] == ' ' || name[k - 1] == '\n'))                   \
+				k--;                                                               \
+			name[k] = 0;                                                               \
+			if (argc > 1 && !strstr(name, argv[1]))                                    \
+				continue;                                                          \
+			check__failed = 0;                                                         \
+			check__fns[i]();                                                           \
+			printf("%s %s\n", check__failed ? "FAIL" : "PASS", name);                  \
+			if (check__failed)                                                         \
+				failed++;                                                          \
+			else                                                                       \
+				passed++;                                                          \
+		}                                                                                  \
+		socktab_thread_unregister();                                                       \
+		printf("%d passed, %d failed\n", passed, failed);                                  \
+		return failed ? 1 : 0;                                                             \
+	}
+
+/* ---- helpers shared by the unit tests ---- */
+
+static inline struct sockaddr_in check_sin(const char *ip, int port)
+{
+	struct sockaddr_in a;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+static inline struct sockaddr_in6 check_sin6(const char *ip, int port)
+{
+	struct sockaddr_in6 a;
+
+	memset(&a, 0, sizeof(a));
+	a.sin6_family = AF_INET6;
+	a.sin6_port = htons((uint16_t)port);
+	inet_pton(AF_INET6, ip, &a.sin6_addr);
+	return a;
+}
+
+static inline int check_bind4(struct socktab_sock *sk, const char *ip, int port)
+{
+	struct sockaddr_in a = check_sin(ip, port);
+
+	return socktab_bind(sk, (struct sockaddr *)&a, sizeof(a));
+}
+
+static inline int check_bind6(struct socktab_sock *sk, const char *ip, int port)
+{
+	struct sockaddr_in6 a = check_sin6(ip, port);
+
+	return socktab_bind(sk, (struct sockaddr *)&a, sizeof(a));
+}
+
+static inline int check_connect4(struct socktab_sock *sk, const char *ip, int port)
+{
+	struct sockaddr_in a = check_sin(ip, port);
+
+	return socktab_connect(sk, (struct sockaddr *)&a, sizeof(a));
+}
+
+static inline int check_connect6(struct socktab_sock *sk, const char *ip, int port)
+{
+	struct sockaddr_in6 a = check_sin6(ip, port);
+
+	return socktab_connect(sk, (struct sockaddr *)&a, sizeof(a));
+}
+
+/* Local port of @sk (host order), or a negative errno. */
+static inline int check_port(struct socktab_sock *sk)
+{
+	struct sockaddr_in6 a;
+	socklen_t len = sizeof(a);
+	int err = socktab_getsockname(sk, (struct sockaddr *)&a, &len);
+
+	if (err)
+		return err;
+	return ntohs(a.sin6_port); /* sin_port and sin6_port share their offset */
+}
+
+static inline int check_setint(struct socktab_sock *sk, int level, int opt, int v)
+{
+	return socktab_setsockopt(sk, level, opt, &v, sizeof(v));
+}
+
+/* A manual clock for TIME_WAIT tests: nanoseconds in *arg. */
+static inline uint64_t check_clock(void *arg)
+{
+	return *(uint64_t *)arg;
+}
+
+static inline struct socktab_net *check_net(int lo, int hi, uint64_t *clk)
+{
+	struct socktab_net_params p;
+
+	socktab_net_params_init(&p);
+	p.port_low = (uint16_t)lo;
+	p.port_high = (uint16_t)hi;
+	if (clk) {
+		p.clock = check_clock;
+		p.clock_arg = clk;
+	}
+	return socktab_net_new(&p);
+}
+
+#endif

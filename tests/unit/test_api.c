@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* API contract: bad input gets a negative errno and changes nothing; options (R65, R67). */
+#include "check.h"
+
+TEST(net_params_validation)
+{
+	struct socktab_net_params p;
+
+	socktab_net_params_init(&p);
+	p.port_low = 0;
+	errno = 0;
+	CHECK(!socktab_net_new(&p));
+	CHECK_EQ(errno, EINVAL);
+	socktab_net_params_init(&p);
+	p.port_low = 5000;
+	p.port_high = 4000;
+	CHECK(!socktab_net_new(&p));
+	socktab_net_params_init(&p);
+	p.tw_reuse = 3;
+	CHECK(!socktab_net_new(&p));
+	socktab_net_params_init(&p);
+	p.port_low = 500; /* below ip_unprivileged_port_start */
+	CHECK(!socktab_net_new(&p));
+	socktab_net_params_init(&p);
+	p.ehash_entries = 0;
+	CHECK(!socktab_net_new(&p));
+}
+
+TEST(sysctl_validation)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	int lo, hi;
+
+	CHECK_EQ(socktab_net_set_port_range(net, 40000, 39999), -EINVAL);
+	CHECK_EQ(socktab_net_set_port_range(net, 0, 100), -EINVAL);
+	CHECK_EQ(socktab_net_set_port_range(net, 1000, 2000), -EINVAL); /* < 1024 */
+	CHECK_EQ(socktab_net_set_port_range(net, 40000, 65536), -EINVAL);
+	CHECK_EQ(socktab_net_get_port_range(net, &lo, &hi), 0);
+	CHECK_EQ(lo, 32768);
+	CHECK_EQ(hi, 60999);
+	CHECK_EQ(socktab_net_set_port_range(net, 40000, 40000), 0);
+	CHECK_EQ(socktab_net_get_port_range(net, &lo, &hi), 0);
+	CHECK_EQ(lo, 40000);
+	CHECK_EQ(hi, 40000);
+	CHECK_EQ(socktab_net_set_tw_reuse(net, 3), -EINVAL);
+	CHECK_EQ(socktab_net_set_tw_reuse(net, -1), -EINVAL);
+	CHECK_EQ(socktab_net_set_reserved(net, 10, 5, 1), -EINVAL);
+	CHECK_EQ(socktab_net_set_port_range(NULL, 1, 2), -EINVAL);
+	CHECK_EQ(socktab_net_tick(NULL), -EINVAL);
+	socktab_net_free(net);
+}
+
+TEST(socket_creation_errors)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+
+	errno = 0;
+	CHECK(!socktab_socket(net, SOCKTAB_TCP, AF_UNIX));
+	CHECK_EQ(errno, EAFNOSUPPORT);
+	CHECK(!socktab_socket(net, 99, AF_INET));
+	CHECK_EQ(errno, EPROTONOSUPPORT);
+	CHECK(!socktab_socket(NULL, SOCKTAB_TCP, AF_INET));
+	CHECK_EQ(errno, EINVAL);
+	socktab_net_free(net);
+}
+
+TEST(priv_area)
+{
+	struct socktab_net_params p;
+	struct socktab_net *net;
+	struct socktab_sock *sk;
+
+	socktab_net_params_init(&p);
+	p.sock_priv_size = 100;
+	net = socktab_net_new(&p);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	unsigned char *priv = socktab_sock_priv(sk);
+
+	CHECK(priv);
+	CHECK(((uintptr_t)priv & 15) == 0);
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(priv[i], 0);
+	memset(priv, 0xab, 100);
+	socktab_close(sk);
+	socktab_net_free(net);
+	net = socktab_net_new(NULL);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(!socktab_sock_priv(sk));
+	socktab_close(sk);
+	socktab_net_free(net);
+}
+
+TEST(closed_socket_ebadf)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	int one = 1;
+
+	CHECK_EQ(socktab_close(sk), 0);
+	/* The object is back in the pool, not reused yet: every call reports -EBADF. */
+	CHECK_EQ(socktab_close(sk), -EBADF);
+	CHECK_EQ(check_bind4(sk, "127.0.0.1", 0), -EBADF);
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), -EBADF);
+	CHECK_EQ(socktab_setsockopt(sk, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), -EBADF);
+	CHECK_EQ(socktab_get_state(sk), -EBADF);
+	CHECK_EQ(socktab_sock_family(sk), -EBADF);
+	CHECK_EQ(socktab_close(NULL), -EINVAL);
+	socktab_net_free(net);
+}
+
+TEST(options)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *s4 = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *s6 = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
+	int v = 0;
+	socklen_t len = sizeof(v);
+	uint32_t r;
+	char small = 1;
+
+	CHECK_EQ(check_setint(s4, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(socktab_getsockopt(s4, SOL_SOCKET, SO_REUSEADDR, &v, &len), 0);
+	CHECK_EQ(v, 1);
+	CHECK_EQ(socktab_setsockopt(s4, SOL_SOCKET, SO_REUSEPORT, &small, 1), -EINVAL);
+	CHECK_EQ(socktab_setsockopt(s4, SOL_SOCKET, SO_REUSEPORT, NULL, 4), -EINVAL);
+	CHECK_EQ(check_setint(s4, SOL_SOCKET, 12345, 1), -ENOPROTOOPT);
+	CHECK_EQ(check_setint(s4, IPPROTO_IPV6, IPV6_V6ONLY, 1), -ENOPROTOOPT);
+	/* R65: IP_LOCAL_PORT_RANGE needs exactly 4 bytes and lo <= hi when both are set. */
+	r = (40000u << 16) | 50000u;
+	CHECK_EQ(socktab_setsockopt(s4, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &r, 4), -EINVAL);
+	r = (50000u << 16) | 40000u;
+	CHECK_EQ(socktab_setsockopt(s4, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &r, 8), -EINVAL);
+	CHECK_EQ(socktab_setsockopt(s4, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &r, 4), 0);
+	r = 0;
+	len = sizeof(r);
+	CHECK_EQ(socktab_getsockopt(s4, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &r, &len), 0);
+	CHECK_EQ(r, (50000u << 16) | 40000u);
+	r = 50000u; /* lo only: valid */
+	CHECK_EQ(socktab_setsockopt(s4, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &r, 4), 0);
+	/* R67: IPV6_V6ONLY only while the socket has no port. */
+	CHECK_EQ(check_setint(s6, IPPROTO_IPV6, IPV6_V6ONLY, 1), 0);
+	len = sizeof(v);
+	CHECK_EQ(socktab_getsockopt(s6, IPPROTO_IPV6, IPV6_V6ONLY, &v, &len), 0);
+	CHECK_EQ(v, 1);
+	CHECK_EQ(check_bind6(s6, "::1", 0), 0);
+	CHECK_EQ(check_setint(s6, IPPROTO_IPV6, IPV6_V6ONLY, 0), -EINVAL);
+	CHECK_EQ(check_setint(s6, SOCKTAB_SOL, SOCKTAB_SO_UID, 5), -EINVAL);
+	struct linger lg = { 1, 0 }, lg2;
+
+	CHECK_EQ(socktab_setsockopt(s4, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg) - 1), -EINVAL);
+	CHECK_EQ(socktab_setsockopt(s4, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	len = sizeof(lg2);
+	CHECK_EQ(socktab_getsockopt(s4, SOL_SOCKET, SO_LINGER, &lg2, &len), 0);
+	CHECK_EQ(lg2.l_onoff, 1);
+	CHECK_EQ(lg2.l_linger, 0);
+	socktab_close(s4);
+	socktab_close(s6);
+	socktab_net_free(net);
+}
+
+TEST(set_state_rules)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+	CHECK_EQ(socktab_get_state(sk), SOCKTAB_TCP_CLOSE);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED), -EINVAL); /* not hashed */
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), 0);
+	CHECK_EQ(socktab_get_state(sk), SOCKTAB_TCP_SYN_SENT);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_TIME_WAIT), -EINVAL);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_LISTEN), -EINVAL);
+	CHECK_EQ(socktab_set_state(sk, 77), -EINVAL);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED), 0);
+	CHECK_EQ(socktab_get_state(sk), SOCKTAB_TCP_ESTABLISHED);
+	socktab_close(sk);
+	socktab_net_free(net);
+}
+
+/* Closing a socket that is still in SYN_SENT leaves no TIME_WAIT; stats go back to zero. */
+TEST(stats_balance)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_net_stats st;
+	struct socktab_sock *s[10];
+
+	for (int i = 0; i < 10; i++) {
+		s[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(s[i], "127.0.0.1", 80), 0);
+	}
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.established, 10);
+	CHECK_EQ(st.bind_buckets, 10);
+	CHECK_EQ(st.connects, 10);
+	for (int i = 0; i < 10; i++)
+		socktab_close(s[i]);
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.established, 0);
+	CHECK_EQ(st.time_wait, 0);
+	CHECK_EQ(st.bind_buckets, 0);
+	CHECK_EQ(socktab_net_stats(net, NULL), -EINVAL);
+	socktab_net_free(net);
+}
+
+/* net_free closes what the caller left open, TIME_WAIT entries included (ASan checks leaks). */
+TEST(net_free_cleans_up)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+
+	for (int i = 0; i < 100; i++) {
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, i & 1 ? AF_INET6 : AF_INET);
+
+		CHECK_EQ(i & 1 ? check_connect6(sk, "::1", 80) : check_connect4(sk, "127.0.0.1", 80), 0);
+		if (i % 3 == 0) {
+			socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
+			socktab_close(sk); /* leaves TIME_WAIT */
+		}
+	}
+	socktab_net_free(net);
+	socktab_net_free(NULL);
+}
+
+CHECK_MAIN(net_params_validation, sysctl_validation, socket_creation_errors, priv_area,
+	   closed_socket_ebadf, options, set_state_rules, stats_balance, net_free_cleans_up)

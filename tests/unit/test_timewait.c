@@ -1,0 +1,723 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * TIME_WAIT: creation on active close (R62, R63), abortive close, expiry (socktab_net_tick and
+ * lazy reaping), reuse by connect() (R56, R61: tcp_tw_reuse, tcp_tw_reuse_delay, timestamps) and
+ * TIME_WAIT entries as bind owners (R48, R50, O8). Every test drives a manual clock.
+ */
+#include "check.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+#define T0 (10 * SEC) /* the clock starts here (a nonzero, boot-like time) */
+
+#define LOOP4 0x7f000001u
+
+/* Connect @sk to 127.0.0.1:@dport and mark it ESTABLISHED; returns 0 or the first error. */
+static int establish4(struct socktab_sock *sk, int dport)
+{
+	int err = check_connect4(sk, "127.0.0.1", dport);
+
+	if (err)
+		return err;
+	return socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
+}
+
+/* The ehash entry for 127.0.0.1:@lport <-> 127.0.0.1:@dport seen from an incoming segment. */
+static int lookup_state4(struct socktab_net *net, int lport, int dport)
+{
+	struct socktab_sock *sk = socktab_lookup_tcp4(net, htonl(LOOP4), htons((uint16_t)dport),
+						      htonl(LOOP4), htons((uint16_t)lport));
+	int st;
+
+	if (!sk)
+		return 0;
+	st = socktab_get_state(sk);
+	socktab_sock_put(sk);
+	return st;
+}
+
+static struct socktab_net_stats stats(struct socktab_net *net)
+{
+	struct socktab_net_stats st;
+
+	memset(&st, 0xff, sizeof(st));
+	if (socktab_net_stats(net, &st))
+		memset(&st, 0xff, sizeof(st));
+	return st;
+}
+
+/* A 1-port net (40000) on a manual clock with tcp_tw_reuse = @reuse. */
+static struct socktab_net *one_port_net(uint64_t *clk, int reuse)
+{
+	struct socktab_net *net;
+
+	*clk = T0;
+	net = check_net(40000, 40000, clk);
+	if (net && socktab_net_set_tw_reuse(net, reuse)) {
+		socktab_net_free(net);
+		return NULL;
+	}
+	return net;
+}
+
+/* ---- creation (R62, R63) ---- */
+
+/* R62: close() of an ESTABLISHED socket leaves a TIME_WAIT entry that keeps 4-tuple and port. */
+TEST(tw_created_on_close)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(40000, 40000, &clk);
+	struct socktab_sock *sk;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(check_port(sk), 40000);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_ESTABLISHED);
+	CHECK_EQ(stats(net).established, 1);
+	CHECK_EQ(stats(net).time_wait, 0);
+
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(stats(net).established, 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+	CHECK_EQ(stats(net).bind_buckets, 1); /* R63: the TW still owns the port */
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_TIME_WAIT);
+	/* other tuples are not matched */
+	CHECK_EQ(lookup_state4(net, 40000, 81), 0);
+	socktab_net_free(net);
+}
+
+/* R62: the same for IPv6, found by the v6 lookup. */
+TEST(tw_created_on_close_v6)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(40000, 40000, &clk);
+	struct socktab_sock *sk, *tw;
+	struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
+	CHECK(sk);
+	CHECK_EQ(check_connect6(sk, "::1", 443), 0);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED), 0);
+	CHECK_EQ(check_port(sk), 40000);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+	tw = socktab_lookup_tcp6(net, &lo, htons(443), &lo, htons(40000));
+	CHECK(tw);
+	CHECK_EQ(socktab_get_state(tw), SOCKTAB_TCP_TIME_WAIT);
+	socktab_sock_put(tw);
+	socktab_net_free(net);
+}
+
+/* R62: FIN_WAIT1 is an active close too. */
+TEST(tw_created_from_fin_wait1)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(40000, 40000, &clk);
+	struct socktab_sock *sk;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_FIN_WAIT1), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_TIME_WAIT);
+	socktab_net_free(net);
+}
+
+/* SO_LINGER {1, 0}: abortive close, no TIME_WAIT; port and tuple are free at once. */
+TEST(tw_linger_zero_no_tw)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 0);
+	struct socktab_sock *sk, *again;
+	struct linger l = { 1, 0 };
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(socktab_setsockopt(sk, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(stats(net).established, 0);
+	CHECK_EQ(stats(net).bind_buckets, 0);
+	CHECK_EQ(lookup_state4(net, 40000, 80), 0);
+	/* the same 4-tuple is available immediately, even with tw_reuse 0 */
+	again = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(again);
+	CHECK_EQ(check_connect4(again, "127.0.0.1", 80), 0);
+	CHECK_EQ(check_port(again), 40000);
+	socktab_net_free(net);
+}
+
+/* Only {1, 0} is abortive: a nonzero linger time still leaves a TIME_WAIT. */
+TEST(tw_linger_nonzero_keeps_tw)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(40000, 40000, &clk);
+	struct socktab_sock *sk;
+	struct linger l = { 1, 5 };
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(socktab_setsockopt(sk, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+	socktab_net_free(net);
+}
+
+/* R62: no TIME_WAIT without an active close (SYN_SENT, or the passive CLOSE_WAIT side). */
+TEST(tw_not_from_passive_states)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(40000, 40000, &clk);
+	struct socktab_sock *a, *b;
+
+	CHECK(net);
+	a = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(a);
+	CHECK_EQ(check_connect4(a, "127.0.0.1", 80), 0);
+	CHECK_EQ(socktab_get_state(a), SOCKTAB_TCP_SYN_SENT);
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(stats(net).bind_buckets, 0);
+
+	b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(b);
+	CHECK_EQ(establish4(b, 80), 0);
+	CHECK_EQ(socktab_set_state(b, SOCKTAB_TCP_CLOSE_WAIT), 0);
+	CHECK_EQ(socktab_close(b), 0);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(stats(net).bind_buckets, 0);
+	CHECK_EQ(lookup_state4(net, 40000, 80), 0);
+	socktab_net_free(net);
+}
+
+/* ---- expiry ---- */
+
+/* R61 with tw_reuse 0: the TW blocks connect() to the same peer until TCP_TIMEWAIT_LEN (60 s). */
+TEST(tw_reuse0_blocks_until_expiry)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 0);
+	struct socktab_sock *sk, *c;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(c);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	clk = T0 + 1500 * MS; /* past tw_reuse_delay, but reuse is off */
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	clk = T0 + 59 * SEC;
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	CHECK_EQ(stats(net).time_wait, 1);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_TIME_WAIT);
+
+	clk = T0 + 61 * SEC; /* past tw_len: the entry is gone (reaped lazily) */
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0);
+	CHECK_EQ(check_port(c), 40000);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(stats(net).tw_recycled, 0); /* expired, not taken over */
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_SYN_SENT);
+	socktab_net_free(net);
+}
+
+/* socktab_net_tick removes expired entries and returns how many; the tuple is free afterwards. */
+TEST(tw_tick_expires)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 0);
+	struct socktab_sock *sk, *c;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(socktab_net_tick(net), 0);
+	clk = T0 + 30 * SEC;
+	CHECK_EQ(socktab_net_tick(net), 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+	clk = T0 + 60 * SEC + 1 * MS;
+	CHECK_EQ(socktab_net_tick(net), 1);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(stats(net).bind_buckets, 0);
+	CHECK_EQ(lookup_state4(net, 40000, 80), 0);
+	CHECK_EQ(socktab_net_tick(net), 0);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(c);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0);
+	CHECK_EQ(check_port(c), 40000);
+	socktab_net_free(net);
+}
+
+/* socktab_net_tick counts every entry it reaps; entries expire by their own creation time. */
+TEST(tw_tick_counts)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 0);
+
+	CHECK(net);
+	for (int i = 0; i < 3; i++) {
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+		CHECK(sk);
+		CHECK_EQ(establish4(sk, 80 + i), 0); /* R59: one port, three peers */
+		CHECK_EQ(check_port(sk), 40000);
+		CHECK_EQ(socktab_close(sk), 0);
+	}
+	clk = T0 + 20 * SEC;
+	{
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+		CHECK(sk);
+		CHECK_EQ(establish4(sk, 90), 0);
+		CHECK_EQ(socktab_close(sk), 0);
+	}
+	CHECK_EQ(stats(net).time_wait, 4);
+	clk = T0 + 61 * SEC; /* the first three are due, the fourth is not */
+	CHECK_EQ(socktab_net_tick(net), 3);
+	CHECK_EQ(stats(net).time_wait, 1);
+	CHECK_EQ(lookup_state4(net, 40000, 80), 0);
+	CHECK_EQ(lookup_state4(net, 40000, 90), SOCKTAB_TCP_TIME_WAIT);
+	CHECK_EQ(socktab_net_tick(net), 0);
+	clk = T0 + 81 * SEC;
+	CHECK_EQ(socktab_net_tick(net), 1);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(stats(net).bind_buckets, 0);
+	socktab_net_free(net);
+}
+
+/* tw_len_ms is a parameter: a 5-s TIME_WAIT expires after 5 s. */
+TEST(tw_len_param)
+{
+	uint64_t clk = T0;
+	struct socktab_net_params p;
+	struct socktab_net *net;
+	struct socktab_sock *sk;
+
+	socktab_net_params_init(&p);
+	CHECK_EQ(p.tw_len_ms, 60000);
+	CHECK_EQ(p.tw_reuse, 2);
+	CHECK_EQ(p.tw_reuse_delay_ms, 1000);
+	p.tw_len_ms = 5000;
+	p.clock = check_clock;
+	p.clock_arg = &clk;
+	net = socktab_net_new(&p);
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	clk = T0 + 4 * SEC;
+	CHECK_EQ(socktab_net_tick(net), 0);
+	clk = T0 + 5 * SEC + 1 * MS;
+	CHECK_EQ(socktab_net_tick(net), 1);
+	socktab_net_free(net);
+}
+
+/* ---- reuse by connect() port choice (R55, R56, R61) ---- */
+
+static void tw_reuse_after_delay(int mode)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, mode);
+	struct socktab_sock *sk, *c;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(c);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	clk = T0 + 500 * MS; /* < tcp_tw_reuse_delay (1000 ms) */
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	CHECK_EQ(stats(net).tw_recycled, 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+
+	clk = T0 + 1200 * MS; /* > delay: the TW is taken over (TIMEWAITRECYCLED) */
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0);
+	CHECK_EQ(check_port(c), 40000);
+	CHECK_EQ(stats(net).tw_recycled, 1);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(stats(net).bind_buckets, 1);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_SYN_SENT);
+	/* the recycled entry is no longer on the expiry list */
+	clk = T0 + 120 * SEC;
+	CHECK_EQ(socktab_net_tick(net), 0);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_SYN_SENT);
+	socktab_net_free(net);
+}
+
+/* R61, O8: tcp_tw_reuse = 1: blocked before 1 s, recycled after. */
+TEST(tw_reuse1_after_delay)
+{
+	tw_reuse_after_delay(1);
+}
+
+/* R61, O8: tcp_tw_reuse = 2 (loopback only): loopback TWs behave like mode 1. */
+TEST(tw_reuse2_after_delay)
+{
+	tw_reuse_after_delay(2);
+}
+
+/* R61: the default net has tcp_tw_reuse = 2 and a 1000-ms delay. */
+TEST(tw_reuse_default_is_2)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(40000, 40000, &clk);
+	struct socktab_sock *sk, *c;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk && c);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	clk = T0 + 999 * MS;
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	clk = T0 + 1001 * MS;
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0);
+	CHECK_EQ(stats(net).tw_recycled, 1);
+	socktab_net_free(net);
+}
+
+/* R61: tcp_tw_reuse_delay = 1 ms allows reuse almost at once. */
+TEST(tw_reuse_short_delay)
+{
+	uint64_t clk = T0;
+	struct socktab_net_params p;
+	struct socktab_net *net;
+	struct socktab_sock *sk, *c;
+
+	socktab_net_params_init(&p);
+	p.port_low = p.port_high = 40000;
+	p.tw_reuse_delay_ms = 1;
+	p.clock = check_clock;
+	p.clock_arg = &clk;
+	net = socktab_net_new(&p);
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk && c);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	clk = T0 + 2 * MS;
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0);
+	CHECK_EQ(stats(net).tw_recycled, 1);
+	socktab_net_free(net);
+}
+
+/* R61: without a recorded peer timestamp a TW is never taken over before it expires. */
+TEST(tw_no_timestamps_no_reuse)
+{
+	uint64_t clk = T0;
+	struct socktab_net_params p;
+	struct socktab_net *net;
+	struct socktab_sock *sk, *c;
+
+	socktab_net_params_init(&p);
+	p.port_low = p.port_high = 40000;
+	p.tcp_timestamps = 0;
+	p.tw_reuse = 1;
+	p.clock = check_clock;
+	p.clock_arg = &clk;
+	net = socktab_net_new(&p);
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk && c);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	clk = T0 + 5 * SEC;
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	CHECK_EQ(stats(net).tw_recycled, 0);
+	socktab_net_free(net);
+}
+
+/* R59: a connect() to a different peer shares the port despite the TW (it is connect()-bound). */
+TEST(tw_other_peer_shares_port)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 0);
+	struct socktab_sock *sk, *c1, *c2, *c3;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	c1 = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	c2 = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	c3 = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(c1 && c2 && c3);
+	CHECK_EQ(check_connect4(c1, "127.0.0.1", 81), 0);
+	CHECK_EQ(check_port(c1), 40000);
+	CHECK_EQ(check_connect4(c2, "127.0.0.2", 80), 0);
+	CHECK_EQ(check_port(c2), 40000);
+	CHECK_EQ(check_connect4(c3, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	CHECK_EQ(stats(net).time_wait, 1);
+	CHECK_EQ(stats(net).tw_recycled, 0);
+	socktab_net_free(net);
+}
+
+/* ---- TIME_WAIT as a bind owner (R48, R50, R53, R61, O8) ---- */
+
+/* Close a socket bound explicitly to 127.0.0.1:40000 (SO_REUSEADDR @reuse) after connecting it. */
+static int make_bound_tw(struct socktab_net *net, int reuse)
+{
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	int err;
+
+	if (!sk)
+		return -ENOMEM;
+	if (reuse && (err = check_setint(sk, SOL_SOCKET, SO_REUSEADDR, 1)))
+		return err;
+	if ((err = check_bind4(sk, "127.0.0.1", 40000)))
+		return err;
+	if ((err = establish4(sk, 80)))
+		return err;
+	if (check_port(sk) != 40000)
+		return -EPROTO;
+	return socktab_close(sk);
+}
+
+/*
+ * R61, O8: an explicit bind over a TW port + connect to the same peer works with SO_REUSEADDR on
+ * the old and the new socket; the bound-port path ignores tcp_tw_reuse and its delay.
+ */
+TEST(tw_bind_over_tw_reuseaddr_both)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(50000, 50100, &clk);
+	struct socktab_sock *c;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_tw_reuse(net, 0), 0);
+	CHECK_EQ(make_bound_tw(net, 1), 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(c);
+	CHECK_EQ(check_setint(c, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind4(c, "127.0.0.1", 40000), 0); /* R42 step 2, R48 */
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0); /* R53: twp == NULL, no delay */
+	CHECK_EQ(check_port(c), 40000);
+	CHECK_EQ(stats(net).tw_recycled, 1);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_SYN_SENT);
+	socktab_net_free(net);
+}
+
+/* R48, O8: without SO_REUSEADDR on the old socket the TW blocks the rebind. */
+TEST(tw_bind_old_without_reuseaddr)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(50000, 50100, &clk);
+	struct socktab_sock *c, *d, *e;
+
+	CHECK(net);
+	CHECK_EQ(make_bound_tw(net, 0), 0);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	d = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	e = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(c && d && e);
+	CHECK_EQ(check_setint(c, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind4(c, "127.0.0.1", 40000), -EADDRINUSE);
+	CHECK_EQ(check_bind4(d, "127.0.0.1", 40000), -EADDRINUSE);
+	CHECK_EQ(check_bind4(e, "0.0.0.0", 40000), -EADDRINUSE);
+	CHECK_EQ(check_port(c), 0);
+	/* a different specific address does not overlap */
+	CHECK_EQ(check_bind4(d, "127.0.0.2", 40000), 0);
+	/* once the TW expires, the port is free */
+	clk = T0 + 61 * SEC;
+	CHECK_EQ(socktab_net_tick(net), 1);
+	CHECK_EQ(check_bind4(c, "127.0.0.1", 40000), 0);
+	socktab_net_free(net);
+}
+
+/* R48, O8: SO_REUSEADDR on the old socket only is not enough either. */
+TEST(tw_bind_new_without_reuseaddr)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(50000, 50100, &clk);
+	struct socktab_sock *c;
+
+	CHECK(net);
+	CHECK_EQ(make_bound_tw(net, 1), 0);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(c);
+	CHECK_EQ(check_bind4(c, "127.0.0.1", 40000), -EADDRINUSE);
+	socktab_net_free(net);
+}
+
+/* R42, R48: SO_REUSEPORT on both also passes a TW owner, and the uid is not compared. */
+TEST(tw_bind_reuseport_other_uid)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(50000, 50100, &clk);
+	struct socktab_sock *old, *c;
+
+	CHECK(net);
+	old = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(old);
+	CHECK_EQ(check_setint(old, SOL_SOCKET, SO_REUSEPORT, 1), 0);
+	CHECK_EQ(check_setint(old, SOCKTAB_SOL, SOCKTAB_SO_UID, 1000), 0);
+	CHECK_EQ(check_bind4(old, "127.0.0.1", 40000), 0);
+	CHECK_EQ(establish4(old, 80), 0);
+	CHECK_EQ(socktab_close(old), 0);
+	CHECK_EQ(stats(net).time_wait, 1);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(c);
+	CHECK_EQ(check_setint(c, SOL_SOCKET, SO_REUSEPORT, 1), 0);
+	CHECK_EQ(check_setint(c, SOCKTAB_SOL, SOCKTAB_SO_UID, 1001), 0);
+	CHECK_EQ(check_bind4(c, "127.0.0.1", 40000), 0);
+	socktab_net_free(net);
+}
+
+/* O8: explicit bind over a TW + connect to the same peer fails without timestamps (R61). */
+TEST(tw_bind_over_tw_no_timestamps)
+{
+	uint64_t clk = T0;
+	struct socktab_net_params p;
+	struct socktab_net *net;
+	struct socktab_sock *c;
+
+	socktab_net_params_init(&p);
+	p.port_low = 50000;
+	p.port_high = 50100;
+	p.tcp_timestamps = 0;
+	p.clock = check_clock;
+	p.clock_arg = &clk;
+	net = socktab_net_new(&p);
+	CHECK(net);
+	CHECK_EQ(make_bound_tw(net, 1), 0);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(c);
+	CHECK_EQ(check_setint(c, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind4(c, "127.0.0.1", 40000), 0);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	CHECK_EQ(stats(net).time_wait, 1);
+	CHECK_EQ(stats(net).tw_recycled, 0);
+	/* another peer is fine */
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 81), 0);
+	CHECK_EQ(check_port(c), 40000);
+	socktab_net_free(net);
+}
+
+/* O8: a client-side TW (connect()-chosen port) blocks rebinding that port without SO_REUSEADDR. */
+TEST(tw_client_blocks_rebind)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 2);
+	struct socktab_sock *sk, *a, *b, *w;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	a = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	w = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(a && b && w);
+	CHECK_EQ(check_bind4(a, "127.0.0.1", 40000), -EADDRINUSE);
+	CHECK_EQ(check_setint(b, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind4(b, "127.0.0.1", 40000), -EADDRINUSE); /* old socket lacked it */
+	CHECK_EQ(check_bind4(w, "0.0.0.0", 40000), -EADDRINUSE);
+	/* R50: a wildcard bind(0) avoids the TW's port */
+	CHECK_EQ(check_bind4(w, "0.0.0.0", 0), -EADDRINUSE);
+	CHECK_EQ(stats(net).bind_buckets, 1);
+	socktab_net_free(net);
+}
+
+/* O8: with SO_REUSEADDR on the client and on the new socket the rebind works. */
+TEST(tw_client_reuseaddr_rebind)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 2);
+	struct socktab_sock *sk, *b;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(check_setint(sk, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(b);
+	CHECK_EQ(check_setint(b, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind4(b, "127.0.0.1", 40000), 0);
+	/* R53: the bound port may take the TW over at once (timestamps on) */
+	CHECK_EQ(check_connect4(b, "127.0.0.1", 80), 0);
+	CHECK_EQ(stats(net).tw_recycled, 1);
+	CHECK_EQ(stats(net).time_wait, 0);
+	socktab_net_free(net);
+}
+
+/* R63: expiry removes the TW from its bind buckets; the port is explicitly bindable again. */
+TEST(tw_expiry_frees_port_for_bind)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 2);
+	struct socktab_sock *sk, *b;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	clk = T0 + 61 * SEC;
+	b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(b);
+	CHECK_EQ(socktab_net_tick(net), 1);
+	CHECK_EQ(check_bind4(b, "0.0.0.0", 40000), 0);
+	socktab_net_free(net);
+}
+
+/* R62: the kernel's timer removes the TW at 60 s; with no tick, a bind after expiry still works. */
+TEST(tw_expiry_lazy_for_bind)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 0);
+	struct socktab_sock *sk, *b;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(b);
+	CHECK_EQ(check_bind4(b, "127.0.0.1", 40000), -EADDRINUSE);
+	clk = T0 + 61 * SEC;
+	CHECK_EQ(check_bind4(b, "127.0.0.1", 40000), 0);
+	CHECK_EQ(stats(net).time_wait, 0);
+	socktab_net_free(net);
+}
+
+CHECK_MAIN(tw_created_on_close, tw_created_on_close_v6, tw_created_from_fin_wait1,
+	   tw_linger_zero_no_tw, tw_linger_nonzero_keeps_tw, tw_not_from_passive_states,
+	   tw_reuse0_blocks_until_expiry, tw_tick_expires, tw_tick_counts, tw_len_param,
+	   tw_reuse1_after_delay, tw_reuse2_after_delay, tw_reuse_default_is_2,
+	   tw_reuse_short_delay, tw_no_timestamps_no_reuse, tw_other_peer_shares_port,
+	   tw_bind_over_tw_reuseaddr_both, tw_bind_old_without_reuseaddr,
+	   tw_bind_new_without_reuseaddr, tw_bind_reuseport_other_uid, tw_bind_over_tw_no_timestamps,
+	   tw_client_blocks_rebind, tw_client_reuseaddr_rebind, tw_expiry_frees_port_for_bind,
+	   tw_expiry_lazy_for_bind)

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* socktab: command-line front end. Lists only subcommands that work. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "socktab/socktab.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: socktab <command> [options]\n"
+		"\n"
+		"commands:\n"
+		"  bench connect [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
+		"                [--variant socktab|linux|linux-6.1|all] [-N CONNECTS] [--seed S]\n"
+		"                 connect() cost vs port occupancy toward one destination\n"
+		"  version        print the library version\n"
+		"  help           this text\n"
+		"\n"
+		"Run 'socktab bench connect --help' for details.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("socktab %d.%d\n", SOCKTAB_VERSION_MAJOR, SOCKTAB_VERSION_MINOR);
+		return 0;
+	}
+	if (!strcmp(argv[1], "bench")) {
+		if (argc >= 3 && !strcmp(argv[2], "connect"))
+			return socktab_cli_bench_connect(argc - 2, argv + 2);
+		fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: connect)\n",
+			argc >= 3 ? argv[2] : "");
+		return 2;
+	}
+	fprintf(stderr, "socktab: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
