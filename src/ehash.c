@@ -81,35 +81,43 @@ static inline bool match6(const struct socktab_sock *sk, const struct socktab_ne
 	       v6eq(sk->v6_saddr, local) && dev_ok(sk, dif);
 }
 
-struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-					 uint32_t daddr, uint16_t dport)
+/* A lookup key, assembled once per lookup (R26). */
+struct lookup_key {
+	uint32_t ports;
+	bool v6;
+	uint64_t acookie;            /* IPv4 */
+	uint64_t remote[2], local[2]; /* IPv6 */
+};
+
+static inline bool key_match(const struct socktab_sock *sk, const struct socktab_net *net,
+			     const struct lookup_key *k)
 {
-	struct socktab__tables *t;
-	uint16_t lport = ntohs(dport);
-	uint64_t acookie = (uint64_t)saddr | ((uint64_t)daddr << 32);
-	uint32_t ports = (uint32_t)sport | ((uint32_t)lport << 16);
-	uint32_t hash, slot;
+	return k->v6 ? match6(sk, net, k->remote, k->local, k->ports, 0)
+		     : match4(sk, net, k->acookie, k->ports, 0);
+}
+
+/* R21: the lock-free walk shared by the IPv4 and IPv6 lookups. */
+static struct socktab_sock *ehash_lookup(struct socktab_net *net, uint32_t hash,
+					 const struct lookup_key *k)
+{
+	struct socktab__tables *t = net->tab;
+	uint32_t slot = hash & t->ehash_mask;
 	struct socktab_sock *sk;
 	uintptr_t p;
 
-	if (!net)
-		return NULL;
-	t = net->tab;
-	hash = socktab__ehashfn4(net, daddr, lport, saddr, sport);
-	slot = hash & t->ehash_mask;
 	socktab__rcu_read_lock();
 begin:
 	for (p = atomic_load_explicit(&t->ehash[slot].first, memory_order_acquire);
 	     !socktab__is_nulls(p);
 	     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_acquire)) {
 		sk = node_sk(p);
-		if (RD(sk->hash) != hash || !match4(sk, net, acookie, ports, 0))
+		if (RD(sk->hash) != hash || !key_match(sk, net, k))
 			continue;
 		if (!socktab__sock_hold_not_zero(sk)) {
 			sk = NULL; /* dying: the kernel reports "not found" too */
 			goto out;
 		}
-		if (!match4(sk, net, acookie, ports, 0)) {
+		if (!key_match(sk, net, k)) { /* freed and reused meanwhile */
 			socktab_sock_put(sk);
 			goto begin;
 		}
@@ -124,52 +132,35 @@ out:
 	return sk;
 }
 
+struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+					 uint32_t daddr, uint16_t dport)
+{
+	uint16_t lport = ntohs(dport);
+	struct lookup_key k = {
+		.ports = (uint32_t)sport | ((uint32_t)lport << 16),
+		.acookie = (uint64_t)saddr | ((uint64_t)daddr << 32),
+	};
+
+	if (!net)
+		return NULL;
+	return ehash_lookup(net, socktab__ehashfn4(net, daddr, lport, saddr, sport), &k);
+}
+
 struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
 					 uint16_t dport)
 {
-	struct socktab__tables *t;
 	uint16_t lport = ntohs(dport);
-	uint32_t ports = (uint32_t)sport | ((uint32_t)lport << 16);
-	uint64_t remote[2], local[2];
-	uint32_t hash, slot;
-	struct socktab_sock *sk;
-	uintptr_t p;
+	struct lookup_key k = { .ports = (uint32_t)sport | ((uint32_t)lport << 16), .v6 = true };
 
 	if (!net || !saddr || !daddr)
 		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
 		return socktab_lookup_tcp4(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3],
 					   dport);
-	t = net->tab;
-	memcpy(remote, saddr, 16);
-	memcpy(local, daddr, 16);
-	hash = socktab__ehashfn6(net, daddr, lport, saddr, sport);
-	slot = hash & t->ehash_mask;
-	socktab__rcu_read_lock();
-begin:
-	for (p = atomic_load_explicit(&t->ehash[slot].first, memory_order_acquire);
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_acquire)) {
-		sk = node_sk(p);
-		if (RD(sk->hash) != hash || !match6(sk, net, remote, local, ports, 0))
-			continue;
-		if (!socktab__sock_hold_not_zero(sk)) {
-			sk = NULL;
-			goto out;
-		}
-		if (!match6(sk, net, remote, local, ports, 0)) {
-			socktab_sock_put(sk);
-			goto begin;
-		}
-		goto out;
-	}
-	if (socktab__nulls_value(p) != slot)
-		goto begin;
-	sk = NULL;
-out:
-	socktab__rcu_read_unlock();
-	return sk;
+	memcpy(k.remote, saddr, 16);
+	memcpy(k.local, daddr, 16);
+	return ehash_lookup(net, socktab__ehashfn6(net, daddr, lport, saddr, sport), &k);
 }
 
 struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
