@@ -132,8 +132,8 @@ out:
 	return sk;
 }
 
-struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-					 uint32_t daddr, uint16_t dport)
+struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32_t saddr,
+						 uint16_t sport, uint32_t daddr, uint16_t dport)
 {
 	uint16_t lport = ntohs(dport);
 	struct lookup_key k = {
@@ -146,9 +146,9 @@ struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr
 	return ehash_lookup(net, socktab__ehashfn4(net, daddr, lport, saddr, sport), &k);
 }
 
-struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
-					 uint16_t sport, const struct in6_addr *daddr,
-					 uint16_t dport)
+struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
+						 const struct in6_addr *saddr, uint16_t sport,
+						 const struct in6_addr *daddr, uint16_t dport)
 {
 	uint16_t lport = ntohs(dport);
 	struct lookup_key k = { .ports = (uint32_t)sport | ((uint32_t)lport << 16), .v6 = true };
@@ -156,28 +156,11 @@ struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct i
 	if (!net || !saddr || !daddr)
 		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab_lookup_tcp4(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3],
-					   dport);
+		return socktab_lookup_established4(net, saddr->s6_addr32[3], sport,
+						   daddr->s6_addr32[3], dport);
 	memcpy(k.remote, saddr, 16);
 	memcpy(k.local, daddr, 16);
 	return ehash_lookup(net, socktab__ehashfn6(net, daddr, lport, saddr, sport), &k);
-}
-
-struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
-					uint16_t sport, const void *daddr, uint16_t dport)
-{
-	uint32_t s4, d4;
-
-	if (!saddr || !daddr)
-		return NULL;
-	if (family == AF_INET) {
-		memcpy(&s4, saddr, 4);
-		memcpy(&d4, daddr, 4);
-		return socktab_lookup_tcp4(net, s4, sport, d4, dport);
-	}
-	if (family == AF_INET6)
-		return socktab_lookup_tcp6(net, saddr, sport, daddr, dport);
-	return NULL;
 }
 
 /* Does the chain hold an entry with sk's 4-tuple on @lport (other than sk)? Key per R26. */

@@ -138,6 +138,17 @@ int socktab_net_get_port_range(struct socktab_net *net, int *lo, int *hi);
 int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on);
 int socktab_net_set_tw_reuse(struct socktab_net *net, int mode);
 
+/*
+ * Write a per-net sysctl by its kernel name, value as text (as `sysctl -w` takes it), with the
+ * kernel's validation (-EINVAL). Keys: net.ipv4.ip_local_port_range ("LO HI"),
+ * net.ipv4.ip_local_reserved_ports ("" or "P1,P2-P3,..."), net.ipv4.ip_autobind_reuse (0/1),
+ * net.ipv4.ip_unprivileged_port_start (0..65535, not above the range's low end),
+ * net.ipv4.tcp_tw_reuse (0..2), net.ipv4.tcp_tw_reuse_delay (1..60000 ms), net.core.somaxconn
+ * (0..INT_MAX), and net.ipv4.tcp_fastopen / net.ipv4.tcp_syncookies (accepted, no effect on the
+ * tables). Unknown key: -ENOENT. Context: any registered thread; takes the net's settings lock.
+ */
+int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *value);
+
 /* Counters of a net, read without locks (values may be a moment old). */
 struct socktab_net_stats {
 	uint64_t established;      /* sockets in ehash that are not TIME_WAIT */
@@ -199,9 +210,34 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
 
 /*
+ * listen(2): bind(0) first if the socket has no port (odd port, R49), re-validate the port in
+ * LISTEN state (R46), join or create a SO_REUSEPORT group (R34) and enter the listener table.
+ * @backlog is clamped to net.core.somaxconn; listen() on a listener only updates the backlog.
+ * Errors: -EINVAL (connected or connecting socket), -EADDRINUSE, -ENOMEM, -EBADF.
+ * Context: registered thread, outside RCU read side; socket lock, then bhash/bhash2 and lhash2 locks.
+ */
+int socktab_listen(struct socktab_sock *sk, int backlog);
+
+/* The backlog a listener was given (after clamping), or a negative errno. Context: any. */
+int socktab_listen_backlog(struct socktab_sock *sk);
+
+/*
+ * Create the child socket of @listener for a connection from @remote to @local (the SYN's source
+ * and destination): it inherits the listener's port and owner (kernel __inet_inherit_port), is
+ * inserted into ehash in state SYN_RECV and returned with the caller's reference (close it with
+ * socktab_close()). Errors (NULL, errno): EINVAL (not a listener, bad address), EADDRINUSE (the
+ * 4-tuple exists), ENOMEM. Context: registered thread, outside RCU read side.
+ */
+struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
+					    const struct sockaddr *local,
+					    const struct sockaddr *remote, socklen_t len);
+
+/*
  * Move a hashed TCP socket to @state (the embedding stack drives the state machine:
- * SYN_SENT -> ESTABLISHED -> FIN_WAIT1...). LISTEN, TIME_WAIT and CLOSE are reached through
- * socktab_listen()/socktab_close() only (-EINVAL). Context: registered thread; socket lock.
+ * SYN_SENT -> ESTABLISHED -> FIN_WAIT1...). SOCKTAB_TCP_CLOSE is the kernel's tcp_done() (a reset
+ * or a refused connect): the socket leaves ehash and, unless bind() locked it, its port; it stays
+ * open. LISTEN and TIME_WAIT are reached through socktab_listen()/socktab_close() only (-EINVAL).
+ * Context: registered thread; socket lock.
  */
 int socktab_set_state(struct socktab_sock *sk, int state);
 
@@ -250,8 +286,9 @@ int socktab_getsockname(struct socktab_sock *sk, struct sockaddr *addr, socklen_
 int socktab_getpeername(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len);
 
 /*
- * Packet-path lookup of the TCP socket a segment from (saddr, sport) to (daddr, dport) belongs to
- * (established and TIME_WAIT entries). Addresses and ports in network byte order; saddr/sport are
+ * Packet-path lookup of the TCP socket a segment from (saddr, sport) to (daddr, dport) belongs to:
+ * established and TIME_WAIT entries first, then listeners (R30-R35; socktab_lookup_listener4/6
+ * alone, socktab_lookup_established4/6 alone). Addresses and ports in network byte order; saddr/sport are
  * the packet's source (the remote peer), daddr/dport its destination (local). Returns a socket
  * with a reference held (release it with socktab_sock_put()) or NULL.
  * The v6 form takes IPv6 addresses; a v4-mapped pair is looked up as IPv4, so a dual-stack socket
@@ -263,6 +300,16 @@ struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr
 struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
 					 uint16_t dport);
+struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32_t saddr,
+						 uint16_t sport, uint32_t daddr, uint16_t dport);
+struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
+						 const struct in6_addr *saddr, uint16_t sport,
+						 const struct in6_addr *daddr, uint16_t dport);
+struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t saddr,
+					      uint16_t sport, uint32_t daddr, uint16_t dport);
+struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
+					      const struct in6_addr *saddr, uint16_t sport,
+					      const struct in6_addr *daddr, uint16_t dport);
 /* Family-dispatching form: @saddr/@daddr point to a uint32_t (AF_INET) or struct in6_addr. */
 struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
 					uint16_t sport, const void *daddr, uint16_t dport);
