@@ -650,9 +650,9 @@ other_parity_scan:;
 /*
  * Kernel inet_csk_get_port(): take port @snum (0: choose one) for @sk. Caller holds the socket
  * lock and has set sk's local address. Returns 0 or -EADDRINUSE / -ENOMEM; on error nothing
- * changed. Used by bind() and (later) listen().
+ * changed. Used by bind() and listen() (which re-validates the socket's own port in LISTEN state).
  */
-static int get_port(struct socktab_net *net, struct socktab_sock *sk, int snum)
+int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum)
 {
 	struct socktab__tables *t = net->tab;
 	struct socktab__bhead *head;
@@ -694,17 +694,19 @@ static int get_port(struct socktab_net *net, struct socktab_sock *sk, int snum)
 		ret = -EADDRINUSE;
 		goto fail;
 	}
-	tb2 = socktab__tb2_find_or_create(net, tb, sk, &tb2_created);
+	tb2 = sk->tb2 ? sk->tb2 : socktab__tb2_find_or_create(net, tb, sk, &tb2_created);
 	if (!tb2) {
 		ret = -ENOMEM;
 		goto fail;
 	}
 	update_fastreuse(tb, tb2, sk, first);
-	socktab__bind_hash(sk, tb2, (uint16_t)port);
+	if (!sk->tb2) /* listen() re-validates a port the socket already owns (R46) */
+		socktab__bind_hash(sk, tb2, (uint16_t)port);
 	socktab__unlock(&head->lock);
 	return 0;
 fail:
-	WR(sk->portpair, RD(sk->portpair) & 0xffff);
+	if (!sk->tb2) /* a listener re-validating its own port keeps it */
+		WR(sk->portpair, RD(sk->portpair) & 0xffff);
 	if (tb_created)
 		socktab__tb_maybe_destroy(head, tb);
 	socktab__unlock(&head->lock);
@@ -797,7 +799,7 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 	if (specific_v6)
 		sk->v6only = 1;
 	if (snum || !sk->bind_address_no_port) {
-		err = get_port(net, sk, snum);
+		err = socktab__get_port(net, sk, snum);
 		if (err) {
 			static const struct in6_addr any = IN6ADDR_ANY_INIT;
 

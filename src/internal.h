@@ -92,6 +92,8 @@ struct socktab_sock {
 	struct socktab__tb2 *tb2;          /* (b) bind bucket this socket owns a port through */
 	struct socktab_sock *bind_next;    /* (b) next owner of tb2 */
 	struct socktab_sock **bind_pprev;  /* (b) */
+	struct socktab__reuseport *_Atomic reuseport_cb; /* (r, reuseport lock) listener group */
+	int backlog;                       /* (s) listen() backlog after clamping */
 	uint64_t tw_expire_ns;             /* (c) TIME_WAIT: expiry time on the net clock */
 	uint64_t tw_entry_ns;              /* (c) TIME_WAIT: creation time (tw_reuse_delay) */
 	struct socktab_sock *tw_next;      /* (t) TIME_WAIT list */
@@ -143,6 +145,21 @@ struct socktab__bhead2 {
 	struct socktab__tb2 *chain;        /* (b2) */
 };
 
+/* SO_REUSEPORT group (kernel struct sock_reuseport, R34-R35); replaced, not resized, when full. */
+struct socktab__reuseport {
+	_Atomic uint32_t num;              /* (r, reuseport lock) members in socks[] */
+	uint32_t cap;                      /* (c) */
+	struct rcu_head rcu;               /* freed after a grace period */
+	struct socktab_sock *_Atomic socks[]; /* (r, reuseport lock) */
+};
+
+/* lhash2 slot: listeners by (address, port) (R29); chain ends in nulls i + LISTENING_NULLS_BASE. */
+struct socktab__lhead {
+	pthread_mutex_t lock;
+	struct socktab__hhead head;        /* (r, lock) */
+};
+#define SOCKTAB__LISTENING_NULLS_BASE (1u << 29)
+
 struct socktab__ehash_lock {
 	_Alignas(SOCKTAB__CACHELINE) pthread_mutex_t m;
 };
@@ -157,6 +174,8 @@ struct socktab__tables {
 	struct socktab__ehash_lock *ehash_locks; /* (c) striped: slot & ehash_locks_mask */
 	struct socktab__bhead *bhash;      /* (c) */
 	struct socktab__bhead2 *bhash2;    /* (c) */
+	uint32_t lhash2_mask;              /* (c) */
+	struct socktab__lhead *lhash2;     /* (c) */
 };
 
 struct socktab__pool {
@@ -195,6 +214,8 @@ struct socktab_net {
 	_Atomic uint32_t tw_reuse_delay_ms; /* (a) */
 	_Atomic int autobind_reuse;        /* (a) */
 	_Atomic uint64_t reserved[65536 / 64]; /* (a) ip_local_reserved_ports bitmap */
+	_Atomic int somaxconn;             /* (a) net.core.somaxconn */
+	pthread_mutex_t reuseport_lock;    /* guards every reuseport group of this net */
 
 	_Atomic uint32_t *perturb;         /* (a) table_perturb (R54, R57) */
 
@@ -365,6 +386,13 @@ int socktab__bhash2_update_saddr_locked(struct socktab_sock *sk, const struct in
 bool socktab__port_reserved(struct socktab_net *net, uint16_t port);
 void socktab__port_range(struct socktab_net *net, const struct socktab_sock *sk, int *low,
 			 int *high, bool *local_ports);
+
+/* ---- listen.c ---- */
+void socktab__listen_unhash(struct socktab_sock *sk);
+int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum);
+
+/* ---- sock.c ---- */
+void socktab__sk_done(struct socktab_net *net, struct socktab_sock *sk);
 
 /* ---- connect.c ---- */
 int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk);

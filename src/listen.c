@@ -1,10 +1,551 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* lhash2: listeners (work in progress in this session; replaced below). */
+/*
+ * lhash2 (listeners), SO_REUSEPORT groups, listen(), child sockets, and the packet-path lookup
+ * that tries established sockets first and listeners second.
+ *
+ * Table: lhash2[portaddr_hash(bound address, port) & mask] (R29); a wildcard listener (0.0.0.0 or
+ * ::) sits in the shared "any" slot of its port. Chains are hlist_nulls ending in slot +
+ * LISTENING_NULLS_BASE (R19), so a reader carried from an ehash chain onto a listener chain (or
+ * back) by a recycled socket notices and restarts. A listener uses the socket's one chain node,
+ * as in the kernel. Writers hold the slot lock.
+ * Lookup (R30-R33): score the chain of (destination address, port), and only if nothing matched
+ * the "any" chain; a strictly better score wins, ties keep the earlier entry; a winner in a
+ * reuseport group hands over to the member picked by the 4-tuple hash (R35).
+ * Departures: sockets come from a type-stable pool instead of being freed after a grace period
+ * (R23), so the result is pinned with increment-if-not-zero and re-checked (still a listener
+ * with that key), and the walk restarts otherwise; no SO_INCOMING_CPU bonus, no BPF, no devices
+ * at lookup time (a lookup matches any bound device).
+ * Groups (R34): a listener joins a group of a listener with the same net, port, family, v6only,
+ * device, owner uid and identical address; members live in an array replaced (not resized) when
+ * full and freed after a grace period; a leaving member is replaced by the last one.
+ */
+#include <stdlib.h>
+
 #include "internal.h"
+
+static struct socktab__lhead *lhash2_slot(struct socktab_net *net, const struct in6_addr *a,
+					  uint16_t port)
+{
+	struct socktab__tables *t = net->tab;
+
+	return &t->lhash2[socktab__portaddr_hash(net, a, port) & t->lhash2_mask];
+}
+
+static struct in6_addr sk_bound_addr(const struct socktab_sock *sk)
+{
+	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+
+	if (RD(sk->family) == AF_INET)
+		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
+	return a;
+}
+
+/* ---- reuseport groups ---- */
+
+static struct socktab__reuseport *group_alloc(uint32_t cap)
+{
+	struct socktab__reuseport *g = calloc(1, sizeof(*g) + cap * sizeof(g->socks[0]));
+
+	if (g)
+		g->cap = cap;
+	return g;
+}
+
+static void group_free_rcu(struct rcu_head *head)
+{
+	struct socktab__reuseport *g = caa_container_of(head, struct socktab__reuseport, rcu);
+
+	socktab__rcu_cb_enter(g);
+	free(g);
+}
+
+/* R34: the member @sk may join, or NULL. Caller holds the lhash2 slot lock of sk's address. */
+static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struct socktab_sock *sk)
+{
+	struct in6_addr a = sk_bound_addr(sk);
+
+	for (uintptr_t p = atomic_load_explicit(&slot->head.first, memory_order_relaxed);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next, memory_order_relaxed)) {
+		struct socktab_sock *sk2 = (struct socktab_sock *)p;
+		struct in6_addr a2 = sk_bound_addr(sk2);
+
+		if (sk2 != sk && RD(sk2->net) == RD(sk->net) && RD(sk2->reuseport) &&
+		    RD(sk2->family) == RD(sk->family) && sk2->v6only == sk->v6only &&
+		    RD(sk2->bound_dev_if) == RD(sk->bound_dev_if) && sk2->uid == sk->uid &&
+		    socktab__sk_num(sk2) == socktab__sk_num(sk) && !memcmp(&a, &a2, 16) &&
+		    atomic_load_explicit(&sk2->reuseport_cb, memory_order_relaxed))
+			return sk2;
+	}
+	return NULL;
+}
+
+/* Join @peer's group (or start one). Caller holds the net's reuseport lock. */
+static int group_add_locked(struct socktab_net *net, struct socktab_sock *sk,
+			    struct socktab_sock *peer)
+{
+	struct socktab__reuseport *g, *ng;
+	uint32_t n;
+
+	if (!peer) {
+		g = group_alloc(128);
+		if (!g)
+			return -ENOMEM;
+		atomic_store_explicit(&g->socks[0], sk, memory_order_relaxed);
+		atomic_store_explicit(&g->num, 1, memory_order_relaxed);
+		atomic_store_explicit(&sk->reuseport_cb, g, memory_order_release);
+		return 0;
+	}
+	g = atomic_load_explicit(&peer->reuseport_cb, memory_order_relaxed);
+	n = atomic_load_explicit(&g->num, memory_order_relaxed);
+	if (n == g->cap) {
+		/* Full: publish a copy twice the size to every member (capacity fits in u16). */
+		if (g->cap >= 32768)
+			return -ENOMEM;
+		ng = group_alloc(g->cap * 2);
+		if (!ng)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < n; i++) {
+			struct socktab_sock *m =
+				atomic_load_explicit(&g->socks[i], memory_order_relaxed);
+
+			atomic_store_explicit(&ng->socks[i], m, memory_order_relaxed);
+			atomic_store_explicit(&m->reuseport_cb, ng, memory_order_release);
+		}
+		atomic_store_explicit(&ng->num, n, memory_order_relaxed);
+		socktab__call_rcu(g, &g->rcu, group_free_rcu);
+		g = ng;
+	}
+	atomic_store_explicit(&g->socks[n], sk, memory_order_relaxed);
+	atomic_store_explicit(&g->num, n + 1, memory_order_release);
+	atomic_store_explicit(&sk->reuseport_cb, g, memory_order_release);
+	(void)net;
+	return 0;
+}
+
+/* Leave the group: the last member takes our place (R35). Caller holds the reuseport lock. */
+static void group_detach_locked(struct socktab_sock *sk)
+{
+	struct socktab__reuseport *g = atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed);
+	uint32_t n;
+
+	if (!g)
+		return;
+	n = atomic_load_explicit(&g->num, memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++) {
+		if (atomic_load_explicit(&g->socks[i], memory_order_relaxed) != sk)
+			continue;
+		atomic_store_explicit(&g->socks[i],
+				      atomic_load_explicit(&g->socks[n - 1], memory_order_relaxed),
+				      memory_order_release);
+		atomic_store_explicit(&g->num, n - 1, memory_order_release);
+		break;
+	}
+	atomic_store_explicit(&sk->reuseport_cb, NULL, memory_order_release);
+	if (n == 1)
+		socktab__call_rcu(g, &g->rcu, group_free_rcu);
+}
+
+/* R35: reuseport_select_sock_by_hash without SO_INCOMING_CPU. Caller is in an RCU section. */
+static struct socktab_sock *group_select_rcu(struct socktab_sock *sk, uint32_t hash)
+{
+	struct socktab__reuseport *g = atomic_load_explicit(&sk->reuseport_cb,
+							    memory_order_acquire);
+	uint32_t n, i0;
+
+	if (!g)
+		return NULL;
+	n = atomic_load_explicit(&g->num, memory_order_acquire);
+	if (!n)
+		return NULL;
+	i0 = (uint32_t)(((uint64_t)hash * n) >> 32);
+	for (uint32_t k = 0; k < n; k++) {
+		struct socktab_sock *m = atomic_load_explicit(&g->socks[(i0 + k) % n],
+							      memory_order_acquire);
+
+		if (m && RD(m->state) != SOCKTAB_TCP_ESTABLISHED) /* connected UDP members skip */
+			return m;
+	}
+	return NULL;
+}
+
+/* ---- hashing a listener ---- */
+
+/* Insert @sk (state LISTEN, owning its port) into lhash2 and its reuseport group. */
+static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
+{
+	struct in6_addr a = sk_bound_addr(sk);
+	struct socktab__lhead *slot = lhash2_slot(net, &a, socktab__sk_num(sk));
+	int err = 0;
+
+	socktab__lock(&slot->lock);
+	if (RD(sk->reuseport)) {
+		socktab__lock(&net->reuseport_lock);
+		err = group_add_locked(net, sk, group_peer_locked(slot, sk));
+		socktab__unlock(&net->reuseport_lock);
+		if (err) {
+			socktab__unlock(&slot->lock);
+			return err;
+		}
+	}
+	WR(sk->hash, socktab__portaddr_hash(net, &a, socktab__sk_num(sk)));
+	if (RD(sk->family) == AF_INET6 && RD(sk->reuseport)) {
+		/* R33: AF_INET6 reuseport listeners go to the tail. */
+		_Atomic uintptr_t *pp = &slot->head.first;
+		uintptr_t p;
+
+		while (!socktab__is_nulls(p = atomic_load_explicit(pp, memory_order_relaxed)))
+			pp = &((struct socktab_sock *)p)->node.next;
+		atomic_store_explicit(&sk->node.next, p, memory_order_relaxed);
+		atomic_store_explicit(&sk->node.pprev, pp, memory_order_relaxed);
+		atomic_store_explicit(pp, (uintptr_t)&sk->node, memory_order_release);
+	} else {
+		socktab__hnode_add_head_rcu(&sk->node, &slot->head);
+	}
+	socktab__unlock(&slot->lock);
+	return 0;
+}
+
+/* Remove listener @sk from lhash2 and its group. Caller holds the socket lock. */
+void socktab__listen_unhash(struct socktab_sock *sk)
+{
+	struct socktab_net *net = RD(sk->net);
+	struct in6_addr a = sk_bound_addr(sk);
+	struct socktab__lhead *slot = lhash2_slot(net, &a, socktab__sk_num(sk));
+
+	socktab__lock(&slot->lock);
+	if (socktab__hnode_hashed(&sk->node))
+		socktab__hnode_del_rcu(&sk->node);
+	socktab__lock(&net->reuseport_lock);
+	group_detach_locked(sk);
+	socktab__unlock(&net->reuseport_lock);
+	socktab__unlock(&slot->lock);
+}
+
+int socktab_listen(struct socktab_sock *sk, int backlog)
+{
+	struct socktab_net *net;
+	unsigned int somax;
+	int err, st;
+
+	if (!sk)
+		return -EINVAL;
+	socktab__lock(&sk->lock);
+	st = RD(sk->state);
+	if (st == SOCKTAB__FREE || st == SOCKTAB_TCP_TIME_WAIT) {
+		socktab__unlock(&sk->lock);
+		return -EBADF;
+	}
+	net = RD(sk->net);
+	somax = (unsigned int)RD(net->somaxconn);
+	/* The kernel compares as unsigned: a negative backlog means "as large as allowed". */
+	if ((unsigned int)backlog > somax)
+		backlog = (int)somax;
+	if (st == SOCKTAB_TCP_LISTEN) {
+		sk->backlog = backlog;
+		socktab__unlock(&sk->lock);
+		return 0;
+	}
+	if (st != SOCKTAB_TCP_CLOSE) {
+		socktab__unlock(&sk->lock);
+		return -EINVAL;
+	}
+	socktab__tw_reap(net, 8);
+	/* R46: LISTEN first, so the port is re-validated as a listener's (no SO_REUSEADDR pass). */
+	WR(sk->state, SOCKTAB_TCP_LISTEN);
+	err = socktab__get_port(net, sk, socktab__sk_num(sk));
+	if (!err) {
+		err = listen_hash(net, sk);
+		if (err && !(sk->userlocks & SOCKTAB__BINDPORT_LOCK) &&
+		    !(sk->userlocks & SOCKTAB__BINDADDR_LOCK))
+			socktab__put_port(sk);
+	}
+	if (err) {
+		WR(sk->state, SOCKTAB_TCP_CLOSE);
+	} else {
+		sk->backlog = backlog;
+	}
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+int socktab_listen_backlog(struct socktab_sock *sk)
+{
+	int ret;
+
+	if (!sk)
+		return -EINVAL;
+	socktab__lock(&sk->lock);
+	ret = RD(sk->state) == SOCKTAB_TCP_LISTEN ? sk->backlog : -EINVAL;
+	socktab__unlock(&sk->lock);
+	return ret;
+}
+
+/* ---- listener lookup ---- */
+
+struct lkey {
+	const struct socktab_net *net;
+	uint16_t hnum;
+	bool v6;
+	uint32_t addr4;          /* IPv4: the address scanned (0 in the wildcard pass) */
+	struct in6_addr addr6;   /* IPv6: likewise */
+};
+
+/* R31 / R32. */
+static int score(const struct socktab_sock *sk, const struct lkey *k)
+{
+	int fam = RD(sk->family), sc;
+
+	if (RD(sk->net) != k->net || socktab__sk_num(sk) != k->hnum ||
+	    RD(sk->state) != SOCKTAB_TCP_LISTEN)
+		return -1;
+	if (!k->v6) {
+		if (socktab__ipv6_only(sk) || socktab__sk_rcv_saddr(sk) != k->addr4)
+			return -1;
+		sc = RD(sk->bound_dev_if) ? 2 : 1;
+		return sc + (fam == AF_INET);
+	}
+	if (fam != AF_INET6)
+		return -1;
+	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+
+	if (memcmp(&a, &k->addr6, 16))
+		return -1;
+	return RD(sk->bound_dev_if) ? 2 : 1;
+}
+
+/*
+ * Walk one lhash2 chain. Returns the pick (not yet referenced) or NULL; sets *restart when the
+ * walk ended on a foreign chain. Caller is in an RCU read-side section.
+ */
+static struct socktab_sock *lhash2_walk(struct socktab_net *net, const struct lkey *k,
+					uint32_t phash, bool *restart)
+{
+	struct in6_addr a = k->addr6;
+	uint32_t idx;
+	struct socktab_sock *result = NULL;
+	int hiscore = 0;
+	uintptr_t p;
+
+	if (!k->v6)
+		socktab__v6_map(&a, k->addr4);
+	idx = socktab__portaddr_hash(net, &a, k->hnum) & net->tab->lhash2_mask;
+	*restart = false;
+	for (p = atomic_load_explicit(&net->tab->lhash2[idx].head.first, memory_order_acquire);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
+				      memory_order_acquire)) {
+		struct socktab_sock *sk = (struct socktab_sock *)p;
+		int sc = score(sk, k);
+
+		if (sc > hiscore) {
+			if (RD(sk->reuseport)) {
+				struct socktab_sock *pick = group_select_rcu(sk, phash);
+
+				if (pick)
+					return pick;
+			}
+			result = sk;
+			hiscore = sc;
+		}
+	}
+	if (socktab__nulls_value(p) != idx + SOCKTAB__LISTENING_NULLS_BASE)
+		*restart = true;
+	return result;
+}
+
+static struct socktab_sock *listener_lookup(struct socktab_net *net, struct lkey *k,
+					    uint32_t phash)
+{
+	struct socktab_sock *sk;
+	struct lkey any = *k;
+	bool restart;
+
+	memset(&any.addr6, 0, sizeof(any.addr6));
+	any.addr4 = 0;
+	socktab__rcu_read_lock();
+again:
+	sk = lhash2_walk(net, k, phash, &restart);
+	if (restart)
+		goto again;
+	if (!sk) {
+		sk = lhash2_walk(net, &any, phash, &restart);
+		if (restart)
+			goto again;
+	}
+	if (sk) {
+		/* Type-stable pool: pin it, then make sure it is still a listener on this port. */
+		if (!socktab__sock_hold_not_zero(sk))
+			goto again;
+		if (RD(sk->state) != SOCKTAB_TCP_LISTEN || RD(sk->net) != net ||
+		    socktab__sk_num(sk) != k->hnum) {
+			socktab_sock_put(sk);
+			goto again;
+		}
+	}
+	socktab__rcu_read_unlock();
+	return sk;
+}
 
 struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t saddr,
 					      uint16_t sport, uint32_t daddr, uint16_t dport)
 {
-	(void)net; (void)saddr; (void)sport; (void)daddr; (void)dport;
+	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr };
+
+	if (!net)
+		return NULL;
+	return listener_lookup(net, &k, socktab__ehashfn4(net, daddr, k.hnum, saddr, sport));
+}
+
+struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
+					      const struct in6_addr *saddr, uint16_t sport,
+					      const struct in6_addr *daddr, uint16_t dport)
+{
+	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true };
+
+	if (!net || !saddr || !daddr)
+		return NULL;
+	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
+		return socktab_lookup_listener4(net, saddr->s6_addr32[3], sport,
+						daddr->s6_addr32[3], dport);
+	k.addr6 = *daddr;
+	return listener_lookup(net, &k, socktab__ehashfn6(net, daddr, k.hnum, saddr, sport));
+}
+
+struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+					 uint32_t daddr, uint16_t dport)
+{
+	struct socktab_sock *sk = socktab_lookup_established4(net, saddr, sport, daddr, dport);
+
+	return sk ? sk : socktab_lookup_listener4(net, saddr, sport, daddr, dport);
+}
+
+struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
+					 uint16_t sport, const struct in6_addr *daddr,
+					 uint16_t dport)
+{
+	struct socktab_sock *sk = socktab_lookup_established6(net, saddr, sport, daddr, dport);
+
+	return sk ? sk : socktab_lookup_listener6(net, saddr, sport, daddr, dport);
+}
+
+struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
+					uint16_t sport, const void *daddr, uint16_t dport)
+{
+	uint32_t s4, d4;
+
+	if (!saddr || !daddr)
+		return NULL;
+	if (family == AF_INET) {
+		memcpy(&s4, saddr, 4);
+		memcpy(&d4, daddr, 4);
+		return socktab_lookup_tcp4(net, s4, sport, d4, dport);
+	}
+	if (family == AF_INET6)
+		return socktab_lookup_tcp6(net, saddr, sport, daddr, dport);
+	return NULL;
+}
+
+/* ---- children ---- */
+
+static int parse_addr(int family, const struct sockaddr *sa, socklen_t len, struct in6_addr *a,
+		      uint16_t *port)
+{
+	if (family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+		if (len < (socklen_t)sizeof(*sin) || sin->sin_family != AF_INET)
+			return -EINVAL;
+		socktab__v6_map(a, sin->sin_addr.s_addr);
+		*port = sin->sin_port;
+		return 0;
+	}
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+	if (len < 24 || sin6->sin6_family != AF_INET6)
+		return -EINVAL;
+	*a = sin6->sin6_addr;
+	*port = sin6->sin6_port;
+	return 0;
+}
+
+struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
+					    const struct sockaddr *local,
+					    const struct sockaddr *remote, socklen_t len)
+{
+	struct socktab_net *net;
+	struct socktab_sock *child = NULL, *tw = NULL;
+	struct socktab__bhead *head;
+	struct in6_addr la, ra;
+	uint16_t lport_be, rport_be, port;
+	int family, err = -EINVAL;
+	bool v4;
+
+	if (!listener || !local || !remote) {
+		errno = EINVAL;
+		return NULL;
+	}
+	socktab__lock(&listener->lock);
+	if (RD(listener->state) != SOCKTAB_TCP_LISTEN)
+		goto out;
+	net = RD(listener->net);
+	family = RD(listener->family);
+	port = socktab__sk_num(listener);
+	if (parse_addr(family, local, len, &la, &lport_be) ||
+	    parse_addr(family, remote, len, &ra, &rport_be) || ntohs(lport_be) != port)
+		goto out;
+	v4 = family == AF_INET || (socktab__v6_is_mapped(&la) && socktab__v6_is_mapped(&ra));
+	err = -ENOMEM;
+	child = socktab__pool_alloc(&net->pool);
+	if (!child)
+		goto out;
+	socktab__lock(&child->lock);
+	socktab__sock_init_fields(child, net, family);
+	memset(child->priv, 0, net->pool.priv_size);
+	WR(child->v4key, v4);
+	WR(child->addrpair, v4 ? ((uint64_t)ra.s6_addr32[3] | (uint64_t)la.s6_addr32[3] << 32)
+			       : ((uint64_t)htonl(0x7f000006) << 32));
+	socktab__v6_store(child->v6_saddr, &la);
+	socktab__v6_store(child->v6_daddr, &ra);
+	WR(child->portpair, (uint32_t)rport_be);
+	WR(child->reuse, RD(listener->reuse)); /* children inherit SO_REUSEADDR (R48) */
+	WR(child->reuseport, RD(listener->reuseport));
+	WR(child->bound_dev_if, RD(listener->bound_dev_if));
+	child->v6only = listener->v6only;
+	child->uid = listener->uid;
+	WR(child->state, SOCKTAB_TCP_SYN_RECV);
+	atomic_store_explicit(&child->refcnt, 1, memory_order_release);
+
+	/* __inet_inherit_port: the child joins the listener's own tb2, whatever its address. */
+	head = &net->tab->bhash[socktab__bhashfn(net, port) & net->tab->bhash_mask];
+	socktab__lock(&head->lock);
+	if (socktab__check_established_locked(net, child, port,
+					      socktab__sk_ehashfn(net, child, port), true, &tw) !=
+	    SOCKTAB__UNIQUE) {
+		socktab__unlock(&head->lock);
+		err = -EADDRINUSE;
+		goto fail;
+	}
+	socktab__bind_hash(child, listener->tb2, port);
+	if (tw) {
+		socktab__bind_unhash_locked(net, tw);
+		atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&net->n_tw_recycled, 1, memory_order_relaxed);
+	}
+	socktab__unlock(&head->lock);
+	if (tw)
+		socktab__tw_deschedule_put(net, tw);
+	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
+	socktab__unlock(&child->lock);
+	socktab__unlock(&listener->lock);
+	return child;
+fail:
+	WR(child->state, SOCKTAB__FREE);
+	socktab__unlock(&child->lock);
+	socktab_sock_put(child);
+	child = NULL;
+out:
+	socktab__unlock(&listener->lock);
+	errno = -err;
 	return NULL;
 }

@@ -94,10 +94,14 @@ static void tables_free(struct socktab__tables *t)
 			pthread_mutex_destroy(&t->bhash[i].lock);
 			pthread_mutex_destroy(&t->bhash2[i].lock);
 		}
+	if (t->lhash2)
+		for (uint32_t i = 0; i <= t->lhash2_mask; i++)
+			pthread_mutex_destroy(&t->lhash2[i].lock);
 	free(t->ehash);
 	free(t->ehash_locks);
 	free(t->bhash);
 	free(t->bhash2);
+	free(t->lhash2);
 	free(t);
 }
 
@@ -121,13 +125,21 @@ static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 	/* bhash and bhash2 are one size decision (R82); two arrays keep their types apart. */
 	t->bhash = calloc(nb, sizeof(*t->bhash));
 	t->bhash2 = calloc(nb, sizeof(*t->bhash2));
-	if (!t->ehash || !t->ehash_locks || !t->bhash || !t->bhash2) {
+	/* lhash2 takes the bind-hash size (the kernel sizes it separately, one slot per 2 MB). */
+	t->lhash2_mask = nb - 1;
+	t->lhash2 = calloc(nb, sizeof(*t->lhash2));
+	if (!t->ehash || !t->ehash_locks || !t->bhash || !t->bhash2 || !t->lhash2) {
 		free(t->ehash);
 		free(t->ehash_locks);
 		free(t->bhash);
 		free(t->bhash2);
+		free(t->lhash2);
 		free(t);
 		return NULL;
+	}
+	for (uint32_t i = 0; i < nb; i++) {
+		pthread_mutex_init(&t->lhash2[i].lock, NULL);
+		socktab__hhead_init(&t->lhash2[i].head, i + SOCKTAB__LISTENING_NULLS_BASE);
 	}
 	for (uint32_t i = 0; i < ne; i++)
 		socktab__hhead_init(&t->ehash[i], i);
@@ -227,6 +239,8 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 
 	pthread_mutex_init(&net->settings_lock, NULL);
 	pthread_mutex_init(&net->tw_lock, NULL);
+	pthread_mutex_init(&net->reuseport_lock, NULL);
+	atomic_init(&net->somaxconn, 4096);
 	atomic_init(&net->port_range, ((uint32_t)p->port_high << 16) | p->port_low);
 	atomic_init(&net->unprivileged_port_start, p->unprivileged_port_start);
 	atomic_init(&net->tw_reuse, p->tw_reuse);
@@ -257,6 +271,7 @@ void socktab_net_free(struct socktab_net *net)
 	socktab__pool_destroy(&net->pool);
 	pthread_mutex_destroy(&net->settings_lock);
 	pthread_mutex_destroy(&net->tw_lock);
+	pthread_mutex_destroy(&net->reuseport_lock);
 	free(net->perturb);
 	free(net);
 }
@@ -293,6 +308,124 @@ int socktab_net_get_port_range(struct socktab_net *net, int *lo, int *hi)
 	*lo = (int)(r & 0xffff);
 	*hi = (int)(r >> 16);
 	return 0;
+}
+
+/* Parse exactly @n unsigned decimal integers separated by blanks (sysctl text). */
+static int parse_ints(const char *v, long *out, int n)
+{
+	const char *p = v;
+
+	for (int i = 0; i < n; i++) {
+		char *end;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		errno = 0;
+		out[i] = strtol(p, &end, 10);
+		if (errno || out[i] > INT32_MAX)
+			return -EINVAL;
+		p = end;
+	}
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	return *p ? -EINVAL : 0;
+}
+
+/* "P1,P2-P3,..." as proc_do_large_bitmap reads it; "" clears. All or nothing. */
+static int set_reserved_list(struct socktab_net *net, const char *v)
+{
+	uint64_t bm[65536 / 64] = { 0 };
+	const char *p = v;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	while (*p && *p != '\n') {
+		char *end;
+		long a, b;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		a = strtol(p, &end, 10);
+		b = a;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			b = strtol(p, &end, 10);
+			p = end;
+		}
+		if (a > 65535 || b > 65535 || b < a)
+			return -EINVAL;
+		for (long i = a; i <= b; i++)
+			bm[i >> 6] |= 1ull << (i & 63);
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n' && *p != ' ')
+			return -EINVAL;
+		while (*p == ' ')
+			p++;
+	}
+	for (int i = 0; i < 65536 / 64; i++)
+		WR(net->reserved[i], bm[i]);
+	return 0;
+}
+
+int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *value)
+{
+	long v[2];
+	int err;
+
+	if (!net || !key || !value)
+		return -EINVAL;
+	if (!strcmp(key, "net.ipv4.ip_local_port_range")) {
+		err = parse_ints(value, v, 2);
+		return err ? err : socktab_net_set_port_range(net, (int)v[0], (int)v[1]);
+	}
+	if (!strcmp(key, "net.ipv4.ip_local_reserved_ports"))
+		return set_reserved_list(net, value);
+	if (!strcmp(key, "net.ipv4.tcp_tw_reuse")) {
+		err = parse_ints(value, v, 1);
+		return err ? err : socktab_net_set_tw_reuse(net, (int)v[0]);
+	}
+	err = parse_ints(value, v, 1);
+	if (!strcmp(key, "net.ipv4.ip_autobind_reuse")) {
+		if (err || v[0] > 1)
+			return -EINVAL;
+		WR(net->autobind_reuse, (int)v[0]);
+		return 0;
+	}
+	if (!strcmp(key, "net.ipv4.ip_unprivileged_port_start")) {
+		int ret = -EINVAL;
+
+		socktab__lock(&net->settings_lock);
+		/* It may not exceed the low end of the ephemeral range (R65). */
+		if (!err && v[0] <= 65535 && v[0] <= (long)(RD(net->port_range) & 0xffff)) {
+			WR(net->unprivileged_port_start, (int)v[0]);
+			ret = 0;
+		}
+		socktab__unlock(&net->settings_lock);
+		return ret;
+	}
+	if (!strcmp(key, "net.ipv4.tcp_tw_reuse_delay")) {
+		if (err || v[0] < 1 || v[0] > 60000)
+			return -EINVAL;
+		WR(net->tw_reuse_delay_ms, (uint32_t)v[0]);
+		return 0;
+	}
+	if (!strcmp(key, "net.core.somaxconn")) {
+		if (err)
+			return err;
+		WR(net->somaxconn, (int)v[0]);
+		return 0;
+	}
+	if (!strcmp(key, "net.ipv4.tcp_fastopen"))
+		return err;
+	if (!strcmp(key, "net.ipv4.tcp_syncookies"))
+		return err ? err : v[0] > 2 ? -EINVAL : 0;
+	return -ENOENT;
 }
 
 int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on)

@@ -38,6 +38,8 @@ void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net,
 	sk->local_port_range = 0;
 	sk->uid = 0;
 	sk->tb2 = NULL;
+	atomic_store_explicit(&sk->reuseport_cb, NULL, memory_order_relaxed);
+	sk->backlog = 0;
 	sk->bind_next = NULL;
 	sk->bind_pprev = NULL;
 	sk->tw_expire_ns = 0;
@@ -138,11 +140,15 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 	case SOCKTAB_TCP_LAST_ACK:
 	case SOCKTAB_TCP_CLOSING:
 	case SOCKTAB_TCP_SYN_SENT:
-		if (!socktab__ehash_hashed(sk)) {
+		if (RD(sk->state) == SOCKTAB_TCP_LISTEN || !socktab__ehash_hashed(sk)) {
 			err = -EINVAL;
 			break;
 		}
 		WR(sk->state, (uint8_t)state);
+		break;
+	case SOCKTAB_TCP_CLOSE:
+		if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
+			socktab__sk_done(RD(sk->net), sk);
 		break;
 	default:
 		err = -EINVAL;
@@ -175,10 +181,16 @@ static void sk_reset_connection(struct socktab_sock *sk)
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
 }
 
-/* Abortive disconnect of a hashed socket (connect(AF_UNSPEC), failed connect). */
-static void sk_unhash_disconnect(struct socktab_net *net, struct socktab_sock *sk)
+/*
+ * The kernel's tcp_done()/tcp_disconnect(): leave the tables (a listener leaves lhash2, anything
+ * else ehash), give back the port unless bind() locked it, forget the peer; the socket stays open
+ * in state CLOSE. Caller holds the socket lock.
+ */
+void socktab__sk_done(struct socktab_net *net, struct socktab_sock *sk)
 {
-	if (socktab__ehash_hashed(sk)) {
+	if (RD(sk->state) == SOCKTAB_TCP_LISTEN) {
+		socktab__listen_unhash(sk);
+	} else if (socktab__ehash_hashed(sk)) {
 		socktab__ehash_remove(net->tab, sk);
 		atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
 	}
@@ -211,8 +223,8 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		if (err)
 			return err;
 		st = RD(sk->state);
-		if (st != SOCKTAB_TCP_CLOSE && st != SOCKTAB_TCP_LISTEN)
-			sk_unhash_disconnect(RD(sk->net), sk);
+		if (st != SOCKTAB_TCP_CLOSE)
+			socktab__sk_done(RD(sk->net), sk);
 		socktab__unlock(&sk->lock);
 		return 0;
 	}
@@ -343,7 +355,9 @@ int socktab_close(struct socktab_sock *sk)
 	net = RD(sk->net);
 	st = RD(sk->state);
 	socktab__tw_reap(net, 8);
-	if (socktab__ehash_hashed(sk)) {
+	if (st == SOCKTAB_TCP_LISTEN) {
+		socktab__listen_unhash(sk);
+	} else if (socktab__ehash_hashed(sk)) {
 		bool active = st == SOCKTAB_TCP_ESTABLISHED || st == SOCKTAB_TCP_FIN_WAIT1 ||
 			      st == SOCKTAB_TCP_FIN_WAIT2 || st == SOCKTAB_TCP_CLOSING;
 		bool abort = sk->linger_on && sk->linger_secs == 0;
@@ -518,7 +532,7 @@ static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *le
 		err = -EINVAL;
 		goto out;
 	}
-	if (peer && !socktab__ehash_hashed(sk)) {
+	if (peer && (RD(sk->state) == SOCKTAB_TCP_LISTEN || !socktab__ehash_hashed(sk))) {
 		err = -ENOTCONN;
 		goto out;
 	}

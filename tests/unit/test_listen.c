@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* listen(), lhash2 lookups, reuseport groups, child sockets, sysctls: R30-R35, R46-R49, O6-O9. */
+#include "check.h"
+
+static uint32_t ip4(const char *s)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+static struct socktab_sock *listener4(struct socktab_net *net, const char *ip, int port, int rp)
+{
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+	if (rp)
+		check_setint(sk, SOL_SOCKET, SO_REUSEPORT, 1);
+	if (check_bind4(sk, ip, port) || socktab_listen(sk, 128)) {
+		socktab_close(sk);
+		return NULL;
+	}
+	return sk;
+}
+
+/* R49 via listen(): an unbound listener gets an odd port (default range). */
+TEST(listen_unbound_odd_port)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+
+	for (int i = 0; i < 20; i++) {
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+		CHECK_EQ(socktab_listen(sk, 10), 0);
+		CHECK_EQ(check_port(sk) % 2, 1);
+		CHECK_EQ(socktab_get_state(sk), SOCKTAB_TCP_LISTEN);
+		socktab_close(sk);
+	}
+	socktab_net_free(net);
+}
+
+/* O7/R46: two SO_REUSEADDR sockets share a port until one listens; then the other cannot. */
+TEST(listen_race_reuseaddr)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *a = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+	check_setint(a, SOL_SOCKET, SO_REUSEADDR, 1);
+	check_setint(b, SOL_SOCKET, SO_REUSEADDR, 1);
+	check_setint(c, SOL_SOCKET, SO_REUSEADDR, 1);
+	CHECK_EQ(check_bind4(a, "127.0.0.1", 5000), 0);
+	CHECK_EQ(check_bind4(b, "127.0.0.1", 5000), 0);
+	CHECK_EQ(socktab_listen(a, 5), 0);
+	CHECK_EQ(socktab_listen(b, 5), -EADDRINUSE);
+	CHECK_EQ(socktab_get_state(b), SOCKTAB_TCP_CLOSE);
+	CHECK_EQ(check_port(b), 5000); /* keeps its bind */
+	CHECK_EQ(check_bind4(c, "127.0.0.1", 5000), -EADDRINUSE); /* O6: first listening */
+	socktab_close(a);
+	CHECK_EQ(socktab_listen(b, 5), 0);
+	socktab_close(b);
+	socktab_close(c);
+	socktab_net_free(net);
+}
+
+/* R30: a specific listener beats a wildcard one; without it the wildcard gets the SYN. */
+TEST(specific_beats_wildcard)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *w = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *f;
+
+	check_setint(w, SOL_SOCKET, SO_REUSEADDR, 1);
+	check_setint(s, SOL_SOCKET, SO_REUSEADDR, 1);
+	/* Bind both first (REUSEADDR, nobody listening), then listen: allowed? No: the second
+	 * listen re-validates against a listener that overlaps. Use distinct binds instead. */
+	socktab_close(s);
+	socktab_close(w);
+	w = listener4(net, "0.0.0.0", 6000, 1);
+	s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	check_setint(s, SOL_SOCKET, SO_REUSEPORT, 1);
+	CHECK(w);
+	CHECK_EQ(check_bind4(s, "127.0.0.2", 6000), 0);
+	CHECK_EQ(socktab_listen(s, 5), 0);
+	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"), htons(6000));
+	CHECK(f == s);
+	socktab_sock_put(f);
+	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.3"), htons(6000));
+	CHECK(f == w);
+	socktab_sock_put(f);
+	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.3"),
+				   htons(6001)));
+	socktab_close(s);
+	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"), htons(6000));
+	CHECK(f == w);
+	socktab_sock_put(f);
+	socktab_close(w);
+	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"),
+				   htons(6000)));
+	socktab_net_free(net);
+}
+
+/* R31/O9: for IPv4, a v4 wildcard listener beats a dual-stack :: one (score 2 vs 1). */
+TEST(v4_wildcard_beats_v6_dual)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *v6 = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
+	struct socktab_sock *v4 = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *f;
+	struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+
+	check_setint(v6, SOL_SOCKET, SO_REUSEPORT, 1);
+	check_setint(v4, SOL_SOCKET, SO_REUSEPORT, 1);
+	CHECK_EQ(check_bind6(v6, "::", 7000), 0);
+	CHECK_EQ(socktab_listen(v6, 5), 0);
+	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(1), ip4("127.0.0.1"), htons(7000));
+	CHECK(f == v6); /* the dual-stack listener takes IPv4 while alone */
+	socktab_sock_put(f);
+	CHECK_EQ(check_bind4(v4, "0.0.0.0", 7000), 0);
+	CHECK_EQ(socktab_listen(v4, 5), 0);
+	for (int i = 0; i < 20; i++) {
+		f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons((uint16_t)(1000 + i)),
+					ip4("127.0.0.1"), htons(7000));
+		CHECK(f == v4);
+		socktab_sock_put(f);
+	}
+	f = socktab_lookup_tcp6(net, &lo6, htons(1), &lo6, htons(7000));
+	CHECK(f == v6); /* IPv6 traffic never reaches an AF_INET socket */
+	socktab_sock_put(f);
+	socktab_close(v4);
+	socktab_close(v6);
+	socktab_net_free(net);
+}
+
+/* R34/R35/O9: a reuseport group spreads 4-tuples; a fixed tuple always maps to one member. */
+TEST(reuseport_group_selection)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *m[4];
+	int hits[4] = { 0 };
+
+	for (int i = 0; i < 4; i++) {
+		m[i] = listener4(net, "127.0.0.1", 8000, 1);
+		CHECK(m[i]);
+	}
+	for (int sport = 20000; sport < 20400; sport++) {
+		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
+							     htons((uint16_t)sport),
+							     ip4("127.0.0.1"), htons(8000));
+		int k = -1;
+
+		for (int i = 0; i < 4; i++)
+			if (f == m[i])
+				k = i;
+		CHECK(k >= 0);
+		hits[k]++;
+		struct socktab_sock *g = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
+							     htons((uint16_t)sport),
+							     ip4("127.0.0.1"), htons(8000));
+		CHECK(g == f); /* stable while membership is fixed */
+		socktab_sock_put(f);
+		socktab_sock_put(g);
+	}
+	for (int i = 0; i < 4; i++)
+		CHECK(hits[i] > 40); /* 400 tuples over 4 members */
+	/* A different owner uid cannot even bind (R47). */
+	struct socktab_sock *o = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+	check_setint(o, SOL_SOCKET, SO_REUSEPORT, 1);
+	check_setint(o, SOCKTAB_SOL, SOCKTAB_SO_UID, 1000);
+	CHECK_EQ(check_bind4(o, "127.0.0.1", 8000), -EADDRINUSE);
+	socktab_close(o);
+	/* Members leave; the rest still serve. */
+	socktab_close(m[0]);
+	socktab_close(m[2]);
+	for (int sport = 20000; sport < 20050; sport++) {
+		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
+							     htons((uint16_t)sport),
+							     ip4("127.0.0.1"), htons(8000));
+		CHECK(f == m[1] || f == m[3]);
+		socktab_sock_put(f);
+	}
+	socktab_close(m[1]);
+	socktab_close(m[3]);
+	socktab_net_free(net);
+}
+
+/* Groups grow past their first array (128 members). */
+TEST(reuseport_group_grows)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *m[200];
+
+	for (int i = 0; i < 200; i++) {
+		m[i] = listener4(net, "127.0.0.1", 8100, 1);
+		CHECK(m[i]);
+	}
+	for (int i = 0; i < 200; i += 2)
+		socktab_close(m[i]);
+	for (int sport = 1; sport < 300; sport++) {
+		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
+							     htons((uint16_t)sport),
+							     ip4("127.0.0.1"), htons(8100));
+		CHECK(f);
+		CHECK_EQ(socktab_get_state(f), SOCKTAB_TCP_LISTEN);
+		socktab_sock_put(f);
+	}
+	for (int i = 1; i < 200; i += 2)
+		socktab_close(m[i]);
+	socktab_net_free(net);
+}
+
+/* A child inherits the listener's port, is found by the established lookup before the
+ * listener, keeps the port after the listener closes, and leaves TIME_WAIT when it closes. */
+TEST(child_sockets)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *ln = listener4(net, "0.0.0.0", 9000, 0);
+	struct socktab_sock *c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct sockaddr_in local = check_sin("127.0.0.1", 9000), remote;
+	struct socktab_sock *child, *f;
+	struct socktab_net_stats st;
+
+	CHECK(ln);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 9000), 0);
+	remote = check_sin("127.0.0.1", check_port(c));
+	f = socktab_lookup_tcp4(net, remote.sin_addr.s_addr, remote.sin_port, local.sin_addr.s_addr,
+				local.sin_port);
+	CHECK(f == ln); /* the SYN finds the listener */
+	socktab_sock_put(f);
+	child = socktab_sock_new_child(ln, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+				       sizeof(local));
+	CHECK(child);
+	CHECK_EQ(check_port(child), 9000);
+	CHECK_EQ(socktab_get_state(child), SOCKTAB_TCP_SYN_RECV);
+	errno = 0;
+	CHECK(!socktab_sock_new_child(ln, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+				      sizeof(local)));
+	CHECK_EQ(errno, EADDRINUSE);
+	f = socktab_lookup_tcp4(net, remote.sin_addr.s_addr, remote.sin_port, local.sin_addr.s_addr,
+				local.sin_port);
+	CHECK(f == child);
+	socktab_sock_put(f);
+	/* The client side is found by packets from the server. */
+	f = socktab_lookup_tcp4(net, local.sin_addr.s_addr, local.sin_port, remote.sin_addr.s_addr,
+				remote.sin_port);
+	CHECK(f == c);
+	socktab_sock_put(f);
+	socktab_close(ln);
+	/* The child still owns port 9000: a plain bind fails. */
+	struct socktab_sock *b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+	CHECK_EQ(check_bind4(b, "127.0.0.1", 9000), -EADDRINUSE);
+	socktab_set_state(child, SOCKTAB_TCP_ESTABLISHED);
+	socktab_close(child);
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.time_wait, 1);
+	CHECK_EQ(check_bind4(b, "127.0.0.1", 9000), -EADDRINUSE); /* O8: server-side TIME_WAIT */
+	socktab_close(b);
+	socktab_close(c);
+	CHECK(!socktab_sock_new_child(c, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+				      sizeof(local)));
+	socktab_net_free(net);
+}
+
+/* tcp_done (set_state CLOSE): a refused connect gives back its connect()-chosen port. */
+TEST(refused_connect_releases_port)
+{
+	struct socktab_net *net = check_net(40000, 40000, NULL);
+	struct socktab_sock *a = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_net_stats st;
+
+	CHECK_EQ(check_connect4(a, "127.0.0.1", 80), 0);
+	CHECK_EQ(check_connect4(b, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	CHECK_EQ(socktab_set_state(a, SOCKTAB_TCP_CLOSE), 0);
+	CHECK_EQ(socktab_get_state(a), SOCKTAB_TCP_CLOSE);
+	CHECK_EQ(check_port(a), 0);
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.established, 0);
+	CHECK_EQ(st.bind_buckets, 0);
+	CHECK_EQ(check_connect4(b, "127.0.0.1", 80), 0);
+	socktab_close(a);
+	socktab_close(b);
+	socktab_net_free(net);
+}
+
+TEST(listen_errors_and_backlog)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *a = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *l = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct sockaddr_in6 peer;
+	socklen_t len = sizeof(peer);
+
+	CHECK_EQ(check_connect4(a, "127.0.0.1", 80), 0);
+	CHECK_EQ(socktab_listen(a, 5), -EINVAL); /* connecting socket */
+	CHECK_EQ(socktab_listen(NULL, 5), -EINVAL);
+	CHECK_EQ(socktab_listen(l, 100000), 0);
+	CHECK_EQ(socktab_listen_backlog(l), 4096); /* clamped to somaxconn */
+	CHECK_EQ(socktab_listen(l, 7), 0);
+	CHECK_EQ(socktab_listen_backlog(l), 7);
+	CHECK_EQ(socktab_net_sysctl(net, "net.core.somaxconn", "5"), 0);
+	CHECK_EQ(socktab_listen(l, 7), 0);
+	CHECK_EQ(socktab_listen_backlog(l), 5);
+	CHECK_EQ(socktab_getpeername(l, (struct sockaddr *)&peer, &len), -ENOTCONN);
+	CHECK_EQ(check_connect4(l, "127.0.0.1", 80), -EISCONN);
+	CHECK_EQ(socktab_set_state(l, SOCKTAB_TCP_ESTABLISHED), -EINVAL);
+	socktab_close(a);
+	socktab_close(l);
+	CHECK_EQ(socktab_listen(l, 1), -EBADF);
+	socktab_net_free(net);
+}
+
+/* R65: sysctl validation by name. */
+TEST(sysctl_by_name)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	int lo, hi;
+
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000 40009"), 0);
+	socktab_net_get_port_range(net, &lo, &hi);
+	CHECK_EQ(lo, 40000);
+	CHECK_EQ(hi, 40009);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40009 40000"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "500 40000"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "1 70000"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_unprivileged_port_start", "40001"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_unprivileged_port_start", "500"), 0);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "600 700"), 0);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_tw_reuse", "3"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_tw_reuse", "0"), 0);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_autobind_reuse", "2"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_autobind_reuse", "1"), 0);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_reserved_ports", "650,660-669"), 0);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_reserved_ports", "x"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.no_such_key", "1"), -ENOENT);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "1"), 0);
+	CHECK_EQ(socktab_net_sysctl(NULL, "net.core.somaxconn", "1"), -EINVAL);
+	/* Reserved ports are skipped by connect(). */
+	for (int i = 0; i < 80; i++) {
+		struct socktab_sock *s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+		CHECK_EQ(check_connect4(s, "127.0.0.1", 80), 0);
+		int p = check_port(s);
+
+		CHECK(p >= 600 && p <= 700 && p != 650 && (p < 660 || p > 669));
+	}
+	socktab_net_free(net);
+}
+
+CHECK_MAIN(listen_unbound_odd_port, listen_race_reuseaddr, specific_beats_wildcard,
+	   v4_wildcard_beats_v6_dual, reuseport_group_selection, reuseport_group_grows,
+	   child_sockets, refused_connect_releases_port, listen_errors_and_backlog, sysctl_by_name)
