@@ -15,6 +15,9 @@ static void usage(FILE *f)
 		"  bench connect [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
 		"                [--variant socktab|linux|linux-6.1|all] [-N CONNECTS] [--seed S]\n"
 		"                 connect() cost vs port occupancy toward one destination\n"
+		"  replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
+		"  replay --random N [--seed S]\n"
+		"                 run .sock conformance scripts on socktab and the live kernel\n"
 		"  version        print the library version\n"
 		"  help           this text\n"
 		"\n"
@@ -32,6 +35,8 @@ int main(int argc, char **argv)
 		printf("socktab %d.%d\n", SOCKTAB_VERSION_MAJOR, SOCKTAB_VERSION_MINOR);
 		return 0;
 	}
+	if (!strcmp(argv[1], "replay"))
+		return socktab_cli_replay(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench")) {
 		if (argc >= 3 && !strcmp(argv[2], "connect"))
 			return socktab_cli_bench_connect(argc - 2, argv + 2);

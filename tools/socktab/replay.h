@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * socktab replay: shared types of the `.sock` script runner (../shared/spec/script-format.md).
+ *
+ * A script is parsed once into cases; each case is a flat array of operations (repeat blocks are
+ * unrolled at parse time, %i substituted, socket names interned to slot numbers), each operation
+ * pointing back at the script line it came from. An executor (replay.c) runs one case's
+ * operations against a backend through struct rp_backend, evaluates every expectation where it
+ * runs (a `$NAME` port is only known there) and emits one struct rp_outcome per operation. The
+ * kernel backend runs the executor in a forked child inside a fresh network namespace and pipes
+ * the outcomes back, so an outcome is a flat, pointer-free record.
+ */
+#ifndef SOCKTAB_REPLAY_H
+#define SOCKTAB_REPLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* A result that is not an errno: the socktab backend cannot run UDP yet. */
+#define RP_ENOTIMPL 100000
+
+enum rp_kind {
+	/* actions: the expectation is ok or an errno */
+	RP_SYSCTL,
+	RP_SOCKET,
+	RP_SETSOCKOPT,
+	RP_BIND,
+	RP_LISTEN,
+	RP_CONNECT,
+	RP_DISCONNECT,
+	RP_ACCEPT,
+	RP_SENDTO,
+	RP_SEND,
+	RP_FASTOPEN,
+	RP_CLOSE,
+	RP_SLEEP,
+	/* checks */
+	RP_PORT,
+	RP_ADDR,
+	RP_PEER,
+	RP_GETSOCKOPT,
+	RP_STATE,
+	RP_READABLE,
+	RP_DISTINCT,
+};
+
+/* A port token: a number, or the local port of socket slot `slot` ($NAME). */
+struct rp_port {
+	int slot; /* -1: literal */
+	int value;
+};
+
+/* An address literal, already validated as loopback/wildcard. */
+struct rp_addr {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t bytes[16];
+};
+
+enum rp_portcheck { RP_PC_EQ, RP_PC_NE, RP_PC_IN, RP_PC_EVEN, RP_PC_ODD };
+
+struct rp_pcheck {
+	enum rp_portcheck kind;
+	struct rp_port a, b;
+};
+
+#define RP_MAXV 4      /* values of a getsockopt expectation / outcome */
+#define RP_MAXCHECK 8  /* checks of one `port` line */
+#define RP_MAXLIST 32  /* names of one `readable`/`distinct` line */
+
+/* How a getsockopt option is passed. */
+enum rp_optkind { RP_OPT_INT, RP_OPT_RANGE, RP_OPT_LINGER, RP_OPT_ERROR };
+
+struct rp_op {
+	enum rp_kind kind;
+	int line;         /* index into script->lines */
+	int iter;         /* repeat iteration, -1 outside a repeat */
+	int slot;         /* the socket the statement acts on (or defines), -1 if none */
+	int slot2;        /* accept: the listener */
+	int udp, family, uid; /* socket */
+	int level, optname;   /* setsockopt/getsockopt */
+	enum rp_optkind optkind;
+	struct rp_port p1, p2; /* bind/connect/sendto/fastopen port; range LO HI */
+	int ival[2];      /* int option value, linger, backlog (-1 = default), sleep ms */
+	uint8_t *bytes;   /* setsockopt bytes:HEX */
+	int nbytes;
+	struct rp_addr addr;
+	char *text;       /* sysctl key */
+	char *text2;      /* sysctl value */
+	/* readable/distinct: names; a trailing '*' is a glob (prefix[]) resolved at run time. */
+	int nlist;
+	int list[RP_MAXLIST];      /* slot, or -1 for a glob */
+	char *prefix[RP_MAXLIST];
+	/* expectation */
+	bool has_expect;
+	int expect_err;   /* actions and checks: expected errno (0 = ok / no error) */
+	int nchecks;
+	struct rp_pcheck checks[RP_MAXCHECK];
+	int nexp;
+	long long expv[RP_MAXV]; /* getsockopt values, state, readable count */
+	struct rp_addr expaddr;
+	struct rp_port expport;
+};
+
+struct rp_line {
+	int lineno;
+	char *text; /* the statement as written, trimmed */
+	int case_idx;
+};
+
+struct rp_case {
+	char *name;
+	int first_line, nlines; /* statement lines of this case (script->lines indices) */
+	struct rp_op *ops;
+	int nops;
+};
+
+struct rp_script {
+	char *file;
+	struct rp_line *lines;
+	int nlines;
+	struct rp_case *cases;
+	int ncases;
+	char **names; /* interned socket names: slot -> name */
+	int nnames;
+};
+
+struct rp_outcome {
+	int op;
+	int pass;
+	int err;   /* errno of the call (0 = success), or RP_ENOTIMPL */
+	int nval;
+	long long val[RP_MAXV];
+	struct rp_addr addr;
+	int range_lo, range_hi; /* the net's ephemeral range when the op ran */
+	int noparity;           /* the socket set IP_LOCAL_PORT_RANGE: parity is random */
+	char reason[120];
+};
+
+/* Backend entry points: errors are positive errno values (or RP_ENOTIMPL). */
+struct rp_backend {
+	const char *name;
+	int (*sysctl)(void *ctx, const char *key, const char *value);
+	int (*socket)(void *ctx, int slot, int udp, int family, int uid);
+	int (*setsockopt)(void *ctx, int slot, int level, int name, const void *val, socklen_t len);
+	int (*getsockopt)(void *ctx, int slot, int level, int name, void *val, socklen_t *len);
+	int (*bind)(void *ctx, int slot, const struct sockaddr *sa, socklen_t len);
+	int (*listen)(void *ctx, int slot, int backlog);
+	/* sa->sa_family == AF_UNSPEC: disconnect */
+	int (*connect)(void *ctx, int slot, const struct sockaddr *sa, socklen_t len);
+	int (*accept)(void *ctx, int slot, int newslot);
+	/* sa == NULL: send on a connected socket */
+	int (*sendto)(void *ctx, int slot, const struct sockaddr *sa, socklen_t len);
+	int (*fastopen)(void *ctx, int slot, const struct sockaddr *sa, socklen_t len);
+	int (*close)(void *ctx, int slot);
+	int (*getsockname)(void *ctx, int slot, struct sockaddr_storage *ss);
+	int (*getpeername)(void *ctx, int slot, struct sockaddr_storage *ss);
+	int (*state)(void *ctx, int slot, int *state);
+	/* How many of @slots are readable; may wait (bounded) for @expect to be reached. */
+	int (*readable)(void *ctx, const int *slots, int n, int expect, int *count);
+};
+
+typedef void (*rp_emit_fn)(void *arg, const struct rp_outcome *o);
+
+/* Run every op of @c on @be (replay.c). Returns when all ops ran. */
+void rp_exec_case(const struct rp_script *s, const struct rp_case *c, const struct rp_backend *be,
+		  void *ctx, rp_emit_fn emit, void *arg);
+
+/*
+ * Run one case on a backend, emitting an outcome per op. Ops whose outcome never comes (a dead
+ * kernel child) are not emitted: the caller reports them as not run. Return 0, or -1 when the
+ * backend could not run the case at all (a message is printed).
+ */
+int rp_kernel_run_case(const struct rp_script *s, const struct rp_case *c, rp_emit_fn emit,
+		       void *arg);
+int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_emit_fn emit,
+			void *arg);
+
+/* 0: the kernel backend can run (netns creation allowed); else the errno of unshare(). */
+int rp_kernel_probe(void);
+
+/* Shorter waits (fuzzer): accept/readable 50 ms, connect 200 ms. Loopback needs microseconds. */
+extern int rp_fast_waits;
+
+/* errno name (canonical spelling) or NULL. */
+const char *rp_errno_name(int err);
+/* TCP state name, or NULL. */
+const char *rp_state_name(int state);
+
+#endif

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * socktab replay, kernel backend: each case runs with real sockets in a forked child that first
+ * moves into a fresh network namespace (unshare(CLONE_NEWNET)) and brings lo up, so sysctl
+ * writes and sockets never touch the host's namespace and only loopback exists. The child runs
+ * the shared executor and writes one struct rp_outcome per op into a pipe; the parent reads them
+ * with a timeout and kills a child that stops answering, so every wait is bounded.
+ *
+ * Sockets are non-blocking: a "blocking" connect is connect() + poll(POLLOUT) for 2 s (the
+ * script format's timeout, reported as EINPROGRESS), accept waits at most 1 s for POLLIN, and
+ * readable polls up to 1 s for the expected count (0.1 s when expecting 0).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "replay.h"
+
+#ifndef MSG_FASTOPEN
+#define MSG_FASTOPEN 0x20000000
+#endif
+
+struct kctx {
+	int *fd; /* slot -> fd, -1 when none; a replaced fd stays open until the child exits */
+	int nslot;
+};
+
+static int ms_connect(void)
+{
+	return rp_fast_waits ? 200 : 2000;
+}
+
+static int ms_wait(int expect)
+{
+	if (rp_fast_waits)
+		return 50;
+	return expect == 0 ? 100 : 1000;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int k_sysctl(void *ctx, const char *key, const char *value)
+{
+	char path[160], buf[512];
+	int fd, n, err = 0;
+
+	(void)ctx;
+	snprintf(path, sizeof(path), "/proc/sys/%s", key);
+	for (char *p = path + 10; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	/* One write() of the whole value: a buffered or split write would hide EINVAL. */
+	n = snprintf(buf, sizeof(buf), "%s\n", value);
+	if (write(fd, buf, (size_t)n) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+static int k_socket(void *ctx, int slot, int udp, int family, int uid)
+{
+	struct kctx *k = ctx;
+	int fd, err = 0;
+
+	/* The socket's owner (SO_REUSEPORT's same-owner rule) is the creator's fsuid: switch
+	 * the effective ids only, so the saved uid 0 lets us switch back. */
+	if (uid && (setresgid((gid_t)-1, (gid_t)uid, (gid_t)-1) ||
+		    setresuid((uid_t)-1, (uid_t)uid, (uid_t)-1)))
+		return errno;
+	fd = socket(family, (udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		err = errno;
+	if (uid && (setresuid((uid_t)-1, 0, (uid_t)-1) || setresgid((gid_t)-1, 0, (gid_t)-1)))
+		_exit(4); /* cannot return to root: nothing after this would be meaningful */
+	if (fd >= 0)
+		k->fd[slot] = fd;
+	return err;
+}
+
+static int k_setsockopt(void *ctx, int slot, int level, int name, const void *val, socklen_t len)
+{
+	struct kctx *k = ctx;
+
+	return setsockopt(k->fd[slot], level, name, val, len) ? errno : 0;
+}
+
+static int k_getsockopt(void *ctx, int slot, int level, int name, void *val, socklen_t *len)
+{
+	struct kctx *k = ctx;
+
+	return getsockopt(k->fd[slot], level, name, val, len) ? errno : 0;
+}
+
+static int k_bind(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
+{
+	struct kctx *k = ctx;
+
+	return bind(k->fd[slot], sa, len) ? errno : 0;
+}
+
+static int k_listen(void *ctx, int slot, int backlog)
+{
+	struct kctx *k = ctx;
+
+	return listen(k->fd[slot], backlog) ? errno : 0;
+}
+
+/* Wait for a non-blocking connect: its result, or EINPROGRESS after the timeout. */
+static int wait_connected(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int e = 0;
+	socklen_t l = sizeof(e);
+
+	if (poll(&p, 1, ms_connect()) == 0)
+		return EINPROGRESS;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l))
+		return errno;
+	return e;
+}
+
+static int k_connect(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
+{
+	struct kctx *k = ctx;
+	int fd = k->fd[slot];
+
+	if (!connect(fd, sa, len))
+		return 0;
+	if (errno != EINPROGRESS || sa->sa_family == AF_UNSPEC)
+		return errno;
+	return wait_connected(fd);
+}
+
+static int k_accept(void *ctx, int slot, int newslot)
+{
+	struct kctx *k = ctx;
+	struct pollfd p = { .fd = k->fd[slot], .events = POLLIN };
+	int fd;
+
+	poll(&p, 1, rp_fast_waits ? 50 : 1000);
+	fd = accept4(k->fd[slot], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	k->fd[newslot] = fd;
+	return 0;
+}
+
+static int k_sendto(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
+{
+	struct kctx *k = ctx;
+	ssize_t r = sa ? sendto(k->fd[slot], "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT, sa, len)
+		       : send(k->fd[slot], "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	return r < 0 ? errno : 0;
+}
+
+static int k_fastopen(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
+{
+	struct kctx *k = ctx;
+	int fd = k->fd[slot];
+
+	if (sendto(fd, "", 0, MSG_FASTOPEN | MSG_NOSIGNAL, sa, len) >= 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return errno;
+	return wait_connected(fd);
+}
+
+static int k_close(void *ctx, int slot)
+{
+	struct kctx *k = ctx;
+	int r = close(k->fd[slot]);
+
+	k->fd[slot] = -1;
+	return r ? errno : 0;
+}
+
+static int k_getsockname(void *ctx, int slot, struct sockaddr_storage *ss)
+{
+	struct kctx *k = ctx;
+	socklen_t l = sizeof(*ss);
+
+	return getsockname(k->fd[slot], (struct sockaddr *)ss, &l) ? errno : 0;
+}
+
+static int k_getpeername(void *ctx, int slot, struct sockaddr_storage *ss)
+{
+	struct kctx *k = ctx;
+	socklen_t l = sizeof(*ss);
+
+	return getpeername(k->fd[slot], (struct sockaddr *)ss, &l) ? errno : 0;
+}
+
+static int k_state(void *ctx, int slot, int *state)
+{
+	struct kctx *k = ctx;
+	struct tcp_info ti;
+	socklen_t l = sizeof(ti);
+
+	if (getsockopt(k->fd[slot], IPPROTO_TCP, TCP_INFO, &ti, &l))
+		return errno;
+	*state = ti.tcpi_state;
+	return 0;
+}
+
+static int k_readable(void *ctx, const int *slots, int n, int expect, int *count)
+{
+	struct kctx *k = ctx;
+	struct pollfd p[256];
+	uint64_t deadline = now_ms() + (uint64_t)ms_wait(expect);
+
+	for (int i = 0; i < n && i < 256; i++)
+		p[i] = (struct pollfd){ .fd = k->fd[slots[i]], .events = POLLIN };
+	for (;;) {
+		int c = 0;
+		uint64_t now;
+
+		poll(p, (nfds_t)n, 0);
+		for (int i = 0; i < n; i++)
+			c += !!(p[i].revents & POLLIN);
+		*count = c;
+		now = now_ms();
+		if (c == expect || now >= deadline)
+			return 0;
+		/* a short sleep between samples: delivery on lo takes microseconds */
+		poll(NULL, 0, deadline - now < 10 ? (int)(deadline - now) : 10);
+	}
+}
+
+static const struct rp_backend kernel_backend = {
+	.name = "kernel",
+	.sysctl = k_sysctl,
+	.socket = k_socket,
+	.setsockopt = k_setsockopt,
+	.getsockopt = k_getsockopt,
+	.bind = k_bind,
+	.listen = k_listen,
+	.connect = k_connect,
+	.accept = k_accept,
+	.sendto = k_sendto,
+	.fastopen = k_fastopen,
+	.close = k_close,
+	.getsockname = k_getsockname,
+	.getpeername = k_getpeername,
+	.state = k_state,
+	.readable = k_readable,
+};
+
+/* A fresh namespace holds only lo, and it is down: bring it up (it then owns 127/8 and ::1). */
+static int lo_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+		err = errno;
+	} else {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+			err = errno;
+	}
+	close(fd);
+	return err;
+}
+
+static void pipe_emit(void *arg, const struct rp_outcome *o)
+{
+	int fd = *(int *)arg;
+	const char *p = (const char *)o;
+	size_t left = sizeof(*o);
+
+	while (left) {
+		ssize_t w = write(fd, p, left);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			_exit(5); /* the parent is gone */
+		p += w;
+		left -= (size_t)w;
+	}
+}
+
+int rp_kernel_probe(void)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return errno;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWNET) ? (errno & 0xff ? errno & 0xff : 1) : 0);
+	if (waitpid(pid, &st, 0) < 0)
+		return errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : EPERM;
+}
+
+int rp_kernel_run_case(const struct rp_script *s, const struct rp_case *c, rp_emit_fn emit,
+		       void *arg)
+{
+	int p[2], st;
+	pid_t pid;
+	struct rp_outcome o;
+	size_t have = 0;
+
+	if (pipe2(p, O_CLOEXEC)) {
+		perror("socktab replay: pipe");
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		perror("socktab replay: fork");
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		struct kctx k;
+
+		close(p[0]);
+		signal(SIGPIPE, SIG_IGN);
+		if (unshare(CLONE_NEWNET) || lo_up())
+			_exit(3);
+		k.nslot = s->nnames + 1;
+		k.fd = malloc(sizeof(int) * (size_t)k.nslot);
+		if (!k.fd)
+			_exit(3);
+		for (int i = 0; i < k.nslot; i++)
+			k.fd[i] = -1;
+		rp_exec_case(s, c, &kernel_backend, &k, pipe_emit, &p[1]);
+		/* _exit: no atexit handlers or stdio flushes of the parent's state in the child;
+		 * the namespace goes away with its last process. */
+		_exit(0);
+	}
+	close(p[1]);
+	for (;;) {
+		struct pollfd pf = { .fd = p[0], .events = POLLIN };
+		ssize_t r;
+
+		/* No op takes longer than ~3 s (sleep 3000, connect 2 s): a child silent for
+		 * 15 s is stuck and is killed. */
+		if (poll(&pf, 1, 15000) <= 0) {
+			fprintf(stderr, "socktab replay: kernel runner for case %s timed out\n",
+				c->name);
+			kill(pid, SIGKILL);
+			break;
+		}
+		r = read(p[0], (char *)&o + have, sizeof(o) - have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		if (have == sizeof(o)) {
+			emit(arg, &o);
+			have = 0;
+		}
+	}
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 3) {
+		fprintf(stderr, "socktab replay: case %s: cannot set up a network namespace\n",
+			c->name);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * socktab replay, socktab backend: one socktab_net per case (defaults, like a fresh kernel
+ * namespace), sockets through the public API, and the loopback model (loopback.c) for what the
+ * kernel would do around the tables: SYN delivery, accept queues, FIN/RST to the peer.
+ * UDP: socktab has no UDP tables yet, so a `socket udp` and every later statement on that socket
+ * reports RP_ENOTIMPL ("udp: not implemented in socktab backend") instead of running.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loopback.h"
+#include "replay.h"
+#include "socktab/socktab.h"
+
+struct sctx {
+	struct socktab_net *net;
+	struct socktab_sock **sk; /* slot -> socket; a replaced socket stays open in the net */
+	int fastopen;             /* net.ipv4.tcp_fastopen: bit 0 enables the client side */
+};
+
+static struct socktab_sock *S(void *ctx, int slot)
+{
+	return ((struct sctx *)ctx)->sk[slot];
+}
+
+static int s_sysctl(void *ctx, const char *key, const char *value)
+{
+	struct sctx *c = ctx;
+	int err = socktab_net_sysctl(c->net, key, value);
+
+	if (!err && !strcmp(key, "net.ipv4.tcp_fastopen"))
+		c->fastopen = atoi(value);
+	return -err;
+}
+
+static int s_socket(void *ctx, int slot, int udp, int family, int uid)
+{
+	struct sctx *c = ctx;
+	struct socktab_sock *sk;
+
+	if (udp)
+		return RP_ENOTIMPL;
+	sk = socktab_socket(c->net, SOCKTAB_TCP, family);
+	if (!sk)
+		return errno;
+	lb_attach(sk, c->net);
+	if (uid) {
+		int err = socktab_setsockopt(sk, SOCKTAB_SOL, SOCKTAB_SO_UID, &uid, sizeof(uid));
+
+		if (err) {
+			socktab_close(sk);
+			return -err;
+		}
+	}
+	c->sk[slot] = sk;
+	return 0;
+}
+
+static int s_setsockopt(void *ctx, int slot, int level, int name, const void *val, socklen_t len)
+{
+	return -socktab_setsockopt(S(ctx, slot), level, name, val, len);
+}
+
+static int s_getsockopt(void *ctx, int slot, int level, int name, void *val, socklen_t *len)
+{
+	/* SO_ERROR is the harness's: errors come from the loopback model's RSTs. */
+	if (level == SOL_SOCKET && name == SO_ERROR && *len >= sizeof(int)) {
+		int e = lb_take_error(S(ctx, slot));
+
+		memcpy(val, &e, sizeof(e));
+		*len = sizeof(int);
+		return 0;
+	}
+	return -socktab_getsockopt(S(ctx, slot), level, name, val, len);
+}
+
+static int s_bind(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
+{
+	return -socktab_bind(S(ctx, slot), sa, len);
+}
+
+static int s_listen(void *ctx, int slot, int backlog)
+{
+	return -socktab_listen(S(ctx, slot), backlog);
+}
+
+static int s_connect(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
+{
+	return -lb_connect(S(ctx, slot), sa, len);
+}
+
+static int s_accept(void *ctx, int slot, int newslot)
+{
+	struct socktab_sock *child;
+	int err = lb_accept(S(ctx, slot), &child);
+
+	if (err)
+		return -err;
+	((struct sctx *)ctx)->sk[newslot] = child;
+	return 0;
+}
+
+static int s_sendto(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
+{
+	/* TCP ignores a sendto() address on a connected socket. */
+	(void)sa;
+	(void)len;
+	return -lb_send(S(ctx, slot));
+}
+
+static int s_fastopen(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
+{
+	struct sctx *c = ctx;
+
+	/* tcp_sendmsg_fastopen(): client TFO off, or an AF_UNSPEC address: EOPNOTSUPP. */
+	if (!(c->fastopen & 1) || sa->sa_family == AF_UNSPEC)
+		return EOPNOTSUPP;
+	return -lb_connect(S(ctx, slot), sa, len);
+}
+
+static int s_close(void *ctx, int slot)
+{
+	struct sctx *c = ctx;
+	int err = lb_close(c->sk[slot]);
+
+	c->sk[slot] = NULL;
+	return -err;
+}
+
+static int s_getsockname(void *ctx, int slot, struct sockaddr_storage *ss)
+{
+	socklen_t l = sizeof(*ss);
+
+	return -socktab_getsockname(S(ctx, slot), (struct sockaddr *)ss, &l);
+}
+
+static int s_getpeername(void *ctx, int slot, struct sockaddr_storage *ss)
+{
+	socklen_t l = sizeof(*ss);
+
+	return -socktab_getpeername(S(ctx, slot), (struct sockaddr *)ss, &l);
+}
+
+static int s_state(void *ctx, int slot, int *state)
+{
+	int st = socktab_get_state(S(ctx, slot));
+
+	if (st < 0)
+		return -st;
+	*state = st;
+	return 0;
+}
+
+static int s_readable(void *ctx, const int *slots, int n, int expect, int *count)
+{
+	(void)expect; /* the model delivers synchronously: nothing to wait for */
+	*count = 0;
+	for (int i = 0; i < n; i++)
+		*count += lb_readable(S(ctx, slots[i]));
+	return 0;
+}
+
+static const struct rp_backend socktab_backend = {
+	.name = "socktab",
+	.sysctl = s_sysctl,
+	.socket = s_socket,
+	.setsockopt = s_setsockopt,
+	.getsockopt = s_getsockopt,
+	.bind = s_bind,
+	.listen = s_listen,
+	.connect = s_connect,
+	.accept = s_accept,
+	.sendto = s_sendto,
+	.fastopen = s_fastopen,
+	.close = s_close,
+	.getsockname = s_getsockname,
+	.getpeername = s_getpeername,
+	.state = s_state,
+	.readable = s_readable,
+};
+
+int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_emit_fn emit,
+			void *arg)
+{
+	struct socktab_net_params p;
+	struct sctx ctx = { .fastopen = 1 }; /* kernel default: client-side TFO enabled */
+
+	socktab_thread_register();
+	socktab_net_params_init(&p);
+	p.sock_priv_size = lb_priv_size();
+	ctx.net = socktab_net_new(&p);
+	ctx.sk = calloc((size_t)s->nnames + 1, sizeof(*ctx.sk));
+	if (!ctx.net || !ctx.sk) {
+		fprintf(stderr, "socktab replay: socktab_net_new: %s\n", strerror(errno));
+		if (ctx.net)
+			socktab_net_free(ctx.net);
+		free(ctx.sk);
+		socktab_thread_unregister();
+		return -1;
+	}
+	rp_exec_case(s, c, &socktab_backend, &ctx, emit, arg);
+	socktab_net_free(ctx.net);
+	free(ctx.sk);
+	socktab_thread_unregister();
+	return 0;
+}
