@@ -86,6 +86,8 @@ struct socktab_sock {
 	uint8_t tw_ts;                     /* (c) TIME_WAIT entry recorded a peer timestamp */
 	uint8_t on_twlist;                 /* (t) TIME_WAIT entry still on the net's list */
 	uint8_t in_pool;                   /* (p) on the pool's free list */
+	uint8_t rcu_free;                  /* (s) was a listener: back to the pool after a grace period */
+	struct rcu_head rcu;               /* for that deferred free */
 	int linger_secs;                   /* (s) */
 	uint32_t local_port_range;         /* (s) IP_LOCAL_PORT_RANGE, hi << 16 | lo */
 	uid_t uid;                         /* (s) owner uid (SO_REUSEPORT same-owner rule) */

@@ -11,9 +11,10 @@
  * Lookup (R30-R33): score the chain of (destination address, port), and only if nothing matched
  * the "any" chain; a strictly better score wins, ties keep the earlier entry; a winner in a
  * reuseport group hands over to the member picked by the 4-tuple hash (R35).
- * Departures: sockets come from a type-stable pool instead of being freed after a grace period
- * (R23), so the result is pinned with increment-if-not-zero and re-checked (still a listener
- * with that key), and the walk restarts otherwise; no SO_INCOMING_CPU bonus, no BPF, no devices
+ * Listeners are SOCK_RCU_FREE as in the kernel (R23): a socket that ever listened goes back to
+ * the pool only after a grace period, so a walk never follows a listener recycled into another
+ * chain. The result is still pinned with increment-if-not-zero and re-checked (it may have been
+ * closed meanwhile), and the walk restarts otherwise. Departures: no SO_INCOMING_CPU bonus, no BPF, no devices
  * at lookup time (a lookup matches any bound device).
  * Groups (R34): a listener joins a group of a listener with the same net, port, family, v6only,
  * device, owner uid and identical address; members live in an array replaced (not resized) when
@@ -253,6 +254,7 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 	socktab__tw_reap(net, 8);
 	/* R46: LISTEN first, so the port is re-validated as a listener's (no SO_REUSEADDR pass). */
 	WR(sk->state, SOCKTAB_TCP_LISTEN);
+	sk->rcu_free = 1;
 	err = socktab__get_port(net, sk, socktab__sk_num(sk));
 	if (!err) {
 		err = listen_hash(net, sk);

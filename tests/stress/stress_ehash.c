@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Stress: reader threads look up while writer threads connect, establish and close (graceful,
- * leaving short TIME_WAIT entries that expire and get recycled, or abortive). Sockets return to
+ * leaving short TIME_WAIT entries that expire and get recycled, or abortive), and one thread
+ * keeps replacing members of a SO_REUSEPORT listener group. Sockets return to
  * the type-stable pool at once, so readers meet recycled objects.
  *
  * Each writer owns slots; a slot has a sequence counter (odd while it changes) and, when even and
@@ -11,6 +12,7 @@
  * --duration seconds and by an op cap. Prints one summary line; exit status 1 on any violation.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +39,10 @@ struct slot {
 static struct socktab_net *net;
 static struct slot slots[MAX_WRITERS * SLOTS_PER_WRITER];
 static int nwriters = 2, nreaders = 2;
-static _Atomic int stop;
+static _Atomic int stop, stop_churn;
 static _Atomic uint64_t n_lookups, n_hits, n_checked, n_ops, n_violations, n_connect_fail;
+static _Atomic uint64_t n_listener_lookups, churn_steps;
+static _Atomic int listeners_ready;
 
 static uint64_t xs(uint64_t *s)
 {
@@ -107,6 +111,70 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+/*
+ * Listener churn: four SO_REUSEPORT listeners on 127.0.0.1:9000; one at a time is closed and
+ * replaced, so at least three are always listening and a listener lookup must never miss.
+ */
+#define LISTENERS 4
+static void *listener_churn(void *arg)
+{
+	struct socktab_sock *l[LISTENERS];
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9000) };
+	uint64_t rng = 0x5eed;
+	int one = 1;
+
+	(void)arg;
+	socktab_thread_register();
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	for (int i = 0; i < LISTENERS; i++) {
+		l[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		socktab_setsockopt(l[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+		if (socktab_bind(l[i], (struct sockaddr *)&a, sizeof(a)) || socktab_listen(l[i], 8))
+			violation("listener setup failed");
+	}
+	atomic_store(&listeners_ready, 1);
+	while (!atomic_load(&stop_churn)) {
+		int i = (int)(xs(&rng) % LISTENERS);
+
+		socktab_close(l[i]);
+		l[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		socktab_setsockopt(l[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+		if (socktab_bind(l[i], (struct sockaddr *)&a, sizeof(a)) || socktab_listen(l[i], 8))
+			violation("listener re-listen failed");
+		atomic_fetch_add(&churn_steps, 1);
+		atomic_fetch_add_explicit(&n_ops, 1, memory_order_relaxed);
+	}
+	for (int i = 0; i < LISTENERS; i++)
+		socktab_close(l[i]);
+	socktab_thread_unregister();
+	return NULL;
+}
+
+static void check_listener(uint64_t *rng)
+{
+	uint16_t sport = (uint16_t)(xs(rng) & 0xffff);
+	uint64_t g0 = atomic_load(&churn_steps);
+	struct socktab_sock *f = socktab_lookup_listener4(net, htonl(0x7f000002), htons(sport),
+							  htonl(0x7f000001), htons(9000));
+	/* Three listeners were up for the whole lookup only if at most one churn step (one close,
+	 * one listen) overlapped it; a reader preempted for longer may rightly miss. */
+	bool sure = atomic_load(&churn_steps) - g0 <= 1;
+
+	atomic_fetch_add_explicit(&n_listener_lookups, 1, memory_order_relaxed);
+	if (!f && sure) {
+		violation("listener lookup missed while three listeners were up");
+		return;
+	}
+	if (!f)
+		return;
+	/* The key, not the state: the churn thread may close it right after the lookup. */
+	if (socktab__sk_num(f) != 9000 || socktab__sk_rcv_saddr(f) != htonl(0x7f000001)) {
+		fprintf(stderr, "stress: got num=%u state=%u\n", socktab__sk_num(f), RD(f->state));
+		violation("listener lookup returned a socket whose key does not match");
+	}
+	socktab_sock_put(f);
+}
+
 static void *reader(void *arg)
 {
 	uint64_t rng = 0xabcdef1ull * (uint64_t)((intptr_t)arg + 7);
@@ -114,6 +182,10 @@ static void *reader(void *arg)
 
 	socktab_thread_register();
 	while (!atomic_load(&stop)) {
+		if (atomic_load(&listeners_ready) && xs(&rng) % 8 == 0) {
+			check_listener(&rng);
+			continue;
+		}
 		struct slot *s = &slots[xs(&rng) % (uint64_t)nslots];
 		uint32_t s1 = atomic_load_explicit(&s->seq, memory_order_acquire);
 		int present = atomic_load(&s->present);
@@ -151,7 +223,7 @@ static void *reader(void *arg)
 int main(int argc, char **argv)
 {
 	double duration = 3;
-	pthread_t th[2 * MAX_WRITERS];
+	pthread_t th[2 * MAX_WRITERS + 1];
 	struct socktab_net_params p;
 	struct socktab_net_stats st;
 
@@ -183,6 +255,7 @@ int main(int argc, char **argv)
 		perror("socktab_net_new");
 		return 1;
 	}
+	pthread_create(&th[2 * MAX_WRITERS], NULL, listener_churn, NULL);
 	for (int i = 0; i < nwriters; i++)
 		pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
 	for (int i = 0; i < nreaders; i++)
@@ -193,6 +266,8 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < nwriters + nreaders; i++)
 		pthread_join(th[i], NULL);
+	atomic_store(&stop_churn, 1); /* readers are done: the listeners may go now */
+	pthread_join(th[2 * MAX_WRITERS], NULL);
 	/* Drain: close what is left; TIME_WAIT entries expire; every count must reach zero. */
 	for (int i = 0; i < nwriters * SLOTS_PER_WRITER; i++)
 		if (slots[i].sk)
@@ -204,9 +279,10 @@ int main(int argc, char **argv)
 	socktab_net_stats(net, &st);
 	uint64_t leaked = st.established + st.time_wait + st.bind_buckets;
 
-	printf("stress_ehash: ops=%llu lookups=%llu hits=%llu checked=%llu connect_fail=%llu "
-	       "tw_recycled=%llu violations=%llu leaked=%llu\n",
+	printf("stress_ehash: ops=%llu lookups=%llu listener_lookups=%llu hits=%llu checked=%llu "
+	       "connect_fail=%llu tw_recycled=%llu violations=%llu leaked=%llu\n",
 	       (unsigned long long)n_ops, (unsigned long long)n_lookups,
+	       (unsigned long long)n_listener_lookups,
 	       (unsigned long long)n_hits, (unsigned long long)n_checked,
 	       (unsigned long long)n_connect_fail, (unsigned long long)st.tw_recycled,
 	       (unsigned long long)n_violations, (unsigned long long)leaked);
