@@ -15,7 +15,7 @@
  *   - the client itself (connect to its own address and port): TCP simultaneous open, the
  *     socket is ESTABLISHED with itself;
  *   - nothing: RST, -ECONNREFUSED, and the client goes to CLOSE (tcp_done releases a port that
- *     connect() chose).
+ *     connect() chose); it is not readable afterwards (the failed connect disconnects it).
  *   Anything else found (a live connection with the reversed 4-tuple) is not modelled: the SYN is
  *   treated as unanswered (-EINPROGRESS).
  * close: a FIN to the peer of an ESTABLISHED socket (peer -> CLOSE_WAIT, readable EOF; the closer
@@ -239,9 +239,8 @@ static int deliver_syn(struct socktab_sock *sk)
 		return socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
 	}
 	if (!found) {
-		/* RST: the connect() fails and tcp_done() leaves the socket in CLOSE with its
-		 * end of stream set (poll() reports POLLIN). */
-		P(sk)->eof = true;
+		/* RST: tcp_done() sets CLOSE; the failing blocking connect() then runs
+		 * tcp_disconnect(), which clears the end of stream again: not readable. */
 		socktab_set_state(sk, SOCKTAB_TCP_CLOSE);
 		return -ECONNREFUSED;
 	}

@@ -31,7 +31,7 @@ int lb_close(struct socktab_sock *sk);
 int lb_accept(struct socktab_sock *listener, struct socktab_sock **child);
 /* send(2) of one byte on a connected socket. */
 int lb_send(struct socktab_sock *sk);
-/* poll(POLLIN): a queued connection, unread data, or end of stream (FIN, RST, refused). */
+/* poll(POLLIN): a queued connection, unread data, or end of stream (FIN or RST received). */
 bool lb_readable(struct socktab_sock *sk);
 /* getsockopt(SO_ERROR): the pending error (positive errno), cleared by the read. */
 int lb_take_error(struct socktab_sock *sk);

@@ -846,7 +846,8 @@ static struct rp_script *parse_text(const char *file, char *text, char *errbuf, 
 			s->cases[s->ncases].first_line = s->nlines;
 			s->ncases++;
 			P.nops_cap = 0;
-			memset(P.defined, 0, (size_t)P.ndefined);
+			if (P.defined)
+				memset(P.defined, 0, (size_t)P.ndefined);
 			goto next;
 		} else if (!strncmp(line, "repeat", 6) &&
 			   (isspace((unsigned char)line[6]) || !line[6])) {
@@ -1629,8 +1630,12 @@ static void gen_script(uint64_t seed, struct lines *L)
 		} else if (r < 70) {
 			if (port[0] == '0')
 				snprintf(port, sizeof(port), "$%s", name[y]);
+			/* A v6 socket keeps one destination kind: after a refused v4-mapped
+			 * connect() the kernel cannot reach native IPv6 from that socket any
+			 * more (tests/replay/v6_after_mapped_refused.sock), a quirk the model
+			 * does not copy. */
 			lines_add(L, "connect %s %s %s", nx,
-				  fam[x] == AF_INET ? d4[rnd(&st, 2)] : d6[rnd(&st, 2)], port);
+				  fam[x] == AF_INET ? d4[rnd(&st, 2)] : d6[x & 1], port);
 		} else if (r < 76 && nn < 16 && na < 6) {
 			snprintf(name[nn], sizeof(name[nn]), "a%d", na++);
 			fam[nn] = fam[x];

@@ -128,18 +128,22 @@ static int k_listen(void *ctx, int slot, int backlog)
 	return listen(k->fd[slot], backlog) ? errno : 0;
 }
 
-/* Wait for a non-blocking connect: its result, or EINPROGRESS after the timeout. */
-static int wait_connected(int fd)
+/*
+ * Finish a non-blocking connect like a blocking one: wait for it (EINPROGRESS after the timeout),
+ * then call connect() again. The second call is what a blocking connect() does on wake-up: it
+ * marks the socket connected (so a third connect() gives EISCONN, not 0) or, on failure, returns
+ * the pending error and resets the socket to unconnected (reading SO_ERROR instead would leave it
+ * "connecting", and the next connect() would give ECONNABORTED).
+ */
+static int wait_connected(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	int e = 0;
-	socklen_t l = sizeof(e);
 
 	if (poll(&p, 1, ms_connect()) == 0)
 		return EINPROGRESS;
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l))
-		return errno;
-	return e;
+	if (!connect(fd, sa, len) || errno == EISCONN)
+		return 0;
+	return errno;
 }
 
 static int k_connect(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
@@ -151,7 +155,7 @@ static int k_connect(void *ctx, int slot, const struct sockaddr *sa, socklen_t l
 		return 0;
 	if (errno != EINPROGRESS || sa->sa_family == AF_UNSPEC)
 		return errno;
-	return wait_connected(fd);
+	return wait_connected(fd, sa, len);
 }
 
 static int k_accept(void *ctx, int slot, int newslot)
@@ -186,7 +190,7 @@ static int k_fastopen(void *ctx, int slot, const struct sockaddr *sa, socklen_t 
 		return 0;
 	if (errno != EINPROGRESS)
 		return errno;
-	return wait_connected(fd);
+	return wait_connected(fd, sa, len);
 }
 
 static int k_close(void *ctx, int slot)
