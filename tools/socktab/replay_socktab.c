@@ -191,6 +191,11 @@ int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_e
 	socktab_thread_register();
 	socktab_net_params_init(&p);
 	p.sock_priv_size = lb_priv_size();
+	/* Small tables: a script holds a handful of sockets, table sizes change no outcome, and
+	 * a net with default-size tables costs milliseconds to create and free per case. */
+	p.ehash_entries = 1024;
+	p.ehash_locks = 64;
+	p.bhash_entries = 1024;
 	ctx.net = socktab_net_new(&p);
 	ctx.sk = calloc((size_t)s->nnames + 1, sizeof(*ctx.sk));
 	if (!ctx.net || !ctx.sk) {
