@@ -31,10 +31,24 @@ bool socktab__ehash_hashed(const struct socktab_sock *sk)
 	return socktab__hnode_hashed(&sk->node);
 }
 
+/*
+ * The two choke points of ehash membership: every link and unlink of an entry goes through them
+ * (the TIME_WAIT swap replaces an entry by one with the same 4-tuple), so the connect() port index
+ * (portmap.c) is kept here.
+ */
+
 /* Caller holds the ehash lock of sk->hash; sk's key and hash are written. */
 void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock *sk)
 {
 	socktab__hnode_add_head_rcu(&sk->node, &t->ehash[RD(sk->hash) & t->ehash_mask]);
+	socktab__portmap_ehash_add_locked(sk);
+}
+
+/* Unlink hashed @sk. Caller holds the ehash lock of sk->hash. */
+void socktab__ehash_del_locked(struct socktab__tables *t, struct socktab_sock *sk)
+{
+	socktab__hnode_del_rcu(&sk->node);
+	socktab__portmap_ehash_del_locked(t, sk);
 }
 
 /* Takes the ehash lock. */
@@ -44,7 +58,7 @@ void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk)
 
 	socktab__lock(l);
 	if (socktab__hnode_hashed(&sk->node))
-		socktab__hnode_del_rcu(&sk->node);
+		socktab__ehash_del_locked(t, sk);
 	socktab__unlock(l);
 }
 
@@ -245,8 +259,8 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	WR(sk->portpair, ports);
 	WR(sk->hash, hash);
 	socktab__ehash_insert_locked(t, sk);
-	if (tw)
-		socktab__hnode_del_rcu(&tw->node);
+	if (tw) /* after sk's insert: the port stays busy in the index */
+		socktab__ehash_del_locked(t, tw);
 	socktab__unlock(l);
 	*twp = tw;
 	return SOCKTAB__UNIQUE;

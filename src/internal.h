@@ -33,6 +33,8 @@
 #define SOCKTAB__CACHELINE 64
 #define SOCKTAB__PERTURB_SIZE (1u << 16) /* RFC 6056 alg. 4 table (kernel: table_perturb) */
 #define SOCKTAB__FREE 0                  /* state of a socket that sits in the pool */
+#define SOCKTAB__PM_SKETCH 4096         /* portmap.c: cells per count-min sketch row */
+#define SOCKTAB__PM_BUCKETS 64          /* portmap.c: index hash buckets per net */
 
 /* sk->userlocks bits (kernel names). */
 #define SOCKTAB__BINDADDR_LOCK 0x4
@@ -233,6 +235,14 @@ struct socktab_net {
 	_Atomic uint64_t n_tw_recycled;    /* (a) */
 	_Atomic uint64_t n_ports_tried;    /* (a) */
 	_Atomic uint64_t n_connects;       /* (a) */
+
+	/* ---- connect() port index (src/portmap.c, issue 6). Zeroed by calloc: no init/teardown;
+	 * every index is freed when its destination's entries leave ehash. (pm) = pm_lock. ---- */
+	_Atomic uint32_t pm_sketch[2][SOCKTAB__PM_SKETCH]; /* (a) ehash entries per dest. hash cell */
+	_Atomic(struct socktab__portmap *) pm_table[SOCKTAB__PM_BUCKETS]; /* (r,pm) indexes */
+	_Atomic uint64_t pm_memo[SOCKTAB__PM_BUCKETS]; /* (a) last false-positive build per bucket */
+	_Atomic uint32_t pm_live;          /* (a) indexes in pm_table */
+	_Atomic int pm_lock;               /* spin lock, a leaf: links and unlinks indexes */
 };
 
 /* ---- addresses ---- */
@@ -406,5 +416,18 @@ void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw);
 void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw);
 int socktab__tw_reap(struct socktab_net *net, int budget);
 void socktab__tw_purge(struct socktab_net *net);
+
+/* ---- portmap.c: per-destination index of busy local ports (connect(), issue 6) ---- */
+struct socktab__portmap;
+void socktab__ehash_del_locked(struct socktab__tables *t, struct socktab_sock *sk);
+void socktab__portmap_ehash_add_locked(struct socktab_sock *sk);
+void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab_sock *sk);
+struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struct socktab_sock *sk,
+						 uint32_t hash0, int low, int high);
+uint32_t socktab__portmap_next(const struct socktab__portmap *pm, struct socktab_net *net,
+			       uint32_t base, uint32_t high, uint32_t remaining, uint32_t step,
+			       uint32_t i);
+void socktab__portmap_stats(struct socktab_net *net, uint32_t *nindex, uint64_t *bytes);
+void socktab__connect_rng_seed(uint64_t seed);
 
 #endif /* SOCKTAB_INTERNAL_H */

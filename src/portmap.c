@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * portmap: per-destination index of busy local ports, so that connect() finds the port the
+ * kernel's walk would pick without walking (issue 6; spec R54-R58, R61, R64, R66).
+ *
+ * The cliff. connect() walks candidate ports from a keyed offset (connect.c); once every port of
+ * the preferred parity toward one destination is taken, each connect() examines all of them
+ * before it reaches the other parity. The examination is what costs, not the choice.
+ *
+ * The index. For a destination D = (net, IPv4-or-IPv6 key, local address, remote address,
+ * remote port) with at least PM_BUILD ehash entries, a bitmap over the 65536 local ports: bit p
+ * is set iff ehash holds an entry (live or TIME_WAIT, any bound device) with D's 4-tuple on local
+ * port p. A summary level per parity has one bit per 64-port word, set iff every port of that
+ * parity in the word is busy, so a search crosses a full 64-port word with one bit test and the
+ * whole 65536-port space with 16 word loads. Searches AND in the net's reserved-port bitmap.
+ * Bytes per hot destination: sizeof(struct socktab__portmap) = 8192 (bits) + 256 (summaries)
+ * + a 128-byte header ~= 8.6 KiB (asserted below); at most PM_MAX indexes per net.
+ *
+ * Key and hash. All entries of one 4-tuple share one ehash hash (hash0 + lport: the variants
+ * that hash the local port outside jhash, R3/R4), hence one ehash slot and one stripe lock.
+ * hash0 = sk->hash - lport is free at every choke point and keys the index table.
+ *
+ * Maintenance, at the two ehash choke points in ehash.c (no hook elsewhere): after an entry is
+ * linked (socktab__portmap_ehash_add_locked) and after one is unlinked
+ * (socktab__portmap_ehash_del_locked), both under the entry's ehash stripe lock. The unlink hook
+ * clears bit p only when no other entry with the same 4-tuple remains in the (locked) chain, so
+ * duplicates (other devices, passive children) and the TIME_WAIT takeover (insert the new socket,
+ * then unlink the entry) keep the bit right. The sk -> TIME_WAIT swap (timewait.c) replaces an
+ * entry by one with the same 4-tuple: nothing to do.
+ *
+ * Who gets an index (lazily). Every ehash add/unlink in a net that uses the index bumps two cells
+ * of a count-min sketch (two rows of PM_SKETCH counters, indexed by hash0 bits). The sketch never
+ * undercounts, so a destination with PM_BUILD entries is always noticed. connect() builds D's
+ * index when the sketch says >= PM_BUILD and D has none: it links the index (state BUILDING) so
+ * the hooks maintain it from then on, then probes each port of the covered range under that
+ * port's stripe lock (the lock orders the probe against every hook on that port, so the bit ends
+ * equal to the chain), then marks it LIVE. A sketch collision (a cold destination sharing cells
+ * with hot ones) builds an index with few entries: it is dropped at once and remembered in
+ * pm_memo, so that destination is not rebuilt until its cells grow by PM_BUILD more.
+ * Freeing: when an unlink leaves fewer than PM_FREE ports (hysteresis PM_BUILD/PM_FREE), the
+ * index is unlinked and freed after a grace period. Since every socket and TIME_WAIT entry leaves
+ * ehash at the latest in socktab_net_free(), every index is freed by then (no teardown hook).
+ *
+ * Locks and memory order. pm_lock (a spin lock on an atomic, a leaf) serialises linking and
+ * unlinking of indexes; readers find indexes under RCU (acquire loads of the chain, release store
+ * publishes an index's constant key). Bits are written under the port's stripe lock but
+ * different ports of one word sit under different stripes: atomic fetch_or/fetch_and. Summary
+ * bits are recomputed after every change that may flip them, re-checking the word until stable
+ * (seq_cst), so at rest they are exact; a search racing with writers may read a stale summary and
+ * pick a later port, which is fine since connect() races in the kernel too. state and nports use
+ * seq_cst: the builder (store LIVE, load nports) and an unlinker (decrement nports, load state)
+ * cannot both miss a drop. Lock order: socket -> bhash -> ehash stripe(s) -> pm_lock.
+ *
+ * Rules kept (connect.c uses the index only to skip candidates): a port found free in the index
+ * still goes through every check of the walk (R55: bind()-owned bucket, RCU pre-check, locked
+ * R56 check), so correctness never depends on the index, only speed; the position i of the
+ * chosen port in its pass is computed exactly, so the perturbation update (R57) is the kernel's.
+ * Departures: a TIME_WAIT holder is skipped by the indexed search (its bit is set) and taken over
+ * (R61) only when no free port is usable, by the plain walk that runs before -EADDRNOTAVAIL; so
+ * with TIME_WAIT entries toward D the port may differ from the kernel's (and an expired entry not
+ * yet reaped counts as busy until then). Sockets bound to a device (SO_BINDTODEVICE) and nets
+ * that hash the local port inside jhash (linux-6.1, lport_hash_inside) use the plain walk.
+ * Bound-by-bind() ports are not in the index: each costs one bucket check when reached.
+ */
+#include <sched.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define PM_WORDS (65536 / 64)
+#define PM_SWORDS (PM_WORDS / 64)
+#define PM_BUILD 32 /* build an index at this many ehash entries toward one destination */
+#define PM_FREE 16  /* free it when fewer ports than this remain busy */
+#define PM_MAX 1024 /* indexes per net: ~8.6 MiB at most */
+
+#define EVEN 0x5555555555555555ull /* bit b <-> port 64w + b: even ports */
+#define ODD 0xaaaaaaaaaaaaaaaaull
+
+enum { PM_BUILDING = 0, PM_LIVE = 1, PM_DYING = 2 };
+
+struct socktab__portmap {
+	_Atomic(struct socktab__portmap *) next; /* (r,pm) index table chain */
+	struct socktab_net *net;           /* (c) */
+	uint32_t hash0;                    /* (c) ehash hash of D with local port 0 */
+	uint16_t dport;                    /* (c) remote port, network order */
+	uint8_t v4key;                     /* (c) */
+	uint16_t cov_lo, cov_hi;           /* (c) ports probed at build: the index is exact there */
+	uint64_t addrpair;                 /* (c) IPv4 key */
+	uint64_t v6_saddr[2], v6_daddr[2]; /* (c) IPv6 key */
+	_Atomic int state;                 /* (a) PM_BUILDING -> PM_LIVE -> PM_DYING */
+	_Atomic uint32_t nports;           /* (a) set bits */
+	struct rcu_head rcu;
+	/* (a) [parity] bit w: every port of that parity in bits[w] is busy */
+	_Alignas(64) _Atomic uint64_t full[2][PM_SWORDS];
+	_Atomic uint64_t bits[PM_WORDS];   /* (a, written under the port's ehash stripe lock) */
+};
+
+_Static_assert(sizeof(struct socktab__portmap) <= 8192 + 256 + 128,
+	       "bytes per hot destination, as stated in the design comment");
+
+static inline bool pm_enabled(const struct socktab_net *net)
+{
+	return net->variant == SOCKTAB_VARIANT_SOCKTAB && !net->lport_inside;
+}
+
+static inline uint16_t sk_lport(const struct socktab_sock *sk)
+{
+	return socktab__sk_num(sk);
+}
+
+static inline _Atomic uint32_t *sketch_cell(struct socktab_net *net, int row, uint32_t hash0)
+{
+	return &net->pm_sketch[row][(row ? hash0 >> 12 : hash0) & (SOCKTAB__PM_SKETCH - 1)];
+}
+
+static uint32_t sketch_get(struct socktab_net *net, uint32_t hash0)
+{
+	uint32_t a = RD(*sketch_cell(net, 0, hash0)), b = RD(*sketch_cell(net, 1, hash0));
+
+	return a < b ? a : b;
+}
+
+static void pm_lock(struct socktab_net *net)
+{
+	while (atomic_exchange_explicit(&net->pm_lock, 1, memory_order_acquire))
+		sched_yield();
+}
+
+static void pm_unlock(struct socktab_net *net)
+{
+	atomic_store_explicit(&net->pm_lock, 0, memory_order_release);
+}
+
+static inline struct socktab__portmap *pm_load(_Atomic(struct socktab__portmap *) *p)
+{
+	return atomic_load_explicit(p, memory_order_acquire);
+}
+
+/* Does @pm index the destination of @sk (whose hash with local port 0 is @hash0)? */
+static bool pm_match(const struct socktab__portmap *pm, const struct socktab_sock *sk,
+		     uint32_t hash0)
+{
+	if (pm->net != RD(sk->net) || pm->hash0 != hash0 || pm->dport != socktab__sk_dport(sk) ||
+	    pm->v4key != RD(sk->v4key))
+		return false;
+	if (pm->v4key)
+		return pm->addrpair == RD(sk->addrpair);
+	return pm->v6_saddr[0] == RD(sk->v6_saddr[0]) && pm->v6_saddr[1] == RD(sk->v6_saddr[1]) &&
+	       pm->v6_daddr[0] == RD(sk->v6_daddr[0]) && pm->v6_daddr[1] == RD(sk->v6_daddr[1]);
+}
+
+/* Caller is inside an RCU read-side section. */
+static struct socktab__portmap *pm_find_rcu(struct socktab_net *net, const struct socktab_sock *sk,
+					    uint32_t hash0)
+{
+	struct socktab__portmap *pm = pm_load(&net->pm_table[hash0 % SOCKTAB__PM_BUCKETS]);
+
+	for (; pm; pm = pm_load(&pm->next))
+		if (pm_match(pm, sk, hash0))
+			return pm;
+	return NULL;
+}
+
+/* Same 4-tuple (no device): the rule of the bits. */
+static bool same_tuple(const struct socktab_sock *a, const struct socktab_sock *b)
+{
+	if (RD(a->net) != RD(b->net) || RD(a->portpair) != RD(b->portpair) ||
+	    RD(a->v4key) != RD(b->v4key))
+		return false;
+	if (RD(a->v4key))
+		return RD(a->addrpair) == RD(b->addrpair);
+	return RD(a->v6_saddr[0]) == RD(b->v6_saddr[0]) &&
+	       RD(a->v6_saddr[1]) == RD(b->v6_saddr[1]) &&
+	       RD(a->v6_daddr[0]) == RD(b->v6_daddr[0]) && RD(a->v6_daddr[1]) == RD(b->v6_daddr[1]);
+}
+
+/* Bring word @w's summary bits in line with the word; repeat until a re-read agrees. */
+static void summary_sync(struct socktab__portmap *pm, uint32_t w)
+{
+	uint64_t sbit = 1ull << (w & 63);
+
+	for (;;) {
+		uint64_t v = atomic_load(&pm->bits[w]);
+		bool e = (v & EVEN) == EVEN, o = (v & ODD) == ODD;
+
+		if (e)
+			atomic_fetch_or(&pm->full[0][w >> 6], sbit);
+		else
+			atomic_fetch_and(&pm->full[0][w >> 6], ~sbit);
+		if (o)
+			atomic_fetch_or(&pm->full[1][w >> 6], sbit);
+		else
+			atomic_fetch_and(&pm->full[1][w >> 6], ~sbit);
+		v = atomic_load(&pm->bits[w]);
+		if (((v & EVEN) == EVEN) == e && ((v & ODD) == ODD) == o)
+			return;
+	}
+}
+
+/* Mark @port busy. Caller holds the port's ehash stripe lock for D. */
+static void pm_set(struct socktab__portmap *pm, uint16_t port)
+{
+	uint32_t w = port >> 6;
+	uint64_t bit = 1ull << (port & 63);
+	uint64_t old = atomic_fetch_or_explicit(&pm->bits[w], bit, memory_order_relaxed);
+	uint64_t par = (port & 1) ? ODD : EVEN;
+
+	if (old & bit)
+		return;
+	atomic_fetch_add(&pm->nports, 1);
+	if (((old | bit) & par) == par)
+		summary_sync(pm, w);
+}
+
+/* Mark @port free; returns the number of busy ports left. Caller holds the stripe lock. */
+static uint32_t pm_clear(struct socktab__portmap *pm, uint16_t port)
+{
+	uint32_t w = port >> 6;
+	uint64_t bit = 1ull << (port & 63);
+	uint64_t old = atomic_fetch_and_explicit(&pm->bits[w], ~bit, memory_order_relaxed);
+	uint64_t par = (port & 1) ? ODD : EVEN;
+
+	if (!(old & bit))
+		return atomic_load(&pm->nports);
+	if ((old & par) == par)
+		summary_sync(pm, w);
+	return atomic_fetch_sub(&pm->nports, 1) - 1;
+}
+
+static void pm_free_rcu(struct rcu_head *head)
+{
+	struct socktab__portmap *pm = caa_container_of(head, struct socktab__portmap, rcu);
+
+	socktab__rcu_cb_enter(pm);
+	free(pm);
+}
+
+/*
+ * Unlink @pm (which the caller moved to PM_DYING) and free it after a grace period.
+ * Context: any; takes pm_lock (a leaf), so callers may hold socket, bhash and ehash locks.
+ */
+static void pm_unlink_free(struct socktab_net *net, struct socktab__portmap *pm)
+{
+	_Atomic(struct socktab__portmap *) *pp = &net->pm_table[pm->hash0 % SOCKTAB__PM_BUCKETS];
+	struct socktab__portmap *cur;
+
+	pm_lock(net);
+	while ((cur = atomic_load_explicit(pp, memory_order_relaxed)) != pm)
+		pp = &cur->next;
+	/* Readers standing on @pm keep walking through its next pointer, which stays valid. */
+	atomic_store_explicit(pp, atomic_load_explicit(&pm->next, memory_order_relaxed),
+			      memory_order_release);
+	atomic_fetch_sub_explicit(&net->pm_live, 1, memory_order_relaxed);
+	pm_unlock(net);
+	socktab__call_rcu(pm, &pm->rcu, pm_free_rcu);
+}
+
+/* Drop @pm if it is LIVE and still hashed; the one caller that wins the state change frees it. */
+static void pm_drop(struct socktab_net *net, struct socktab__portmap *pm)
+{
+	int live = PM_LIVE;
+
+	if (atomic_compare_exchange_strong(&pm->state, &live, PM_DYING))
+		pm_unlink_free(net, pm);
+}
+
+/*
+ * Hook: @sk was just linked into ehash. Context: caller holds the ehash stripe lock of sk->hash;
+ * takes the RCU read side; publishes nothing readers depend on for correctness.
+ */
+void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
+{
+	struct socktab_net *net = RD(sk->net);
+	uint32_t hash0;
+	struct socktab__portmap *pm;
+
+	if (!pm_enabled(net))
+		return;
+	hash0 = RD(sk->hash) - sk_lport(sk);
+	atomic_fetch_add_explicit(sketch_cell(net, 0, hash0), 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(sketch_cell(net, 1, hash0), 1, memory_order_relaxed);
+	if (!atomic_load_explicit(&net->pm_live, memory_order_relaxed))
+		return;
+	socktab__rcu_read_lock();
+	pm = pm_find_rcu(net, sk, hash0);
+	if (pm)
+		pm_set(pm, sk_lport(sk));
+	socktab__rcu_read_unlock();
+}
+
+/*
+ * Hook: @sk was just unlinked from ehash table @t. Context: caller holds the ehash stripe lock of
+ * sk->hash (the same lock covers every entry with sk's 4-tuple); takes the RCU read side and, when
+ * the destination cools down, pm_lock. May hand an index to call_rcu.
+ */
+void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab_sock *sk)
+{
+	struct socktab_net *net = RD(sk->net);
+	uint32_t hash = RD(sk->hash), hash0;
+	struct socktab__portmap *pm;
+
+	if (!pm_enabled(net))
+		return;
+	hash0 = hash - sk_lport(sk);
+	atomic_fetch_sub_explicit(sketch_cell(net, 0, hash0), 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(sketch_cell(net, 1, hash0), 1, memory_order_relaxed);
+	if (!atomic_load_explicit(&net->pm_live, memory_order_relaxed))
+		return;
+	socktab__rcu_read_lock();
+	pm = pm_find_rcu(net, sk, hash0);
+	if (pm) {
+		/* Another entry with the same 4-tuple keeps the port busy (it is in this chain). */
+		for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
+							memory_order_relaxed);
+		     !socktab__is_nulls(p);
+		     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
+					      memory_order_relaxed)) {
+			struct socktab_sock *sk2 = (struct socktab_sock *)p;
+
+			if (sk2 != sk && RD(sk2->hash) == hash && same_tuple(sk2, sk))
+				goto out;
+		}
+		if (pm_clear(pm, sk_lport(sk)) < PM_FREE)
+			pm_drop(net, pm);
+	}
+out:
+	socktab__rcu_read_unlock();
+}
+
+/* Probe @port of @pm's destination: set its bit if the chain holds D's 4-tuple on it. */
+static void probe_port(struct socktab_net *net, struct socktab__portmap *pm, uint16_t port)
+{
+	struct socktab__tables *t = net->tab;
+	uint32_t hash = pm->hash0 + port;
+	uint32_t ports = (uint32_t)pm->dport | ((uint32_t)port << 16);
+	pthread_mutex_t *l = socktab__ehash_lock(t, hash);
+
+	socktab__lock(l);
+	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
+						memory_order_relaxed);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
+				      memory_order_relaxed)) {
+		struct socktab_sock *sk2 = (struct socktab_sock *)p;
+
+		if (RD(sk2->hash) == hash && RD(sk2->portpair) == ports &&
+		    pm_match(pm, sk2, hash - port)) {
+			pm_set(pm, port);
+			break;
+		}
+	}
+	socktab__unlock(l);
+}
+
+/*
+ * Build D's index covering ports [lo, hi]. Returns it LIVE, or NULL (allocation failure, table
+ * full, another thread got there first, or too few entries). Context: RCU read side held by the
+ * caller (the result is valid until it leaves it); no socktab lock held except sk's own.
+ */
+static struct socktab__portmap *pm_build(struct socktab_net *net, struct socktab_sock *sk,
+					 uint32_t hash0, int lo, int hi, uint32_t sketch)
+{
+	struct socktab__portmap *pm;
+	_Atomic(struct socktab__portmap *) *bucket = &net->pm_table[hash0 % SOCKTAB__PM_BUCKETS];
+	int building = PM_BUILDING;
+
+	if (posix_memalign((void **)&pm, 64, sizeof(*pm)))
+		return NULL;
+	memset(pm, 0, sizeof(*pm));
+	pm->net = net;
+	pm->hash0 = hash0;
+	pm->dport = socktab__sk_dport(sk);
+	pm->v4key = RD(sk->v4key);
+	pm->addrpair = RD(sk->addrpair);
+	for (int k = 0; k < 2; k++) {
+		pm->v6_saddr[k] = RD(sk->v6_saddr[k]);
+		pm->v6_daddr[k] = RD(sk->v6_daddr[k]);
+	}
+	pm->cov_lo = (uint16_t)lo;
+	pm->cov_hi = (uint16_t)hi;
+	atomic_init(&pm->state, PM_BUILDING);
+
+	pm_lock(net);
+	if (pm_find_rcu(net, sk, hash0) ||
+	    atomic_load_explicit(&net->pm_live, memory_order_relaxed) >= PM_MAX) {
+		pm_unlock(net);
+		free(pm);
+		return NULL;
+	}
+	atomic_store_explicit(&pm->next, atomic_load_explicit(bucket, memory_order_relaxed),
+			      memory_order_relaxed);
+	/* Publishes the constant key: pairs with the acquire loads of pm_find_rcu(). */
+	atomic_store_explicit(bucket, pm, memory_order_release);
+	atomic_fetch_add_explicit(&net->pm_live, 1, memory_order_relaxed);
+	pm_unlock(net);
+
+	/* From here the hooks keep every port right that changes; probe the rest under the same
+	 * stripe locks, so each probe is ordered against every hook on its port. */
+	for (int port = lo; port <= hi; port++)
+		probe_port(net, pm, (uint16_t)port);
+
+	atomic_compare_exchange_strong(&pm->state, &building, PM_LIVE);
+	if (atomic_load(&pm->nports) < PM_FREE) {
+		/* A sketch collision, or D cooled down while we built: remember it, so as not
+		 * to rebuild before its cells grow by PM_BUILD. */
+		atomic_store_explicit(&net->pm_memo[hash0 % SOCKTAB__PM_BUCKETS],
+				      (uint64_t)hash0 << 32 | sketch, memory_order_relaxed);
+		pm_drop(net, pm);
+		return NULL;
+	}
+	return pm;
+}
+
+/*
+ * The index connect() may search for @sk's destination and port range [low, high], building it
+ * when the destination is hot; NULL means "walk without an index". Context: caller is inside an
+ * RCU read-side section (the index stays valid until it leaves), holds sk's lock and no other.
+ */
+struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struct socktab_sock *sk,
+						 uint32_t hash0, int low, int high)
+{
+	struct socktab__portmap *pm;
+	uint32_t sketch, r;
+	uint64_t memo;
+	int lo, hi;
+
+	if (!pm_enabled(net) || RD(sk->bound_dev_if))
+		return NULL;
+	sketch = sketch_get(net, hash0);
+	if (sketch < PM_BUILD && !atomic_load_explicit(&net->pm_live, memory_order_relaxed))
+		return NULL;
+	pm = pm_find_rcu(net, sk, hash0);
+	if (pm) {
+		if (atomic_load(&pm->state) != PM_LIVE)
+			return NULL; /* being built by another connect(): walk this time */
+		if (low >= pm->cov_lo && high <= pm->cov_hi)
+			return pm;
+		pm_drop(net, pm); /* the range grew past what was probed: rebuild below */
+	}
+	if (sketch < PM_BUILD)
+		return NULL;
+	memo = atomic_load_explicit(&net->pm_memo[hash0 % SOCKTAB__PM_BUCKETS],
+				    memory_order_relaxed);
+	if ((uint32_t)(memo >> 32) == hash0 && sketch < (uint32_t)memo + PM_BUILD)
+		return NULL;
+	r = RD(net->port_range);
+	lo = (int)(r & 0xffff);
+	hi = (int)(r >> 16);
+	if (low < lo)
+		lo = low;
+	if (high > hi)
+		hi = high;
+	return pm_build(net, sk, hash0, lo, hi, sketch);
+}
+
+/* Next non-full word (for parity @par, -1 = both) in [w, wend], or wend + 1. */
+static uint32_t next_open_word(const struct socktab__portmap *pm, uint32_t w, uint32_t wend,
+			       int par)
+{
+	while (w <= wend) {
+		uint32_t s = w >> 6;
+		uint64_t f = par < 0 ? RD(pm->full[0][s]) & RD(pm->full[1][s])
+				     : RD(pm->full[par][s]);
+		uint64_t open = ~f & (~0ull << (w & 63));
+
+		if (open)
+			return s * 64 + (uint32_t)__builtin_ctzll(open);
+		w = (s + 1) * 64;
+	}
+	return wend + 1;
+}
+
+/* First port in [from, to) of parity @par (-1: any) neither busy nor reserved, or -1. */
+static int find_free(const struct socktab__portmap *pm, struct socktab_net *net, uint32_t from,
+		     uint32_t to, int par)
+{
+	uint64_t pmask = par < 0 ? ~0ull : par ? ODD : EVEN;
+	uint32_t w, wend;
+
+	if (from >= to)
+		return -1;
+	w = from >> 6;
+	wend = (to - 1) >> 6;
+	while (w <= wend) {
+		uint64_t m = pmask;
+
+		if (w == from >> 6)
+			m &= ~0ull << (from & 63);
+		if (w == wend && (to & 63))
+			m &= (1ull << (to & 63)) - 1;
+		m &= ~(RD(pm->bits[w]) | RD(net->reserved[w]));
+		if (m)
+			return (int)(w * 64 + (uint32_t)__builtin_ctzll(m));
+		w = next_open_word(pm, w + 1, wend, par);
+	}
+	return -1;
+}
+
+/*
+ * The walk of one pass (connect.c): positions i = 0, step, ... < @remaining visit port
+ * base + i, minus @remaining once that reaches @high (R55). Returns the first position >= @i
+ * whose port is free in the index and not reserved, or @remaining when there is none. Context:
+ * RCU read side held (pm valid); no lock needed: the answer is a hint that connect() checks.
+ */
+uint32_t socktab__portmap_next(const struct socktab__portmap *pm, struct socktab_net *net,
+			       uint32_t base, uint32_t high, uint32_t remaining, uint32_t step,
+			       uint32_t i)
+{
+	int par = step == 2 ? (int)(base & 1) : -1;
+	uint32_t end_a = base + remaining < high ? base + remaining : high;
+	int p;
+
+	if (base + i < end_a) {
+		p = find_free(pm, net, base + i, end_a, par);
+		if (p >= 0)
+			return (uint32_t)p - base;
+		if (end_a != high)
+			return remaining;
+		/* First position that wraps: the smallest multiple of step >= high - base. */
+		i = (high - base + step - 1) / step * step;
+	}
+	if (i >= remaining)
+		return remaining;
+	p = find_free(pm, net, base + i - remaining, base, par);
+	return p >= 0 ? (uint32_t)p - base + remaining : remaining;
+}
+
+/*
+ * Indexes of @net and the bytes they hold. Context: any; a snapshot (tests, diagnostics).
+ */
+void socktab__portmap_stats(struct socktab_net *net, uint32_t *nindex, uint64_t *bytes)
+{
+	uint32_t n = atomic_load_explicit(&net->pm_live, memory_order_relaxed);
+
+	*nindex = n;
+	*bytes = (uint64_t)n * sizeof(struct socktab__portmap);
+}
