@@ -14,6 +14,14 @@
  * The variant LINUX_6_1 hashes the local port inside the ehash hash (one full hash per candidate)
  * and has no RCU pre-check; LINUX and SOCKTAB compute the hash once and add the port (seed 002).
  * RFC 6056 departure shared with Linux: the time slot re-keys the offset every 10 s.
+ *
+ * SOCKTAB (issue 6, no cliff): the same offset, order, per-candidate checks and perturbation
+ * update, but toward a destination with a few dozen connections the walk jumps from one
+ * candidate to the next through that destination's index of busy ports (portmap.c), so the cost
+ * no longer grows with occupancy. The position i of the chosen port is still the kernel's, so
+ * without TIME_WAIT entries the chosen port is the kernel's. TIME_WAIT holders are busy in the
+ * index: they are taken over (R61) only by the plain walk that runs when no free port was
+ * usable, just before -EADDRNOTAVAIL. ports_tried counts the candidates actually examined.
  */
 #include <stdlib.h>
 #include <sys/random.h>
@@ -37,6 +45,12 @@ static uint32_t random_below(uint32_t n)
 	x ^= x << 17;
 	rng_state = x;
 	return (uint32_t)(((x >> 32) * (uint64_t)n) >> 32);
+}
+
+/* Tests: make this thread's random_below() sequence repeatable (0 reseeds from getrandom). */
+void socktab__connect_rng_seed(uint64_t seed)
+{
+	rng_state = seed;
 }
 
 /* R10: secure_ipv4_port_ephemeral / secure_ipv6_port_ephemeral. */
@@ -95,123 +109,208 @@ static int connect_bound_port(struct socktab_net *net, struct socktab_sock *sk, 
 	return r == SOCKTAB__UNIQUE ? 0 : -EADDRNOTAVAIL;
 }
 
+/* A port secured by try_port(): its bhash lock is held. */
+struct choice {
+	struct socktab__bhead *head;
+	struct socktab__tb *tb;
+	struct socktab_sock *tw; /* TIME_WAIT entry taken over (R61), with a reference */
+	bool inserted;           /* sk is already in ehash (the R56 check inserted it) */
+	uint16_t port;
+	uint32_t i;              /* position of the port in its pass (R57) */
+};
+
+/*
+ * One candidate (R55 steps 2-3). Returns 1 with the port secured in @c (its bhash lock held),
+ * 0 when the port is not usable, -ENOMEM. Caller holds sk's lock and no other.
+ */
+static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
+		    uint16_t port, struct choice *c)
+{
+	struct socktab__tables *t = net->tab;
+	struct socktab__bhead *head = &t->bhash[socktab__bhashfn(net, port) & t->bhash_mask];
+	uint32_t h = cand_hash(net, sk, hash0, port);
+	struct socktab__tb *tb;
+
+	/* Lockless phase (R55 step 2). */
+	socktab__rcu_read_lock();
+	tb = socktab__tb_find_rcu(head, net, port);
+	if (tb && (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0)) {
+		socktab__rcu_read_unlock();
+		return 0;
+	}
+	if (tb && net->rcu_precheck &&
+	    socktab__check_established_rcu(net, sk, port, h) == SOCKTAB__NOT_UNIQUE) {
+		socktab__rcu_read_unlock();
+		return 0;
+	}
+	socktab__rcu_read_unlock();
+
+	/* Locked phase (R55 step 3). */
+	socktab__lock(&head->lock);
+	tb = socktab__tb_find(head, net, port);
+	c->tw = NULL;
+	if (tb) {
+		if (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0 ||
+		    socktab__check_established_locked(net, sk, port, h, false, &c->tw) !=
+			    SOCKTAB__UNIQUE) {
+			socktab__unlock(&head->lock);
+			return 0;
+		}
+		c->inserted = true;
+	} else {
+		/* No bucket: nobody in this net holds the port, no ehash check needed. */
+		tb = socktab__tb_create(head, net, port);
+		if (!tb) {
+			socktab__unlock(&head->lock);
+			return -ENOMEM;
+		}
+		c->inserted = false;
+	}
+	c->head = head;
+	c->tb = tb;
+	c->port = port;
+	return 1;
+}
+
+/* The search parameters of R54. */
+struct walk {
+	uint32_t low, high;  /* high is one past the last port */
+	uint32_t remaining, step, offset;
+	bool local_ports;
+};
+
+/*
+ * The kernel's walk (R55, R58): even positions from the offset, then the other parity, each
+ * pass wrapping once at @high. With @pm, positions whose port the index shows busy (or reserved)
+ * are skipped without being examined; i still counts every position, so R57 sees the kernel's i.
+ * Returns 1 (port secured in @c), 0 (none), -ENOMEM. *tried counts examined candidates.
+ */
+static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
+		const struct walk *w, const struct socktab__portmap *pm, struct choice *c,
+		uint64_t *tried)
+{
+	uint32_t offset = w->offset;
+
+	for (;;) {
+		uint32_t base = w->low + offset;
+
+		for (uint32_t i = 0; i < w->remaining; i += w->step) {
+			uint32_t port;
+			int r;
+
+			if (pm) {
+				i = socktab__portmap_next(pm, net, base, w->high, w->remaining,
+							  w->step, i);
+				if (i >= w->remaining)
+					break;
+			}
+			port = base + i;
+			if (port >= w->high)
+				port -= w->remaining;
+			if (!pm && socktab__port_reserved(net, (uint16_t)port))
+				continue;
+			(*tried)++;
+			r = try_port(net, sk, hash0, (uint16_t)port, c);
+			if (r) {
+				c->i = i;
+				return r;
+			}
+		}
+		if (w->local_ports)
+			return 0;
+		offset++;
+		if (!((offset & 1) && w->remaining > 1))
+			return 0;
+	}
+}
+
 int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 {
 	struct socktab__tables *t = net->tab;
 	uint32_t hash0 = net->lport_inside ? 0 : socktab__sk_ehashfn(net, sk, 0);
 	struct socktab__tb2 *tb2;
-	struct socktab__tb *tb;
-	struct socktab__bhead *head;
-	struct socktab_sock *tw = NULL;
+	struct choice c;
+	struct walk w;
 	uint64_t tried = 0, off64;
-	uint32_t remaining, offset, index, i, step;
-	int low, high, port;
-	bool local_ports, inserted, created;
+	uint32_t index;
+	int low, high, r = 0;
+	bool created;
 
 	if (socktab__sk_num(sk))
 		return connect_bound_port(net, sk, hash0);
 
 	off64 = port_offset(net, sk);
-	socktab__port_range(net, sk, &low, &high, &local_ports);
-	step = local_ports ? 1 : 2;
-	high++;
-	remaining = (uint32_t)(high - low);
-	if (step == 2 && remaining > 1)
-		remaining &= ~1u;
+	socktab__port_range(net, sk, &low, &high, &w.local_ports);
+	w.step = w.local_ports ? 1 : 2;
+	w.low = (uint32_t)low;
+	w.high = (uint32_t)high + 1;
+	w.remaining = w.high - w.low;
+	if (w.step == 2 && w.remaining > 1)
+		w.remaining &= ~1u;
 	index = (uint32_t)off64 & (SOCKTAB__PERTURB_SIZE - 1);
-	offset = (RD(net->perturb[index]) + (uint32_t)(off64 >> 32)) % remaining;
-	if (!local_ports)
-		offset &= ~1u;
-other_parity_scan:
-	port = low + (int)offset;
-	for (i = 0; i < remaining; i += step, port += (int)step) {
-		uint32_t h;
+	w.offset = (RD(net->perturb[index]) + (uint32_t)(off64 >> 32)) % w.remaining;
+	if (!w.local_ports)
+		w.offset &= ~1u;
 
-		if (port >= high)
-			port -= (int)remaining;
-		if (socktab__port_reserved(net, (uint16_t)port))
-			continue;
-		tried++;
-		h = cand_hash(net, sk, hash0, (uint16_t)port);
-		head = &t->bhash[socktab__bhashfn(net, (uint16_t)port) & t->bhash_mask];
+	/* socktab variant: free ports first, found through the destination's index (portmap.c). */
+	if (net->variant == SOCKTAB_VARIANT_SOCKTAB) {
+		const struct socktab__portmap *pm;
 
-		/* Lockless phase (R55 step 2). */
 		socktab__rcu_read_lock();
-		tb = socktab__tb_find_rcu(head, net, (uint16_t)port);
-		if (tb && (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0)) {
-			socktab__rcu_read_unlock();
-			continue;
-		}
-		if (tb && net->rcu_precheck &&
-		    socktab__check_established_rcu(net, sk, (uint16_t)port, h) ==
-			    SOCKTAB__NOT_UNIQUE) {
-			socktab__rcu_read_unlock();
-			continue;
+		pm = socktab__portmap_get_rcu(net, sk, hash0, low, high);
+		if (pm) {
+			r = walk(net, sk, hash0, &w, pm, &c, &tried);
+			/* Nothing free and no TIME_WAIT entry in the net: the indexed search saw
+			 * every usable port, so fail now rather than walk the whole range (the
+			 * kernel's walk examines each busy port only to reach the same answer). */
+			if (r == 0 &&
+			    !atomic_load_explicit(&net->n_time_wait, memory_order_relaxed))
+				r = -EADDRNOTAVAIL;
 		}
 		socktab__rcu_read_unlock();
-
-		/* Locked phase (R55 step 3). */
-		socktab__lock(&head->lock);
-		tb = socktab__tb_find(head, net, (uint16_t)port);
-		if (tb) {
-			if (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0 ||
-			    socktab__check_established_locked(net, sk, (uint16_t)port, h, false,
-							      &tw) != SOCKTAB__UNIQUE) {
-				socktab__unlock(&head->lock);
-				continue;
-			}
-			inserted = true;
-			goto ok;
-		}
-		/* No bucket: nobody in this net holds the port, no ehash check needed. */
-		tb = socktab__tb_create(head, net, (uint16_t)port);
-		if (!tb) {
-			socktab__unlock(&head->lock);
-			atomic_fetch_add_explicit(&net->n_ports_tried, tried, memory_order_relaxed);
-			return -ENOMEM;
-		}
-		inserted = false;
-		goto ok;
 	}
-	if (!local_ports) {
-		offset++;
-		if ((offset & 1) && remaining > 1)
-			goto other_parity_scan;
-	}
+	/* Every other case, and the last resort of the indexed search: TIME_WAIT holders (R61),
+	 * which the index shows busy, then -EADDRNOTAVAIL (R58). */
+	if (r == 0)
+		r = walk(net, sk, hash0, &w, NULL, &c, &tried);
 	atomic_fetch_add_explicit(&net->n_ports_tried, tried, memory_order_relaxed);
-	return -EADDRNOTAVAIL;
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return -EADDRNOTAVAIL;
 
-ok:
-	atomic_fetch_add_explicit(&net->n_ports_tried, tried, memory_order_relaxed);
-	tb2 = socktab__tb2_find_or_create(net, tb, sk, &created);
+	/* ok: (R57) */
+	tb2 = socktab__tb2_find_or_create(net, c.tb, sk, &created);
 	if (!tb2) {
 		/* Undo: nothing may remain of a failed connect(). */
-		if (inserted) {
+		if (c.inserted) {
 			pthread_mutex_t *l = socktab__ehash_lock(t, RD(sk->hash));
 
 			socktab__lock(l);
-			socktab__hnode_del_rcu(&sk->node);
-			if (tw) /* the TIME_WAIT entry goes back; it never left its bind bucket */
-				socktab__ehash_insert_locked(t, tw);
+			/* The TIME_WAIT entry goes back first (it never left its bind bucket), so
+			 * the port index never sees the 4-tuple vanish. */
+			if (c.tw)
+				socktab__ehash_insert_locked(t, c.tw);
+			socktab__ehash_del_locked(t, sk);
 			socktab__unlock(l);
-			if (tw)
-				socktab_sock_put(tw);
+			if (c.tw)
+				socktab_sock_put(c.tw);
 			WR(sk->portpair, RD(sk->portpair) & 0xffff);
 		}
-		socktab__tb_maybe_destroy(head, tb);
-		socktab__unlock(&head->lock);
+		socktab__tb_maybe_destroy(c.head, c.tb);
+		socktab__unlock(&c.head->lock);
 		return -ENOMEM;
 	}
 	{
-		uint32_t r8 = random_below(8) * step;
-		uint32_t adv = (i > r8 ? i : r8) + step;
+		uint32_t r8 = random_below(8) * w.step;
+		uint32_t adv = (c.i > r8 ? c.i : r8) + w.step;
 
 		atomic_fetch_add_explicit(&net->perturb[index], adv, memory_order_relaxed);
 	}
-	socktab__bind_hash(sk, tb2, (uint16_t)port);
+	socktab__bind_hash(sk, tb2, c.port);
 	sk->userlocks |= SOCKTAB__CONNECT_BIND;
-	if (!inserted) {
-		uint32_t h = cand_hash(net, sk, hash0, (uint16_t)port);
+	if (!c.inserted) {
+		uint32_t h = cand_hash(net, sk, hash0, c.port);
 		pthread_mutex_t *l = socktab__ehash_lock(t, h);
 
 		WR(sk->hash, h);
@@ -219,10 +318,10 @@ ok:
 		socktab__ehash_insert_locked(t, sk);
 		socktab__unlock(l);
 	}
-	if (tw)
-		tw_takeover_locked(net, tw);
-	socktab__unlock(&head->lock);
-	if (tw)
-		socktab__tw_deschedule_put(net, tw);
+	if (c.tw)
+		tw_takeover_locked(net, c.tw);
+	socktab__unlock(&c.head->lock);
+	if (c.tw)
+		socktab__tw_deschedule_put(net, c.tw);
 	return 0;
 }
