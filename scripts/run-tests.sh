@@ -47,7 +47,7 @@ step() {
 	fi
 }
 
-UNITS="test_connect test_bind test_ehash test_timewait test_api test_listen"
+UNITS="test_connect test_bind test_ehash test_timewait test_api test_listen test_nocliff"
 
 setup() { # dir, extra meson args...
 	local dir=$1

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * connect() without the cliff (issue 6): the socktab variant, searching through its per-destination
+ * port index (src/portmap.c), picks the port the kernel's walk (the linux variant) picks whenever
+ * no TIME_WAIT entry is involved, keeps the kernel's rules otherwise, and frees its memory.
+ */
+#include <pthread.h>
+
+#include "check.h"
+#include "internal.h"
+
+#define LO 40000
+#define HI 40999
+#define NDEST 4
+#define MAXOPEN 4096
+
+static uint64_t xs(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static struct socktab_net *mknet(enum socktab_variant v, int lo, int hi, uint64_t *clk,
+				 uint64_t seed)
+{
+	struct socktab_net_params p;
+
+	socktab_net_params_init(&p);
+	p.port_low = (uint16_t)lo;
+	p.port_high = (uint16_t)hi;
+	p.variant = v;
+	p.fixed_secret = 1;
+	memcpy(p.secret, &seed, sizeof(seed));
+	p.clock = check_clock;
+	p.clock_arg = clk;
+	return socktab_net_new(&p);
+}
+
+/* Destinations: 0 and 1 are one destination (IPv4 and v4-mapped from an IPv6 socket). */
+static int dest_connect(struct socktab_sock *sk, int d)
+{
+	switch (d) {
+	case 0:
+		return check_connect4(sk, "127.0.0.1", 80);
+	case 1:
+		return check_connect6(sk, "::ffff:127.0.0.1", 80);
+	case 2:
+		return check_connect6(sk, "::1", 80);
+	default:
+		return check_connect4(sk, "127.0.0.1", 81);
+	}
+}
+
+static int dest_family(int d)
+{
+	return d == 0 || d == 3 ? AF_INET : AF_INET6;
+}
+
+static int dest_key(int d)
+{
+	return d == 1 ? 0 : d;
+}
+
+static int set_range(struct socktab_sock *sk, uint32_t lo, uint32_t hi)
+{
+	uint32_t range = hi << 16 | lo;
+
+	return socktab_setsockopt(sk, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &range, sizeof(range));
+}
+
+static void abort_close(struct socktab_sock *sk)
+{
+	struct linger lg = { 1, 0 };
+
+	socktab_setsockopt(sk, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	socktab_close(sk);
+}
+
+struct twin {
+	struct socktab_sock *a, *b;
+	int dest, port;
+};
+
+static struct twin open_[MAXOPEN];
+static unsigned char busy[NDEST][65536];
+
+/* Apply the same setup to both nets: reserved ports and ports bound by bind() (R55, R66). */
+static int setup(struct socktab_net *net, struct socktab_sock **bound)
+{
+	if (socktab_net_sysctl(net, "net.ipv4.ip_local_reserved_ports", "40010-40019,40500,40999"))
+		return -1;
+	bound[0] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	bound[1] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	bound[2] = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
+	if (!bound[0] || !bound[1] || !bound[2])
+		return -1;
+	if (check_bind4(bound[0], "127.0.0.1", 40100) || check_bind4(bound[1], "0.0.0.0", 40201) ||
+	    check_bind6(bound[2], "::1", 40302))
+		return -1;
+	return 0;
+}
+
+/*
+ * The differential test: a linux net and a socktab net with the same secrets, clock and random
+ * draws run the same script of connects (four destinations, some with IP_LOCAL_PORT_RANGE) and
+ * abortive closes, while the target occupancy of the hot destination moves through 30 %, 90 %,
+ * 99 %, exhaustion and back; every connect must give the same result and the same port.
+ */
+TEST(same_ports_as_linux)
+{
+	static const double target[] = { 0.3, 0.9, 0.99, 1.01, 0.5, 0.97, 0.2, 0.995 };
+	uint64_t clk = 5000000000ull, rng = 88172645463325252ull;
+	struct socktab_net *a = mknet(SOCKTAB_VARIANT_LINUX, LO, HI, &clk, 7);
+	struct socktab_net *b = mknet(SOCKTAB_VARIANT_SOCKTAB, LO, HI, &clk, 7);
+	struct socktab_sock *ba[3], *bb[3];
+	struct socktab_net_stats sa, sb;
+	int nopen = 0, nhot = 0, connects = 0, fails = 0, max_index = 0;
+
+	CHECK(a && b);
+	CHECK_EQ(setup(a, ba), 0);
+	CHECK_EQ(setup(b, bb), 0);
+	memset(busy, 0, sizeof(busy));
+	for (size_t ph = 0; ph < sizeof(target) / sizeof(target[0]); ph++) {
+		int goal = (int)(target[ph] * (HI - LO + 1));
+
+		for (int step = 0; step < 1500; step++) {
+			uint64_t r = xs(&rng);
+			int d = (int)(r % 10 < 7 ? (r >> 8) % 2 : 2 + (r >> 8) % 2);
+			bool do_connect = dest_key(d) == 0 ? nhot < goal : (r >> 16) % 3 != 0;
+
+			if (r % 97 == 0)
+				clk += 10000000000ull; /* a new 10-s slot: new offsets (R10) */
+			if (do_connect && nopen < MAXOPEN) {
+				struct twin *t = &open_[nopen];
+				uint64_t seed = xs(&rng);
+				int ea, eb;
+
+				t->a = socktab_socket(a, SOCKTAB_TCP, dest_family(d));
+				t->b = socktab_socket(b, SOCKTAB_TCP, dest_family(d));
+				CHECK(t->a && t->b);
+				if ((r >> 24) % 8 == 0) { /* R64: per-socket range, step 1 */
+					uint32_t lo = LO + (uint32_t)((r >> 32) % 700);
+
+					CHECK_EQ(set_range(t->a, lo, lo + 250), 0);
+					CHECK_EQ(set_range(t->b, lo, lo + 250), 0);
+				}
+				socktab__connect_rng_seed(seed);
+				ea = dest_connect(t->a, d);
+				socktab__connect_rng_seed(seed);
+				eb = dest_connect(t->b, d);
+				CHECK_EQ(eb, ea);
+				connects++;
+				if (ea) {
+					CHECK_EQ(ea, -EADDRNOTAVAIL);
+					fails++;
+					socktab_close(t->a);
+					socktab_close(t->b);
+					continue;
+				}
+				t->port = check_port(t->a);
+				CHECK_EQ(check_port(t->b), t->port);
+				CHECK(t->port >= LO && t->port <= HI);
+				CHECK(t->port < 40010 || t->port > 40019);
+				CHECK(t->port != 40100 && t->port != 40201 && t->port != 40302);
+				t->dest = dest_key(d);
+				CHECK_EQ(busy[t->dest][t->port], 0);
+				busy[t->dest][t->port] = 1;
+				nhot += t->dest == 0;
+				nopen++;
+			} else if (nopen) {
+				int k = (int)((r >> 40) % (uint64_t)nopen);
+				struct twin *t = &open_[k];
+
+				busy[t->dest][t->port] = 0;
+				nhot -= t->dest == 0;
+				abort_close(t->a);
+				abort_close(t->b);
+				open_[k] = open_[--nopen];
+			}
+			uint32_t ni;
+			uint64_t bytes;
+
+			socktab__portmap_stats(b, &ni, &bytes);
+			if ((int)ni > max_index)
+				max_index = (int)ni;
+		}
+	}
+	socktab_net_stats(a, &sa);
+	socktab_net_stats(b, &sb);
+	printf("same_ports_as_linux: %d connects (%d EADDRNOTAVAIL), ports tried linux %llu, "
+	       "socktab %llu, max indexes %d\n",
+	       connects, fails, (unsigned long long)sa.connect_ports_tried,
+	       (unsigned long long)sb.connect_ports_tried, max_index);
+	CHECK(connects > 5000);
+	CHECK(fails > 0);
+	CHECK(max_index >= 1);
+	CHECK(sb.connect_ports_tried * 4 < sa.connect_ports_tried);
+	for (int k = 0; k < nopen; k++) {
+		abort_close(open_[k].a);
+		abort_close(open_[k].b);
+	}
+	for (int k = 0; k < 3; k++) {
+		socktab_close(ba[k]);
+		socktab_close(bb[k]);
+	}
+	uint32_t ni;
+	uint64_t bytes;
+
+	socktab__portmap_stats(b, &ni, &bytes);
+	CHECK_EQ(ni, 0);
+	socktab_net_free(a);
+	socktab_net_free(b);
+}
+
+/* R58: -EADDRNOTAVAIL exactly when every usable port toward the destination is taken. */
+TEST(exhaustion_exact)
+{
+	uint64_t clk = 1, rng = 12345;
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 41000, 41299, &clk, 3);
+	struct socktab_sock *s[300];
+	int usable = 300 - 5, n = 0;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_reserved_ports", "41100-41104"), 0);
+	for (;;) {
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		int err = check_connect4(sk, "127.0.0.1", 80);
+
+		if (err) {
+			CHECK_EQ(err, -EADDRNOTAVAIL);
+			socktab_close(sk);
+			break;
+		}
+		s[n++] = sk;
+		CHECK(n <= usable);
+	}
+	CHECK_EQ(n, usable);
+	/* Free ports one at a time: each is found at once, and only it. */
+	for (int round = 0; round < 50; round++) {
+		int k = (int)(xs(&rng) % (uint64_t)n), port = check_port(s[k]);
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+		abort_close(s[k]);
+		CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), 0);
+		CHECK_EQ(check_port(sk), port);
+		s[k] = sk;
+		sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), -EADDRNOTAVAIL);
+		socktab_close(sk);
+	}
+	for (int k = 0; k < n; k++)
+		abort_close(s[k]);
+	socktab_net_free(net);
+}
+
+/* R61 under the index: free ports go first; TIME_WAIT holders are recycled under tw_reuse once
+ * no free port is left, and not before the reuse delay. */
+TEST(tw_reuse_recycling)
+{
+	uint64_t clk = 1000000000ull;
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 42000, 42099, &clk, 5);
+	struct socktab_sock *s[100], *extra[60];
+	struct socktab_net_stats st;
+	uint32_t ni;
+	uint64_t bytes;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_tw_reuse(net, 1), 0);
+	for (int k = 0; k < 100; k++) {
+		s[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(s[k], "127.0.0.1", 80), 0);
+		CHECK_EQ(socktab_set_state(s[k], SOCKTAB_TCP_ESTABLISHED), 0);
+	}
+	socktab__portmap_stats(net, &ni, &bytes);
+	CHECK_EQ(ni, 1);
+	/* 50 go to TIME_WAIT (graceful close), 50 are closed abortively. */
+	for (int k = 0; k < 100; k++) {
+		if (k % 2)
+			abort_close(s[k]);
+		else
+			socktab_close(s[k]);
+	}
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.time_wait, 50);
+	clk += 2000000000ull; /* past tw_reuse_delay: every entry could be taken over */
+	for (int k = 0; k < 50; k++) {
+		extra[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(extra[k], "127.0.0.1", 80), 0);
+	}
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.tw_recycled, 0); /* the 50 free ports went first */
+	for (int k = 50; k < 60; k++) {
+		extra[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(extra[k], "127.0.0.1", 80), 0);
+	}
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.tw_recycled, 10);
+	CHECK_EQ(st.time_wait, 40);
+	/* Without tw_reuse the remaining holders stay busy (R61). */
+	CHECK_EQ(socktab_net_set_tw_reuse(net, 0), 0);
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	socktab_close(sk);
+	for (int k = 0; k < 60; k++)
+		abort_close(extra[k]);
+	socktab_net_free(net);
+}
+
+/* The index appears at PM_BUILD entries toward a destination and is freed below PM_FREE. */
+TEST(index_freed_below_threshold)
+{
+	uint64_t clk = 1;
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	struct socktab_sock *s4[100], *s6[100];
+	uint32_t ni;
+	uint64_t bytes;
+
+	CHECK(net);
+	for (int k = 0; k < 100; k++) {
+		s4[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		s6[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
+		CHECK_EQ(check_connect4(s4[k], "127.0.0.1", 80), 0);
+		CHECK_EQ(check_connect6(s6[k], "::1", 80), 0);
+		socktab__portmap_stats(net, &ni, &bytes);
+		CHECK_EQ(ni, k < 32 ? 0 : 2);
+	}
+	printf("index_freed_below_threshold: %llu bytes for 2 hot destinations\n",
+	       (unsigned long long)bytes);
+	CHECK(bytes <= 2 * (8192 + 384));
+	for (int k = 0; k < 100; k++) {
+		abort_close(s4[k]);
+		socktab__portmap_stats(net, &ni, &bytes);
+		CHECK_EQ(ni, k < 84 ? 2 : 1); /* 16 left: kept; 15 left: freed */
+	}
+	for (int k = 0; k < 100; k++)
+		abort_close(s6[k]);
+	socktab__portmap_stats(net, &ni, &bytes);
+	CHECK_EQ(ni, 0);
+	CHECK_EQ(bytes, 0);
+	socktab_net_free(net);
+}
+
+/* Many threads connect and close toward one destination: ports unique, never a false failure
+ * (the range never fills), index consistent (run under TSan by hand: build-tsan/test_nocliff). */
+struct thr {
+	struct socktab_net *net;
+	int id;
+	int failures;
+};
+
+static _Atomic unsigned char owner_of[65536];
+static _Atomic uint32_t max_index_seen;
+
+static void *worker(void *arg)
+{
+	struct thr *t = arg;
+	struct socktab_sock *mine[150] = { 0 };
+	uint64_t rng = 0x9e3779b97f4a7c15ull * (uint64_t)(t->id + 1);
+
+	socktab_thread_register();
+	for (int op = 0; op < 6000; op++) {
+		int k = (int)(xs(&rng) % 150);
+
+		if (mine[k]) {
+			int p = check_port(mine[k]);
+
+			atomic_store(&owner_of[p], 0);
+			abort_close(mine[k]);
+			mine[k] = NULL;
+			continue;
+		}
+		mine[k] = socktab_socket(t->net, SOCKTAB_TCP, AF_INET);
+		if (check_connect4(mine[k], "127.0.0.1", 80)) {
+			t->failures++;
+			socktab_close(mine[k]);
+			mine[k] = NULL;
+			continue;
+		}
+		unsigned char prev = 0;
+		uint32_t ni;
+		uint64_t bytes;
+
+		socktab__portmap_stats(t->net, &ni, &bytes);
+		if (ni > atomic_load(&max_index_seen))
+			atomic_store(&max_index_seen, ni);
+
+		if (!atomic_compare_exchange_strong(&owner_of[check_port(mine[k])], &prev,
+						    (unsigned char)(t->id + 1)))
+			t->failures += 1000; /* two live sockets on one 4-tuple */
+	}
+	for (int k = 0; k < 150; k++)
+		if (mine[k]) {
+			atomic_store(&owner_of[check_port(mine[k])], 0);
+			abort_close(mine[k]);
+		}
+	socktab_thread_unregister();
+	return NULL;
+}
+
+TEST(concurrent_unique)
+{
+	uint64_t clk = 1;
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 43000, 43799, &clk, 11);
+	struct thr t[4];
+	pthread_t th[4];
+	uint32_t ni;
+	uint64_t bytes;
+
+	CHECK(net);
+	for (int k = 0; k < 4; k++) {
+		t[k] = (struct thr){ net, k, 0 };
+		CHECK_EQ(pthread_create(&th[k], NULL, worker, &t[k]), 0);
+	}
+	for (int k = 0; k < 4; k++)
+		pthread_join(th[k], NULL);
+	for (int k = 0; k < 4; k++)
+		CHECK_EQ(t[k].failures, 0);
+	CHECK_EQ(atomic_load(&max_index_seen), 1); /* the searches went through the index */
+	socktab__portmap_stats(net, &ni, &bytes);
+	CHECK_EQ(ni, 0);
+	socktab_net_free(net);
+}
+
+CHECK_MAIN(same_ports_as_linux, exhaustion_exact, tw_reuse_recycling, index_freed_below_threshold,
+	   concurrent_unique)
