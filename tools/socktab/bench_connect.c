@@ -7,15 +7,21 @@
  * connections from 127.0.0.1 to 127.0.0.1:80. The pre-fill takes ports in the order the kernel's
  * walk would (every port of the low end's parity first, from a random start, then the other
  * parity), pinning each socket's port with a one-port IP_LOCAL_PORT_RANGE so filling costs O(1)
- * per socket whatever the variant. Then N cycles of socket() + connect() + abortive close() run,
- * and only connect() is timed. Output: parameters, then neper-style key=value lines per run, then
- * a summary table with the cliff ratio (cost at F vs at the first occupancy of the sweep).
+ * per socket whatever the variant. Then cycles of socket() + connect() + abortive close() run,
+ * and only connect() is timed. The N timed cycles of each (variant, occupancy) are split over R
+ * rounds, and every round visits every row in turn (a fresh, pre-filled net each time, plus a few
+ * untimed warm-up cycles), so a burst of load on a shared machine spreads over all rows instead
+ * of inflating one. ports_tried counts candidates examined during the timed cycles only.
+ * Output: parameters, then neper-style key=value lines per row, then a summary table with the
+ * cliff ratio (cost at F vs at the first occupancy of the sweep).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sys/resource.h>
 
 #include <arpa/inet.h>
 
@@ -32,6 +38,13 @@ static const struct variant variants[] = {
 	{ "linux", SOCKTAB_VARIANT_LINUX },
 	{ "linux-6.1", SOCKTAB_VARIANT_LINUX_6_1 },
 };
+
+static long involuntary_csw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nivcsw;
+}
 
 static uint64_t now_ns(void)
 {
@@ -52,17 +65,28 @@ static void help(void)
 {
 	printf("usage: socktab bench connect [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
 	       "                             [--variant socktab|linux|linux-6.1|all] [-N CONNECTS]\n"
-	       "                             [--seed S]\n"
-	       "defaults: --range 32768-60999 --sweep 0,0.5,0.95 --variant all -N 2000\n"
-	       "Prints connect_ns_mean, connect_ns_p99 and ports_tried_mean per variant and "
-	       "occupancy.\n");
+	       "                             [--seed S] [--rounds R]\n"
+	       "defaults: --range 32768-60999 --sweep 0,0.5,0.95 --variant all -N 2000 --rounds 5\n"
+	       "Prints connect_ns_mean, connect_ns_median, connect_ns_p99 and ports_tried_mean per "
+	       "variant and occupancy.\n");
 }
 
 struct result {
-	double mean, p99, tried;
+	double mean, median, p99, tried;
 	int failures;
+	uint64_t *lat;    /* every timed connect() of the row, all rounds */
+	int nlat;
+	uint64_t tried_sum;
+	long preempted;   /* involuntary context switches during the timed cycles */
 };
 
+/* Untimed cycles per round, until WARMUP cycles or WARMUP_NS have run: the first few hundred
+ * connects after a large pre-fill touch cold memory (new bind buckets, allocator) on every
+ * variant; the cap keeps the slow variants' warm-up short. */
+#define WARMUP 200
+#define WARMUP_NS 20000000ull
+
+/* One round of one row: a fresh net, pre-filled to @occ, then WARMUP + @n cycles. */
 static int run_one(enum socktab_variant v, int lo, int hi, double occ, int n, uint64_t seed,
 		   struct result *res)
 {
@@ -88,10 +112,8 @@ static int run_one(enum socktab_variant v, int lo, int hi, double occ, int n, ui
 	if (nfill > size)
 		nfill = size;
 	fill = calloc((size_t)nfill + 1, sizeof(*fill));
-	lat = calloc((size_t)n, sizeof(*lat));
-	if (!fill || !lat) {
-		free(fill);
-		free(lat);
+	lat = res->lat + res->nlat;
+	if (!fill) {
 		socktab_net_free(net);
 		return -ENOMEM;
 	}
@@ -118,44 +140,62 @@ static int run_one(enum socktab_variant v, int lo, int hi, double occ, int n, ui
 			}
 			fill[k++] = sk;
 		}
-	socktab_net_stats(net, &st0);
-	res->failures = 0;
-	for (int i = 0; i < n; i++) {
-		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	uint64_t warm_end = now_ns() + WARMUP_NS;
+
+	for (int i = -WARMUP; i < n; i++) {
+		struct socktab_sock *sk;
 		uint64_t t0, t1;
 		int err;
 
+		if (i < 0 && now_ns() > warm_end)
+			i = 0;
+		sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
 		if (!sk)
 			return -ENOMEM;
+		if (i == 0) {
+			socktab_net_stats(net, &st0);
+			res->preempted -= involuntary_csw();
+		}
 		socktab_setsockopt(sk, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		t0 = now_ns();
 		err = socktab_connect(sk, (struct sockaddr *)&dst, sizeof(dst));
 		t1 = now_ns();
-		lat[i] = t1 - t0;
-		if (err)
-			res->failures++;
+		if (i >= 0) {
+			lat[i] = t1 - t0;
+			if (err)
+				res->failures++;
+		}
 		socktab_close(sk);
 	}
+	res->preempted += involuntary_csw();
 	socktab_net_stats(net, &st1);
-	double sum = 0;
-
-	for (int i = 0; i < n; i++)
-		sum += (double)lat[i];
-	qsort(lat, (size_t)n, sizeof(*lat), cmp_u64);
-	res->mean = sum / n;
-	res->p99 = (double)lat[(size_t)((n - 1) * 0.99)];
-	res->tried = (double)(st1.connect_ports_tried - st0.connect_ports_tried) / n;
+	res->nlat += n;
+	res->tried_sum += st1.connect_ports_tried - st0.connect_ports_tried;
 	for (int i = 0; i < k; i++)
 		socktab_close(fill[i]);
 	free(fill);
-	free(lat);
 	socktab_net_free(net);
 	return 0;
 }
 
+/* Mean, median, p99 and ports tried per timed connect() over all rounds of a row. */
+static void finish(struct result *r)
+{
+	double sum = 0;
+	int n = r->nlat;
+
+	for (int i = 0; i < n; i++)
+		sum += (double)r->lat[i];
+	qsort(r->lat, (size_t)n, sizeof(*r->lat), cmp_u64);
+	r->mean = sum / n;
+	r->median = (double)r->lat[(size_t)(n - 1) / 2];
+	r->p99 = (double)r->lat[(size_t)((n - 1) * 0.99)];
+	r->tried = (double)r->tried_sum / n;
+}
+
 int socktab_cli_bench_connect(int argc, char **argv)
 {
-	int lo = 32768, hi = 60999, n = 2000;
+	int lo = 32768, hi = 60999, n = 2000, rounds = 5;
 	char sweep_buf[256] = "0,0.5,0.95";
 	const char *variant = "all";
 	uint64_t seed = (uint64_t)time(NULL);
@@ -184,6 +224,13 @@ int socktab_cli_bench_connect(int argc, char **argv)
 			n = atoi(v);
 			if (n < 1 || n > 10000000) {
 				fprintf(stderr, "bench connect: bad -N '%s'\n", v);
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--rounds") && v) {
+			rounds = atoi(v);
+			if (rounds < 1 || rounds > 1000) {
+				fprintf(stderr, "bench connect: bad --rounds '%s'\n", v);
 				return 2;
 			}
 			i++;
@@ -217,42 +264,75 @@ int socktab_cli_bench_connect(int argc, char **argv)
 		return 2;
 	}
 
+	if (rounds > n)
+		rounds = n;
 	socktab_thread_register();
-	printf("# socktab bench connect\nseed=%llu\nrange=%d-%d\nconnects=%d\n",
-	       (unsigned long long)seed, lo, hi, n);
+	printf("# socktab bench connect\nseed=%llu\nrange=%d-%d\nconnects=%d\nrounds=%d\n"
+	       "warmup_per_round=%d cycles or %llu ms\n",
+	       (unsigned long long)seed, lo, hi, n, rounds, WARMUP,
+	       (unsigned long long)(WARMUP_NS / 1000000));
 	printf("destination=127.0.0.1:80\nprefill=kernel-order\n");
-	struct result res[3][32];
-
-	/* Warm-up (discarded): page in the pool, tables and code so the first row is not penalised. */
-	if (run_one(variants[vsel[0]].v, lo, hi, occ[0], n, seed, &res[0][0])) {
-		socktab_thread_unregister();
-		return 1;
-	}
+	static struct result res[3][32];
+	int err = 0;
 
 	for (int a = 0; a < nv; a++)
 		for (int b = 0; b < nocc; b++) {
-			struct result *r = &res[a][b];
-			int err = run_one(variants[vsel[a]].v, lo, hi, occ[b], n, seed, r);
-
-			if (err) {
-				fprintf(stderr, "bench connect: %s\n", strerror(-err));
-				socktab_thread_unregister();
-				return 1;
-			}
-			fprintf(stderr, "bench connect: variant=%s occupancy=%.2f done\n",
-				variants[vsel[a]].name, occ[b]);
-			printf("\nvariant=%s\noccupancy=%.4f\nconnect_ns_mean=%.1f\nconnect_ns_p99=%.1f\n"
-			       "ports_tried_mean=%.2f\nconnects_per_sec=%.0f\nfailures=%d\n",
-			       variants[vsel[a]].name, occ[b], r->mean, r->p99, r->tried,
-			       1e9 / r->mean, r->failures);
+			res[a][b] = (struct result){ 0 };
+			res[a][b].lat = calloc((size_t)n, sizeof(uint64_t));
+			if (!res[a][b].lat)
+				err = -ENOMEM;
 		}
-	printf("\n%-10s %9s %14s %14s %12s %10s\n", "variant", "occupancy", "connect_ns_mean",
-	       "connect_ns_p99", "ports_tried", "vs_first");
+	/* Warm-up (discarded): page in the pool, tables and code so the first row is not
+	 * penalised. */
+	struct result warm = { 0 };
+
+	warm.lat = calloc((size_t)n, sizeof(uint64_t));
+	if (!warm.lat || err || run_one(variants[vsel[0]].v, lo, hi, occ[0], n / rounds, seed,
+					&warm)) {
+		fprintf(stderr, "bench connect: out of memory\n");
+		socktab_thread_unregister();
+		return 1;
+	}
+	free(warm.lat);
+
+	/* Round-robin over the rows; the last round takes the remainder of N. */
+	for (int rd = 0; rd < rounds && !err; rd++)
+		for (int a = 0; a < nv && !err; a++)
+			for (int b = 0; b < nocc && !err; b++) {
+				int cnt = n / rounds + (rd == rounds - 1 ? n % rounds : 0);
+
+				err = run_one(variants[vsel[a]].v, lo, hi, occ[b], cnt, seed,
+					      &res[a][b]);
+			}
+	if (err) {
+		fprintf(stderr, "bench connect: %s\n", strerror(-err));
+		socktab_thread_unregister();
+		return 1;
+	}
+	for (int a = 0; a < nv; a++)
+		for (int b = 0; b < nocc; b++) {
+			struct result *r = &res[a][b];
+
+			finish(r);
+			printf("\nvariant=%s\noccupancy=%.4f\nconnect_ns_mean=%.1f\n"
+			       "connect_ns_median=%.1f\nconnect_ns_p99=%.1f\n"
+			       "ports_tried_mean=%.2f\n"
+			       "connects_per_sec=%.0f\nfailures=%d\ninvoluntary_csw=%ld\n",
+			       variants[vsel[a]].name, occ[b], r->mean, r->median, r->p99, r->tried,
+			       1e9 / r->mean, r->failures, r->preempted);
+		}
+	printf("\n%-10s %9s %15s %17s %14s %12s %9s %6s\n", "variant", "occupancy",
+	       "connect_ns_mean", "connect_ns_median", "connect_ns_p99", "ports_tried", "vs_first",
+	       "invcsw");
 	for (int a = 0; a < nv; a++)
 		for (int b = 0; b < nocc; b++)
-			printf("%-10s %9.2f %14.1f %14.1f %12.2f %9.2fx\n", variants[vsel[a]].name,
-			       occ[b], res[a][b].mean, res[a][b].p99, res[a][b].tried,
-			       res[a][b].mean / res[a][0].mean);
+			printf("%-10s %9.2f %15.1f %17.1f %14.1f %12.2f %8.2fx %6ld\n",
+			       variants[vsel[a]].name, occ[b], res[a][b].mean, res[a][b].median,
+			       res[a][b].p99, res[a][b].tried, res[a][b].mean / res[a][0].mean,
+			       res[a][b].preempted);
+	for (int a = 0; a < nv; a++)
+		for (int b = 0; b < nocc; b++)
+			free(res[a][b].lat);
 	socktab_thread_unregister();
 	return 0;
 }
