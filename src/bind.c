@@ -208,6 +208,7 @@ void socktab__bind_hash(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint1
 	uint32_t pp = RD(sk->portpair);
 
 	WR(sk->portpair, (pp & 0xffff) | ((uint32_t)port << 16));
+	sk->sport = port;
 	sk->tb2 = tb2;
 	sk->bind_next = tb2->owners;
 	if (tb2->owners)
@@ -659,7 +660,6 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 	struct socktab__tb *tb;
 	struct socktab__tb2 *tb2;
 	bool tb_created = false, tb2_created = false, first;
-	bool reuse = RD(sk->reuse) && RD(sk->state) != SOCKTAB_TCP_LISTEN;
 	bool check = true;
 	int port = snum, ret;
 
@@ -683,7 +683,13 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		tb_created = true;
 	}
 	first = !tb_has_owners(tb);
-	if (check && !first && ((RD(tb->fastreuse) > 0 && reuse) || reuseport_match(tb, sk)))
+	/*
+	 * R44 fast paths. Only the SO_REUSEPORT one is taken: Linux 6.18 refuses a SO_REUSEADDR bind
+	 * next to an owner that cleared SO_REUSEADDR after binding (conformance case
+	 * reuseaddr_cleared_after_bind), so the cached tb->fastreuse must not excuse it here; the
+	 * full check below reads every owner's current flag.
+	 */
+	if (check && !first && reuseport_match(tb, sk))
 		check = false;
 	WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)port << 16));
 	if (check && use_hash2_on_bind(sk) && addr_any_conflict(sk, tb, true, true)) {
@@ -813,6 +819,7 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 		sk->userlocks |= SOCKTAB__BINDADDR_LOCK;
 	if (snum)
 		sk->userlocks |= SOCKTAB__BINDPORT_LOCK;
+	sk->sport = socktab__sk_num(sk); /* 0 with IP_BIND_ADDRESS_NO_PORT */
 	err = 0;
 out:
 	socktab__unlock(&sk->lock);

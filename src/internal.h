@@ -89,6 +89,8 @@ struct socktab_sock {
 	uint8_t on_twlist;                 /* (t) TIME_WAIT entry still on the net's list */
 	uint8_t in_pool;                   /* (p) on the pool's free list */
 	uint8_t rcu_free;                  /* (s) was a listener: back to the pool after a grace period */
+	uint16_t sport;                    /* (s) port getsockname reports (kernel inet_sport): kept
+					    * after the port is given back by a reset or disconnect */
 	struct rcu_head rcu;               /* for that deferred free */
 	int linger_secs;                   /* (s) */
 	uint32_t local_port_range;         /* (s) IP_LOCAL_PORT_RANGE, hi << 16 | lo */

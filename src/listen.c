@@ -518,7 +518,11 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	WR(child->state, SOCKTAB_TCP_SYN_RECV);
 	atomic_store_explicit(&child->refcnt, 1, memory_order_release);
 
-	/* __inet_inherit_port: the child joins the listener's own tb2, whatever its address. */
+	/*
+	 * __inet_inherit_port: the child owns the listener's port on its own local address (the
+	 * live kernel shows this: after a wildcard listener closes, its children block 127.0.0.1:P
+	 * but not 127.0.0.2:P), so it joins the tb2 of (port, that address).
+	 */
 	head = &net->tab->bhash[socktab__bhashfn(net, port) & net->tab->bhash_mask];
 	socktab__lock(&head->lock);
 	if (socktab__check_established_locked(net, child, port,
@@ -528,7 +532,29 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 		err = -EADDRINUSE;
 		goto fail;
 	}
-	socktab__bind_hash(child, listener->tb2, port);
+	bool created;
+	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create(net, listener->tb2->tb, child,
+							       &created);
+
+	if (!tb2) {
+		pthread_mutex_t *l = socktab__ehash_lock(net->tab, RD(child->hash));
+
+		socktab__lock(l);
+		socktab__ehash_del_locked(net->tab, child);
+		if (tw)
+			socktab__ehash_insert_locked(net->tab, tw);
+		socktab__unlock(l);
+		socktab__unlock(&head->lock);
+		if (tw)
+			socktab_sock_put(tw);
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (created) {
+		tb2->fastreuse = listener->tb2->fastreuse;
+		tb2->fastreuseport = listener->tb2->fastreuseport;
+	}
+	socktab__bind_hash(child, tb2, port);
 	if (tw) {
 		socktab__bind_unhash_locked(net, tw);
 		atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);

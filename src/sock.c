@@ -35,6 +35,7 @@ void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net,
 	sk->tw_ts = 0;
 	sk->on_twlist = 0;
 	sk->rcu_free = 0;
+	sk->sport = 0;
 	sk->linger_secs = 0;
 	sk->local_port_range = 0;
 	sk->uid = 0;
@@ -211,11 +212,13 @@ void socktab__sk_done(struct socktab_net *net, struct socktab_sock *sk)
 	sk_reset_connection(sk);
 }
 
+/* Multicast and broadcast routes refuse TCP (tcp_v4_connect: RTCF_MULTICAST | RTCF_BROADCAST);
+ * 127.255.255.255 is lo's directed broadcast. */
 static bool v4_dest_unreachable(uint32_t be)
 {
 	uint32_t h = ntohl(be);
 
-	return (h >> 28) == 0xe || h == 0xffffffffu;
+	return (h >> 28) == 0xe || h == 0xffffffffu || h == 0x7fffffffu;
 }
 
 int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
@@ -308,6 +311,9 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		socktab__v6_map(&saddr6, saddr4);
 	} else {
 		had_saddr = !socktab__v6_is_any(&saddr6);
+		err = -EAFNOSUPPORT;
+		if (socktab__v6_is_mapped(&saddr6)) /* bound to an IPv4 address: no IPv6 path */
+			goto out;
 		if (daddr6.s6_addr[0] == 0xff)
 			goto out_unreach;
 		if (!had_saddr) {
@@ -435,6 +441,12 @@ int socktab_setsockopt(struct socktab_sock *sk, int level, int optname, const vo
 		sk->local_port_range = r;
 		goto out;
 	}
+	if (level == IPPROTO_IP && optname == IP_BIND_ADDRESS_NO_PORT && optval && optlen > 0 &&
+	    optlen < (socklen_t)sizeof(int)) {
+		/* ip_setsockopt reads IPPROTO_IP integers from a single byte when that is all. */
+		sk->bind_address_no_port = *(const unsigned char *)optval != 0;
+		goto out;
+	}
 	if ((level == SOL_SOCKET && (optname == SO_REUSEADDR || optname == SO_REUSEPORT)) ||
 	    (level == IPPROTO_IPV6 && optname == IPV6_V6ONLY) ||
 	    (level == IPPROTO_IP && optname == IP_BIND_ADDRESS_NO_PORT) || level == SOCKTAB_SOL) {
@@ -554,12 +566,12 @@ static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *le
 	if (RD(sk->family) == AF_INET) {
 		u.v4.sin_family = AF_INET;
 		u.v4.sin_addr.s_addr = peer ? socktab__sk_daddr(sk) : socktab__sk_rcv_saddr(sk);
-		u.v4.sin_port = peer ? socktab__sk_dport(sk) : htons(socktab__sk_num(sk));
+		u.v4.sin_port = peer ? socktab__sk_dport(sk) : htons(sk->sport);
 		n = sizeof(u.v4);
 	} else {
 		u.v6.sin6_family = AF_INET6;
 		u.v6.sin6_addr = socktab__v6_load(peer ? sk->v6_daddr : sk->v6_saddr);
-		u.v6.sin6_port = peer ? socktab__sk_dport(sk) : htons(socktab__sk_num(sk));
+		u.v6.sin6_port = peer ? socktab__sk_dport(sk) : htons(sk->sport);
 		n = sizeof(u.v6);
 	}
 	err = put_bytes(addr, len, &u, n);

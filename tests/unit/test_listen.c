@@ -277,7 +277,7 @@ TEST(refused_connect_releases_port)
 	CHECK_EQ(check_connect4(b, "127.0.0.1", 80), -EADDRNOTAVAIL);
 	CHECK_EQ(socktab_set_state(a, SOCKTAB_TCP_CLOSE), 0);
 	CHECK_EQ(socktab_get_state(a), SOCKTAB_TCP_CLOSE);
-	CHECK_EQ(check_port(a), 0);
+	CHECK_EQ(check_port(a), 40000); /* getsockname still shows it, as on Linux */
 	socktab_net_stats(net, &st);
 	CHECK_EQ(st.established, 0);
 	CHECK_EQ(st.bind_buckets, 0);
