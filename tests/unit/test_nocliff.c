@@ -106,9 +106,10 @@ static int setup(struct socktab_net *net, struct socktab_sock **bound)
 
 /*
  * The differential test: a linux net and a socktab net with the same secrets, clock and random
- * draws run the same script of connects (four destinations, some with IP_LOCAL_PORT_RANGE) and
- * abortive closes, while the target occupancy of the hot destination moves through 30 %, 90 %,
- * 99 %, exhaustion and back; every connect must give the same result and the same port.
+ * draws run the same script of connects (four destinations, some with IP_LOCAL_PORT_RANGE, a few
+ * bound to a device) and abortive closes, while the target occupancy of the hot destination moves
+ * through 30 %, 90 %, 99 %, exhaustion and back, and the net's range widens half way (the index
+ * is rebuilt for the new range); every connect must give the same result and the same port.
  */
 TEST(same_ports_as_linux)
 {
@@ -124,8 +125,17 @@ TEST(same_ports_as_linux)
 	CHECK_EQ(setup(a, ba), 0);
 	CHECK_EQ(setup(b, bb), 0);
 	memset(busy, 0, sizeof(busy));
+	int lo = LO, hi = HI;
+
 	for (size_t ph = 0; ph < sizeof(target) / sizeof(target[0]); ph++) {
-		int goal = (int)(target[ph] * (HI - LO + 1));
+		int goal = (int)(target[ph] * (hi - lo + 1));
+
+		if (ph == 4) {
+			lo = LO - 200;
+			hi = HI + 200;
+			CHECK_EQ(socktab_net_set_port_range(a, lo, hi), 0);
+			CHECK_EQ(socktab_net_set_port_range(b, lo, hi), 0);
+		}
 
 		for (int step = 0; step < 1500; step++) {
 			uint64_t r = xs(&rng);
@@ -143,10 +153,16 @@ TEST(same_ports_as_linux)
 				t->b = socktab_socket(b, SOCKTAB_TCP, dest_family(d));
 				CHECK(t->a && t->b);
 				if ((r >> 24) % 8 == 0) { /* R64: per-socket range, step 1 */
-					uint32_t lo = LO + (uint32_t)((r >> 32) % 700);
+					uint32_t slo = LO + (uint32_t)((r >> 32) % 700);
 
-					CHECK_EQ(set_range(t->a, lo, lo + 250), 0);
-					CHECK_EQ(set_range(t->b, lo, lo + 250), 0);
+					CHECK_EQ(set_range(t->a, slo, slo + 250), 0);
+					CHECK_EQ(set_range(t->b, slo, slo + 250), 0);
+				}
+				if ((r >> 24) % 50 == 1) { /* SO_BINDTODEVICE: the plain walk */
+					CHECK_EQ(check_setint(t->a, SOCKTAB_SOL, SOCKTAB_SO_BOUND_DEV_IF,
+							      1), 0);
+					CHECK_EQ(check_setint(t->b, SOCKTAB_SOL, SOCKTAB_SO_BOUND_DEV_IF,
+							      1), 0);
 				}
 				socktab__connect_rng_seed(seed);
 				ea = dest_connect(t->a, d);
@@ -163,7 +179,7 @@ TEST(same_ports_as_linux)
 				}
 				t->port = check_port(t->a);
 				CHECK_EQ(check_port(t->b), t->port);
-				CHECK(t->port >= LO && t->port <= HI);
+				CHECK(t->port >= lo && t->port <= hi);
 				CHECK(t->port < 40010 || t->port > 40019);
 				CHECK(t->port != 40100 && t->port != 40201 && t->port != 40302);
 				t->dest = dest_key(d);
