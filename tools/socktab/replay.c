@@ -1891,8 +1891,13 @@ static int fuzz(long n, uint64_t seed, bool verbose)
 				else
 					printf("%s => %s\n", stmt, kt);
 			}
-			if (md < 0)
-				printf("(the disagreement did not reproduce after minimization)\n");
+			if (md < 0) {
+				/* Flaky: show the whole generated script so it can be replayed. */
+				printf("(the disagreement did not reproduce after minimization; the "
+				       "generated script follows)\n");
+				for (int i = 0; i < L.n; i++)
+					printf("%s\n", L.v[i]);
+			}
 			if (md >= 0) {
 				collect_free(&MK);
 				collect_free(&MS);
