@@ -59,7 +59,9 @@ static inline void socktab__hnode_add_head_rcu(struct socktab__hnode *n, struct 
 {
 	uintptr_t first = atomic_load_explicit(&h->first, memory_order_relaxed);
 
-	atomic_store_explicit(&n->next, first, memory_order_relaxed);
+	/* Release, not relaxed: a reader may reach @n from a stale position (a recycled node it
+	 * stood on) and go on to @first without passing through the head's release store. */
+	atomic_store_explicit(&n->next, first, memory_order_release);
 	atomic_store_explicit(&n->pprev, &h->first, memory_order_relaxed);
 	if (!socktab__is_nulls(first))
 		atomic_store_explicit(&((struct socktab__hnode *)first)->pprev, &n->next,
@@ -95,7 +97,7 @@ static inline void socktab__hnode_replace_rcu(struct socktab__hnode *old, struct
 	uintptr_t next = atomic_load_explicit(&old->next, memory_order_relaxed);
 	_Atomic uintptr_t *pprev = atomic_load_explicit(&old->pprev, memory_order_relaxed);
 
-	atomic_store_explicit(&new->next, next, memory_order_relaxed);
+	atomic_store_explicit(&new->next, next, memory_order_release);
 	atomic_store_explicit(&new->pprev, pprev, memory_order_relaxed);
 	if (!socktab__is_nulls(next))
 		atomic_store_explicit(&((struct socktab__hnode *)next)->pprev, &new->next,

@@ -35,6 +35,7 @@ void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net,
 	sk->tw_ts = 0;
 	sk->on_twlist = 0;
 	sk->rcu_free = 0;
+	sk->sock_connected = 0;
 	sk->sport = 0;
 	sk->linger_secs = 0;
 	sk->local_port_range = 0;
@@ -160,6 +161,8 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 			break;
 		}
 		WR(sk->state, (uint8_t)state);
+		if (state == SOCKTAB_TCP_ESTABLISHED)
+			sk->sock_connected = 1;
 		break;
 	case SOCKTAB_TCP_CLOSE:
 		if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
@@ -242,6 +245,7 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		st = RD(sk->state);
 		if (st != SOCKTAB_TCP_CLOSE)
 			socktab__sk_done(RD(sk->net), sk);
+		sk->sock_connected = 0;
 		socktab__unlock(&sk->lock);
 		return 0;
 	}
@@ -274,7 +278,8 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		return err;
 	net = RD(sk->net);
 	st = RD(sk->state);
-	if (st != SOCKTAB_TCP_CLOSE) {
+	/* inet_stream_connect: a socket that got connected stays SS_CONNECTED after a reset. */
+	if (st != SOCKTAB_TCP_CLOSE || sk->sock_connected) {
 		err = st == SOCKTAB_TCP_SYN_SENT ? -EALREADY : -EISCONN;
 		goto out;
 	}
