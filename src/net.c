@@ -36,7 +36,7 @@ void socktab_net_params_init(struct socktab_net_params *p)
 	memset(p, 0, sizeof(*p));
 	p->ehash_entries = 65536;
 	p->ehash_locks = 1024;
-	p->bhash_entries = 16384;
+	p->bhash_entries = 65536;
 	p->port_low = 32768;
 	p->port_high = 60999;
 	p->unprivileged_port_start = 1024;

@@ -75,7 +75,7 @@ typedef uint64_t (*socktab_clock_fn)(void *arg);
 struct socktab_net_params {
 	uint32_t ehash_entries;      /* established table slots (default 65536, max 1<<24) */
 	uint32_t ehash_locks;        /* striped ehash locks (default 1024, at most ehash_entries) */
-	uint32_t bhash_entries;      /* bhash and bhash2 slots each (default 16384, max 65536) */
+	uint32_t bhash_entries;      /* bhash, bhash2 and lhash2 slots each (default 65536, max 65536) */
 	uint16_t port_low;           /* ephemeral range, net.ipv4.ip_local_port_range (32768) */
 	uint16_t port_high;          /* (60999) */
 	uint16_t unprivileged_port_start; /* net.ipv4.ip_unprivileged_port_start (1024) */
