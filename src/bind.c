@@ -410,6 +410,13 @@ static bool rcv_saddr_equal(const struct socktab_sock *sk, const struct socktab_
 				    match_wildcard, match_wildcard);
 }
 
+/* R40 for UDP (src/udp.c), which has its own conflict rules (R68) over the same relation. */
+bool socktab__rcv_saddr_equal(const struct socktab_sock *sk, const struct socktab_sock *sk2,
+			      bool match_wildcard)
+{
+	return rcv_saddr_equal(sk, sk2, match_wildcard);
+}
+
 /* R42. sk2 may be a TIME_WAIT entry (its reuse flags are the original socket's). */
 static bool bind_conflict(const struct socktab_sock *sk, const struct socktab_sock *sk2,
 			  bool relax, bool reuseport_ok)
@@ -737,6 +744,8 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 	uint8_t saved_v6only;
 	bool specific_v6 = false;
 
+	if (sk && sk->proto == SOCKTAB_UDP)
+		return socktab__udp_bind(sk, addr, len);
 	if (!sk || !addr)
 		return -EINVAL;
 	family = RD(sk->family);

@@ -108,6 +108,16 @@ struct socktab_sock {
 	struct socktab_sock *tw_prev;      /* (t) */
 	struct socktab_sock *pool_next;    /* (p) free list link (never the ehash link) */
 	struct socktab_sock *all_next;     /* (p) every socket object of the pool */
+	/* ---- UDP (src/udp.c, issue 4). A UDP socket uses `node` above for its hash2 chain (it is
+	 * never in ehash or lhash2). (u) = written under the primary slot lock of its port. ---- */
+	struct socktab__hnode udp_node1;   /* (r,u) primary (port) chain */
+	struct socktab__hnode udp_node4;   /* (r,u) hash4 (4-tuple) chain, nulls protocol */
+	_Atomic uint32_t udp_hash4;        /* (r,u) R9 hash of the 4-tuple while in hash4 */
+	uint32_t udp_slot2;                /* (u) hash2 slot while hashed */
+	_Atomic uint8_t udp_v6only;        /* (r,u) v6only as lookups see it (set before hashing) */
+	_Atomic uint8_t udp_rp_conns;      /* (r, reuseport lock) R36: the group had a connect() */
+	uint8_t udp_broadcast;             /* (s) SO_BROADCAST */
+	uint8_t udp_hashed4;               /* (u) in hash4 */
 	/* Caller data follows, aligned to 16 bytes. */
 	_Alignas(16) unsigned char priv[];
 };
@@ -152,6 +162,35 @@ struct socktab__bhead2 {
 	pthread_mutex_t lock;
 	struct socktab__tb2 *chain;        /* (b2) */
 };
+
+/* ---- UDP table (src/udp.c, issue 4; spec R16): hash by port, hash2 by (address, port) with
+ * hash4_cnt in its slot, hash4 by 4-tuple; one allocation, mask + 1 slots each. ---- */
+struct socktab__uslot {
+	struct socktab__hhead head;        /* (r, lock) */
+	_Atomic uint32_t count;            /* (r, lock) */
+	pthread_mutex_t lock;
+};
+
+struct socktab__uslot2 {
+	struct socktab__hhead head;        /* (r, lock) */
+	_Atomic uint32_t count;            /* (r, lock) */
+	_Atomic uint32_t hash4_cnt;        /* (r, lock) members also in hash4: same line as head */
+	pthread_mutex_t lock;
+};
+
+struct socktab__udp_table {
+	uint32_t mask;                     /* (c) */
+	uint32_t log;                      /* (c) log2(mask + 1) */
+	uint32_t ehash_secret;             /* (c) R9 udp_ehash_secret */
+	uint32_t ehash6_secret;            /* (c) R9 udp6_ehash_secret */
+	uint32_t ipv6_hash_secret;         /* (c) R9 udp_ipv6_hash_secret */
+	_Atomic uint8_t hash4_on;          /* (a) lookups consult hash4 (benchmark switch) */
+	struct socktab__uslot *hash;       /* (c) by port */
+	struct socktab__uslot2 *hash2;     /* (c) by (address, port) */
+	struct socktab__uslot *hash4;      /* (c) by 4-tuple */
+};
+#define SOCKTAB__UDP1_NULLS_BASE (3u << 29) /* nulls values: never an ehash or lhash2 slot's */
+#define SOCKTAB__UDP2_NULLS_BASE (2u << 29)
 
 /* SO_REUSEPORT group (kernel struct sock_reuseport, R34-R35); replaced, not resized, when full. */
 struct socktab__reuseport {
@@ -247,6 +286,9 @@ struct socktab_net {
 	_Atomic uint64_t pm_memo[SOCKTAB__PM_BUCKETS]; /* (a) last false-positive build per bucket */
 	_Atomic uint32_t pm_live;          /* (a) indexes in pm_table */
 	_Atomic int pm_lock;               /* spin lock, a leaf: links and unlinks indexes */
+
+	/* ---- UDP (src/udp.c, issue 4): always private to the net, even with shared TCP tables ---- */
+	struct socktab__udp_table *udp;    /* (c) */
 };
 
 /* ---- addresses ---- */
@@ -433,5 +475,28 @@ uint32_t socktab__portmap_next(const struct socktab__portmap *pm, struct socktab
 			       uint32_t i);
 void socktab__portmap_stats(struct socktab_net *net, uint32_t *nindex, uint64_t *bytes);
 void socktab__connect_rng_seed(uint64_t seed);
+
+/* ---- listen.c: SO_REUSEPORT groups, shared with UDP (caller holds net->reuseport_lock) ---- */
+int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *sk,
+				  struct socktab_sock *peer);
+void socktab__reuseport_detach_locked(struct socktab_sock *sk);
+/* Caller is inside an RCU read-side section. */
+struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint32_t hash);
+
+/* ---- bind.c: R40 address overlap, shared with UDP ---- */
+bool socktab__rcv_saddr_equal(const struct socktab_sock *sk, const struct socktab_sock *sk2,
+			      bool match_wildcard);
+
+/* ---- udp.c (issue 4) ---- */
+struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint32_t entries,
+						  int hash4_on);
+void socktab__udp_table_free(struct socktab__udp_table *t);
+int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
+int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
+int socktab__udp_close(struct socktab_sock *sk);
+int socktab__udp_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
+			    socklen_t optlen);
+int socktab__udp_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len, bool peer);
+void socktab__udp_init_sock(struct socktab_sock *sk);
 
 #endif /* SOCKTAB_INTERNAL_H */

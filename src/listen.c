@@ -170,6 +170,23 @@ static struct socktab_sock *group_select_rcu(struct socktab_sock *sk, uint32_t h
 	return NULL;
 }
 
+/* The group helpers above, for UDP (src/udp.c): same groups, same selection (R34, R35). */
+int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *sk,
+				  struct socktab_sock *peer)
+{
+	return group_add_locked(net, sk, peer);
+}
+
+void socktab__reuseport_detach_locked(struct socktab_sock *sk)
+{
+	group_detach_locked(sk);
+}
+
+struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint32_t hash)
+{
+	return group_select_rcu(sk, hash);
+}
+
 /* ---- hashing a listener ---- */
 
 /* Insert @sk (state LISTEN, owning its port) into lhash2 and its reuseport group. */
@@ -231,6 +248,8 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 
 	if (!sk)
 		return -EINVAL;
+	if (sk->proto == SOCKTAB_UDP) /* listen(2) on a datagram socket */
+		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
 	socktab__lock(&sk->lock);
 	st = RD(sk->state);
 	if (st == SOCKTAB__FREE || st == SOCKTAB_TCP_TIME_WAIT) {

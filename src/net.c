@@ -48,6 +48,8 @@ void socktab_net_params_init(struct socktab_net_params *p)
 	p->variant = SOCKTAB_VARIANT_SOCKTAB;
 	p->rcu_precheck = -1;
 	p->lport_hash_inside = -1;
+	p->udp_hash_entries = 16384; /* the kernel's global UDP table on the spec's machine (R17) */
+	p->udp_hash4 = 1;
 }
 
 static uint32_t roundup_pow2(uint32_t v)
@@ -169,6 +171,8 @@ static int params_valid(const struct socktab_net_params *p)
 		return 0;
 	if (p->sock_priv_size > (1u << 20))
 		return 0;
+	if (p->udp_hash_entries == 0 || p->udp_hash_entries > 65536)
+		return 0;
 	return 1;
 }
 
@@ -246,6 +250,20 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	atomic_init(&net->tw_reuse, p->tw_reuse);
 	atomic_init(&net->tw_reuse_delay_ms, p->tw_reuse_delay_ms);
 	atomic_init(&net->autobind_reuse, p->autobind_reuse != 0);
+	/* UDP table last: its secrets derive from the net's. */
+	net->udp = socktab__udp_table_new(net, p->udp_hash_entries, p->udp_hash4);
+	if (!net->udp) {
+		pthread_mutex_destroy(&net->settings_lock);
+		pthread_mutex_destroy(&net->tw_lock);
+		pthread_mutex_destroy(&net->reuseport_lock);
+		if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
+			tables_free(net->tab);
+		socktab__pool_destroy(&net->pool);
+		free(net->perturb);
+		free(net);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return net;
 }
 
@@ -268,6 +286,7 @@ void socktab_net_free(struct socktab_net *net)
 	urcu_memb_barrier();
 	if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
 		tables_free(net->tab);
+	socktab__udp_table_free(net->udp);
 	socktab__pool_destroy(&net->pool);
 	pthread_mutex_destroy(&net->settings_lock);
 	pthread_mutex_destroy(&net->tw_lock);

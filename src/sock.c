@@ -58,7 +58,7 @@ struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int fami
 		errno = EINVAL;
 		return NULL;
 	}
-	if (proto != SOCKTAB_TCP) {
+	if (proto != SOCKTAB_TCP && proto != SOCKTAB_UDP) {
 		errno = EPROTONOSUPPORT;
 		return NULL;
 	}
@@ -73,6 +73,8 @@ struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int fami
 	}
 	socktab__lock(&sk->lock);
 	socktab__sock_init_fields(sk, net, family);
+	if (proto == SOCKTAB_UDP)
+		socktab__udp_init_sock(sk);
 	memset(sk->priv, 0, net->pool.priv_size);
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
 	atomic_store_explicit(&sk->refcnt, 1, memory_order_release);
@@ -143,8 +145,11 @@ static int sk_lock_open(struct socktab_sock *sk)
 
 int socktab_set_state(struct socktab_sock *sk, int state)
 {
-	int err = sk_lock_open(sk);
+	int err;
 
+	if (sk && sk->proto == SOCKTAB_UDP) /* UDP has no state machine to drive */
+		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
+	err = sk_lock_open(sk);
 	if (err)
 		return err;
 	switch (state) {
@@ -234,6 +239,8 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	bool v4, had_saddr;
 	int family, err, st;
 
+	if (sk && sk->proto == SOCKTAB_UDP)
+		return socktab__udp_connect(sk, addr, len);
 	if (!sk || !addr || len < (socklen_t)sizeof(sa_family_t))
 		return -EINVAL;
 	family = RD(sk->family);
@@ -373,8 +380,11 @@ out:
 int socktab_close(struct socktab_sock *sk)
 {
 	struct socktab_net *net;
-	int err = sk_lock_open(sk), st;
+	int err, st;
 
+	if (sk && sk->proto == SOCKTAB_UDP)
+		return socktab__udp_close(sk);
+	err = sk_lock_open(sk);
 	if (err)
 		return err;
 	net = RD(sk->net);
@@ -412,8 +422,13 @@ static int get_int(const void *optval, socklen_t optlen, int *v)
 int socktab_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
 		       socklen_t optlen)
 {
-	int err = sk_lock_open(sk), v = 0;
+	int err, v = 0;
 
+	/* UDP-only options (SO_BROADCAST); everything else is common to both protocols. */
+	if (sk && sk->proto == SOCKTAB_UDP &&
+	    (err = socktab__udp_setsockopt(sk, level, optname, optval, optlen)) != -ENOPROTOOPT)
+		return err;
+	err = sk_lock_open(sk);
 	if (err)
 		return err;
 	if (level == SOL_SOCKET && optname == SO_LINGER) {
@@ -588,10 +603,14 @@ out:
 
 int socktab_getsockname(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len)
 {
+	if (sk && sk->proto == SOCKTAB_UDP)
+		return socktab__udp_name(sk, addr, len, false);
 	return sk_name(sk, addr, len, false);
 }
 
 int socktab_getpeername(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len)
 {
+	if (sk && sk->proto == SOCKTAB_UDP)
+		return socktab__udp_name(sk, addr, len, true);
 	return sk_name(sk, addr, len, true);
 }

@@ -36,7 +36,7 @@ struct socktab_sock;
 /* Transport protocol of a socket (socktab_socket()). */
 enum socktab_proto {
 	SOCKTAB_TCP = 1,
-	SOCKTAB_UDP = 2, /* reserved: the UDP tables are not implemented yet */
+	SOCKTAB_UDP = 2, /* UDP: see the UDP section below */
 };
 
 /* TCP states, numbered as the kernel's (include/net/tcp_states.h). */
@@ -94,6 +94,10 @@ struct socktab_net_params {
 	void *clock_arg;
 	size_t sock_priv_size;       /* bytes of caller data per socket (socktab_sock_priv()) */
 	struct socktab_net *share_tables_with; /* NULL: private tables; else share that net's */
+	uint32_t udp_hash_entries;   /* UDP hash/hash2/hash4 slots each (default 16384, max 65536,
+				      * at least 128); the UDP table is always private to the net */
+	int udp_hash4;               /* UDP lookups use the 4-tuple hash (1); see
+				      * socktab_net_set_udp_hash4() */
 };
 
 /*
@@ -175,9 +179,10 @@ void socktab_thread_register(void);
 void socktab_thread_unregister(void);
 
 /*
- * Create a socket in @net. @proto: SOCKTAB_TCP; @family: AF_INET or AF_INET6. Returns NULL and
- * sets errno (EAFNOSUPPORT, EPROTONOSUPPORT, EINVAL, ENOMEM). The socket comes from the net's
- * type-stable pool: after socktab_close() its memory may be reused at once for another socket.
+ * Create a socket in @net. @proto: SOCKTAB_TCP or SOCKTAB_UDP; @family: AF_INET or AF_INET6.
+ * Returns NULL and sets errno (EAFNOSUPPORT, EPROTONOSUPPORT, EINVAL, ENOMEM). The socket comes
+ * from the net's type-stable pool: after socktab_close() a TCP socket's memory may be reused at
+ * once for another socket, a UDP socket's after a grace period.
  * Context: registered thread.
  */
 struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int family);
@@ -324,6 +329,71 @@ void socktab_sock_put(struct socktab_sock *sk);
  * Context: any.
  */
 int socktab_sock_family(const struct socktab_sock *sk);
+
+/*
+ * ==============================================================================================
+ * UDP (issue 4; spec section 12, R68-R76)
+ *
+ * socktab_socket(net, SOCKTAB_UDP, family) makes a datagram socket. The common calls apply with
+ * UDP semantics: socktab_bind (R68 conflicts: no listen state, SO_REUSEADDR on both sides always
+ * coexists, SO_REUSEPORT needs the same owner uid; port 0 is R69's random walk, -EADDRINUSE when
+ * the range is full), socktab_connect (autobind first, -EAGAIN when no port is free; the source
+ * address comes from the route when unset: 127.0.0.1, ::1 or ::ffff:127.0.0.1; a connected socket
+ * may connect again; -EACCES for a broadcast destination without SO_BROADCAST, -ENETUNREACH for a
+ * v4-mapped destination on a v6only socket or no route, -EAFNOSUPPORT), connect with AF_UNSPEC
+ * (disconnect, R75: the port is lost unless bind() named it, the bound device is cleared),
+ * socktab_close, socktab_setsockopt (also SO_BROADCAST), socktab_getsockname/getpeername.
+ * socktab_listen gives -EOPNOTSUPP and socktab_set_state -EOPNOTSUPP on UDP sockets.
+ * UDP sockets go back to the pool only after a grace period (SOCK_RCU_FREE, R23).
+ * ==============================================================================================
+ */
+
+/*
+ * Packet-path lookup of the UDP socket a datagram from (saddr, sport) to (daddr, dport) is
+ * delivered to (R72): the 4-tuple hash first when the (daddr, dport) slot counts connected
+ * sockets, then the exact-address chain with scoring (R71) and SO_REUSEPORT selection (R35, R36),
+ * then the wildcard chain, then the port chain. Addresses and ports in network byte order; the v6
+ * form looks a v4-mapped pair up as IPv4. Returns the socket with a reference held (release it
+ * with socktab_sock_put()) or NULL.
+ * Context: registered thread; lock-free, enters the RCU read side itself.
+ */
+struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+					 uint32_t daddr, uint16_t dport);
+struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
+					 uint16_t sport, const struct in6_addr *daddr,
+					 uint16_t dport);
+
+/*
+ * The table side of sendto(2)/send(2) on a UDP socket, without moving data: autobind an unbound
+ * socket (-EAGAIN when no port is free), check the destination (@dst NULL: the connected peer, or
+ * -EDESTADDRREQ; -EINVAL for port 0 or a short address; -EAFNOSUPPORT; -ENETUNREACH; -EACCES for
+ * broadcast without SO_BROADCAST) and write the datagram's source and destination into @src and
+ * @to (either may be NULL), in the socket's family (v4-mapped for IPv4 on an AF_INET6 socket).
+ * Hand them to socktab_lookup_udp4/6 to find the receiver.
+ * Context: registered thread, outside RCU read side; takes the socket lock and slot locks.
+ */
+int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, socklen_t len,
+		       struct sockaddr_storage *src, struct sockaddr_storage *to);
+
+/*
+ * Turn the 4-tuple hash on (1) or off (0) for lookups in @net (the before/after of seed 003).
+ * Connected sockets stay in hash4 either way, so switching is instant and changes no outcome.
+ * Context: any registered thread.
+ */
+int socktab_net_set_udp_hash4(struct socktab_net *net, int on);
+
+/* Counters of @net's UDP table, read without locks (a moment old). */
+struct socktab_udp_stats {
+	uint64_t hashed;        /* sockets holding a port */
+	uint64_t hashed4;       /* connected sockets in the 4-tuple hash */
+	uint32_t slots;         /* slots per hash */
+};
+
+/* Context: any registered thread. */
+int socktab_udp_stats(struct socktab_net *net, struct socktab_udp_stats *st);
+
+/* SOCKTAB_TCP or SOCKTAB_UDP, or -EBADF for a closed socket. Context: any. */
+int socktab_sock_proto(const struct socktab_sock *sk);
 
 #ifdef __cplusplus
 }

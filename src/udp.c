@@ -1,0 +1,1286 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * UDP: the kernel's udp_table (hash, hash2, hash4), bind()/autobind, connect()/disconnect and the
+ * packet-path lookup (issue 4, seed 003). Rules: ../shared/spec/kernel-behavior.md.
+ *
+ * Tables (R16, R17, R82): one allocation per net holding three arrays of mask + 1 slots:
+ *   hash[(port + mix) & mask]            by local port (R8); chain link sk->udp_node1;
+ *   hash2[portaddr_hash(addr, port)]     by (local address, port) (R7); chain link sk->node, and
+ *                                        the slot keeps hash4_cnt beside its head (R79);
+ *   hash4[udp_ehashfn(4-tuple) & mask]   connected sockets by 4-tuple (R9, R73); sk->udp_node4.
+ * Every chain is an hlist_nulls (nulls.h). Values: hash4 slot i ends in i (R16); hash2 and hash
+ * add their own bases, distinct from ehash and lhash2, because sk->node is shared with those
+ * tables: a TCP reader carried onto a UDP chain by a recycled socket must notice and restart.
+ * Each slot has a count; all are at least 128 slots (the kernel's per-netns minimum).
+ *
+ * Locks: the primary slot lock of a port guards every hash change of the sockets on that port
+ * (bind, connect's rehash, hash4 insert/remove, unhash, reuseport membership), as in the kernel
+ * (R81); hash2 and hash4 slot locks are taken inside it, only around their own chain edits,
+ * because chains are shared by ports. Order: socket lock -> primary slot -> reuseport lock ->
+ * hash2 slot -> hash4 slot. Counts are atomics so lookups and statistics read them lock-free.
+ *
+ * Lookup (R71, R72): under RCU, no lock. If the hash2 slot of (daddr, dport) counts hash4
+ * members, walk the hash4 chain with an exact 4-tuple match; then score the exact-address hash2
+ * chain, the wildcard chain, and last the port chain. Scoring, reuseport hand-over (R33, R35) and
+ * has_conns rescoring (R36) follow the kernel; ties keep the earlier chain entry. UDP sockets are
+ * SOCK_RCU_FREE (R23): walks take no reference; the public lookup pins its result with
+ * increment-if-not-zero and starts again if it is dying. hash2 and hash4 walks restart when they
+ * end on another slot's nulls value (a connect() or disconnect moved the node under them).
+ *
+ * bind (R68-R70), connect (R73-R74, R76), disconnect (R75) and close follow the kernel, including
+ * two quirks the conformance corpus shows: an explicit-port conflict scan stops at the first
+ * overlapping socket (if that one excuses the bind through SO_REUSEPORT, later ones are not
+ * looked at), and a socket that connected and disconnected is no longer in its reuseport group.
+ *
+ * Departures: no SO_INCOMING_CPU bonus, no BPF, devices are not part of a lookup (a bound socket
+ * matches any ingress device, as in listen.c); re-connecting a connected socket moves its hash4
+ * entry to the new 4-tuple (the kernel leaves it in the stale chain, R74, which only costs speed)
+ * and every disconnect leaves hash4, so hash4_cnt counts exactly the connected sockets; the
+ * reuseport has_conns flag (R36) is kept on every member instead of on the group, because the
+ * group structure belongs to listen.c; the UDP secrets are derived from the net's secrets. The
+ * hash4 switch (socktab_net_set_udp_hash4) only stops lookups from consulting hash4: entries are
+ * still maintained, so turning it back on is instant.
+ */
+#include <stdlib.h>
+#include <sys/random.h>
+
+#include "hash.h"
+#include "internal.h"
+
+#define LOOPBACK4_IPV6 htonl(0x7f000006) /* v4 alias of an IPv6 address (R38) */
+#define PORTS_PER_CHAIN (65536 / 128)   /* bits in the bind(0) bitmap (R69) */
+
+/* ---- table ---- */
+
+static uint32_t udp_mix(uint32_t a, uint32_t b, uint32_t c)
+{
+	return socktab__jhash_3words(a, b, c, 0x75647034u); /* "udp4" */
+}
+
+struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint32_t entries,
+						  int hash4_on)
+{
+	struct socktab__udp_table *t;
+	uint32_t n = 128, log = 7;
+	size_t hdr = (sizeof(*t) + SOCKTAB__CACHELINE - 1) & ~(size_t)(SOCKTAB__CACHELINE - 1);
+	unsigned char *mem;
+
+	while (n < entries) {
+		n <<= 1;
+		log++;
+	}
+	if (posix_memalign((void **)&mem, SOCKTAB__CACHELINE,
+			   hdr + n * (2 * sizeof(struct socktab__uslot) +
+				      sizeof(struct socktab__uslot2))))
+		return NULL;
+	t = (struct socktab__udp_table *)mem;
+	memset(t, 0, sizeof(*t));
+	t->mask = n - 1;
+	t->log = log;
+	t->hash = (struct socktab__uslot *)(mem + hdr);
+	t->hash2 = (struct socktab__uslot2 *)(t->hash + n);
+	t->hash4 = (struct socktab__uslot *)(t->hash2 + n);
+	for (uint32_t i = 0; i < n; i++) {
+		socktab__hhead_init(&t->hash[i].head, SOCKTAB__UDP1_NULLS_BASE + i);
+		atomic_init(&t->hash[i].count, 0);
+		pthread_mutex_init(&t->hash[i].lock, NULL);
+		socktab__hhead_init(&t->hash2[i].head, SOCKTAB__UDP2_NULLS_BASE + i);
+		atomic_init(&t->hash2[i].count, 0);
+		atomic_init(&t->hash2[i].hash4_cnt, 0);
+		pthread_mutex_init(&t->hash2[i].lock, NULL);
+		socktab__hhead_init(&t->hash4[i].head, i);
+		atomic_init(&t->hash4[i].count, 0);
+		pthread_mutex_init(&t->hash4[i].lock, NULL);
+	}
+	/* R6: the kernel draws the UDP secrets at random once; derive them from the net's so a
+	 * fixed_secret net stays reproducible. */
+	t->ehash_secret = udp_mix(net->ehash_secret, net->hash_mix, 1);
+	t->ehash6_secret = udp_mix(net->ehash6_secret, net->hash_mix, 2);
+	t->ipv6_hash_secret = udp_mix(net->ipv6_hash_secret, net->hash_mix, 3);
+	atomic_init(&t->hash4_on, hash4_on != 0);
+	return t;
+}
+
+void socktab__udp_table_free(struct socktab__udp_table *t)
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		pthread_mutex_destroy(&t->hash[i].lock);
+		pthread_mutex_destroy(&t->hash2[i].lock);
+		pthread_mutex_destroy(&t->hash4[i].lock);
+	}
+	free(t);
+}
+
+/* ---- hashes (R7, R8, R9) ---- */
+
+static struct socktab__uslot *slot1(struct socktab_net *net, uint16_t port)
+{
+	return &net->udp->hash[((uint32_t)port + net->hash_mix) & net->udp->mask];
+}
+
+static uint32_t slot2_index(const struct socktab_net *net, const struct in6_addr *a, uint16_t port)
+{
+	return socktab__portaddr_hash(net, a, port) & net->udp->mask;
+}
+
+static uint32_t udp_ehashfn4(const struct socktab_net *net, uint32_t laddr, uint16_t lport,
+			     uint32_t faddr, uint16_t fport_be)
+{
+	return socktab__jhash_3words(laddr, faddr, ((uint32_t)lport << 16) | fport_be,
+				     net->udp->ehash_secret + net->hash_mix);
+}
+
+static uint32_t udp_ehashfn6(const struct socktab_net *net, const struct in6_addr *laddr,
+			     uint16_t lport, const struct in6_addr *faddr, uint16_t fport_be)
+{
+	uint32_t fh = socktab__jhash2(faddr->s6_addr32, 4, net->udp->ipv6_hash_secret);
+
+	return socktab__jhash_3words(laddr->s6_addr32[3], fh, ((uint32_t)lport << 16) | fport_be,
+				     net->udp->ehash6_secret + net->hash_mix);
+}
+
+/* The address a socket's hash2 entry is keyed by (v4-mapped for AF_INET). */
+static struct in6_addr sk_laddr(const struct socktab_sock *sk)
+{
+	return socktab__v6_load(sk->v6_saddr);
+}
+
+static uint32_t sk_hash4(const struct socktab_net *net, const struct socktab_sock *sk)
+{
+	if (RD(sk->v4key))
+		return udp_ehashfn4(net, socktab__sk_rcv_saddr(sk), socktab__sk_num(sk),
+				    socktab__sk_daddr(sk), socktab__sk_dport(sk));
+	struct in6_addr l = socktab__v6_load(sk->v6_saddr), f = socktab__v6_load(sk->v6_daddr);
+
+	return udp_ehashfn6(net, &l, socktab__sk_num(sk), &f, socktab__sk_dport(sk));
+}
+
+static bool sk_saddr_any(const struct socktab_sock *sk)
+{
+	struct in6_addr a = sk_laddr(sk);
+
+	if (RD(sk->family) == AF_INET)
+		return socktab__sk_rcv_saddr(sk) == 0;
+	return socktab__v6_is_any(&a);
+}
+
+static struct socktab_sock *sk_of_node4(uintptr_t p)
+{
+	return (struct socktab_sock *)((char *)p - offsetof(struct socktab_sock, udp_node4));
+}
+
+static struct socktab_sock *sk_of_node1(uintptr_t p)
+{
+	return (struct socktab_sock *)((char *)p - offsetof(struct socktab_sock, udp_node1));
+}
+
+/* ---- lookup (R71, R72) ---- */
+
+struct ukey {
+	struct socktab_net *net;
+	bool v6;
+	uint16_t hnum;              /* local port, host order */
+	uint16_t sport;             /* remote port, network order */
+	uint32_t saddr, daddr;      /* IPv4 */
+	struct in6_addr saddr6, daddr6;
+};
+
+/* R71, IPv4: -1 unless the socket may take the datagram; higher is a better match. */
+static int score4(const struct socktab_sock *sk, const struct ukey *k)
+{
+	uint64_t ap;
+	uint32_t pp;
+	int sc;
+
+	if (RD(sk->net) != k->net || (RD(sk->portpair) >> 16) != k->hnum || RD(sk->udp_v6only))
+		return -1;
+	ap = RD(sk->addrpair);
+	if ((uint32_t)(ap >> 32) != k->daddr)
+		return -1;
+	sc = RD(sk->family) == AF_INET ? 2 : 1;
+	if ((uint32_t)ap) {
+		if ((uint32_t)ap != k->saddr)
+			return -1;
+		sc += 4;
+	}
+	pp = RD(sk->portpair) & 0xffff;
+	if (pp) {
+		if (pp != k->sport)
+			return -1;
+		sc += 4;
+	}
+	if (RD(sk->bound_dev_if))
+		sc += 4;
+	return sc;
+}
+
+/* R71, IPv6. */
+static int score6(const struct socktab_sock *sk, const struct ukey *k)
+{
+	struct in6_addr a;
+	uint32_t pp;
+	int sc = 0;
+
+	if (RD(sk->net) != k->net || (RD(sk->portpair) >> 16) != k->hnum ||
+	    RD(sk->family) != AF_INET6)
+		return -1;
+	a = socktab__v6_load(sk->v6_saddr);
+	if (memcmp(&a, &k->daddr6, 16))
+		return -1;
+	pp = RD(sk->portpair) & 0xffff;
+	if (pp) {
+		if (pp != k->sport)
+			return -1;
+		sc++;
+	}
+	a = socktab__v6_load(sk->v6_daddr);
+	if (!socktab__v6_is_any(&a)) {
+		if (memcmp(&a, &k->saddr6, 16))
+			return -1;
+		sc++;
+	}
+	if (RD(sk->bound_dev_if))
+		sc++;
+	return sc;
+}
+
+static int score(const struct socktab_sock *sk, const struct ukey *k)
+{
+	return k->v6 ? score6(sk, k) : score4(sk, k);
+}
+
+/* The reuseport hash of a datagram: udp_ehashfn over the pass's local address (R33). */
+static uint32_t rp_hash(const struct ukey *k)
+{
+	if (k->v6)
+		return udp_ehashfn6(k->net, &k->daddr6, k->hnum, &k->saddr6, k->sport);
+	return udp_ehashfn4(k->net, k->daddr, k->hnum, k->saddr, k->sport);
+}
+
+/*
+ * Score one hash2 chain (udp4_lib_lookup2). Returns the winner or NULL; *restart when the walk
+ * ended on another slot's chain. Caller is inside an RCU read-side section.
+ */
+static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t slot,
+					const struct ukey *k, bool *restart)
+{
+	struct socktab_sock *result = NULL;
+	int badness = k->v6 ? -1 : 0;
+	uintptr_t p;
+
+	*restart = false;
+	for (p = atomic_load_explicit(&t->hash2[slot].head.first, memory_order_acquire);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
+				      memory_order_acquire)) {
+		struct socktab_sock *sk = (struct socktab_sock *)p, *pick;
+		int sc = score(sk, k);
+
+		if (sc <= badness)
+			continue;
+		badness = sc;
+		if (RD(sk->state) == SOCKTAB_TCP_ESTABLISHED || !RD(sk->reuseport)) {
+			result = sk;
+			continue;
+		}
+		pick = socktab__reuseport_select_rcu(sk, rp_hash(k));
+		if (!pick) {
+			result = sk;
+			continue;
+		}
+		/* R36: with connected members the pick is only a candidate; keep scoring. */
+		if (!RD(sk->udp_rp_conns))
+			return pick;
+		result = pick;
+		badness = score(pick, k);
+	}
+	if (socktab__nulls_value(p) != SOCKTAB__UDP2_NULLS_BASE + slot)
+		*restart = true;
+	return result;
+}
+
+static bool match4(const struct socktab_sock *sk, const struct ukey *k)
+{
+	if (RD(sk->net) != k->net ||
+	    RD(sk->portpair) != (((uint32_t)k->hnum << 16) | k->sport))
+		return false;
+	if (!k->v6)
+		return RD(sk->v4key) &&
+		       RD(sk->addrpair) == (((uint64_t)k->daddr << 32) | k->saddr);
+	if (RD(sk->v4key) || RD(sk->family) != AF_INET6)
+		return false;
+	struct in6_addr a = socktab__v6_load(sk->v6_daddr), b = socktab__v6_load(sk->v6_saddr);
+
+	return !memcmp(&a, &k->saddr6, 16) && !memcmp(&b, &k->daddr6, 16);
+}
+
+/* Exact 4-tuple in hash4 (udp4_lib_lookup4): no scoring, no reuseport. Caller holds RCU. */
+static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, const struct ukey *k)
+{
+	uint32_t h = k->v6 ? udp_ehashfn6(k->net, &k->daddr6, k->hnum, &k->saddr6, k->sport)
+			   : udp_ehashfn4(k->net, k->daddr, k->hnum, k->saddr, k->sport);
+	uint32_t slot = h & t->mask;
+	uintptr_t p;
+
+begin:
+	for (p = atomic_load_explicit(&t->hash4[slot].head.first, memory_order_acquire);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&sk_of_node4(p)->udp_node4.next, memory_order_acquire)) {
+		struct socktab_sock *sk = sk_of_node4(p);
+
+		if (match4(sk, k))
+			return sk;
+	}
+	/* A rehash moved a node we stood on into another chain: walk again (R23). */
+	if (socktab__nulls_value(p) != slot)
+		goto begin;
+	return NULL;
+}
+
+/* The port chain, scored without reuseport (udp4_lib_lookup1): covers a rehash in flight. */
+static struct socktab_sock *lookup1_rcu(struct socktab_net *net, const struct ukey *k)
+{
+	struct socktab__uslot *s = slot1(net, k->hnum);
+	struct socktab_sock *result = NULL;
+	int badness = k->v6 ? -1 : 0;
+	uintptr_t p;
+
+	for (p = atomic_load_explicit(&s->head.first, memory_order_acquire); !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&sk_of_node1(p)->udp_node1.next, memory_order_acquire)) {
+		struct socktab_sock *sk = sk_of_node1(p);
+		int sc = score(sk, k);
+
+		if (sc > badness) {
+			result = sk;
+			badness = sc;
+		}
+	}
+	return result;
+}
+
+static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
+{
+	struct socktab__udp_table *t = net->udp;
+	struct in6_addr a;
+	struct socktab_sock *sk;
+	uint32_t slot;
+	bool restart;
+
+	if (k->v6)
+		a = k->daddr6;
+	else
+		socktab__v6_map(&a, k->daddr);
+	slot = slot2_index(net, &a, k->hnum);
+	/* hash4_cnt shares the slot's cache line: an unconnected-only port pays one load (R79). */
+	if (RD(t->hash4_on) && RD(t->hash2[slot].hash4_cnt)) {
+		sk = lookup4_rcu(t, k);
+		if (sk)
+			return sk;
+	}
+	do
+		sk = lookup2_rcu(t, slot, k, &restart);
+	while (restart);
+	if (sk)
+		return sk;
+
+	struct ukey any = *k;
+
+	memset(&any.daddr6, 0, sizeof(any.daddr6));
+	any.daddr = 0;
+	memset(&a, 0, sizeof(a));
+	slot = slot2_index(net, &a, k->hnum);
+	do
+		sk = lookup2_rcu(t, slot, &any, &restart);
+	while (restart);
+	if (sk)
+		return sk;
+	return lookup1_rcu(net, k);
+}
+
+static struct socktab_sock *lookup_ref(struct socktab_net *net, struct ukey *k)
+{
+	struct socktab_sock *sk;
+
+	socktab__rcu_read_lock();
+	do
+		sk = lookup_rcu(net, k);
+	while (sk && !socktab__sock_hold_not_zero(sk)); /* closing: it is leaving the chains */
+	socktab__rcu_read_unlock();
+	return sk;
+}
+
+struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+					 uint32_t daddr, uint16_t dport)
+{
+	struct ukey k = { .net = net, .hnum = ntohs(dport), .sport = sport, .saddr = saddr,
+			  .daddr = daddr };
+
+	if (!net)
+		return NULL;
+	return lookup_ref(net, &k);
+}
+
+struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
+					 uint16_t sport, const struct in6_addr *daddr,
+					 uint16_t dport)
+{
+	struct ukey k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport };
+
+	if (!net || !saddr || !daddr)
+		return NULL;
+	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
+		return socktab_lookup_udp4(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3],
+					   dport);
+	k.saddr6 = *saddr;
+	k.daddr6 = *daddr;
+	return lookup_ref(net, &k);
+}
+
+/* ---- hashing (writers) ---- */
+
+static bool hashed(const struct socktab_sock *sk)
+{
+	return socktab__hnode_hashed(&sk->udp_node1);
+}
+
+/* Insert at the tail of a hash2 chain (AF_INET6 reuseport sockets, R70). Caller holds its lock. */
+static void add_tail_locked(struct socktab__hnode *n, struct socktab__hhead *h)
+{
+	_Atomic uintptr_t *pp = &h->first;
+	uintptr_t p;
+
+	while (!socktab__is_nulls(p = atomic_load_explicit(pp, memory_order_relaxed)))
+		pp = &((struct socktab__hnode *)p)->next;
+	atomic_store_explicit(&n->next, p, memory_order_relaxed);
+	atomic_store_explicit(&n->pprev, pp, memory_order_relaxed);
+	/* Publishes @n with its key: pairs with the readers' acquire loads. */
+	atomic_store_explicit(pp, (uintptr_t)n, memory_order_release);
+}
+
+static void hash2_add_locked(struct socktab_net *net, struct socktab_sock *sk, uint32_t slot,
+			     bool tail)
+{
+	struct socktab__uslot2 *s2 = &net->udp->hash2[slot];
+
+	socktab__lock(&s2->lock);
+	if (tail)
+		add_tail_locked(&sk->node, &s2->head);
+	else
+		socktab__hnode_add_head_rcu(&sk->node, &s2->head);
+	atomic_fetch_add_explicit(&s2->count, 1, memory_order_relaxed);
+	if (sk->udp_hashed4)
+		atomic_fetch_add_explicit(&s2->hash4_cnt, 1, memory_order_relaxed);
+	socktab__unlock(&s2->lock);
+	sk->udp_slot2 = slot;
+}
+
+static void hash2_del_locked(struct socktab_net *net, struct socktab_sock *sk)
+{
+	struct socktab__uslot2 *s2 = &net->udp->hash2[sk->udp_slot2];
+
+	socktab__lock(&s2->lock);
+	socktab__hnode_del_rcu(&sk->node);
+	atomic_fetch_sub_explicit(&s2->count, 1, memory_order_relaxed);
+	if (sk->udp_hashed4)
+		atomic_fetch_sub_explicit(&s2->hash4_cnt, 1, memory_order_relaxed);
+	socktab__unlock(&s2->lock);
+}
+
+/* R73: enter hash4 and count it in the hash2 slot. Caller holds the primary slot lock. */
+static void hash4_locked(struct socktab_net *net, struct socktab_sock *sk)
+{
+	uint32_t h = sk_hash4(net, sk);
+	struct socktab__uslot *s4 = &net->udp->hash4[h & net->udp->mask];
+
+	WR(sk->udp_hash4, h);
+	socktab__lock(&s4->lock);
+	socktab__hnode_add_head_rcu(&sk->udp_node4, &s4->head);
+	atomic_fetch_add_explicit(&s4->count, 1, memory_order_relaxed);
+	socktab__unlock(&s4->lock);
+	/* After the insert: a lookup that sees the count finds the entry, or falls back to hash2. */
+	atomic_fetch_add_explicit(&net->udp->hash2[sk->udp_slot2].hash4_cnt, 1,
+				  memory_order_relaxed);
+	sk->udp_hashed4 = 1;
+}
+
+static void unhash4_locked(struct socktab_net *net, struct socktab_sock *sk)
+{
+	struct socktab__uslot *s4 = &net->udp->hash4[RD(sk->udp_hash4) & net->udp->mask];
+
+	if (!sk->udp_hashed4)
+		return;
+	atomic_fetch_sub_explicit(&net->udp->hash2[sk->udp_slot2].hash4_cnt, 1,
+				  memory_order_relaxed);
+	socktab__lock(&s4->lock);
+	socktab__hnode_del_rcu(&sk->udp_node4);
+	atomic_fetch_sub_explicit(&s4->count, 1, memory_order_relaxed);
+	socktab__unlock(&s4->lock);
+	sk->udp_hashed4 = 0;
+}
+
+static void rp_detach(struct socktab_net *net, struct socktab_sock *sk)
+{
+	if (!atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed))
+		return;
+	socktab__lock(&net->reuseport_lock);
+	socktab__reuseport_detach_locked(sk);
+	socktab__unlock(&net->reuseport_lock);
+}
+
+/*
+ * udp_lib_rehash: the local address changed (connect() set it, or disconnect reset it with the
+ * port kept); move the hash2 entry. Leaves the reuseport group, as the kernel does. Caller holds
+ * the primary slot lock; hash4 is handled by the caller.
+ */
+static void rehash2_locked(struct socktab_net *net, struct socktab_sock *sk)
+{
+	struct in6_addr a = sk_laddr(sk);
+	uint32_t slot = slot2_index(net, &a, socktab__sk_num(sk));
+
+	rp_detach(net, sk);
+	if (slot == sk->udp_slot2)
+		return;
+	hash2_del_locked(net, sk);
+	hash2_add_locked(net, sk, slot, false);
+}
+
+/* udp_lib_unhash. Caller holds the socket lock; takes the primary slot lock. */
+static void unhash(struct socktab_net *net, struct socktab_sock *sk)
+{
+	struct socktab__uslot *s1;
+
+	if (!hashed(sk))
+		return;
+	s1 = slot1(net, socktab__sk_num(sk));
+	socktab__lock(&s1->lock);
+	rp_detach(net, sk);
+	socktab__hnode_del_rcu(&sk->udp_node1);
+	atomic_fetch_sub_explicit(&s1->count, 1, memory_order_relaxed);
+	unhash4_locked(net, sk);
+	hash2_del_locked(net, sk);
+	WR(sk->portpair, RD(sk->portpair) & 0xffff); /* inet_num = 0 */
+	socktab__unlock(&s1->lock);
+}
+
+/* ---- bind conflicts (R68) ---- */
+
+/*
+ * The predicate of udp_lib_lport_inuse for one other socket: 0 no overlap, 1 conflict, 2 overlap
+ * excused by SO_REUSEPORT (same owner, @sk not yet in a group).
+ */
+static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *sk2)
+{
+	uint32_t d1 = RD(sk->bound_dev_if), d2 = RD(sk2->bound_dev_if);
+
+	if ((RD(sk2->reuse) && RD(sk->reuse)) || (d1 && d2 && d1 != d2) ||
+	    !socktab__rcv_saddr_equal(sk, sk2, true))
+		return 0;
+	if (RD(sk2->reuseport) && RD(sk->reuseport) &&
+	    !atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed) && sk->uid == sk2->uid)
+		return 2;
+	return 1;
+}
+
+/*
+ * Walk the primary chain @s1 (locked). Without @bitmap: does port @num conflict? The first
+ * overlapping socket decides (kernel behaviour). With @bitmap: mark every conflicting port of
+ * the chain (bind(0), R69).
+ */
+static bool lport_inuse(struct socktab_net *net, uint16_t num, struct socktab__uslot *s1,
+			uint64_t *bitmap, const struct socktab_sock *sk, uint32_t log)
+{
+	for (uintptr_t p = atomic_load_explicit(&s1->head.first, memory_order_relaxed);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&sk_of_node1(p)->udp_node1.next, memory_order_relaxed)) {
+		const struct socktab_sock *sk2 = sk_of_node1(p);
+		uint16_t n2 = socktab__sk_num(sk2);
+		int r;
+
+		if (RD(sk2->net) != net || sk2 == sk || (!bitmap && n2 != num))
+			continue;
+		r = inuse_one(sk, sk2);
+		if (!r)
+			continue;
+		if (!bitmap)
+			return r == 1;
+		if (r == 1)
+			bitmap[(n2 >> log) / 64] |= 1ull << ((n2 >> log) % 64);
+	}
+	return false;
+}
+
+/* udp_lib_lport_inuse2: the same on a hash2 chain, for a specific address. */
+static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
+			 const struct socktab_sock *sk)
+{
+	struct socktab__uslot2 *s2 = &net->udp->hash2[slot];
+	bool res = false;
+
+	socktab__lock(&s2->lock);
+	for (uintptr_t p = atomic_load_explicit(&s2->head.first, memory_order_relaxed);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
+				      memory_order_relaxed)) {
+		const struct socktab_sock *sk2 = (const struct socktab_sock *)p;
+		int r;
+
+		if (RD(sk2->net) != net || sk2 == sk || socktab__sk_num(sk2) != num)
+			continue;
+		r = inuse_one(sk, sk2);
+		if (r) {
+			res = r == 1;
+			break;
+		}
+	}
+	socktab__unlock(&s2->lock);
+	return res;
+}
+
+/* R34 (udp_reuseport_add_sock): join the group of the first matching socket on the port. */
+static int rp_join_locked(struct socktab_net *net, struct socktab_sock *sk,
+			  struct socktab__uslot *s1, uint16_t port)
+{
+	struct socktab_sock *peer = NULL;
+	int err;
+
+	for (uintptr_t p = atomic_load_explicit(&s1->head.first, memory_order_relaxed);
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&sk_of_node1(p)->udp_node1.next, memory_order_relaxed)) {
+		struct socktab_sock *sk2 = sk_of_node1(p);
+
+		if (RD(sk2->net) == net && sk2 != sk && RD(sk2->family) == RD(sk->family) &&
+		    socktab__ipv6_only(sk2) == socktab__ipv6_only(sk) &&
+		    RD(sk2->bound_dev_if) == RD(sk->bound_dev_if) &&
+		    socktab__sk_num(sk2) == port && RD(sk2->reuseport) && sk2->uid == sk->uid &&
+		    socktab__rcv_saddr_equal(sk, sk2, false)) {
+			peer = sk2;
+			break;
+		}
+	}
+	socktab__lock(&net->reuseport_lock);
+	if (peer && !atomic_load_explicit(&peer->reuseport_cb, memory_order_relaxed)) {
+		/* A member that left its group (connect) starts a new one (reuseport_alloc). */
+		err = socktab__reuseport_add_locked(net, peer, NULL);
+		if (err)
+			goto out;
+		WR(peer->udp_rp_conns, 0);
+	}
+	err = socktab__reuseport_add_locked(net, sk, peer);
+	if (!err)
+		WR(sk->udp_rp_conns, peer ? RD(peer->udp_rp_conns) : 0);
+out:
+	socktab__unlock(&net->reuseport_lock);
+	return err;
+}
+
+/* R36 reuseport_has_conns_set: mark @sk's group (every member) as having had a connect(). */
+static void rp_set_conns(struct socktab_net *net, struct socktab_sock *sk)
+{
+	struct socktab__reuseport *g;
+
+	if (!atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed))
+		return;
+	socktab__lock(&net->reuseport_lock);
+	g = atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed);
+	for (uint32_t i = 0; g && i < atomic_load_explicit(&g->num, memory_order_relaxed); i++)
+		WR(atomic_load_explicit(&g->socks[i], memory_order_relaxed)->udp_rp_conns, 1);
+	socktab__unlock(&net->reuseport_lock);
+}
+
+/*
+ * udp_lib_get_port: take port @snum (0: choose one, R69) for @sk, whose local address is set, and
+ * hash it (R70). Caller holds the socket lock. 0, -EADDRINUSE or -ENOMEM; on error nothing
+ * changed.
+ */
+static int get_port(struct socktab_net *net, struct socktab_sock *sk, uint16_t snum)
+{
+	struct socktab__udp_table *t = net->udp;
+	struct socktab__uslot *s1;
+	struct in6_addr a = sk_laddr(sk), any = IN6ADDR_ANY_INIT;
+	int err;
+
+	if (!snum) {
+		uint64_t bitmap[PORTS_PER_CHAIN / 64];
+		int low, high;
+		bool lp;
+		uint32_t rnd, remaining;
+		uint16_t first, last, step;
+
+		socktab__port_range(net, sk, &low, &high, &lp);
+		remaining = (uint32_t)(high - low) + 1;
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = (uint32_t)socktab__now(net) * 2654435761u;
+		first = (uint16_t)(low + (int)(((uint64_t)rnd * remaining) >> 32));
+		/* An odd multiple of the table size: from `first`, every port of its chain's
+		 * residue class once (R69). */
+		step = (uint16_t)((rnd | 1) * (t->mask + 1));
+		last = (uint16_t)(first + t->mask + 1);
+		do {
+			s1 = slot1(net, first);
+			memset(bitmap, 0, sizeof(bitmap));
+			socktab__lock(&s1->lock);
+			lport_inuse(net, 0, s1, bitmap, sk, t->log);
+			snum = first;
+			do {
+				uint32_t b = (uint32_t)snum >> t->log;
+
+				if (low <= snum && snum <= high &&
+				    !((bitmap[b / 64] >> (b % 64)) & 1) &&
+				    !socktab__port_reserved(net, snum))
+					goto found;
+				snum = (uint16_t)(snum + step);
+			} while (snum != first);
+			socktab__unlock(&s1->lock);
+		} while (++first != last);
+		return -EADDRINUSE;
+	}
+	s1 = slot1(net, snum);
+	socktab__lock(&s1->lock);
+	if (RD(s1->count) > 10 && !sk_saddr_any(sk)) {
+		/* Many sockets on the port: look only at the (address, port) and (any, port)
+		 * chains, unless the primary chain is the shorter one. */
+		uint32_t s2 = slot2_index(net, &a, snum), s2any = slot2_index(net, &any, snum);
+
+		if (RD(s1->count) >= RD(t->hash2[s2].count)) {
+			bool exist = lport_inuse2(net, snum, s2, sk);
+
+			if (!exist && s2any != s2)
+				exist = lport_inuse2(net, snum, s2any, sk);
+			if (exist)
+				goto busy;
+			goto found;
+		}
+	}
+	if (lport_inuse(net, snum, s1, NULL, sk, 0))
+		goto busy;
+found:
+	WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)snum << 16));
+	if (RD(sk->reuseport)) {
+		err = rp_join_locked(net, sk, s1, snum);
+		if (err) {
+			WR(sk->portpair, RD(sk->portpair) & 0xffff);
+			socktab__unlock(&s1->lock);
+			return err;
+		}
+	}
+	WR(sk->udp_v6only, socktab__ipv6_only(sk));
+	socktab__hnode_add_head_rcu(&sk->udp_node1, &s1->head);
+	atomic_fetch_add_explicit(&s1->count, 1, memory_order_relaxed);
+	hash2_add_locked(net, sk, slot2_index(net, &a, snum),
+			 RD(sk->family) == AF_INET6 && RD(sk->reuseport));
+	sk->sport = snum;
+	socktab__unlock(&s1->lock);
+	return 0;
+busy:
+	socktab__unlock(&s1->lock);
+	return -EADDRINUSE;
+}
+
+/* ---- sockets ---- */
+
+void socktab__udp_init_sock(struct socktab_sock *sk)
+{
+	sk->proto = SOCKTAB_UDP;
+	sk->rcu_free = 1; /* SOCK_RCU_FREE (R23): readers take no reference on their walk */
+	atomic_store_explicit(&sk->udp_node1.pprev, NULL, memory_order_relaxed);
+	atomic_store_explicit(&sk->udp_node4.pprev, NULL, memory_order_relaxed);
+	WR(sk->udp_hash4, 0);
+	sk->udp_slot2 = 0;
+	WR(sk->udp_v6only, 0);
+	WR(sk->udp_rp_conns, 0);
+	sk->udp_broadcast = 0;
+	sk->udp_hashed4 = 0;
+}
+
+/* Lock @sk for a control call; -EBADF (unlocked) once closed. */
+static int lock_open(struct socktab_sock *sk)
+{
+	socktab__lock(&sk->lock);
+	if (RD(sk->state) == SOCKTAB__FREE) {
+		socktab__unlock(&sk->lock);
+		return -EBADF;
+	}
+	return 0;
+}
+
+static bool v4_local(uint32_t be)
+{
+	uint32_t h = ntohl(be);
+
+	/* As bind.c: wildcard, 127/8, multicast and limited broadcast need no local address. */
+	return h == 0 || (h >> 24) == 127 || (h >> 28) == 0xe || h == 0xffffffffu;
+}
+
+int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
+{
+	static const struct in6_addr any = IN6ADDR_ANY_INIT, lo = IN6ADDR_LOOPBACK_INIT;
+	struct socktab_net *net = RD(sk->net);
+	struct in6_addr a6;
+	uint32_t v4 = 0;
+	int family = RD(sk->family), snum, err;
+	bool specific_v6 = false;
+	uint8_t saved_v6only;
+
+	if (!addr)
+		return -EINVAL;
+	if (family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		if (len < (socklen_t)sizeof(*sin))
+			return -EINVAL;
+		if (sin->sin_family != AF_INET &&
+		    (sin->sin_family != AF_UNSPEC || sin->sin_addr.s_addr != htonl(INADDR_ANY)))
+			return -EAFNOSUPPORT;
+		v4 = sin->sin_addr.s_addr;
+		if (!v4_local(v4))
+			return -EADDRNOTAVAIL;
+		snum = ntohs(sin->sin_port);
+		socktab__v6_map(&a6, v4);
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+		if (len < 24) /* SIN6_LEN_RFC2133 */
+			return -EINVAL;
+		if (sin6->sin6_family != AF_INET6)
+			return -EAFNOSUPPORT;
+		a6 = sin6->sin6_addr;
+		snum = ntohs(sin6->sin6_port);
+	}
+	if (snum && snum < RD(net->unprivileged_port_start) && !net->privileged)
+		return -EACCES;
+	err = lock_open(sk);
+	if (err)
+		return err;
+	err = -EINVAL;
+	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk))
+		goto out;
+	if (family == AF_INET6) {
+		if (socktab__v6_is_mapped(&a6)) {
+			if (sk->v6only)
+				goto out;
+			v4 = a6.s6_addr32[3];
+			err = -EADDRNOTAVAIL;
+			if (!v4_local(v4))
+				goto out;
+		} else if (!socktab__v6_is_any(&a6)) {
+			/* A multicast group is bindable; unicast must be local (only ::1 is). */
+			if (a6.s6_addr[0] == 0xfe && (a6.s6_addr[1] & 0xc0) == 0x80 &&
+			    !RD(sk->bound_dev_if))
+				goto out; /* link-local needs a device */
+			err = -EADDRNOTAVAIL;
+			if (a6.s6_addr[0] != 0xff && memcmp(&a6, &lo, 16) != 0)
+				goto out;
+			v4 = LOOPBACK4_IPV6;
+			specific_v6 = true;
+		}
+	}
+	WR(sk->addrpair, (uint64_t)v4 << 32);
+	socktab__v6_store(sk->v6_saddr, &a6);
+	saved_v6only = sk->v6only;
+	if (specific_v6)
+		sk->v6only = 1; /* R38 */
+	if (snum || !sk->bind_address_no_port) {
+		err = get_port(net, sk, (uint16_t)snum);
+		if (err) {
+			sk->v6only = saved_v6only;
+			WR(sk->addrpair, 0);
+			socktab__v6_store(sk->v6_saddr, &any);
+			goto out;
+		}
+	}
+	if (family == AF_INET ? v4 != 0 : !socktab__v6_is_any(&a6))
+		sk->userlocks |= SOCKTAB__BINDADDR_LOCK;
+	if (snum)
+		sk->userlocks |= SOCKTAB__BINDPORT_LOCK;
+	sk->sport = socktab__sk_num(sk);
+	err = 0;
+out:
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+/* inet_autobind. Caller holds the socket lock. */
+static int autobind(struct socktab_net *net, struct socktab_sock *sk)
+{
+	if (socktab__sk_num(sk))
+		return 0;
+	return get_port(net, sk, 0) ? -EAGAIN : 0;
+}
+
+/* Where an IPv4 datagram from @sk to @daddr goes and from which source (the loopback routes). */
+static int route4(const struct socktab_sock *sk, uint32_t *daddr, uint32_t *saddr)
+{
+	struct in6_addr a = sk_laddr(sk);
+	uint32_t own = socktab__sk_rcv_saddr(sk), h;
+
+	/* inet_saddr: an AF_INET6 socket has an IPv4 source only when bound to a v4-mapped
+	 * address; the 127.0.0.6 alias of an IPv6 address is none. */
+	if (RD(sk->family) == AF_INET6 && !socktab__v6_is_mapped(&a))
+		own = 0;
+	if (!*daddr) /* 0.0.0.0 is this host: the bound address or loopback */
+		*daddr = own ? own : htonl(INADDR_LOOPBACK);
+	h = ntohl(*daddr);
+	if ((h >> 24) != 127)
+		return -ENETUNREACH; /* only lo has routes in a fresh namespace */
+	if (h == 0x7fffffffu && !sk->udp_broadcast)
+		return -EACCES; /* lo's directed broadcast (R76) */
+	*saddr = own ? own : htonl(INADDR_LOOPBACK);
+	return 0;
+}
+
+/* The IPv6 counterpart: ::1 is the only routed address; a v4-mapped source cannot reach it. */
+static int route6(const struct socktab_sock *sk, struct in6_addr *daddr, struct in6_addr *saddr)
+{
+	static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
+	struct in6_addr own = sk_laddr(sk);
+
+	if (socktab__v6_is_any(daddr))
+		*daddr = lo;
+	if (socktab__v6_is_mapped(&own))
+		return -EAFNOSUPPORT;
+	if (memcmp(daddr, &lo, 16))
+		return -ENETUNREACH;
+	*saddr = socktab__v6_is_any(&own) ? lo : own;
+	return 0;
+}
+
+/*
+ * Parsed destination of a connect()/sendto(): IPv4 (also v4-mapped on an AF_INET6 socket) or
+ * IPv6. -EINVAL, -EAFNOSUPPORT, -ENETUNREACH (v4-mapped on v6only) like the kernel's entry checks.
+ */
+struct dest {
+	bool v4;
+	uint32_t daddr4;
+	struct in6_addr daddr6;
+	uint16_t port; /* network order */
+};
+
+static int parse_dest(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
+		      struct dest *d, bool sending)
+{
+	memset(d, 0, sizeof(*d));
+	if (RD(sk->family) == AF_INET || addr->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		if (RD(sk->family) == AF_INET6 && socktab__ipv6_only(sk))
+			return sending ? -ENETUNREACH : -EAFNOSUPPORT;
+		if (len < (socklen_t)sizeof(*sin))
+			return -EINVAL;
+		if (sin->sin_family != AF_INET && !(sending && sin->sin_family == AF_UNSPEC))
+			return -EAFNOSUPPORT;
+		d->v4 = true;
+		d->daddr4 = sin->sin_addr.s_addr;
+		d->port = sin->sin_port;
+		return 0;
+	}
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+	if (len < 24)
+		return -EINVAL;
+	if (sin6->sin6_family != AF_INET6)
+		return sending ? -EINVAL : -EAFNOSUPPORT;
+	d->daddr6 = sin6->sin6_addr;
+	d->port = sin6->sin6_port;
+	if (socktab__v6_is_any(&d->daddr6)) {
+		struct in6_addr own = sk_laddr(sk);
+
+		/* "connect to self": loopback of the socket's own kind */
+		if (socktab__v6_is_mapped(&own))
+			socktab__v6_map(&d->daddr6, htonl(INADDR_LOOPBACK));
+		else if (!sending)
+			d->daddr6 = (struct in6_addr)IN6ADDR_LOOPBACK_INIT;
+	}
+	if (socktab__v6_is_mapped(&d->daddr6)) {
+		if (socktab__ipv6_only(sk))
+			return -ENETUNREACH;
+		d->v4 = true;
+		d->daddr4 = d->daddr6.s6_addr32[3];
+	}
+	return 0;
+}
+
+/* Disconnect (R75, __udp_disconnect). Caller holds the socket lock. */
+static void disconnect_locked(struct socktab_net *net, struct socktab_sock *sk)
+{
+	static const struct in6_addr any = IN6ADDR_ANY_INIT;
+	struct socktab__uslot *s1 = hashed(sk) ? slot1(net, socktab__sk_num(sk)) : NULL;
+
+	if (s1)
+		socktab__lock(&s1->lock);
+	WR(sk->state, SOCKTAB_TCP_CLOSE);
+	if (s1)
+		unhash4_locked(net, sk); /* departure: never a stale hash4 entry */
+	WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
+	socktab__v6_store(sk->v6_daddr, &any);
+	WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
+	WR(sk->v4key, RD(sk->family) == AF_INET);
+	WR(sk->bound_dev_if, 0); /* the kernel clears SO_BINDTODEVICE here */
+	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
+		WR(sk->addrpair, 0);
+		socktab__v6_store(sk->v6_saddr, &any);
+		if (s1 && (sk->userlocks & SOCKTAB__BINDPORT_LOCK))
+			rehash2_locked(net, sk);
+	}
+	if (s1)
+		socktab__unlock(&s1->lock);
+	if (!(sk->userlocks & SOCKTAB__BINDPORT_LOCK)) {
+		unhash(net, sk);
+		sk->sport = 0;
+	}
+}
+
+int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
+{
+	struct socktab_net *net = RD(sk->net);
+	struct socktab__uslot *s1;
+	struct in6_addr saddr6, daddr6;
+	struct dest d;
+	uint32_t saddr4 = 0;
+	bool had_saddr;
+	int err;
+
+	if (!addr || len < (socklen_t)sizeof(sa_family_t))
+		return -EINVAL;
+	err = lock_open(sk);
+	if (err)
+		return err;
+	if (addr->sa_family == AF_UNSPEC) {
+		disconnect_locked(net, sk);
+		goto out;
+	}
+	/* inet_dgram_connect: autobind comes before any check of the address. */
+	err = autobind(net, sk);
+	if (err)
+		goto out;
+	err = parse_dest(sk, addr, len, &d, false);
+	if (err)
+		goto out;
+	saddr6 = sk_laddr(sk);
+	if (d.v4) {
+		err = route4(sk, &d.daddr4, &saddr4);
+		if (err)
+			goto out;
+		/* __ip4_datagram_connect: only an unset inet_rcv_saddr takes the route's source
+		 * (an AF_INET6 socket with an IPv6 address keeps it, and its 127.0.0.6 alias). */
+		had_saddr = socktab__sk_rcv_saddr(sk) != 0;
+		socktab__v6_map(&daddr6, d.daddr4);
+		if (had_saddr)
+			saddr4 = socktab__sk_rcv_saddr(sk);
+		else
+			socktab__v6_map(&saddr6, saddr4);
+	} else {
+		had_saddr = !socktab__v6_is_any(&saddr6);
+		daddr6 = d.daddr6;
+		err = route6(sk, &daddr6, &saddr6);
+		if (err)
+			goto out;
+	}
+
+	s1 = slot1(net, socktab__sk_num(sk));
+	socktab__lock(&s1->lock);
+	unhash4_locked(net, sk); /* a re-connect moves to its new 4-tuple below */
+	WR(sk->v4key, d.v4);
+	socktab__v6_store(sk->v6_daddr, &daddr6);
+	socktab__v6_store(sk->v6_saddr, &saddr6);
+	if (d.v4)
+		WR(sk->addrpair, (uint64_t)d.daddr4 | ((uint64_t)saddr4 << 32));
+	else /* an IPv6 peer: both v4 aliases are 127.0.0.6, matching no IPv4 datagram */
+		WR(sk->addrpair, (uint64_t)LOOPBACK4_IPV6 | ((uint64_t)LOOPBACK4_IPV6 << 32));
+	WR(sk->portpair, (RD(sk->portpair) & 0xffff0000u) | d.port);
+	if (!had_saddr)
+		rehash2_locked(net, sk); /* leaves the group before has_conns is set (kernel order) */
+	rp_set_conns(net, sk);
+	WR(sk->state, SOCKTAB_TCP_ESTABLISHED);
+	/* R73: connected with a local address: into hash4, out of the reuseport group. */
+	rp_detach(net, sk);
+	hash4_locked(net, sk);
+	socktab__unlock(&s1->lock);
+out:
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+int socktab__udp_close(struct socktab_sock *sk)
+{
+	int err = lock_open(sk);
+
+	if (err)
+		return err;
+	unhash(RD(sk->net), sk);
+	WR(sk->state, SOCKTAB__FREE);
+	socktab__unlock(&sk->lock);
+	socktab_sock_put(sk); /* back to the pool after a grace period (rcu_free) */
+	return 0;
+}
+
+int socktab__udp_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
+			    socklen_t optlen)
+{
+	int err, v;
+
+	if (level != SOL_SOCKET || optname != SO_BROADCAST)
+		return -ENOPROTOOPT;
+	if (!optval || optlen < (socklen_t)sizeof(int))
+		return -EINVAL;
+	memcpy(&v, optval, sizeof(v));
+	err = lock_open(sk);
+	if (err)
+		return err;
+	sk->udp_broadcast = v != 0;
+	socktab__unlock(&sk->lock);
+	return 0;
+}
+
+static socklen_t make_sa(struct sockaddr_storage *ss, int family, const struct in6_addr *a,
+			 uint16_t port_be)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)ss;
+
+		s->sin_family = AF_INET;
+		s->sin_addr.s_addr = a->s6_addr32[3];
+		s->sin_port = port_be;
+		return sizeof(*s);
+	}
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+	s6->sin6_family = AF_INET6;
+	s6->sin6_addr = *a;
+	s6->sin6_port = port_be;
+	return sizeof(*s6);
+}
+
+int socktab__udp_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len, bool peer)
+{
+	struct sockaddr_storage ss;
+	struct in6_addr a;
+	socklen_t n;
+	uint16_t port;
+	int err = lock_open(sk);
+
+	if (err)
+		return err;
+	if (!addr || !len) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* inet_getname: a peer needs a connected state and a nonzero remote port. */
+	if (peer && (RD(sk->state) != SOCKTAB_TCP_ESTABLISHED || !socktab__sk_dport(sk))) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	a = socktab__v6_load(peer ? sk->v6_daddr : sk->v6_saddr);
+	port = peer ? socktab__sk_dport(sk) : htons(sk->sport);
+	if (RD(sk->family) == AF_INET)
+		socktab__v6_map(&a, peer ? socktab__sk_daddr(sk) : socktab__sk_rcv_saddr(sk));
+	n = make_sa(&ss, RD(sk->family), &a, port);
+	if (*len < n)
+		memcpy(addr, &ss, *len);
+	else
+		memcpy(addr, &ss, n);
+	*len = n; /* like the kernel: the full size, even when truncated */
+out:
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+/* ---- public UDP calls ---- */
+
+int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, socklen_t len,
+		       struct sockaddr_storage *src, struct sockaddr_storage *to)
+{
+	struct socktab_net *net;
+	struct in6_addr s6, d6;
+	struct dest d;
+	uint32_t s4 = 0;
+	int err, family;
+
+	if (!sk)
+		return -EINVAL;
+	if (sk->proto != SOCKTAB_UDP)
+		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
+	err = lock_open(sk);
+	if (err)
+		return err;
+	net = RD(sk->net);
+	family = RD(sk->family);
+	/* inet_send_prepare: autobind first (-EAGAIN), whatever the destination. */
+	err = autobind(net, sk);
+	if (err)
+		goto out;
+	err = -EINVAL;
+	if (dst && len < (socklen_t)sizeof(sa_family_t))
+		goto out;
+	if (dst && family == AF_INET6 && dst->sa_family == AF_UNSPEC)
+		dst = NULL; /* udpv6_sendmsg: AF_UNSPEC means "no address" */
+	if (dst) {
+		err = parse_dest(sk, dst, len, &d, true);
+		if (err)
+			goto out;
+		err = -EINVAL;
+		if (!d.port)
+			goto out;
+	} else {
+		err = -EDESTADDRREQ;
+		if (RD(sk->state) != SOCKTAB_TCP_ESTABLISHED)
+			goto out;
+		d.v4 = RD(sk->v4key);
+		d.daddr4 = socktab__sk_daddr(sk);
+		d.daddr6 = socktab__v6_load(sk->v6_daddr);
+		d.port = socktab__sk_dport(sk);
+	}
+	if (d.v4) {
+		err = route4(sk, &d.daddr4, &s4);
+		if (err)
+			goto out;
+		socktab__v6_map(&s6, s4);
+		socktab__v6_map(&d6, d.daddr4);
+	} else {
+		d6 = d.daddr6;
+		err = route6(sk, &d6, &s6);
+		if (err)
+			goto out;
+	}
+	if (src)
+		make_sa(src, family, &s6, htons(socktab__sk_num(sk)));
+	if (to)
+		make_sa(to, family, &d6, d.port);
+	err = 0;
+out:
+	socktab__unlock(&sk->lock);
+	return err;
+}
+
+int socktab_net_set_udp_hash4(struct socktab_net *net, int on)
+{
+	if (!net)
+		return -EINVAL;
+	WR(net->udp->hash4_on, on != 0);
+	return 0;
+}
+
+int socktab_udp_stats(struct socktab_net *net, struct socktab_udp_stats *st)
+{
+	struct socktab__udp_table *t;
+
+	if (!net || !st)
+		return -EINVAL;
+	t = net->udp;
+	memset(st, 0, sizeof(*st));
+	st->slots = t->mask + 1;
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		st->hashed += RD(t->hash[i].count);
+		st->hashed4 += RD(t->hash2[i].hash4_cnt);
+	}
+	return 0;
+}
+
+int socktab_sock_proto(const struct socktab_sock *sk)
+{
+	if (!sk || RD(sk->state) == SOCKTAB__FREE)
+		return -EBADF;
+	return sk->proto;
+}
