@@ -25,6 +25,10 @@
  *   disconnecting a listener resets the children still in its queue (inet_csk_listen_stop).
  * Known gap: a reset that reaches a peer already in TIME_WAIT (FIN_WAIT2 substate) kills that
  *   entry in the kernel; socktab has no call for that, so the entry stays.
+ * UDP: a datagram is queued (rx) on the socket socktab_lookup_udp4/6 returns for its source and
+ *   destination. When there is none, the ICMP port unreachable goes back through the same lookup
+ *   reversed, and a *connected* socket found there records ECONNREFUSED (__udp4_lib_err without
+ *   IP_RECVERR); its next send() returns it and clears it (sock_error), as SO_ERROR does.
  */
 #include <errno.h>
 #include <string.h>
@@ -57,6 +61,11 @@ size_t lb_priv_size(void)
 static struct lb_sk *P(struct socktab_sock *sk)
 {
 	return socktab_sock_priv(sk);
+}
+
+static bool is_udp(struct socktab_sock *sk)
+{
+	return socktab_sock_proto(sk) == SOCKTAB_UDP;
 }
 
 static int linger_zero(struct socktab_sock *sk)
@@ -283,6 +292,8 @@ int lb_connect(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len
 {
 	int err;
 
+	if (is_udp(sk))
+		return socktab_connect(sk, sa, len); /* no handshake; AF_UNSPEC disconnects */
 	if (sa && len >= sizeof(sa_family_t) && sa->sa_family == AF_UNSPEC)
 		return lb_disconnect(sk);
 	err = socktab_connect(sk, sa, len);
@@ -298,6 +309,11 @@ int lb_disconnect(struct socktab_sock *sk)
 
 	if (st < 0)
 		return st;
+	if (is_udp(sk)) {
+		struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+
+		return socktab_connect(sk, &unspec, sizeof(unspec));
+	}
 	if (st == SOCKTAB_TCP_LISTEN)
 		flush_queue(sk);
 	peer = P(sk)->peer;
@@ -326,6 +342,8 @@ int lb_close(struct socktab_sock *sk)
 
 	if (st < 0)
 		return st;
+	if (is_udp(sk))
+		return socktab_close(sk);
 	if (st == SOCKTAB_TCP_LISTEN)
 		flush_queue(sk);
 	/* tcp_close(): unread data or SO_LINGER {1, 0} turn the FIN into a RST. */
@@ -347,6 +365,8 @@ int lb_accept(struct socktab_sock *ln, struct socktab_sock **child)
 {
 	struct socktab_sock *c;
 
+	if (is_udp(ln))
+		return -EOPNOTSUPP;
 	if (socktab_get_state(ln) != SOCKTAB_TCP_LISTEN)
 		return -EINVAL;
 	c = P(ln)->qhead;
@@ -368,6 +388,8 @@ int lb_send(struct socktab_sock *sk)
 
 	if (st < 0)
 		return st;
+	if (is_udp(sk))
+		return lb_udp_sendto(sk, NULL, 0);
 	if (st != SOCKTAB_TCP_ESTABLISHED && st != SOCKTAB_TCP_CLOSE_WAIT) {
 		/* sk_stream_wait_connect(): a pending error first, then EAGAIN while connecting
 		 * (the socket is non-blocking), else EPIPE. */
@@ -400,4 +422,48 @@ int lb_take_error(struct socktab_sock *sk)
 
 	P(sk)->so_error = 0;
 	return e;
+}
+
+/* ---- UDP ---- */
+
+/* The socket a datagram from @from to @to is delivered to, referenced, or NULL. */
+static struct socktab_sock *udp_lookup(struct socktab_net *net, const struct sockaddr_storage *from,
+				       const struct sockaddr_storage *to)
+{
+	if (from->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)from, *b = (const void *)to;
+
+		return socktab_lookup_udp4(net, a->sin_addr.s_addr, a->sin_port, b->sin_addr.s_addr,
+					   b->sin_port);
+	}
+	const struct sockaddr_in6 *a = (const void *)from, *b = (const void *)to;
+
+	return socktab_lookup_udp6(net, &a->sin6_addr, a->sin6_port, &b->sin6_addr, b->sin6_port);
+}
+
+int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len)
+{
+	struct socktab_net *net = P(sk)->net;
+	struct sockaddr_storage src, to;
+	struct socktab_sock *rcv;
+	int err = socktab_udp_sendto(sk, sa, len, &src, &to);
+
+	if (err)
+		return err;
+	/* sock_error() when the first buffer is allocated: a pending ICMP error wins. */
+	if ((err = lb_take_error(sk)))
+		return -err;
+	rcv = udp_lookup(net, &src, &to);
+	if (rcv) {
+		P(rcv)->rx++;
+		socktab_sock_put(rcv);
+		return 0;
+	}
+	rcv = udp_lookup(net, &to, &src); /* the ICMP error, looked up as the kernel does */
+	if (rcv) {
+		if (socktab_get_state(rcv) == SOCKTAB_TCP_ESTABLISHED)
+			P(rcv)->so_error = ECONNREFUSED;
+		socktab_sock_put(rcv);
+	}
+	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A loopback model for socktab: what the kernel does *around* the socket tables when two local
- * TCP sockets talk over lo, reduced to what a `.sock` script can observe (states, accept queues,
+ * A loopback model for socktab: what the kernel does *around* the socket tables when local
+ * TCP sockets talk over lo (and UDP sockets exchange datagrams), reduced to what a `.sock` script can observe (states, accept queues,
  * SO_ERROR, readability, which ports stay held). It is a harness, not a TCP stack: no sequence
  * numbers, no timers, every packet is delivered at once. See loopback.c for the rules.
  *
@@ -35,5 +35,12 @@ int lb_send(struct socktab_sock *sk);
 bool lb_readable(struct socktab_sock *sk);
 /* getsockopt(SO_ERROR): the pending error (positive errno), cleared by the read. */
 int lb_take_error(struct socktab_sock *sk);
+
+/*
+ * UDP: sendto(2) of one byte (@sa NULL: send(2) on a connected socket). socktab_udp_sendto()
+ * autobinds and addresses the datagram; it is queued on the socket socktab_lookup_udp4/6 picks.
+ * lb_connect, lb_disconnect, lb_close, lb_send and lb_readable also take UDP sockets.
+ */
+int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len);
 
 #endif

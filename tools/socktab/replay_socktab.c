@@ -3,8 +3,8 @@
  * socktab replay, socktab backend: one socktab_net per case (defaults, like a fresh kernel
  * namespace), sockets through the public API, and the loopback model (loopback.c) for what the
  * kernel would do around the tables: SYN delivery, accept queues, FIN/RST to the peer.
- * UDP: socktab has no UDP tables yet, so a `socket udp` and every later statement on that socket
- * reports RP_ENOTIMPL ("udp: not implemented in socktab backend") instead of running.
+ * UDP sockets go through the same model (loopback.c): datagrams are queued on the socket
+ * socktab_lookup_udp4/6 picks; TCP-only calls give the kernel's errors on them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,9 +41,7 @@ static int s_socket(void *ctx, int slot, int udp, int family, int uid)
 	struct sctx *c = ctx;
 	struct socktab_sock *sk;
 
-	if (udp)
-		return RP_ENOTIMPL;
-	sk = socktab_socket(c->net, SOCKTAB_TCP, family);
+	sk = socktab_socket(c->net, udp ? SOCKTAB_UDP : SOCKTAB_TCP, family);
 	if (!sk)
 		return errno;
 	lb_attach(sk, c->net);
@@ -105,6 +103,8 @@ static int s_accept(void *ctx, int slot, int newslot)
 
 static int s_sendto(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
 {
+	if (socktab_sock_proto(S(ctx, slot)) == SOCKTAB_UDP)
+		return -lb_udp_sendto(S(ctx, slot), sa, len);
 	/* TCP ignores a sendto() address on a connected socket. */
 	(void)sa;
 	(void)len;
@@ -115,6 +115,9 @@ static int s_fastopen(void *ctx, int slot, const struct sockaddr *sa, socklen_t 
 {
 	struct sctx *c = ctx;
 
+	/* UDP ignores MSG_FASTOPEN: an empty datagram is sent. */
+	if (socktab_sock_proto(S(ctx, slot)) == SOCKTAB_UDP)
+		return -lb_udp_sendto(S(ctx, slot), sa, len);
 	/* tcp_sendmsg_fastopen(): client TFO off, or an AF_UNSPEC address: EOPNOTSUPP. */
 	if (!(c->fastopen & 1) || sa->sa_family == AF_UNSPEC)
 		return EOPNOTSUPP;
@@ -148,6 +151,9 @@ static int s_state(void *ctx, int slot, int *state)
 {
 	int st = socktab_get_state(S(ctx, slot));
 
+	/* TCP_INFO on a datagram socket: ip_getsockopt / ipv6_getsockopt refuse the level. */
+	if (socktab_sock_proto(S(ctx, slot)) == SOCKTAB_UDP)
+		return socktab_sock_family(S(ctx, slot)) == AF_INET ? EOPNOTSUPP : ENOPROTOOPT;
 	if (st < 0)
 		return -st;
 	*state = st;
@@ -196,6 +202,7 @@ int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_e
 	p.ehash_entries = 1024;
 	p.ehash_locks = 64;
 	p.bhash_entries = 1024;
+	p.udp_hash_entries = 128; /* the kernel's per-netns minimum: ports share chains */
 	ctx.net = socktab_net_new(&p);
 	ctx.sk = calloc((size_t)s->nnames + 1, sizeof(*ctx.sk));
 	if (!ctx.net || !ctx.sk) {
