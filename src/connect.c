@@ -186,8 +186,8 @@ struct walk {
  * Returns 1 (port secured in @c), 0 (none), -ENOMEM. *tried counts examined candidates.
  */
 static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
-		const struct walk *w, const struct socktab__portmap *pm, struct choice *c,
-		uint64_t *tried)
+		const struct walk *w, const struct socktab__portmap *pm,
+		const struct socktab__rss_filter *rss, struct choice *c, uint64_t *tried)
 {
 	uint32_t offset = w->offset;
 
@@ -208,6 +208,9 @@ static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0
 			if (port >= w->high)
 				port -= w->remaining;
 			if (!pm && socktab__port_reserved(net, (uint16_t)port))
+				continue;
+			/* RSS (opt-in): only ports whose reply tuple lands on the wanted queue. */
+			if (rss && !socktab__rss_port_ok(rss, (uint16_t)port))
 				continue;
 			(*tried)++;
 			r = try_port(net, sk, hash0, (uint16_t)port, c);
@@ -231,6 +234,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	struct socktab__tb2 *tb2;
 	struct choice c;
 	struct walk w;
+	struct socktab__rss_filter rssf, *rssp;
 	uint64_t tried = 0, off64;
 	uint32_t index;
 	int low, high, r = 0;
@@ -252,6 +256,10 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	if (!w.local_ports)
 		w.offset &= ~1u;
 
+	/* The RSS filter reads net->rss under RCU for the whole search (rss.c). */
+	socktab__rcu_read_lock();
+	rssp = socktab__rss_filter_init(net, sk, &rssf) ? &rssf : NULL;
+
 	/* socktab variant: free ports first, found through the destination's index (portmap.c). */
 	if (net->variant == SOCKTAB_VARIANT_SOCKTAB) {
 		const struct socktab__portmap *pm;
@@ -259,7 +267,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 		socktab__rcu_read_lock();
 		pm = socktab__portmap_get_rcu(net, sk, hash0, low, high);
 		if (pm) {
-			r = walk(net, sk, hash0, &w, pm, &c, &tried);
+			r = walk(net, sk, hash0, &w, pm, rssp, &c, &tried);
 			/* Nothing free and no TIME_WAIT entry in the net: the indexed search saw
 			 * every usable port, so fail now rather than walk the whole range (the
 			 * kernel's walk examines each busy port only to reach the same answer). */
@@ -272,7 +280,8 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	/* Every other case, and the last resort of the indexed search: TIME_WAIT holders (R61),
 	 * which the index shows busy, then -EADDRNOTAVAIL (R58). */
 	if (r == 0)
-		r = walk(net, sk, hash0, &w, NULL, &c, &tried);
+		r = walk(net, sk, hash0, &w, NULL, rssp, &c, &tried);
+	socktab__rcu_read_unlock();
 	atomic_fetch_add_explicit(&net->n_ports_tried, tried, memory_order_relaxed);
 	if (r < 0)
 		return r;

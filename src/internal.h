@@ -89,6 +89,7 @@ struct socktab_sock {
 	uint8_t on_twlist;                 /* (t) TIME_WAIT entry still on the net's list */
 	uint8_t in_pool;                   /* (p) on the pool's free list */
 	uint8_t rcu_free;                  /* (s) was a listener: back to the pool after a grace period */
+	int rss_queue;                     /* (s) RSS queue wanted for replies, -1: any (rss.c) */
 	uint8_t sock_connected;            /* (s) socket-level SS_CONNECTED: set once established,
 					    * cleared only by connect(AF_UNSPEC); connect() then says EISCONN */
 	uint16_t sport;                    /* (s) port getsockname reports (kernel inet_sport): kept
@@ -278,6 +279,7 @@ struct socktab_net {
 	_Atomic uint64_t n_tw_recycled;    /* (a) */
 	_Atomic uint64_t n_ports_tried;    /* (a) */
 	_Atomic uint64_t n_connects;       /* (a) */
+	struct socktab__rss *_Atomic rss;  /* (r) RSS key and RETA (rss.c), replaced whole */
 
 	/* ---- connect() port index (src/portmap.c, issue 6). Zeroed by calloc: no init/teardown;
 	 * every index is freed when its destination's entries leave ehash. (pm) = pm_lock. ---- */
@@ -454,6 +456,19 @@ void socktab__sk_done(struct socktab_net *net, struct socktab_sock *sk);
 
 /* ---- connect.c ---- */
 int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk);
+
+/* ---- rss.c ---- */
+struct socktab__rss;
+struct socktab__rss_filter {
+	const struct socktab__rss *rss;
+	uint16_t queue;
+	uint32_t base;                     /* Toeplitz hash of the reply tuple without the port */
+	const uint32_t *lo, *hi;           /* contributions of the port's low and high byte */
+};
+bool socktab__rss_filter_init(struct socktab_net *net, const struct socktab_sock *sk,
+			      struct socktab__rss_filter *f);
+bool socktab__rss_port_ok(const struct socktab__rss_filter *f, uint16_t port);
+void socktab__rss_free(struct socktab_net *net);
 
 /* ---- timewait.c ---- */
 int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk);

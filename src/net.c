@@ -284,6 +284,7 @@ void socktab_net_free(struct socktab_net *net)
 	socktab__synchronize_rcu();
 	/* Bind buckets are freed through call_rcu: wait for those callbacks to run. */
 	urcu_memb_barrier();
+	socktab__rss_free(net);
 	if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
 		tables_free(net->tab);
 	socktab__udp_table_free(net->udp);

@@ -36,6 +36,7 @@ void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net,
 	sk->on_twlist = 0;
 	sk->rcu_free = 0;
 	sk->sock_connected = 0;
+	sk->rss_queue = -1;
 	sk->sport = 0;
 	sk->linger_secs = 0;
 	sk->local_port_range = 0;

@@ -153,6 +153,24 @@ int socktab_net_set_tw_reuse(struct socktab_net *net, int mode);
  */
 int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *value);
 
+/*
+ * RSS-aware port choice (opt-in). socktab_net_set_rss() gives the net the Toeplitz key (at least
+ * 40 bytes; the first 40 are used) and the RETA (reta_len entries, a power of two, each a queue
+ * number) of the NIC that receives its traffic; NULL/0/NULL/0 turns it off. A socket that called
+ * socktab_sock_set_rss_queue(sk, q) before connect() then gets a local port whose reply 4-tuple
+ * (source = the peer, destination = us) hashes to queue q: RETA[toeplitz & (reta_len - 1)] == q.
+ * All other port rules hold; -EADDRNOTAVAIL when no usable port maps to q (or no RSS is set).
+ * q = -1 (default) asks for nothing. socktab_rss_hash() is the plain Toeplitz hash of @len input
+ * bytes (Microsoft RSS: source address, destination address, source port, destination port, all
+ * in network order); it needs key_len >= len + 4.
+ * Context: set_rss: any registered thread (the old state is freed after a grace period);
+ * set_rss_queue: registered thread, takes the socket lock; rss_hash: any thread.
+ */
+int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_len,
+			const uint16_t *reta, uint32_t reta_len);
+int socktab_sock_set_rss_queue(struct socktab_sock *sk, int queue);
+uint32_t socktab_rss_hash(const uint8_t *key, size_t key_len, const void *input, size_t len);
+
 /* Counters of a net, read without locks (values may be a moment old). */
 struct socktab_net_stats {
 	uint64_t established;      /* sockets in ehash that are not TIME_WAIT */

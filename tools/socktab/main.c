@@ -15,6 +15,8 @@ static void usage(FILE *f)
 		"  bench connect [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
 		"                [--variant socktab|linux|linux-6.1|all] [-N CONNECTS] [--seed S]\n"
 		"                 connect() cost vs port occupancy toward one destination\n"
+		"  bench rss [--queues Q] [--occupancy F] [-N CONNECTS] [--seed S]\n"
+		"                 RSS-aware port choice: cost vs a plain connect(), queue hits\n"
 		"  replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
 		"  replay --random N [--seed S]\n"
 		"                 run .sock conformance scripts on socktab and the live kernel\n"
@@ -40,7 +42,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "bench")) {
 		if (argc >= 3 && !strcmp(argv[2], "connect"))
 			return socktab_cli_bench_connect(argc - 2, argv + 2);
-		fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: connect)\n",
+		if (argc >= 3 && !strcmp(argv[2], "rss"))
+			return socktab_cli_bench_rss(argc - 2, argv + 2);
+		fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: connect, rss)\n",
 			argc >= 3 ? argv[2] : "");
 		return 2;
 	}
