@@ -14,6 +14,7 @@
 #define SOCKTAB_REPLAY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -181,6 +182,13 @@ int rp_kernel_probe(void);
 
 /* Shorter waits (fuzzer): accept/readable 50 ms, connect 200 ms. Loopback needs microseconds. */
 extern int rp_fast_waits;
+
+/*
+ * Parse @len bytes of script text as file @file and throw the result away: 0 for a valid script,
+ * -1 with a file:line message in @err otherwise. Runs nothing; the libFuzzer target
+ * tests/fuzz/fuzz_script.c calls it (the parser itself stays private to replay.c).
+ */
+int rp_parse_only(const char *file, const uint8_t *text, size_t len, char *err, size_t errcap);
 
 /* errno name (canonical spelling) or NULL. */
 const char *rp_errno_name(int err);
