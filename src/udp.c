@@ -1231,6 +1231,11 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 		d.daddr4 = socktab__sk_daddr(sk);
 		d.daddr6 = socktab__v6_load(sk->v6_daddr);
 		d.port = socktab__sk_dport(sk);
+		/* udpv6_sendmsg hands a v4-mapped peer to udp_sendmsg as an explicit address,
+		 * where port 0 is refused. */
+		err = -EINVAL;
+		if (family == AF_INET6 && d.v4 && !d.port)
+			goto out;
 	}
 	if (d.v4) {
 		err = route4(sk, &d.daddr4, &s4);

@@ -1107,7 +1107,7 @@ static void exec_op(struct exec *X, const struct rp_op *op, struct rp_outcome *o
 		if (!o->err || o->err == RP_ENOTIMPL) {
 			X->open[slot] = !o->err;
 			X->notimpl[slot] = o->err == RP_ENOTIMPL;
-			X->noparity[slot] = false;
+			X->noparity[slot] = op->udp; /* UDP bind(0) has no parity rule (R69) */
 			X->last_port[slot] = 0;
 		}
 		if (o->err == RP_ENOTIMPL)
@@ -1572,9 +1572,9 @@ static char *lines_join(const struct lines *L, const bool *drop)
 }
 
 /*
- * A random valid TCP script: a few sockets of both families, options, binds to a small set of
- * loopback addresses and ports (0, a fixed pool outside every range used, other sockets' ports),
- * listens, connects, accepts, closes, checks, sometimes a small port range. The expectations are
+ * A random valid script: a few TCP and UDP sockets of both families, options, binds to a small
+ * set of loopback addresses and ports (0, a fixed pool outside every range used, other sockets'
+ * ports), listens, connects, accepts, datagrams, closes, checks, sometimes a small port range. The expectations are
  * placeholders: the fuzzer compares the two backends' outcomes, not the expectations.
  */
 static void gen_script(uint64_t seed, struct lines *L)
@@ -1587,6 +1587,10 @@ static void gen_script(uint64_t seed, struct lines *L)
 	uint64_t st = seed;
 	char name[16][16];
 	int fam[16], nn = 0, ns = 0, na = 0, steps = 6 + rnd(&st, 25);
+	/* UDP sockets are mixed in; which member of a UDP reuseport group gets a datagram is
+	 * random on the kernel, so once a UDP socket sets SO_REUSEPORT no UDP socket is checked
+	 * for readability. */
+	bool udp[16] = { false }, rp_udp = false;
 
 	if (rnd(&st, 3) == 0) {
 		static const int span[] = { 1, 3, 9 };
@@ -1614,8 +1618,9 @@ static void gen_script(uint64_t seed, struct lines *L)
 		if (nn == 0 || (r < 15 && ns < 6)) {
 			snprintf(name[nn], sizeof(name[nn]), "s%d", ns++);
 			fam[nn] = rnd(&st, 2) ? AF_INET : AF_INET6;
-			lines_add(L, "%s = socket tcp %c%s", name[nn], fam[nn] == AF_INET ? '4' : '6',
-				  rnd(&st, 10) == 0 ? " uid 1000" : "");
+			udp[nn] = rnd(&st, 3) == 0;
+			lines_add(L, "%s = socket %s %c%s", name[nn], udp[nn] ? "udp" : "tcp",
+				  fam[nn] == AF_INET ? '4' : '6', rnd(&st, 10) == 0 ? " uid 1000" : "");
 			nn++;
 		} else if (r < 27) {
 			switch (rnd(&st, 7)) {
@@ -1624,6 +1629,7 @@ static void gen_script(uint64_t seed, struct lines *L)
 				break;
 			case 1:
 				lines_add(L, "setsockopt %s SO_REUSEPORT 1", nx);
+				rp_udp |= udp[x];
 				break;
 			case 2:
 				lines_add(L, "setsockopt %s IPV6_V6ONLY 1", nx);
@@ -1646,6 +1652,10 @@ static void gen_script(uint64_t seed, struct lines *L)
 
 			lines_add(L, "bind %s %s %s", nx, f == AF_INET ? a4[rnd(&st, 3)] : a6[rnd(&st, 4)],
 				  port);
+		} else if (r < 55 && udp[x]) {
+			/* UDP: a datagram instead of listen() (same destination rule as connect) */
+			lines_add(L, "sendto %s %s %s", nx,
+				  fam[x] == AF_INET ? d4[rnd(&st, 2)] : d6[x & 1], port);
 		} else if (r < 55) {
 			static const char *const bl[] = { "", " 0", " 1", " 16" };
 
@@ -1659,6 +1669,8 @@ static void gen_script(uint64_t seed, struct lines *L)
 			 * does not copy. */
 			lines_add(L, "connect %s %s %s", nx,
 				  fam[x] == AF_INET ? d4[rnd(&st, 2)] : d6[x & 1], port);
+		} else if (r < 76 && udp[x]) {
+			lines_add(L, "send %s", nx);
 		} else if (r < 76 && nn < 16 && na < 6) {
 			snprintf(name[nn], sizeof(name[nn]), "a%d", na++);
 			fam[nn] = fam[x];
@@ -1676,7 +1688,10 @@ static void gen_script(uint64_t seed, struct lines *L)
 				break;
 			case 2:
 			case 3:
-				lines_add(L, "state %s => CLOSE", nx);
+				if (udp[x]) /* TCP_INFO: not for datagram sockets */
+					lines_add(L, "peer %s => ENOTCONN", nx);
+				else
+					lines_add(L, "state %s => CLOSE", nx);
 				break;
 			case 4:
 				lines_add(L, "peer %s => ENOTCONN", nx);
@@ -1688,7 +1703,10 @@ static void gen_script(uint64_t seed, struct lines *L)
 				lines_add(L, "addr %s => 0.0.0.0", nx);
 				break;
 			default:
-				lines_add(L, "readable %s => 0", nx);
+				if (udp[x] && rp_udp)
+					lines_add(L, "port %s => in 0 65535", nx);
+				else
+					lines_add(L, "readable %s => 0", nx);
 			}
 		}
 	}
@@ -1840,14 +1858,18 @@ static int fuzz(long n, uint64_t seed, bool verbose)
 			printf("script %ld: %d lines, %s\n", k, L.n, d < 0 ? "agree" : "DIFFER");
 		if (d >= 0) {
 			/* Rule out the kernel's own randomness (port offsets, parity under
-			 * exhaustion): the kernel must give the same outcomes twice more. */
+			 * exhaustion, which port UDP bind(0) shares): the kernel must give the
+			 * same outcomes twice more, and never socktab's in up to six runs. */
 			bool det = true;
 
-			for (int rep = 0; rep < 2 && det; rep++) {
+			for (int rep = 0; rep < 6 && det; rep++) {
 				struct collect K2;
 
 				run_backend(BE_KERNEL, s, &s->cases[0], &K2);
-				det = first_diff(&s->cases[0], &K, &K2) < 0;
+				if (rep < 2)
+					det = first_diff(&s->cases[0], &K, &K2) < 0;
+				if (first_diff(&s->cases[0], &S, &K2) < 0)
+					det = false;
 				collect_free(&K2);
 			}
 			if (!det) {
