@@ -3,6 +3,7 @@
 #define SOCKTAB_CLI_H
 
 int socktab_cli_bench_connect(int argc, char **argv);
+int socktab_cli_bench_crr(int argc, char **argv);
 int socktab_cli_bench_rss(int argc, char **argv);
 int socktab_cli_replay(int argc, char **argv);
 

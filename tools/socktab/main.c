@@ -15,6 +15,8 @@ static void usage(FILE *f)
 		"  bench connect [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
 		"                [--variant socktab|linux|linux-6.1|all] [-N CONNECTS] [--seed S]\n"
 		"                 connect() cost vs port occupancy toward one destination\n"
+		"  bench crr [-T THREADS] [-F FLOWS] [-l SECONDS | -N TRANSACTIONS] [--variant V]\n"
+		"                 neper tcp_crr between a client net and a server net\n"
 		"  bench rss [--queues Q] [--occupancy F] [-N CONNECTS] [--seed S]\n"
 		"                 RSS-aware port choice: cost vs a plain connect(), queue hits\n"
 		"  replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
@@ -23,7 +25,7 @@ static void usage(FILE *f)
 		"  version        print the library version\n"
 		"  help           this text\n"
 		"\n"
-		"Run 'socktab bench connect --help' for details.\n");
+		"Run 'socktab bench <benchmark> --help' for details.\n");
 }
 
 int main(int argc, char **argv)
@@ -44,7 +46,10 @@ int main(int argc, char **argv)
 			return socktab_cli_bench_connect(argc - 2, argv + 2);
 		if (argc >= 3 && !strcmp(argv[2], "rss"))
 			return socktab_cli_bench_rss(argc - 2, argv + 2);
-		fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: connect, rss)\n",
+		if (argc >= 3 && !strcmp(argv[2], "crr"))
+			return socktab_cli_bench_crr(argc - 2, argv + 2);
+		fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: connect, crr, "
+			"rss)\n",
 			argc >= 3 ? argv[2] : "");
 		return 2;
 	}

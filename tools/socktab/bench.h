@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The measurements behind `socktab bench crr|connect|lookup`, callable without their output so
+ * `socktab bench tour` can run them side by side.
+ */
+#ifndef SOCKTAB_BENCH_H
+#define SOCKTAB_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bench_common.h"
+
+/* ---- crr (bench_crr.c) ---- */
+struct bench_crr_cfg {
+	int threads, flows;
+	double seconds;         /* time mode when transactions == 0 */
+	uint64_t transactions;  /* -N: total over all threads */
+	int lo, hi;             /* client ephemeral range */
+	int variant;            /* index into bench_variants */
+	int rcu_precheck;       /* -1: from the variant */
+	int lport_inside;       /* -1: from the variant */
+	bool time_wait;         /* graceful close (TIME_WAIT on the client) instead of RST */
+	uint64_t seed;
+	double warmup_s;        /* untimed transactions per thread before the measurement */
+	bool progress;          /* progress lines on stderr */
+};
+
+struct bench_crr_result {
+	uint64_t transactions, connect_errors, wire_errors;
+	double elapsed_s, throughput, correlation, ports_tried_mean;
+	double utime[2], stime[2];
+	int num_samples;
+	struct bench_histo histo;
+	int rcu_precheck, lport_inside; /* the switches in effect */
+};
+
+void bench_crr_cfg_init(struct bench_crr_cfg *c);
+/* 0 or a negative errno (message on stderr). */
+int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r);
+
+/* ---- connect (bench_connect.c) ---- */
+/* Mean connect() ns and ports tried at occupancy @occ, measured as `bench connect` does. */
+int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int rounds,
+			  uint64_t seed, double *mean_ns, double *tried);
+
+/* ---- lookup (bench_lookup.c) ---- */
+enum bench_table {
+	BENCH_TABLE_SOCKTAB,
+	BENCH_TABLE_SOCKTAB_SHARED, /* socktab net whose tables are shared with another net */
+	BENCH_TABLE_RTE_HASH,
+	BENCH_TABLE_LFHT,
+	BENCH_TABLE_COUNT,
+};
+const char *bench_table_name(enum bench_table t);
+bool bench_table_available(enum bench_table t);
+
+struct bench_lookup_cfg {
+	uint64_t sockets, lookups;
+	int burst;      /* 1: single lookups */
+	int misses_pct; /* share of lookups for keys not in the table */
+	uint64_t seed;
+	bool progress;
+};
+struct bench_lookup_result {
+	double lookups_per_sec, ns_per_lookup;
+	uint64_t hits, bytes; /* hits seen; memory the table took (RSS delta) */
+	bool burst_native;    /* the table's own batch lookup was used */
+};
+/* Build table @t with the cfg's sockets, time its lookups. 0 or negative errno. */
+int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,
+		     struct bench_lookup_result *r);
+/* Mean ns of one dependent load in a random pointer chase over @bytes. */
+double bench_mem_latency_ns(uint64_t bytes, uint64_t seed);
+
+#endif

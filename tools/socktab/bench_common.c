@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Helpers shared by the `socktab bench` subcommands (bench_common.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "bench_common.h"
+
+const struct bench_variant bench_variants[3] = {
+	{ "socktab", SOCKTAB_VARIANT_SOCKTAB },
+	{ "linux", SOCKTAB_VARIANT_LINUX },
+	{ "linux-6.1", SOCKTAB_VARIANT_LINUX_6_1 },
+};
+
+int bench_variant_find(const char *name)
+{
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(name, bench_variants[i].name))
+			return i;
+	return -1;
+}
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- histogram ---- */
+
+void bench_histo_init(struct bench_histo *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->min = UINT64_MAX;
+}
+
+/* Bucket of @v: the position of its top bit, then the next 5 bits (32 sub-buckets). */
+static unsigned bucket_of(uint64_t v)
+{
+	if (v < BENCH_HISTO_SUB)
+		return (unsigned)v;
+	unsigned top = 63u - (unsigned)__builtin_clzll(v); /* >= 5 */
+
+	return (top - 4) * BENCH_HISTO_SUB + (unsigned)((v >> (top - 5)) & (BENCH_HISTO_SUB - 1));
+}
+
+/* Lowest value of bucket @b, and its width. */
+static void bucket_range(unsigned b, double *lo, double *width)
+{
+	if (b < BENCH_HISTO_SUB) {
+		*lo = b;
+		*width = 1;
+		return;
+	}
+	unsigned top = b / BENCH_HISTO_SUB + 4, sub = b % BENCH_HISTO_SUB;
+
+	*width = ldexp(1.0, (int)top - 5);
+	*lo = ldexp(1.0, (int)top) + sub * *width;
+}
+
+void bench_histo_add(struct bench_histo *h, uint64_t ns)
+{
+	h->count++;
+	if (ns < h->min)
+		h->min = ns;
+	if (ns > h->max)
+		h->max = ns;
+	h->sum += (double)ns;
+	h->sum2 += (double)ns * (double)ns;
+	h->bucket[bucket_of(ns)]++;
+}
+
+void bench_histo_merge(struct bench_histo *dst, const struct bench_histo *src)
+{
+	dst->count += src->count;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->sum += src->sum;
+	dst->sum2 += src->sum2;
+	for (size_t i = 0; i < sizeof(dst->bucket) / sizeof(dst->bucket[0]); i++)
+		dst->bucket[i] += src->bucket[i];
+}
+
+double bench_histo_percentile(const struct bench_histo *h, double p)
+{
+	uint64_t want, seen = 0;
+
+	if (!h->count)
+		return 0;
+	want = (uint64_t)ceil(p / 100.0 * (double)h->count);
+	if (want < 1)
+		want = 1;
+	for (unsigned b = 0; b < sizeof(h->bucket) / sizeof(h->bucket[0]); b++) {
+		seen += h->bucket[b];
+		if (seen >= want) {
+			double lo, w, mid;
+
+			bucket_range(b, &lo, &w);
+			mid = lo + w / 2;
+			if (mid < (double)h->min)
+				mid = (double)h->min;
+			if (mid > (double)h->max)
+				mid = (double)h->max;
+			return mid;
+		}
+	}
+	return (double)h->max;
+}
+
+double bench_histo_mean(const struct bench_histo *h)
+{
+	return h->count ? h->sum / (double)h->count : 0;
+}
+
+double bench_histo_stddev(const struct bench_histo *h)
+{
+	if (h->count < 2)
+		return 0;
+	double n = (double)h->count, var = (h->sum2 - h->sum * h->sum / n) / n;
+
+	return var > 0 ? sqrt(var) : 0;
+}
+
+int bench_parse_percentiles(const char *s, double *out, int max)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		double v = strtod(s, &end);
+
+		if (end == s || v < 0 || v > 100 || n >= max)
+			return -1;
+		out[n++] = v;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return n;
+}
+
+/* ---- key=value / JSON output ---- */
+
+void bench_out_begin(struct bench_out *o)
+{
+	if (o->json)
+		printf("%s{", o->records ? ",\n" : "[\n");
+	else if (o->records)
+		printf("\n");
+	o->records++;
+	o->fields = 0;
+}
+
+void bench_out_end(struct bench_out *o)
+{
+	if (o->json)
+		printf("}");
+	fflush(stdout);
+}
+
+void bench_out_finish(struct bench_out *o)
+{
+	if (o->json)
+		printf(o->records ? "\n]\n" : "[]\n");
+	fflush(stdout);
+}
+
+static void key(struct bench_out *o, const char *k)
+{
+	if (o->json)
+		printf("%s\"%s\": ", o->fields ? ", " : "", k);
+	else
+		printf("%s=", k);
+	o->fields++;
+}
+
+void bench_out_str(struct bench_out *o, const char *k, const char *val)
+{
+	key(o, k);
+	printf(o->json ? "\"%s\"" : "%s\n", val);
+}
+
+void bench_out_u64(struct bench_out *o, const char *k, uint64_t val)
+{
+	key(o, k);
+	printf(o->json ? "%llu" : "%llu\n", (unsigned long long)val);
+}
+
+void bench_out_dbl(struct bench_out *o, const char *k, const char *fmt, double val)
+{
+	key(o, k);
+	if (!isfinite(val)) {
+		printf(o->json ? "null" : "nan\n");
+		return;
+	}
+	printf(fmt, val);
+	if (!o->json)
+		printf("\n");
+}
+
+/* ---- progress ---- */
+
+void bench_progress_init(struct bench_progress *p, uint64_t min_ns)
+{
+	p->start = p->last = bench_now_ns();
+	p->min_ns = min_ns;
+}
+
+void bench_progress(struct bench_progress *p, const char *fmt, ...)
+{
+	uint64_t now = bench_now_ns();
+	va_list ap;
+
+	if (now - p->start < p->min_ns || now - p->last < 1000000000ull)
+		return;
+	p->last = now;
+	fprintf(stderr, "socktab bench: [%.0f s] ", (double)(now - p->start) / 1e9);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- gnuplot ---- */
+
+int bench_plot_png(const struct bench_plot *pl, const char *png)
+{
+	char dir[] = "/tmp/socktab-plot-XXXXXX", path[256], script[256];
+	FILE *f;
+	int rc;
+
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "plot: mkdtemp: %s\n", strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/data", dir);
+	snprintf(script, sizeof(script), "%s/plot.gp", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	for (int s = 0; s < pl->nseries; s++) {
+		for (int i = 0; i < pl->npoints[s]; i++)
+			fprintf(f, "%.9g %.9g\n", pl->x[s][i], pl->y[s][i]);
+		fprintf(f, "\n\n"); /* next gnuplot index */
+	}
+	fclose(f);
+	f = fopen(script, "w");
+	if (!f)
+		return -1;
+	fprintf(f,
+		"set terminal pngcairo size 800,500 font ',10'\n"
+		"set output '%s'\n"
+		"set title '%s'\nset xlabel '%s'\nset ylabel '%s'\n"
+		"set grid\nset key top left\n%s%s"
+		"plot ",
+		png, pl->title, pl->xlabel, pl->ylabel, pl->logy ? "set logscale y\n" : "",
+		pl->logx ? "set logscale x\n" : "");
+	for (int s = 0; s < pl->nseries; s++)
+		fprintf(f, "%s'%s' index %d with linespoints lw 2 title '%s'",
+			s ? ", " : "", path, s, pl->name[s]);
+	fprintf(f, "\n");
+	fclose(f);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execlp("gnuplot", "gnuplot", script, (char *)NULL);
+		_exit(127);
+	}
+	rc = -1;
+	if (pid > 0 && waitpid(pid, &rc, 0) == pid && WIFEXITED(rc))
+		rc = WEXITSTATUS(rc);
+	unlink(path);
+	unlink(script);
+	rmdir(dir);
+	if (rc == 127) {
+		fprintf(stderr, "plot: gnuplot not found (Debian: apt-get install gnuplot-nox; "
+				"scripts/deps.sh installs it as root)\n");
+		return -1;
+	}
+	if (rc) {
+		fprintf(stderr, "plot: gnuplot failed (%d)\n", rc);
+		return -1;
+	}
+	fprintf(stderr, "plot: wrote %s\n", png);
+	return 0;
+}
+
+/* ---- process figures ---- */
+
+void bench_cpu_times(double *utime, double *stime)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	*utime = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	*stime = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+uint64_t bench_rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size, rss;
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fscanf(f, "%lu %lu", &size, &rss) == 2;
+	fclose(f);
+	return ok ? (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}

@@ -1,0 +1,729 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * socktab bench crr: neper's tcp_crr (connect, 1-byte request, 1-byte response, close, per
+ * transaction) over socktab's tables, between two hosts.
+ *
+ * Two hosts: a client net and a server net share nothing but "the wire". Both hosts call
+ * themselves 127.0.0.1 (each net is its own namespace), so a segment from (127.0.0.1, sport) to
+ * (127.0.0.1, dport) is delivered by socktab_lookup_tcp4() in the *receiving* net: that lookup is
+ * the whole wire. The server net has one SO_REUSEPORT listener per thread on 127.0.0.1:12867
+ * (neper's data port); the SYN's listener lookup picks one by the reuseport hash.
+ *
+ * Each thread owns FLOWS/THREADS flows and recycles them one at a time, round robin. One
+ * transaction on a flow, timed from the close to the response (neper's crr latency runs from one
+ * response to the next, which is the same span):
+ *   close   client close(); RST (SO_LINGER {1, 0}, default) -> server lookup finds the child,
+ *           which goes to CLOSE (tcp_done) and is closed. With --time-wait: FIN -> server lookup,
+ *           child to CLOSE_WAIT and closed (LAST_ACK, no TIME_WAIT), its FIN -> client lookup
+ *           finds the client's TIME_WAIT entry.
+ *   connect socket(), socktab_connect() (the variant's port choice; SYN_SENT in the client's
+ *           ehash), SYN -> server lookup (established miss, then the listener), child from
+ *           socktab_sock_new_child(); SYN-ACK -> client lookup (SYN_SENT -> ESTABLISHED); ACK ->
+ *           server lookup (child -> ESTABLISHED, accepted).
+ *   request server lookup finds the child; response: client lookup finds the client socket.
+ * Every lookup's answer is checked against the socket the model expects (wire_errors counts
+ * mismatches). One thread runs both ends of its flows, so no queue is shared between threads;
+ * the nets are shared by all threads, as the kernel's tables are shared by all CPUs.
+ *
+ * The F flows are opened before the clock starts, in the kernel walk's order (every port of the
+ * low end's parity from a seeded start, then the other parity), each pinned with a one-port
+ * IP_LOCAL_PORT_RANGE so the set-up costs O(1) per flow whatever the variant; recycled
+ * connections choose their port normally. FLOWS out of the range's size is the port pressure.
+ *
+ * Output: seed and parameters, then neper's tcp_crr client keys (utime/stime, num_transactions,
+ * latency_* in seconds, num_samples, correlation_coefficient, throughput), then socktab's own:
+ * ports_tried_mean (candidate ports examined per connect), connect_errors, wire_errors.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+
+#include "bench.h"
+#include "cli.h"
+
+#define CRR_PORT 12867
+#define SNAP_NS 100000000ull /* throughput snapshot interval (neper's interval is 1 s) */
+#define MAX_THREADS 64
+
+struct flow {
+	struct socktab_sock *c, *s; /* client socket, server child; NULL when closed */
+	uint16_t cport;             /* client port, network order */
+};
+
+struct crr_ctx;
+
+struct crr_thread {
+	pthread_t tid;
+	struct crr_ctx *ctx;
+	struct flow *flows;
+	int nflows, next;
+	uint64_t quota;  /* -N mode: transactions left */
+	uint64_t transactions, connect_errors, wire_errors;
+	struct bench_histo histo;
+	uint64_t *snap_t, *snap_n;
+	int nsnap, maxsnap;
+};
+
+struct crr_ctx {
+	const struct bench_crr_cfg *cfg;
+	struct socktab_net *cli, *srv;
+	struct socktab_sock *listeners[MAX_THREADS];
+	struct crr_thread th[MAX_THREADS];
+	pthread_barrier_t ready, go;
+	atomic_bool stop;
+	atomic_int finished;
+	atomic_uint_fast64_t done; /* transactions so far, for progress */
+	uint32_t loop;             /* 127.0.0.1, network order */
+};
+
+void bench_crr_cfg_init(struct bench_crr_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->threads = 1;
+	c->flows = 1;
+	c->seconds = 3;
+	c->lo = 32768;
+	c->hi = 60999;
+	c->rcu_precheck = -1;
+	c->lport_inside = -1;
+	c->seed = 1;
+	c->warmup_s = 0.1;
+}
+
+/* ---- the wire ---- */
+
+/* A segment from (127.0.0.1, @sport) to (127.0.0.1, @dport), delivered in @net. */
+static struct socktab_sock *wire(struct crr_ctx *x, struct socktab_net *net, uint16_t sport,
+				 uint16_t dport)
+{
+	return socktab_lookup_tcp4(net, x->loop, sport, x->loop, dport);
+}
+
+/* Deliver and check that @want gets it; then move it to @state (0: leave it). */
+static void deliver(struct crr_thread *t, struct socktab_net *net, uint16_t sport, uint16_t dport,
+		    struct socktab_sock *want, int state)
+{
+	struct socktab_sock *sk = wire(t->ctx, net, sport, dport);
+
+	if (sk != want)
+		t->wire_errors++;
+	if (sk)
+		socktab_sock_put(sk);
+	if (sk == want && state)
+		socktab_set_state(want, state);
+}
+
+static void addr(struct sockaddr_in *sa, uint32_t a, uint16_t port_be)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_addr.s_addr = a;
+	sa->sin_port = port_be;
+}
+
+static void close_flow(struct crr_thread *t, struct flow *f)
+{
+	struct crr_ctx *x = t->ctx;
+	uint16_t lport = htons(CRR_PORT);
+
+	/*
+	 * The segment is delivered before the client's port is released: tcp_close() sends it
+	 * before tcp_set_state(TCP_CLOSE), and on loopback the peer processes it at once. The
+	 * other order lets another thread's connect() take the port while the old child still
+	 * holds the 4-tuple on the server, and that SYN would find the child.
+	 */
+	if (!x->cfg->time_wait) {
+		/* RST: tcp_reset() -> tcp_done() on the child, then the server closes it. */
+		deliver(t, x->srv, f->cport, lport, f->s, SOCKTAB_TCP_CLOSE);
+		socktab_close(f->c);
+		socktab_close(f->s);
+	} else {
+		/* FIN: the child reads end of stream, closes (LAST_ACK), its FIN reaches the
+		 * client's TIME_WAIT entry. */
+		deliver(t, x->srv, f->cport, lport, f->s, SOCKTAB_TCP_CLOSE_WAIT);
+		socktab_close(f->c);
+		socktab_close(f->s);
+		struct socktab_sock *tw = wire(x, x->cli, lport, f->cport);
+
+		if (!tw || socktab_get_state(tw) != SOCKTAB_TCP_TIME_WAIT)
+			t->wire_errors++;
+		if (tw)
+			socktab_sock_put(tw);
+	}
+	f->c = NULL;
+	f->s = NULL;
+}
+
+/* connect() + handshake + request + response. @pin: a port to force (set-up), or 0. */
+static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
+{
+	static const struct linger lg0 = { 1, 0 };
+	struct crr_ctx *x = t->ctx;
+	uint16_t lport = htons(CRR_PORT);
+	struct sockaddr_in dst, local, remote;
+	socklen_t len = sizeof(local);
+	struct socktab_sock *c, *ln, *child;
+	int err;
+
+	c = socktab_socket(x->cli, SOCKTAB_TCP, AF_INET);
+	if (!c)
+		return -errno;
+	if (!x->cfg->time_wait)
+		socktab_setsockopt(c, SOL_SOCKET, SO_LINGER, &lg0, sizeof(lg0));
+	if (pin) {
+		uint32_t range = (uint32_t)pin << 16 | pin;
+
+		socktab_setsockopt(c, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &range, sizeof(range));
+	}
+	addr(&dst, x->loop, lport);
+	err = socktab_connect(c, (struct sockaddr *)&dst, sizeof(dst));
+	if (err) {
+		socktab_close(c);
+		t->connect_errors++;
+		return err;
+	}
+	socktab_getsockname(c, (struct sockaddr *)&local, &len);
+	f->c = c;
+	f->cport = local.sin_port;
+	/* SYN: no established entry, so the listener lookup answers. */
+	ln = wire(x, x->srv, f->cport, lport);
+	if (!ln || socktab_get_state(ln) != SOCKTAB_TCP_LISTEN) {
+		if (ln)
+			socktab_sock_put(ln);
+		t->wire_errors++;
+		socktab_close(c);
+		f->c = NULL;
+		return -ECONNREFUSED;
+	}
+	addr(&local, x->loop, lport);
+	addr(&remote, x->loop, f->cport);
+	child = socktab_sock_new_child(ln, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+				       sizeof(local));
+	socktab_sock_put(ln);
+	if (!child) {
+		err = -errno;
+		t->wire_errors++;
+		socktab_close(c);
+		f->c = NULL;
+		return err;
+	}
+	if (!x->cfg->time_wait)
+		socktab_setsockopt(child, SOL_SOCKET, SO_LINGER, &lg0, sizeof(lg0));
+	f->s = child;
+	deliver(t, x->cli, lport, f->cport, c, SOCKTAB_TCP_ESTABLISHED);     /* SYN-ACK */
+	deliver(t, x->srv, f->cport, lport, child, SOCKTAB_TCP_ESTABLISHED); /* ACK */
+	deliver(t, x->srv, f->cport, lport, child, 0);                       /* request */
+	deliver(t, x->cli, lport, f->cport, c, 0);                           /* response */
+	return 0;
+}
+
+/* One transaction on the thread's next flow; returns its latency in ns. */
+static uint64_t transact(struct crr_thread *t)
+{
+	struct flow *f = &t->flows[t->next];
+	uint64_t t0 = bench_now_ns();
+
+	if (++t->next == t->nflows)
+		t->next = 0;
+	if (f->c)
+		close_flow(t, f);
+	open_flow(t, f, 0);
+	return bench_now_ns() - t0;
+}
+
+static void snapshot(struct crr_thread *t, uint64_t now)
+{
+	if (t->nsnap < t->maxsnap) {
+		t->snap_t[t->nsnap] = now;
+		t->snap_n[t->nsnap] = t->transactions;
+		t->nsnap++;
+	}
+}
+
+static void *crr_thread_main(void *arg)
+{
+	struct crr_thread *t = arg;
+	struct crr_ctx *x = t->ctx;
+	uint64_t warm_end, last_snap;
+
+	socktab_thread_register();
+	warm_end = bench_now_ns() + (uint64_t)(x->cfg->warmup_s * 1e9);
+	/* Warm-up: untimed, bounded by time and by one pass over the flows. */
+	for (int i = 0; i < t->nflows && bench_now_ns() < warm_end; i++)
+		transact(t);
+	t->connect_errors = t->wire_errors = 0;
+	pthread_barrier_wait(&x->ready);
+	pthread_barrier_wait(&x->go);
+	last_snap = bench_now_ns();
+	snapshot(t, last_snap);
+	while (!atomic_load_explicit(&x->stop, memory_order_relaxed)) {
+		if (x->cfg->transactions && t->transactions >= t->quota)
+			break;
+		uint64_t ns = transact(t);
+
+		bench_histo_add(&t->histo, ns);
+		t->transactions++;
+		atomic_fetch_add_explicit(&x->done, 1, memory_order_relaxed);
+		uint64_t now = bench_now_ns();
+
+		if (now - last_snap >= SNAP_NS) {
+			snapshot(t, now);
+			last_snap = now;
+		}
+	}
+	snapshot(t, bench_now_ns());
+	atomic_fetch_add(&x->finished, 1);
+	socktab_thread_unregister();
+	return NULL;
+}
+
+/* Least-squares slope of transactions against time, and the correlation coefficient. */
+static void regress(const struct crr_thread *t, double *slope, double *r)
+{
+	double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, n = t->nsnap;
+
+	*slope = 0;
+	*r = 1;
+	if (t->nsnap < 3)
+		return;
+	for (int i = 0; i < t->nsnap; i++) {
+		double xv = (double)(t->snap_t[i] - t->snap_t[0]) / 1e9, yv = (double)t->snap_n[i];
+
+		sx += xv;
+		sy += yv;
+		sxx += xv * xv;
+		syy += yv * yv;
+		sxy += xv * yv;
+	}
+	double cov = sxy - sx * sy / n, vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
+
+	if (vx > 0)
+		*slope = cov / vx;
+	if (vx > 0 && vy > 0)
+		*r = cov / sqrt(vx * vy);
+}
+
+static struct socktab_net *make_net(const struct bench_crr_cfg *c, uint64_t salt)
+{
+	struct socktab_net_params p;
+	uint64_t s = c->seed ^ salt;
+
+	socktab_net_params_init(&p);
+	p.port_low = (uint16_t)c->lo;
+	p.port_high = (uint16_t)c->hi;
+	p.variant = bench_variants[c->variant].v;
+	p.rcu_precheck = c->rcu_precheck;
+	p.lport_hash_inside = c->lport_inside;
+	p.fixed_secret = 1;
+	for (int i = 0; i < 4; i++) {
+		uint64_t w = bench_rand(&s);
+
+		memcpy(p.secret + 8 * i, &w, 8);
+	}
+	if ((uint32_t)c->flows * 2 > 65536)
+		p.ehash_entries = 1u << 20;
+	return socktab_net_new(&p);
+}
+
+/* Open the flows before the clock starts, in the kernel walk's order (see the top comment). */
+static int prefill(struct crr_ctx *x)
+{
+	const struct bench_crr_cfg *c = x->cfg;
+	uint32_t size = (uint32_t)(c->hi - c->lo + 1), k = 0;
+	uint64_t s = c->seed;
+	uint32_t start = (uint32_t)(bench_rand(&s) % size);
+
+	for (int parity = 0; parity < 2; parity++)
+		for (uint32_t j = 0; j < size && k < (uint32_t)c->flows; j++) {
+			uint32_t off = (start + j) % size;
+
+			if ((int)(off & 1) != parity)
+				continue;
+			struct crr_thread *t = &x->th[k % (uint32_t)c->threads];
+			int err = open_flow(t, &t->flows[k / (uint32_t)c->threads],
+					    (uint16_t)(c->lo + (int)off));
+
+			if (err) {
+				fprintf(stderr, "bench crr: opening flow %u: %s\n", k,
+					strerror(-err));
+				return err;
+			}
+			k++;
+		}
+	return 0;
+}
+
+int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
+{
+	struct crr_ctx *x;
+	struct socktab_net_stats st0, st1;
+	struct bench_progress prog;
+	int err = 0, size = c->hi - c->lo + 1;
+	uint64_t t_start, t_end;
+
+	if (c->threads < 1 || c->threads > MAX_THREADS || c->flows < c->threads) {
+		fprintf(stderr, "bench crr: need 1 <= THREADS <= %d and FLOWS >= THREADS\n",
+			MAX_THREADS);
+		return -EINVAL;
+	}
+	if (c->flows > size) {
+		fprintf(stderr, "bench crr: %d flows do not fit in the %d-port range\n", c->flows,
+			size);
+		return -EINVAL;
+	}
+	memset(r, 0, sizeof(*r));
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->cfg = c;
+	x->loop = htonl(INADDR_LOOPBACK);
+	x->cli = make_net(c, 0x636c69);
+	x->srv = make_net(c, 0x737276);
+	if (!x->cli || !x->srv) {
+		err = -ENOMEM;
+		goto out_nets;
+	}
+	for (int i = 0; i < c->threads; i++) {
+		static const int one = 1;
+		struct sockaddr_in sa;
+		struct socktab_sock *ln = socktab_socket(x->srv, SOCKTAB_TCP, AF_INET);
+
+		addr(&sa, x->loop, htons(CRR_PORT));
+		if (!ln || socktab_setsockopt(ln, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+		    socktab_bind(ln, (struct sockaddr *)&sa, sizeof(sa)) ||
+		    socktab_listen(ln, 4096)) {
+			fprintf(stderr, "bench crr: listener %d failed\n", i);
+			err = -EINVAL;
+			goto out_nets;
+		}
+		x->listeners[i] = ln;
+	}
+	int maxsnap = (int)(c->transactions ? 100000 : c->seconds * 1e9 / SNAP_NS + 16);
+
+	for (int i = 0; i < c->threads; i++) {
+		struct crr_thread *t = &x->th[i];
+
+		t->ctx = x;
+		t->nflows = c->flows / c->threads + (i < c->flows % c->threads);
+		t->flows = calloc((size_t)t->nflows, sizeof(*t->flows));
+		t->maxsnap = maxsnap;
+		t->snap_t = calloc((size_t)maxsnap, sizeof(uint64_t));
+		t->snap_n = calloc((size_t)maxsnap, sizeof(uint64_t));
+		t->quota = c->transactions / (uint64_t)c->threads +
+			   (i < (int)(c->transactions % (uint64_t)c->threads));
+		bench_histo_init(&t->histo);
+		if (!t->flows || !t->snap_t || !t->snap_n) {
+			err = -ENOMEM;
+			goto out_threads;
+		}
+	}
+	if ((err = prefill(x)))
+		goto out_threads;
+	pthread_barrier_init(&x->ready, NULL, (unsigned)c->threads + 1);
+	pthread_barrier_init(&x->go, NULL, (unsigned)c->threads + 1);
+	for (int i = 0; i < c->threads; i++)
+		pthread_create(&x->th[i].tid, NULL, crr_thread_main, &x->th[i]);
+	pthread_barrier_wait(&x->ready);
+	socktab_net_stats(x->cli, &st0);
+	bench_cpu_times(&r->utime[0], &r->stime[0]);
+	t_start = bench_now_ns();
+	pthread_barrier_wait(&x->go);
+	bench_progress_init(&prog, 1500000000ull);
+	for (;;) {
+		struct timespec ts = { 0, 20000000 };
+		uint64_t now;
+
+		nanosleep(&ts, NULL);
+		now = bench_now_ns();
+		if (atomic_load(&x->finished) == c->threads)
+			break;
+		if (!c->transactions && now - t_start >= (uint64_t)(c->seconds * 1e9))
+			atomic_store(&x->stop, true);
+		if (c->progress)
+			bench_progress(&prog, "crr %s -F %d: %llu transactions",
+				       bench_variants[c->variant].name, c->flows,
+				       (unsigned long long)atomic_load(&x->done));
+	}
+	t_end = bench_now_ns();
+	bench_cpu_times(&r->utime[1], &r->stime[1]);
+	socktab_net_stats(x->cli, &st1);
+	for (int i = 0; i < c->threads; i++)
+		pthread_join(x->th[i].tid, NULL);
+	pthread_barrier_destroy(&x->ready);
+	pthread_barrier_destroy(&x->go);
+
+	r->elapsed_s = (double)(t_end - t_start) / 1e9;
+	r->correlation = 1;
+	bench_histo_init(&r->histo);
+	for (int i = 0; i < c->threads; i++) {
+		struct crr_thread *t = &x->th[i];
+		double slope, rr;
+
+		r->transactions += t->transactions;
+		r->connect_errors += t->connect_errors;
+		r->wire_errors += t->wire_errors;
+		r->num_samples += t->nsnap;
+		bench_histo_merge(&r->histo, &t->histo);
+		regress(t, &slope, &rr);
+		r->throughput += slope;
+		if (rr < r->correlation)
+			r->correlation = rr;
+	}
+	if (r->throughput <= 0 && r->elapsed_s > 0)
+		r->throughput = (double)r->transactions / r->elapsed_s;
+	{
+		uint64_t connects = st1.connects - st0.connects;
+		uint64_t tried = st1.connect_ports_tried - st0.connect_ports_tried;
+
+		/* Failed connects examine candidates too: count them in the mean. */
+		connects += r->connect_errors;
+		r->ports_tried_mean = connects ? (double)tried / (double)connects : 0;
+	}
+	r->rcu_precheck = c->rcu_precheck >= 0 ? c->rcu_precheck
+					       : bench_variants[c->variant].v != SOCKTAB_VARIANT_LINUX_6_1;
+	r->lport_inside = c->lport_inside >= 0 ? c->lport_inside
+					       : bench_variants[c->variant].v == SOCKTAB_VARIANT_LINUX_6_1;
+out_threads:
+	for (int i = 0; i < c->threads; i++) {
+		free(x->th[i].flows);
+		free(x->th[i].snap_t);
+		free(x->th[i].snap_n);
+	}
+out_nets:
+	/* socktab_net_free() closes every socket left: the flows and the listeners. */
+	if (x->cli)
+		socktab_net_free(x->cli);
+	if (x->srv)
+		socktab_net_free(x->srv);
+	free(x);
+	return err;
+}
+
+/* ---- CLI ---- */
+
+static void help(void)
+{
+	printf("usage: socktab bench crr [-T THREADS] [-F FLOWS | --sweep F1,F2,...]\n"
+	       "                         [-l SECONDS | -N TRANSACTIONS] [--range LO-HI]\n"
+	       "                         [--variant socktab|linux|linux-6.1|all]\n"
+	       "                         [--rcu-precheck on|off] [--lport-hash inside|after]\n"
+	       "                         [--time-wait] [-p 50,90,99] [--seed S] [--json]\n"
+	       "                         [--plot FILE.png]\n"
+	       "defaults: -T 1 -F 1 -l 3 --range 32768-60999 --variant all -p 50,90,99\n"
+	       "neper tcp_crr over two socktab nets (client, server); prints neper's client keys,\n"
+	       "then ports_tried_mean. --sweep runs each flow count; --plot draws throughput vs\n"
+	       "flows, one line per variant (gnuplot).\n");
+}
+
+static int on_off(const char *v, const char *a, const char *b)
+{
+	return !strcmp(v, a) ? 1 : !strcmp(v, b) ? 0 : -2;
+}
+
+static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
+			 const struct bench_crr_result *r, const double *pct, int npct)
+{
+	char buf[64];
+
+	bench_out_begin(o);
+	bench_out_str(o, "test", "socktab_tcp_crr");
+	bench_out_u64(o, "seed", c->seed);
+	bench_out_str(o, "variant", bench_variants[c->variant].name);
+	bench_out_str(o, "rcu_precheck", r->rcu_precheck ? "on" : "off");
+	bench_out_str(o, "lport_hash", r->lport_inside ? "inside" : "after");
+	bench_out_u64(o, "num_threads", (uint64_t)c->threads);
+	bench_out_u64(o, "num_flows", (uint64_t)c->flows);
+	snprintf(buf, sizeof(buf), "%d-%d", c->lo, c->hi);
+	bench_out_str(o, "port_range", buf);
+	bench_out_dbl(o, "occupancy", "%.4f", (double)c->flows / (c->hi - c->lo + 1));
+	bench_out_str(o, "close", c->time_wait ? "fin_time_wait" : "rst");
+	if (c->transactions)
+		bench_out_u64(o, "test_transactions", c->transactions);
+	else
+		bench_out_dbl(o, "test_length", "%.3f", c->seconds);
+	bench_out_dbl(o, "utime_start", "%.6f", r->utime[0]);
+	bench_out_dbl(o, "utime_end", "%.6f", r->utime[1]);
+	bench_out_dbl(o, "stime_start", "%.6f", r->stime[0]);
+	bench_out_dbl(o, "stime_end", "%.6f", r->stime[1]);
+	bench_out_u64(o, "num_transactions", r->transactions);
+	bench_out_dbl(o, "latency_min", "%.9f", r->histo.count ? (double)r->histo.min / 1e9 : 0);
+	bench_out_dbl(o, "latency_max", "%.9f", (double)r->histo.max / 1e9);
+	bench_out_dbl(o, "latency_mean", "%.9f", bench_histo_mean(&r->histo) / 1e9);
+	bench_out_dbl(o, "latency_stddev", "%.9f", bench_histo_stddev(&r->histo) / 1e9);
+	for (int i = 0; i < npct; i++) {
+		snprintf(buf, sizeof(buf), "latency_p%g", pct[i]);
+		bench_out_dbl(o, buf, "%.9f", bench_histo_percentile(&r->histo, pct[i]) / 1e9);
+	}
+	bench_out_u64(o, "num_samples", (uint64_t)r->num_samples);
+	bench_out_dbl(o, "time_end", "%.9f", r->elapsed_s);
+	bench_out_dbl(o, "correlation_coefficient", "%.2f", r->correlation);
+	bench_out_dbl(o, "throughput", "%.2f", r->throughput);
+	bench_out_dbl(o, "ports_tried_mean", "%.2f", r->ports_tried_mean);
+	bench_out_u64(o, "connect_errors", r->connect_errors);
+	bench_out_u64(o, "wire_errors", r->wire_errors);
+	bench_out_end(o);
+}
+
+int socktab_cli_bench_crr(int argc, char **argv)
+{
+	struct bench_crr_cfg c;
+	struct bench_out o = { 0 };
+	const char *variant = "all", *plot = NULL;
+	double pct[16] = { 50, 90, 99 };
+	int npct = 3, flows[BENCH_PLOT_MAX_POINTS], nflows = 0;
+
+	bench_crr_cfg_init(&c);
+	c.seed = (uint64_t)time(NULL);
+	c.progress = true;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			help();
+			return 0;
+		} else if (!strcmp(a, "--json")) {
+			o.json = true;
+		} else if (!strcmp(a, "--time-wait")) {
+			c.time_wait = true;
+		} else if (!v) {
+			fprintf(stderr, "bench crr: unknown or incomplete option '%s'\n", a);
+			return 2;
+		} else if (!strcmp(a, "-T")) {
+			c.threads = atoi(v), i++;
+		} else if (!strcmp(a, "-F") || !strcmp(a, "--sweep")) {
+			char buf[512], *save = NULL;
+
+			snprintf(buf, sizeof(buf), "%s", v);
+			nflows = 0;
+			for (char *tok = strtok_r(buf, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (nflows == BENCH_PLOT_MAX_POINTS || atoi(tok) < 1) {
+					fprintf(stderr, "bench crr: bad flows '%s'\n", v);
+					return 2;
+				}
+				flows[nflows++] = atoi(tok);
+			}
+			i++;
+		} else if (!strcmp(a, "-l")) {
+			c.seconds = atof(v), c.transactions = 0, i++;
+			if (!(c.seconds > 0 && c.seconds <= 86400)) {
+				fprintf(stderr, "bench crr: bad -l '%s'\n", v);
+				return 2;
+			}
+		} else if (!strcmp(a, "-N")) {
+			c.transactions = strtoull(v, NULL, 0), i++;
+			if (!c.transactions) {
+				fprintf(stderr, "bench crr: bad -N '%s'\n", v);
+				return 2;
+			}
+		} else if (!strcmp(a, "--range")) {
+			if (sscanf(v, "%d-%d", &c.lo, &c.hi) != 2 || c.lo < 1 || c.hi > 65535 ||
+			    c.hi < c.lo) {
+				fprintf(stderr, "bench crr: bad --range '%s'\n", v);
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--variant")) {
+			variant = v, i++;
+		} else if (!strcmp(a, "--rcu-precheck")) {
+			if ((c.rcu_precheck = on_off(v, "on", "off")) < -1) {
+				fprintf(stderr, "bench crr: --rcu-precheck on|off\n");
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--lport-hash")) {
+			if ((c.lport_inside = on_off(v, "inside", "after")) < -1) {
+				fprintf(stderr, "bench crr: --lport-hash inside|after\n");
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "-p")) {
+			if ((npct = bench_parse_percentiles(v, pct, 16)) < 0) {
+				fprintf(stderr, "bench crr: bad -p '%s'\n", v);
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--seed")) {
+			c.seed = strtoull(v, NULL, 0), i++;
+		} else if (!strcmp(a, "--plot")) {
+			plot = v, i++;
+		} else {
+			fprintf(stderr, "bench crr: unknown option '%s'\n", a);
+			return 2;
+		}
+	}
+	if (!nflows)
+		flows[nflows++] = 1;
+	int vsel[3], nv = 0;
+
+	for (int j = 0; j < 3; j++)
+		if (!strcmp(variant, "all") || !strcmp(variant, bench_variants[j].name))
+			vsel[nv++] = j;
+	if (!nv) {
+		fprintf(stderr, "bench crr: unknown variant '%s'\n", variant);
+		return 2;
+	}
+	static struct bench_crr_result res[3][BENCH_PLOT_MAX_POINTS];
+	int rc = 0;
+
+	socktab_thread_register();
+	for (int b = 0; b < nflows && !rc; b++)
+		for (int a = 0; a < nv && !rc; a++) {
+			c.flows = flows[b];
+			c.variant = vsel[a];
+			if (bench_crr_run(&c, &res[a][b]))
+				rc = 1;
+			else
+				print_result(&o, &c, &res[a][b], pct, npct);
+		}
+	bench_out_finish(&o);
+	socktab_thread_unregister();
+	if (rc)
+		return rc;
+	if (!o.json && (nv > 1 || nflows > 1)) {
+		int base = -1;
+
+		for (int a = 0; a < nv; a++)
+			if (!strcmp(bench_variants[vsel[a]].name, "linux"))
+				base = a;
+		printf("\n%-10s %7s %9s %13s %12s %14s %12s\n", "variant", "flows", "occupancy",
+		       "throughput", "latency_p50", "ports_tried", "vs_linux");
+		for (int b = 0; b < nflows; b++)
+			for (int a = 0; a < nv; a++) {
+				const struct bench_crr_result *r = &res[a][b];
+
+				printf("%-10s %7d %9.3f %13.0f %12.9f %14.2f", bench_variants[vsel[a]].name,
+				       flows[b], (double)flows[b] / (c.hi - c.lo + 1), r->throughput,
+				       bench_histo_percentile(&r->histo, 50) / 1e9,
+				       r->ports_tried_mean);
+				if (base >= 0 && res[base][b].throughput > 0)
+					printf(" %11.2fx", r->throughput / res[base][b].throughput);
+				printf("\n");
+			}
+	}
+	if (plot) {
+		struct bench_plot pl = { .title = "socktab bench crr: tcp_crr throughput vs flows",
+					 .xlabel = "flows (open connections toward one server port)",
+					 .ylabel = "transactions/s",
+					 .logy = true };
+
+		for (int a = 0; a < nv; a++) {
+			pl.name[a] = bench_variants[vsel[a]].name;
+			pl.npoints[a] = nflows;
+			for (int b = 0; b < nflows; b++) {
+				pl.x[a][b] = flows[b];
+				pl.y[a][b] = res[a][b].throughput;
+			}
+		}
+		pl.nseries = nv;
+		if (bench_plot_png(&pl, plot))
+			return 1;
+	}
+	return 0;
+}
