@@ -25,6 +25,7 @@
 
 #include <arpa/inet.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "socktab/socktab.h"
 
@@ -65,10 +66,11 @@ static void help(void)
 {
 	printf("usage: socktab bench connect [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
 	       "                             [--variant socktab|linux|linux-6.1|all] [-N CONNECTS]\n"
-	       "                             [--seed S] [--rounds R]\n"
+	       "                             [--seed S] [--rounds R] [--plot FILE.png]\n"
 	       "defaults: --range 32768-60999 --sweep 0,0.5,0.95 --variant all -N 2000 --rounds 5\n"
 	       "Prints connect_ns_mean, connect_ns_median, connect_ns_p99 and ports_tried_mean per "
-	       "variant and occupancy.\n");
+	       "variant and occupancy. --plot draws connect_ns_mean vs occupancy, one line per\n"
+	       "variant, log y axis (gnuplot).\n");
 }
 
 struct result {
@@ -193,11 +195,34 @@ static void finish(struct result *r)
 	r->tried = (double)r->tried_sum / n;
 }
 
+int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int rounds,
+			  uint64_t seed, double *mean_ns, double *tried)
+{
+	struct result r = { 0 };
+	int err = 0;
+
+	r.lat = calloc((size_t)n, sizeof(uint64_t));
+	if (!r.lat)
+		return -ENOMEM;
+	if (rounds > n)
+		rounds = n;
+	for (int rd = 0; rd < rounds && !err; rd++)
+		err = run_one(variants[variant].v, lo, hi, occ,
+			      n / rounds + (rd == rounds - 1 ? n % rounds : 0), seed, &r);
+	if (!err) {
+		finish(&r);
+		*mean_ns = r.mean;
+		*tried = r.tried;
+	}
+	free(r.lat);
+	return err;
+}
+
 int socktab_cli_bench_connect(int argc, char **argv)
 {
 	int lo = 32768, hi = 60999, n = 2000, rounds = 5;
 	char sweep_buf[256] = "0,0.5,0.95";
-	const char *variant = "all";
+	const char *variant = "all", *plot = NULL;
 	uint64_t seed = (uint64_t)time(NULL);
 	double occ[32];
 	int nocc = 0;
@@ -233,6 +258,9 @@ int socktab_cli_bench_connect(int argc, char **argv)
 				fprintf(stderr, "bench connect: bad --rounds '%s'\n", v);
 				return 2;
 			}
+			i++;
+		} else if (!strcmp(a, "--plot") && v) {
+			plot = v;
 			i++;
 		} else if (!strcmp(a, "--seed") && v) {
 			seed = strtoull(v, NULL, 0);
@@ -334,5 +362,28 @@ int socktab_cli_bench_connect(int argc, char **argv)
 		for (int b = 0; b < nocc; b++)
 			free(res[a][b].lat);
 	socktab_thread_unregister();
+	if (plot) {
+		static struct bench_plot pl;
+		char title[128];
+
+		snprintf(title, sizeof(title),
+			 "socktab bench connect: connect() cost vs occupancy (range %d-%d)", lo, hi);
+		pl = (struct bench_plot){ .title = title,
+					  .xlabel = "occupancy of the ephemeral range toward one "
+						    "destination",
+					  .ylabel = "connect() ns (mean)",
+					  .logy = true };
+		for (int a = 0; a < nv && a < BENCH_PLOT_MAX_SERIES; a++) {
+			pl.name[a] = variants[vsel[a]].name;
+			pl.npoints[a] = nocc < BENCH_PLOT_MAX_POINTS ? nocc : BENCH_PLOT_MAX_POINTS;
+			for (int b = 0; b < pl.npoints[a]; b++) {
+				pl.x[a][b] = occ[b];
+				pl.y[a][b] = res[a][b].mean;
+			}
+			pl.nseries++;
+		}
+		if (bench_plot_png(&pl, plot))
+			return 1;
+	}
 	return 0;
 }
