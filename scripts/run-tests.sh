@@ -48,7 +48,7 @@ step() {
 	fi
 }
 
-UNITS="test_connect test_bind test_ehash test_timewait test_api test_listen test_nocliff"
+UNITS="test_connect test_bind test_ehash test_timewait test_api test_listen test_nocliff test_udp"
 
 setup() { # dir, extra meson args...
 	local dir=$1
@@ -63,6 +63,7 @@ echo "== plain build (gcc, -Werror)"
 step "build (gcc)" setup build
 for t in $UNITS; do run "unit/$t" build/$t; done
 run "stress/stress_ehash (plain, 3 s)" build/stress_ehash --duration 3
+run "stress/stress_udp (plain, 3 s)" build/stress_udp --duration 3
 
 echo "== conformance: tests/conformance/*.sock against socktab and the live kernel"
 # Kernel backend needs root (or an unprivileged user namespace): exit 77 means it could not
@@ -91,11 +92,13 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in $UNITS; do run "unit/$t (asan+ubsan)" build-asan/$t; done
 run "stress/stress_ehash (asan+ubsan, 3 s)" build-asan/stress_ehash --duration 3
+run "stress/stress_udp (asan+ubsan, 3 s)" build-asan/stress_udp --duration 3
 
 echo "== TSan"
 step "build (tsan)" setup build-tsan -Db_sanitize=thread -Db_lundef=false
 export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
 run "stress/stress_ehash (tsan, 4 s)" build-tsan/stress_ehash --duration 4
+run "stress/stress_udp (tsan, 4 s)" build-tsan/stress_udp --duration 4
 
 echo "== headers and install"
 step "public header alone (C, -Werror)" cc -std=c11 -Wall -Wextra -Werror -Iinclude -c \

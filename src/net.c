@@ -284,6 +284,11 @@ void socktab_net_free(struct socktab_net *net)
 	socktab__synchronize_rcu();
 	/* Bind buckets are freed through call_rcu: wait for those callbacks to run. */
 	urcu_memb_barrier();
+	/* UDP sockets (and listeners) went back to the pool from call_rcu callbacks under the pool
+	 * lock; TSan cannot see urcu_memb_barrier(), but it sees this lock order them before the
+	 * teardown below. */
+	socktab__lock(&net->pool.lock);
+	socktab__unlock(&net->pool.lock);
 	socktab__rss_free(net);
 	if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
 		tables_free(net->tab);

@@ -19,6 +19,8 @@ static void usage(FILE *f)
 		"                 neper tcp_crr between a client net and a server net\n"
 		"  bench rss [--queues Q] [--occupancy F] [-N CONNECTS] [--seed S]\n"
 		"                 RSS-aware port choice: cost vs a plain connect(), queue hits\n"
+		"  bench udp --connected N [--unconnected M] [--hash4 on|off|both] [-l SECONDS]\n"
+		"                 UDP lookups with and without the 4-tuple hash (seed 003)\n"
 		"  replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
 		"  replay --random N [--seed S]\n"
 		"                 run .sock conformance scripts on socktab and the live kernel\n"
@@ -48,8 +50,10 @@ int main(int argc, char **argv)
 			return socktab_cli_bench_rss(argc - 2, argv + 2);
 		if (argc >= 3 && !strcmp(argv[2], "crr"))
 			return socktab_cli_bench_crr(argc - 2, argv + 2);
+		if (argc >= 3 && !strcmp(argv[2], "udp"))
+			return socktab_cli_bench_udp(argc - 2, argv + 2);
 		fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: connect, crr, "
-			"rss)\n",
+			"rss, udp)\n",
 			argc >= 3 ? argv[2] : "");
 		return 2;
 	}
