@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-/* A result that is not an errno: the socktab backend cannot run UDP yet. */
+/* A result that is not an errno: a backend that cannot run a statement (none does today). */
 #define RP_ENOTIMPL 100000
 
 enum rp_kind {
