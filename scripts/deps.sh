@@ -15,6 +15,24 @@ for lib in libasan.so libubsan.so libtsan.so; do
 		pkgs+=(gcc); break
 	fi
 done
+# Optional: gnuplot (bench --plot) and the lookup benchmark's peers (DPDK rte_hash; liburcu's
+# cds_lfht comes with liburcu-dev). Installed as root; otherwise a note, never a failure: the
+# build leaves out what is missing.
+opt=()
+command -v gnuplot >/dev/null 2>&1 || opt+=(gnuplot-nox)
+pkg-config --exists libdpdk 2>/dev/null || opt+=(libdpdk-dev)
+if [ ${#opt[@]} -gt 0 ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "deps: installing optional ${opt[*]}" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y --no-install-recommends "${opt[@]}" >/dev/null 2>&1 ||
+			{ apt-get update >/dev/null 2>&1 &&
+			  apt-get install -y --no-install-recommends "${opt[@]}" >/dev/null 2>&1; } ||
+			echo "deps: could not install ${opt[*]} (optional; benchmarks run without them)" >&2
+	else
+		echo "deps: optional packages missing (bench --plot, lookup peers): apt-get install -y ${opt[*]}" >&2
+	fi
+fi
 [ ${#pkgs[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ]; then
 	echo "deps: installing ${pkgs[*]}" >&2

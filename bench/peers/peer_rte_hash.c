@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DPDK's rte_hash (Debian libdpdk-dev) as a lookup peer, in lock-free reader mode
+ * (RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF: readers take no lock, writers are serialised by the
+ * caller), with DPDK's default hash function for the build (CRC32 on SSE4.2 x86). The EAL runs
+ * in-process without hugepages, PCI or shared config files (--no-huge --no-pci --no-shconf;
+ * --in-memory is refused with --no-huge), one lcore, memory sized
+ * from the table. --burst uses rte_hash_lookup_bulk_data (at most RTE_HASH_LOOKUP_BULK_MAX).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_log.h>
+
+#include "peers.h"
+
+static int eal_up;
+
+static int eal_init(uint64_t n)
+{
+	char mem[32];
+	char *argv[] = { "socktab-bench", "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
+			 "-l", "0", "-m", mem, "--log-level=lib.eal:error", NULL };
+
+	if (eal_up)
+		return 0;
+	/* About 64 bytes per entry (key slot, bucket share, free-slot ring) plus headroom. */
+	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)(n * 96 / (1 << 20) + 128));
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0) {
+		fprintf(stderr, "rte_hash: rte_eal_init failed: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	eal_up = 1;
+	return 0;
+}
+
+static void *rh_create(uint64_t n)
+{
+	static int serial;
+	char name[32];
+	struct rte_hash_parameters p = {
+		.name = name,
+		.entries = (uint32_t)(n < 64 ? 64 : n),
+		.key_len = sizeof(struct peer_key),
+		.hash_func = NULL, /* DPDK's default */
+		.socket_id = 0,
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
+	};
+	struct rte_hash *h;
+
+	if (eal_init(n))
+		return NULL;
+	snprintf(name, sizeof(name), "socktab_bench_%d", serial++);
+	h = rte_hash_create(&p);
+	if (!h)
+		fprintf(stderr, "rte_hash: rte_hash_create failed: %s\n", rte_strerror(rte_errno));
+	return h;
+}
+
+static int rh_insert(void *t, const struct peer_key *k, void *val)
+{
+	int r = rte_hash_add_key_data(t, k, val);
+
+	return r < 0 ? r : 0;
+}
+
+static void *rh_lookup(void *t, const struct peer_key *k)
+{
+	void *val;
+
+	return rte_hash_lookup_data(t, k, &val) >= 0 ? val : NULL;
+}
+
+static void rh_lookup_burst(void *t, const struct peer_key *keys, int n, void **vals)
+{
+	const void *kp[RTE_HASH_LOOKUP_BULK_MAX];
+	uint64_t hits = 0;
+
+	for (int i = 0; i < n; i++)
+		kp[i] = &keys[i];
+	rte_hash_lookup_bulk_data(t, kp, (uint32_t)n, &hits, vals);
+	for (int i = 0; i < n; i++)
+		if (!(hits >> i & 1))
+			vals[i] = NULL;
+}
+
+static void rh_destroy(void *t)
+{
+	rte_hash_free(t);
+}
+
+const struct peer_ops peer_rte_hash = {
+	.name = "rte_hash",
+	.create = rh_create,
+	.insert = rh_insert,
+	.lookup = rh_lookup,
+	.lookup_burst = rh_lookup_burst,
+	.burst_max = RTE_HASH_LOOKUP_BULK_MAX,
+	.destroy = rh_destroy,
+};
