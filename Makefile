@@ -4,8 +4,9 @@
 PREFIX ?= /usr/local
 BUILD ?= build
 MESON_OPTS ?=
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build run test install clean
+.PHONY: all deps build run test install clean fuzz layout
 
 all: build
 
@@ -26,10 +27,24 @@ run: build
 test: build
 	@scripts/run-tests.sh
 
+# libFuzzer targets (clang, ASan+UBSan, in build-fuzz): FUZZ_SECONDS each (tests/fuzz/run.sh).
+fuzz:
+	@tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# pahole's view of the structs the lookup path reads (docs/design.md, "Cache lines per lookup").
+# pahole 1.24 cannot read DWARF 5's _Atomic types: the headers are compiled alone as strict
+# DWARF 4 (qualifier dropped, layout unchanged), keeping every type.
+layout: build
+	@scripts/deps.sh layout
+	@gcc -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $$(pkg-config --cflags liburcu-memb) -g -gdwarf-4 \
+		-gstrict-dwarf -fno-eliminate-unused-debug-types -c -x c src/internal.h \
+		-o $(BUILD)/layout.o
+	@pahole -C socktab_sock,socktab__tb,socktab__tb2,socktab_net,socktab__hhead $(BUILD)/layout.o
+
 install: build
 	meson configure $(BUILD) --prefix=$(PREFIX) >/dev/null
 	meson install -C $(BUILD) >/dev/null
 	@echo "installed into $(PREFIX)"
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-clang
+	rm -rf $(BUILD) build-asan build-tsan build-clang build-fuzz

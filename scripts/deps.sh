@@ -9,6 +9,17 @@ command -v meson >/dev/null 2>&1 || pkgs+=(meson)
 command -v ninja >/dev/null 2>&1 || pkgs+=(ninja-build)
 command -v pkg-config >/dev/null 2>&1 || pkgs+=(pkg-config)
 if ! pkg-config --exists liburcu-memb 2>/dev/null; then pkgs+=(liburcu-dev); fi
+# `scripts/deps.sh fuzz`: clang with libFuzzer's runtime (`make fuzz`, `make test`);
+# `scripts/deps.sh layout`: pahole (`make layout`).
+case "${1:-}" in
+fuzz)
+	command -v clang >/dev/null 2>&1 || pkgs+=(clang)
+	echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' |
+		clang -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1 ||
+		pkgs+=(libclang-rt-14-dev)
+	;;
+layout) command -v pahole >/dev/null 2>&1 || pkgs+=(dwarves) ;;
+esac
 # Sanitizer runtimes used by `make test` (ASan/UBSan/TSan with gcc).
 for lib in libasan.so libubsan.so libtsan.so; do
 	if ! gcc -print-file-name="$lib" 2>/dev/null | grep -q /; then

@@ -100,6 +100,11 @@ export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_de
 run "stress/stress_ehash (tsan, 4 s)" build-tsan/stress_ehash --duration 4
 run "stress/stress_udp (tsan, 4 s)" build-tsan/stress_udp --duration 4
 
+echo "== libFuzzer (clang, ASan+UBSan, build-fuzz; \`make fuzz\` runs longer)"
+step "build (fuzz targets)" tests/fuzz/run.sh --build
+run "fuzz/fuzz_script (30 s)" tests/fuzz/run.sh 30 fuzz_script
+run "fuzz/fuzz_api (30 s)" tests/fuzz/run.sh 30 fuzz_api
+
 echo "== headers and install"
 step "public header alone (C, -Werror)" cc -std=c11 -Wall -Wextra -Werror -Iinclude -c \
 	tests/unit/test_headers.c -o /dev/null
