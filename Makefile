@@ -20,11 +20,11 @@ $(BUILD)/build.ninja:
 build: $(BUILD)/build.ninja
 	@ninja -C $(BUILD) >/dev/null
 
-# The main job: for now a short self-demo of connect() under port pressure.
+# The main job: every seed experiment and peer comparison in one run (docs/benchmarks.md).
 run: build
-	$(BUILD)/socktab bench connect --range 32768-36863 --sweep 0,0.5,0.95 -N 2000
+	$(BUILD)/socktab bench tour
 
-test: build
+test: deps build
 	@scripts/run-tests.sh
 
 # libFuzzer targets (clang, ASan+UBSan, in build-fuzz): FUZZ_SECONDS each (tests/fuzz/run.sh).

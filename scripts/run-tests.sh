@@ -80,6 +80,37 @@ else
 fi
 run "replay --random 500 --seed 1 (differential)" build/socktab replay --random 500 --seed 1
 
+echo "== benchmarks (smoke: a few seconds; docs/benchmarks.md has the real runs)"
+# A build configured before libdpdk-dev was installed lacks the rte_hash peer: reconfigure.
+if pkg-config --exists libdpdk 2>/dev/null &&
+	build/socktab bench lookup --help | grep -q 'rte_hash no'; then
+	meson setup --reconfigure build >/dev/null && ninja -C build >/dev/null
+fi
+# bench_ok LABEL PATTERN... -- CMD...: the command succeeds and prints every PATTERN line.
+bench_ok() {
+	local pats=()
+	while [ "$1" != -- ]; do pats+=("$1"); shift; done
+	shift
+	"$@" >"$log.out" 2>&1 || return 1
+	for p in "${pats[@]}"; do grep -qE "$p" "$log.out" || { echo "missing: $p"; return 1; }; done
+}
+peer_pats=()
+pkg-config --exists libdpdk 2>/dev/null && peer_pats+=('^ratio_vs_rte_hash=[0-9]')
+pkg-config --exists liburcu-cds 2>/dev/null && peer_pats+=('^ratio_vs_lfht=[0-9]')
+step "bench lookup --peer all (20k sockets)" bench_ok '^mem_latency_ns=[0-9]' "${peer_pats[@]}" -- \
+	build/socktab bench lookup --sockets 20000 --lookups 200000 --peer all --seed 1
+step "bench crr -T 2 -F 400, each variant" bench_ok '^wire_errors=0$' '^throughput=[0-9]' -- \
+	build/socktab bench crr -T 2 -F 400 -N 4000 --seed 1
+step "bench crr --time-wait" bench_ok '^wire_errors=0$' '^close=fin_time_wait$' -- \
+	build/socktab bench crr -T 1 -F 50 -N 500 --time-wait --variant socktab --seed 1
+step "bench connect --sweep (small range)" bench_ok '^ports_tried_mean=' -- \
+	build/socktab bench connect --range 32768-33791 --sweep 0,0.95 -N 200 --rounds 2 --seed 1
+if command -v gnuplot >/dev/null 2>&1; then
+	step "bench crr --sweep --plot (gnuplot)" bench_ok 'throughput' -- bash -c \
+		"build/socktab bench crr -F 50,100 -N 500 --seed 1 --plot $log.png && test -s $log.png"
+fi
+rm -f "$log.out" "$log.png"
+
 echo "== clang build (-Werror)"
 if command -v clang >/dev/null 2>&1; then
 	step "build (clang)" setup_clang

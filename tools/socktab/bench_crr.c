@@ -68,6 +68,7 @@ struct crr_thread {
 	struct bench_histo histo;
 	uint64_t *snap_t, *snap_n;
 	int nsnap, maxsnap;
+	uint64_t t_end; /* when the thread's last transaction ended */
 };
 
 struct crr_ctx {
@@ -277,7 +278,8 @@ static void *crr_thread_main(void *arg)
 			last_snap = now;
 		}
 	}
-	snapshot(t, bench_now_ns());
+	t->t_end = bench_now_ns();
+	snapshot(t, t->t_end);
 	atomic_fetch_add(&x->finished, 1);
 	socktab_thread_unregister();
 	return NULL;
@@ -436,7 +438,7 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 	pthread_barrier_wait(&x->go);
 	bench_progress_init(&prog, 1500000000ull);
 	for (;;) {
-		struct timespec ts = { 0, 20000000 };
+		struct timespec ts = { 0, 5000000 };
 		uint64_t now;
 
 		nanosleep(&ts, NULL);
@@ -450,11 +452,14 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 				       bench_variants[c->variant].name, c->flows,
 				       (unsigned long long)atomic_load(&x->done));
 	}
-	t_end = bench_now_ns();
 	bench_cpu_times(&r->utime[1], &r->stime[1]);
 	socktab_net_stats(x->cli, &st1);
-	for (int i = 0; i < c->threads; i++)
+	t_end = t_start;
+	for (int i = 0; i < c->threads; i++) {
 		pthread_join(x->th[i].tid, NULL);
+		if (x->th[i].t_end > t_end)
+			t_end = x->th[i].t_end; /* the 5 ms poll above would round it up */
+	}
 	pthread_barrier_destroy(&x->ready);
 	pthread_barrier_destroy(&x->go);
 

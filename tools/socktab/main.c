@@ -19,6 +19,8 @@ static void usage(FILE *f)
 		"                 neper tcp_crr between a client net and a server net\n"
 		"  bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|all] [--burst B]\n"
 		"                 established lookups: socktab vs DPDK rte_hash and liburcu lfht\n"
+		"  bench tour [--seed S]\n"
+		"                 every seed experiment and peer in one run (what `make run` runs)\n"
 		"  bench rss [--queues Q] [--occupancy F] [-N CONNECTS] [--seed S]\n"
 		"                 RSS-aware port choice: cost vs a plain connect(), queue hits\n"
 		"  bench udp --connected N [--unconnected M] [--hash4 on|off|both] [-l SECONDS]\n"
@@ -54,10 +56,12 @@ int main(int argc, char **argv)
 			return socktab_cli_bench_crr(argc - 2, argv + 2);
 		if (argc >= 3 && !strcmp(argv[2], "lookup"))
 			return socktab_cli_bench_lookup(argc - 2, argv + 2);
+		if (argc >= 3 && !strcmp(argv[2], "tour"))
+			return socktab_cli_bench_tour(argc - 2, argv + 2);
 		if (argc >= 3 && !strcmp(argv[2], "udp"))
 			return socktab_cli_bench_udp(argc - 2, argv + 2);
 		fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: connect, crr, "
-			"lookup, rss, udp)\n",
+			"lookup, rss, tour, udp)\n",
 			argc >= 3 ? argv[2] : "");
 		return 2;
 	}

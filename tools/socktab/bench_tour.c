@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * socktab bench tour: every seed experiment and every peer, reproduced in one run (what
+ * `make run` runs; well under 90 s on two cores). One row per experiment: what the seed measured
+ * upstream, the pair of configurations socktab compares, and the ratio measured now (after over
+ * before, so > 1 means the seed's change helps here too). Rows:
+ *   000  RCU pre-check before the locked 4-tuple check: crr, linux-6.1 -> linux-6.1 + pre-check
+ *   002  lport added after hashing, one hash per connect(): crr, pre-check + lport inside ->
+ *        pre-check + lport after (= the linux variant)
+ *   001  hashinfo reached through the netns: lookups in a net with its own tables -> a net
+ *        sharing another's tables (socktab always reaches the tables through the net)
+ *   003  UDP 4-tuple hash: `bench udp --connected 500`, hash4 off -> on (run as a child process;
+ *        the row is left out when this build has no `bench udp`)
+ *   peers  socktab's established lookup vs DPDK rte_hash and liburcu cds_lfht (socktab / peer)
+ *   cliff  connect() at 95 % of the range toward one destination, linux -> socktab, and crr at
+ *        -F 20000 (71 %), linux -> socktab
+ * Each figure is one run on this machine; compare ratios, not absolute numbers, with the seeds'
+ * 240-core hosts.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/wait.h>
+
+#include "bench.h"
+#include "cli.h"
+
+struct row {
+	const char *id, *seed, *pair, *bench;
+	double ratio;
+	char note[160];
+	bool skipped;
+};
+
+static void set_row(struct row *r, const char *id, const char *seed, const char *pair,
+		    const char *bench, double ratio)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	r->seed = seed;
+	r->pair = pair;
+	r->bench = bench;
+	r->ratio = ratio;
+}
+
+/* A thread's time per transaction over the ports its connect() examined: the walk's cost per
+ * candidate once the walk dominates (high occupancy). */
+static double ns_per_port(const struct bench_crr_result *r, int threads)
+{
+	return r->throughput > 0 && r->ports_tried_mean > 0
+		       ? threads * 1e9 / r->throughput / r->ports_tried_mean
+		       : 0;
+}
+
+/* Run `socktab bench udp ...` as a child and read hash4_speedup= from its output. */
+static int udp_speedup(uint64_t seed, double *ratio)
+{
+	char cmd[256], line[256];
+	FILE *f;
+	int found = 0, st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "/proc/%d/exe bench udp --connected 500 --hash4 both -l 2 --seed %llu 2>/dev/null",
+		 (int)getpid(), (unsigned long long)seed);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "hash4_speedup=%lf", ratio) == 1)
+			found = 1;
+	st = pclose(f);
+	return found && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -ENOENT;
+}
+
+static int crr(const struct bench_crr_cfg *base, const char *variant, int precheck, int inside,
+	       struct bench_crr_result *r)
+{
+	struct bench_crr_cfg c = *base;
+
+	c.variant = bench_variant_find(variant);
+	c.rcu_precheck = precheck;
+	c.lport_inside = inside;
+	fprintf(stderr, "tour: crr -T %d -F %d --variant %s%s%s\n", c.threads, c.flows, variant,
+		precheck >= 0 ? (precheck ? " --rcu-precheck on" : " --rcu-precheck off") : "",
+		inside >= 0 ? (inside ? " --lport-hash inside" : " --lport-hash after") : "");
+	return bench_crr_run(&c, r);
+}
+
+int socktab_cli_bench_tour(int argc, char **argv)
+{
+	uint64_t seed = (uint64_t)time(NULL), sockets = 250000;
+	double crr_s = 2;
+	struct bench_crr_cfg cc;
+	static struct bench_crr_result a, b, l, s; /* linux-6.1, +pre-check, linux, socktab */
+	struct row rows[8];
+	int nrows = 0, err = 0;
+	uint64_t t0 = bench_now_ns();
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: socktab bench tour [--seed S] [-l CRR_SECONDS] [--sockets N]\n"
+			       "Reproduces every seed experiment and peer comparison in one run "
+			       "(defaults: -l 2, --sockets 250000).\n");
+			return 0;
+		} else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+			seed = strtoull(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "-l") && i + 1 < argc) {
+			crr_s = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--sockets") && i + 1 < argc) {
+			sockets = strtoull(argv[++i], NULL, 0);
+		} else {
+			fprintf(stderr, "bench tour: unknown option '%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	if (!(crr_s > 0 && crr_s <= 60) || sockets < 1000 || sockets > (1u << 24)) {
+		fprintf(stderr, "bench tour: need 0 < -l <= 60 and 1000 <= --sockets <= 2^24\n");
+		return 2;
+	}
+	socktab_thread_register();
+	printf("# socktab bench tour\nseed=%llu\ncrr=-T 2 -F 20000 -l %g --range 32768-60999\n"
+	       "lookup=--sockets %llu\nconnect=--occupancy 0.95 --range 32768-60999\n",
+	       (unsigned long long)seed, crr_s, (unsigned long long)sockets);
+	fflush(stdout);
+
+	/* crr at the seeds' port pressure: four configurations, one run each. */
+	bench_crr_cfg_init(&cc);
+	cc.threads = 2;
+	cc.flows = 20000;
+	cc.seconds = crr_s;
+	cc.seed = seed;
+	if ((err = crr(&cc, "linux-6.1", -1, -1, &a)) || (err = crr(&cc, "linux-6.1", 1, -1, &b)) ||
+	    (err = crr(&cc, "linux", -1, -1, &l)) || (err = crr(&cc, "socktab", -1, -1, &s)))
+		goto out;
+	set_row(&rows[nrows], "000", "RCU pre-check: tcp_crr -F 20000 +35 %",
+				    "linux-6.1 -> +rcu-precheck", "crr -T 2 -F 20000",
+				    b.throughput / a.throughput );
+	snprintf(rows[nrows].note, sizeof(rows[nrows].note),
+		 "%.0f -> %.0f trans/s; ports tried %.0f -> %.0f; ns/port %.0f -> %.0f",
+		 a.throughput, b.throughput, a.ports_tried_mean, b.ports_tried_mean,
+		 ns_per_port(&a, cc.threads), ns_per_port(&b, cc.threads));
+	nrows++;
+	set_row(&rows[nrows], "002", "lport after hash: tcp_crr -F 30000 +129 %",
+				    "lport inside -> after", "crr -T 2 -F 20000",
+				    l.throughput / b.throughput );
+	snprintf(rows[nrows].note, sizeof(rows[nrows].note),
+		 "%.0f -> %.0f trans/s; ports tried %.0f -> %.0f; ns/port %.0f -> %.0f",
+		 b.throughput, l.throughput, b.ports_tried_mean, l.ports_tried_mean,
+		 ns_per_port(&b, cc.threads), ns_per_port(&l, cc.threads));
+	nrows++;
+
+	/* 001: lookups through a net's own tables vs tables shared with another net. */
+	{
+		struct bench_lookup_cfg lc = { .sockets = sockets, .lookups = 2 * sockets,
+					       .burst = 1, .seed = seed };
+		struct bench_lookup_result own, shared, peer;
+
+		if (lc.lookups < 1000000)
+			lc.lookups = 1000000;
+		fprintf(stderr, "tour: lookup --sockets %llu (socktab, shared tables, peers)\n",
+			(unsigned long long)sockets);
+		if ((err = bench_lookup_run(&lc, BENCH_TABLE_SOCKTAB, &own)) ||
+		    (err = bench_lookup_run(&lc, BENCH_TABLE_SOCKTAB_SHARED, &shared)))
+			goto out;
+		set_row(&rows[nrows], "001", "hashinfo via netns: no netperf change",
+					    "own tables -> shared tables", "lookup",
+					    shared.lookups_per_sec / own.lookups_per_sec );
+		snprintf(rows[nrows].note, sizeof(rows[nrows].note),
+			 "%.0f -> %.0f lookups/s; one DRAM miss ~%.0f ns", own.lookups_per_sec,
+			 shared.lookups_per_sec, bench_mem_latency_ns(own.bytes, seed));
+		nrows++;
+
+		double sp;
+
+		fprintf(stderr, "tour: udp --connected 500 --hash4 both\n");
+		set_row(&rows[nrows], "003", "UDP hash4: 500 connected, 6.5x pps",
+					    "hash4 off -> on", "udp --connected 500", 0 );
+		if (udp_speedup(seed, &sp)) {
+			rows[nrows].skipped = true;
+			snprintf(rows[nrows].note, sizeof(rows[nrows].note),
+				 "left out: this build has no working `bench udp`");
+		} else {
+			rows[nrows].ratio = sp;
+			snprintf(rows[nrows].note, sizeof(rows[nrows].note),
+				 "lookups/s with / without hash4");
+		}
+		nrows++;
+
+		for (int t = BENCH_TABLE_RTE_HASH; t <= BENCH_TABLE_LFHT; t++) {
+			const char *name = bench_table_name((enum bench_table)t);
+
+			if (!bench_table_available((enum bench_table)t)) {
+				fprintf(stderr, "tour: peer %s not built in; row left out\n", name);
+				continue;
+			}
+			if ((err = bench_lookup_run(&lc, (enum bench_table)t, &peer)))
+				goto out;
+			set_row(&rows[nrows], "peer", t == BENCH_TABLE_RTE_HASH
+							? "DPDK rte_hash (lock-free readers)"
+							: "liburcu cds_lfht",
+						    t == BENCH_TABLE_RTE_HASH ? "rte_hash -> socktab"
+									      : "lfht -> socktab",
+						    "lookup",
+						    own.lookups_per_sec / peer.lookups_per_sec );
+			snprintf(rows[nrows].note, sizeof(rows[nrows].note),
+				 "%.0f vs %.0f lookups/s; %.0f vs %.0f MB", own.lookups_per_sec,
+				 peer.lookups_per_sec, own.bytes / 1048576.0, peer.bytes / 1048576.0);
+			nrows++;
+		}
+	}
+
+	/* The connect() cliff: 95 % of the range toward one destination. */
+	{
+		double ln, lt, sn, st;
+
+		fprintf(stderr, "tour: connect --occupancy 0.95 (linux, socktab)\n");
+		if ((err = bench_connect_measure(bench_variant_find("linux"), 32768, 60999, 0.95, 300,
+						 3, seed, &ln, &lt)) ||
+		    (err = bench_connect_measure(bench_variant_find("socktab"), 32768, 60999, 0.95,
+						 3000, 3, seed, &sn, &st)))
+			goto out;
+		set_row(&rows[nrows], "cliff", "connect() walk at 95 % occupancy (issue 6)",
+					    "linux -> socktab", "connect --occupancy 0.95",
+					    ln / sn );
+		snprintf(rows[nrows].note, sizeof(rows[nrows].note),
+			 "%.0f -> %.0f ns per connect(); ports tried %.0f -> %.0f", ln, sn, lt, st);
+		nrows++;
+		set_row(&rows[nrows], "cliff", "the same under tcp_crr at 71 % (issue 6)",
+					    "linux -> socktab", "crr -T 2 -F 20000",
+					    s.throughput / l.throughput );
+		snprintf(rows[nrows].note, sizeof(rows[nrows].note),
+			 "%.0f -> %.0f trans/s; ports tried %.0f -> %.0f", l.throughput,
+			 s.throughput, l.ports_tried_mean, s.ports_tried_mean);
+		nrows++;
+	}
+out:
+	socktab_thread_unregister();
+	if (err) {
+		fprintf(stderr, "bench tour: %s\n", strerror(-err));
+		return 1;
+	}
+	for (int i = 0; i < nrows; i++) {
+		if (rows[i].skipped)
+			printf("\nrow=%s\nskipped=%s\n", rows[i].id, rows[i].note);
+		else
+			printf("\nrow=%s\npair=%s\nbench=%s\nratio=%.2f\n", rows[i].id, rows[i].pair,
+			       rows[i].bench, rows[i].ratio);
+	}
+	printf("\n%-5s | %-42s | %-28s | %-24s | %7s | %s\n", "row", "what the seed measured",
+	       "pair (before -> after)", "socktab bench", "ratio", "figures");
+	for (int i = 0; i < nrows; i++) {
+		if (rows[i].skipped)
+			printf("%-5s | %-42s | %-28s | %-24s | %7s | %s\n", rows[i].id, rows[i].seed,
+			       rows[i].pair, rows[i].bench, "-", rows[i].note);
+		else
+			printf("%-5s | %-42s | %-28s | %-24s | %6.2fx | %s\n", rows[i].id,
+			       rows[i].seed, rows[i].pair, rows[i].bench, rows[i].ratio,
+			       rows[i].note);
+	}
+	printf("\ntour_seconds=%.1f\n", (double)(bench_now_ns() - t0) / 1e9);
+	return 0;
+}
