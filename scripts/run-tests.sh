@@ -63,6 +63,7 @@ echo "== plain build (gcc, -Werror)"
 step "build (gcc)" setup build
 for t in $UNITS; do run "unit/$t" build/$t; done
 run "unit/test_alloc_fail (every allocation fails once)" build/test_alloc_fail
+run "unit/test_hashflood (adversarial 4-tuples)" build/test_hashflood
 run "stress/stress_ehash (plain, 3 s)" build/stress_ehash --duration 3
 run "stress/stress_udp (plain, 3 s)" build/stress_udp --duration 3
 
@@ -124,6 +125,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in $UNITS; do run "unit/$t (asan+ubsan)" build-asan/$t; done
 run "unit/test_alloc_fail (asan+ubsan, LSan)" build-asan/test_alloc_fail
+run "unit/test_hashflood (asan+ubsan)" build-asan/test_hashflood
 run "stress/stress_ehash (asan+ubsan, 3 s)" build-asan/stress_ehash --duration 3
 run "stress/stress_udp (asan+ubsan, 3 s)" build-asan/stress_udp --duration 3
 
