@@ -514,4 +514,7 @@ int socktab__udp_setsockopt(struct socktab_sock *sk, int level, int optname, con
 int socktab__udp_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len, bool peer);
 void socktab__udp_init_sock(struct socktab_sock *sk);
 
+/* Compile-time cache-line budget of the structs above (issue 7). */
+#include "layout.h"
+
 #endif /* SOCKTAB_INTERNAL_H */
