@@ -48,7 +48,7 @@ step() {
 	fi
 }
 
-UNITS="test_connect test_bind test_ehash test_timewait test_api test_listen test_nocliff test_udp"
+UNITS="test_connect test_bind test_ehash test_timewait test_api test_listen test_nocliff test_udp test_burst"
 
 setup() { # dir, extra meson args...
 	local dir=$1

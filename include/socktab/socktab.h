@@ -337,6 +337,27 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
 					uint16_t sport, const void *daddr, uint16_t dport);
 
+/* An IPv4 segment's addresses and ports, network byte order: source = the remote peer. */
+struct socktab_tuple4 {
+	uint32_t saddr, daddr;
+	uint16_t sport, dport;
+};
+
+/* socktab_lookup_tcp_burst() flag: established and TIME_WAIT entries only, no listeners. */
+#define SOCKTAB_LOOKUP_ESTABLISHED 1u
+
+/*
+ * Burst form of socktab_lookup_tcp4() (or of socktab_lookup_established4() with
+ * SOCKTAB_LOOKUP_ESTABLISHED): out[i] is the socket for keys[i], with a reference held, or NULL.
+ * The batch is hashed and its slots and first entries prefetched before any chain is walked, so
+ * the cache misses of different keys overlap. Returns how many keys were found, or -EINVAL (NULL
+ * net, NULL arrays with n > 0, unknown flag).
+ * Context: registered thread; enters the RCU read side itself (callers may already be inside
+ * one). Each out[i] must be released with socktab_sock_put().
+ */
+int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
+			     unsigned int n, struct socktab_sock **out, unsigned int flags);
+
 /*
  * Drop a reference returned by a lookup. Context: any registered thread.
  */
