@@ -29,6 +29,8 @@ struct bench_crr_cfg {
 struct bench_crr_result {
 	uint64_t transactions, connect_errors, wire_errors;
 	double elapsed_s, throughput, correlation, ports_tried_mean;
+	uint64_t ports_tried, connects; /* raw counts behind ports_tried_mean */
+	int rounds;                     /* runs merged into this result */
 	double utime[2], stime[2];
 	int num_samples;
 	struct bench_histo histo;
@@ -36,8 +38,11 @@ struct bench_crr_result {
 };
 
 void bench_crr_cfg_init(struct bench_crr_cfg *c);
-/* 0 or a negative errno (message on stderr). */
+/* One run: fresh nets, set-up, warm-up, measurement. 0 or a negative errno (message on stderr). */
 int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r);
+/* Add run @r into @acc (zeroed before the first): counts and histograms add up, throughput is
+ * weighted by time, CPU times add up (acc's start values are the first run's). */
+void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result *r);
 
 /* ---- connect (bench_connect.c) ---- */
 /* Mean connect() ns and ports tried at occupancy @occ, measured as `bench connect` does. */

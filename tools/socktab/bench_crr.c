@@ -488,8 +488,11 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 
 		/* Failed connects examine candidates too: count them in the mean. */
 		connects += r->connect_errors;
+		r->ports_tried = tried;
+		r->connects = connects;
 		r->ports_tried_mean = connects ? (double)tried / (double)connects : 0;
 	}
+	r->rounds = 1;
 	r->rcu_precheck = c->rcu_precheck >= 0 ? c->rcu_precheck
 					       : bench_variants[c->variant].v != SOCKTAB_VARIANT_LINUX_6_1;
 	r->lport_inside = c->lport_inside >= 0 ? c->lport_inside
@@ -510,6 +513,31 @@ out_nets:
 	return err;
 }
 
+void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result *r)
+{
+	if (!acc->rounds) {
+		*acc = *r;
+		return;
+	}
+	double tp = acc->throughput * acc->elapsed_s + r->throughput * r->elapsed_s;
+
+	acc->transactions += r->transactions;
+	acc->connect_errors += r->connect_errors;
+	acc->wire_errors += r->wire_errors;
+	acc->elapsed_s += r->elapsed_s;
+	acc->throughput = acc->elapsed_s > 0 ? tp / acc->elapsed_s : 0;
+	if (r->correlation < acc->correlation)
+		acc->correlation = r->correlation;
+	acc->ports_tried += r->ports_tried;
+	acc->connects += r->connects;
+	acc->ports_tried_mean = acc->connects ? (double)acc->ports_tried / (double)acc->connects : 0;
+	acc->utime[1] += r->utime[1] - r->utime[0];
+	acc->stime[1] += r->stime[1] - r->stime[0];
+	acc->num_samples += r->num_samples;
+	bench_histo_merge(&acc->histo, &r->histo);
+	acc->rounds += r->rounds;
+}
+
 /* ---- CLI ---- */
 
 static void help(void)
@@ -519,11 +547,14 @@ static void help(void)
 	       "                         [--variant socktab|linux|linux-6.1|all]\n"
 	       "                         [--rcu-precheck on|off] [--lport-hash inside|after]\n"
 	       "                         [--time-wait] [-p 50,90,99] [--seed S] [--json]\n"
-	       "                         [--plot FILE.png]\n"
+	       "                         [--rounds R] [--plot FILE.png]\n"
 	       "defaults: -T 1 -F 1 -l 3 --range 32768-60999 --variant all -p 50,90,99\n"
+	       "          --rounds 3 when several variants or flow counts run, else 1\n"
 	       "neper tcp_crr over two socktab nets (client, server); prints neper's client keys,\n"
 	       "then ports_tried_mean. --sweep runs each flow count; --plot draws throughput vs\n"
-	       "flows, one line per variant (gnuplot).\n");
+	       "flows, one line per variant (gnuplot). With R rounds, -l and -N are split over R\n"
+	       "runs per row, visited in turn (fresh nets each), so load bursts on a shared\n"
+	       "machine spread over every row; each row's figures merge its rounds.\n");
 }
 
 static int on_off(const char *v, const char *a, const char *b)
@@ -549,9 +580,10 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_dbl(o, "occupancy", "%.4f", (double)c->flows / (c->hi - c->lo + 1));
 	bench_out_str(o, "close", c->time_wait ? "fin_time_wait" : "rst");
 	if (c->transactions)
-		bench_out_u64(o, "test_transactions", c->transactions);
+		bench_out_u64(o, "test_transactions", c->transactions * (uint64_t)r->rounds);
 	else
-		bench_out_dbl(o, "test_length", "%.3f", c->seconds);
+		bench_out_dbl(o, "test_length", "%.3f", c->seconds * r->rounds);
+	bench_out_u64(o, "rounds", (uint64_t)r->rounds);
 	bench_out_dbl(o, "utime_start", "%.6f", r->utime[0]);
 	bench_out_dbl(o, "utime_end", "%.6f", r->utime[1]);
 	bench_out_dbl(o, "stime_start", "%.6f", r->stime[0]);
@@ -581,7 +613,7 @@ int socktab_cli_bench_crr(int argc, char **argv)
 	struct bench_out o = { 0 };
 	const char *variant = "all", *plot = NULL;
 	double pct[16] = { 50, 90, 99 };
-	int npct = 3, flows[BENCH_PLOT_MAX_POINTS], nflows = 0;
+	int npct = 3, flows[BENCH_PLOT_MAX_POINTS], nflows = 0, rounds = 0;
 
 	bench_crr_cfg_init(&c);
 	c.seed = (uint64_t)time(NULL);
@@ -658,6 +690,12 @@ int socktab_cli_bench_crr(int argc, char **argv)
 			c.seed = strtoull(v, NULL, 0), i++;
 		} else if (!strcmp(a, "--plot")) {
 			plot = v, i++;
+		} else if (!strcmp(a, "--rounds")) {
+			rounds = atoi(v), i++;
+			if (rounds < 1 || rounds > 100) {
+				fprintf(stderr, "bench crr: bad --rounds '%s'\n", v);
+				return 2;
+			}
 		} else {
 			fprintf(stderr, "bench crr: unknown option '%s'\n", a);
 			return 2;
@@ -674,18 +712,37 @@ int socktab_cli_bench_crr(int argc, char **argv)
 		fprintf(stderr, "bench crr: unknown variant '%s'\n", variant);
 		return 2;
 	}
-	static struct bench_crr_result res[3][BENCH_PLOT_MAX_POINTS];
+	static struct bench_crr_result res[3][BENCH_PLOT_MAX_POINTS], one;
 	int rc = 0;
+	struct bench_progress prog;
 
+	if (!rounds)
+		rounds = nv * nflows > 1 ? 3 : 1;
+	if (c.transactions && c.transactions < (uint64_t)rounds)
+		rounds = (int)c.transactions;
+	c.seconds /= rounds;
+	c.transactions /= (uint64_t)rounds;
+	c.progress = false;
+	bench_progress_init(&prog, 1500000000ull);
 	socktab_thread_register();
+	for (int rd = 0; rd < rounds && !rc; rd++)
+		for (int b = 0; b < nflows && !rc; b++)
+			for (int a = 0; a < nv && !rc; a++) {
+				c.flows = flows[b];
+				c.variant = vsel[a];
+				if (bench_crr_run(&c, &one))
+					rc = 1;
+				else
+					bench_crr_merge(&res[a][b], &one);
+				bench_progress(&prog, "crr round %d/%d: %s -F %d: %.0f trans/s", rd + 1,
+					       rounds, bench_variants[vsel[a]].name, flows[b],
+					       one.throughput);
+			}
 	for (int b = 0; b < nflows && !rc; b++)
-		for (int a = 0; a < nv && !rc; a++) {
+		for (int a = 0; a < nv; a++) {
 			c.flows = flows[b];
 			c.variant = vsel[a];
-			if (bench_crr_run(&c, &res[a][b]))
-				rc = 1;
-			else
-				print_result(&o, &c, &res[a][b], pct, npct);
+			print_result(&o, &c, &res[a][b], pct, npct);
 		}
 	bench_out_finish(&o);
 	socktab_thread_unregister();
