@@ -251,6 +251,9 @@ static int deliver_syn(struct socktab_sock *sk)
 		/* RST: tcp_done() sets CLOSE; the failing blocking connect() then runs
 		 * tcp_disconnect(), which clears the end of stream again: not readable. */
 		socktab_set_state(sk, SOCKTAB_TCP_CLOSE);
+		/* The RST's ECONNREFUSED replaces any pending error, and connect() returning
+		 * it consumes it (sock_error): SO_ERROR reads 0 afterwards. */
+		P(sk)->so_error = 0;
 		return -ECONNREFUSED;
 	}
 	if (socktab_get_state(found) != SOCKTAB_TCP_LISTEN) {
