@@ -65,16 +65,21 @@ struct bench_lookup_cfg {
 	int burst;      /* 1: single lookups */
 	int misses_pct; /* share of lookups for keys not in the table */
 	uint64_t seed;
+	int rounds;     /* timed rounds per table, tables in turn; the median counts */
 	bool progress;
 };
 struct bench_lookup_result {
 	double lookups_per_sec, ns_per_lookup;
 	uint64_t hits, bytes; /* hits seen; memory the table took (RSS delta) */
 	bool burst_native;    /* the table's own batch lookup was used */
+	int rounds;
 };
 /* Build table @t with the cfg's sockets, time its lookups. 0 or negative errno. */
 int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,
 		     struct bench_lookup_result *r);
+/* Build the @n tables @t, then time them in turn (c->rounds rounds); r[i] for t[i]. */
+int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_table *t, int n,
+			  struct bench_lookup_result *r);
 /* Mean ns of one dependent load in a random pointer chase over @bytes. */
 double bench_mem_latency_ns(uint64_t bytes, uint64_t seed);
 

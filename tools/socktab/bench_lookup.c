@@ -8,8 +8,10 @@
  * is random. socktab gets them as children of a listener (socktab_sock_new_child, then
  * ESTABLISHED) in a net whose ehash has one slot per socket; each peer gets (key -> a 64-byte
  * object standing for the socket). Then one stream of lookups, the same keys in the same order
- * for every table, --misses PCT of them for keys that are not there, is timed once per table on
- * one thread. The result of each hit is read once: socktab returns the socket its walk already
+ * for every table, --misses PCT of them for keys that are not there, is timed on one thread:
+ * every table is built first, then the tables are timed in turn, R rounds of L/R lookups each,
+ * and each table's figure is its median round (a burst of load on a shared machine hits every
+ * table alike). The result of each hit is read once: socktab returns the socket its walk already
  * read; a peer returns a pointer the caller must follow, as a stack would follow it to the
  * socket. socktab's lookup also takes and drops a reference (the API's contract); the peers take
  * none (their readers rely on RCU or on quiescent writers).
@@ -249,78 +251,136 @@ static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct p
 	return hits + (sum & 0); /* sum keeps the loads */
 }
 
-int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,
-		     struct bench_lookup_result *r)
+/* A built table of any kind. */
+struct built {
+	enum bench_table t;
+	struct st_table st;
+	const struct peer_ops *ops;
+	void *tab;
+	struct obj *objs;
+};
+
+static int build(const struct bench_lookup_cfg *c, enum bench_table t, struct built *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->t = t;
+	if (t == BENCH_TABLE_SOCKTAB || t == BENCH_TABLE_SOCKTAB_SHARED)
+		return st_build(c, t == BENCH_TABLE_SOCKTAB_SHARED, &b->st);
+	b->ops = peer_of(t);
+	if (!b->ops)
+		return -ENOTSUP;
+	if (!(b->objs = calloc(c->sockets, sizeof(*b->objs))) ||
+	    !(b->tab = b->ops->create(c->sockets)))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < c->sockets; i++) {
+		struct peer_key k;
+		int err;
+
+		key_of(i, c->seed, &k);
+		b->objs[i].word[0] = i;
+		if ((err = b->ops->insert(b->tab, &k, &b->objs[i]))) {
+			fprintf(stderr, "bench lookup: %s insert %llu: %s\n", b->ops->name,
+				(unsigned long long)i, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void unbuild(struct built *b)
+{
+	if (b->t == BENCH_TABLE_SOCKTAB || b->t == BENCH_TABLE_SOCKTAB_SHARED) {
+		st_free(&b->st);
+		return;
+	}
+	if (b->tab)
+		b->ops->destroy(b->tab);
+	free(b->objs);
+}
+
+static uint64_t pass(const struct built *b, const struct peer_key *q, uint64_t n, int burst,
+		     bool *native)
+{
+	if (b->ops)
+		return peer_lookups(b->ops, b->tab, q, n, burst, native);
+	*native = burst > 1;
+	return st_lookups(b->st.net, q, n, burst);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define MAX_ROUNDS 64
+
+int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_table *t, int n,
+			  struct bench_lookup_result *r)
 {
 	struct peer_key *q = malloc(c->lookups * sizeof(*q));
-	uint64_t expect, rss0, t0 = 0, t1 = 0;
-	int err = 0;
+	struct built b[BENCH_TABLE_COUNT];
+	double rate[BENCH_TABLE_COUNT][MAX_ROUNDS];
+	int rounds = c->rounds < 1 ? 1 : c->rounds > MAX_ROUNDS ? MAX_ROUNDS : c->rounds;
+	uint64_t expect, per = c->lookups / (uint64_t)rounds;
+	int err = 0, nb = 0;
 
-	memset(r, 0, sizeof(*r));
-	if (!q)
+	if (!q || n > BENCH_TABLE_COUNT) {
+		free(q);
 		return -ENOMEM;
-	expect = make_queries(c, q);
-	rss0 = bench_rss_bytes();
-	if (t == BENCH_TABLE_SOCKTAB || t == BENCH_TABLE_SOCKTAB_SHARED) {
-		struct st_table st = { 0 };
-
-		err = st_build(c, t == BENCH_TABLE_SOCKTAB_SHARED, &st);
-		if (!err) {
-			r->bytes = bench_rss_bytes() - rss0;
-			st_lookups(st.net, q, c->lookups < 100000 ? c->lookups : 100000,
-				   c->burst); /* warm */
-			t0 = bench_now_ns();
-			r->hits = st_lookups(st.net, q, c->lookups, c->burst);
-			r->burst_native = c->burst > 1;
-			t1 = bench_now_ns();
-		}
-		st_free(&st);
-	} else {
-		const struct peer_ops *ops = peer_of(t);
-		struct obj *objs = NULL;
-		void *tab = NULL;
-
-		if (!ops)
-			err = -ENOTSUP;
-		if (!err && (!(objs = calloc(c->sockets, sizeof(*objs))) ||
-			     !(tab = ops->create(c->sockets))))
-			err = -ENOMEM;
-		for (uint64_t i = 0; !err && i < c->sockets; i++) {
-			struct peer_key k;
-
-			key_of(i, c->seed, &k);
-			objs[i].word[0] = i;
-			err = ops->insert(tab, &k, &objs[i]);
-			if (err)
-				fprintf(stderr, "bench lookup: %s insert %llu: %s\n", ops->name,
-					(unsigned long long)i, strerror(-err));
-		}
-		if (!err) {
-			bool native = false;
-
-			r->bytes = bench_rss_bytes() - rss0;
-			peer_lookups(ops, tab, q, c->lookups < 100000 ? c->lookups : 100000, c->burst,
-				     &native);
-			t0 = bench_now_ns();
-			r->hits = peer_lookups(ops, tab, q, c->lookups, c->burst, &native);
-			t1 = bench_now_ns();
-			r->burst_native = native;
-		}
-		if (tab)
-			ops->destroy(tab);
-		free(objs);
 	}
+	{
+		struct bench_lookup_cfg timed = *c;
+
+		timed.lookups = per * (uint64_t)rounds; /* the queries the rounds time */
+		expect = make_queries(&timed, q);
+	}
+	/* Build every table first (each one's memory is the RSS it added), then time them in
+	 * turn, round after round, so a burst of load on a shared machine hits all of them. */
+	for (int i = 0; i < n && !err; i++) {
+		uint64_t rss0 = bench_rss_bytes();
+
+		memset(&r[i], 0, sizeof(r[i]));
+		err = build(c, t[i], &b[i]);
+		nb++;
+		r[i].bytes = bench_rss_bytes() - rss0;
+		if (!err) /* warm the code and the first chains */
+			pass(&b[i], q, c->lookups < 100000 ? c->lookups : 100000, c->burst,
+			     &r[i].burst_native);
+	}
+	for (int rd = 0; rd < rounds && !err; rd++)
+		for (int i = 0; i < n; i++) {
+			const struct peer_key *qq = q + (uint64_t)rd * per;
+			uint64_t t0 = bench_now_ns();
+
+			r[i].hits += pass(&b[i], qq, per, c->burst, &r[i].burst_native);
+			rate[i][rd] = (double)per * 1e9 / (double)(bench_now_ns() - t0);
+		}
+	for (int i = 0; i < nb; i++)
+		unbuild(&b[i]);
 	free(q);
 	if (err)
 		return err;
-	r->ns_per_lookup = (double)(t1 - t0) / (double)c->lookups;
-	r->lookups_per_sec = 1e9 / r->ns_per_lookup;
-	if (r->hits != expect) {
-		fprintf(stderr, "bench lookup: %s found %llu of %llu keys\n", table_names[t],
-			(unsigned long long)r->hits, (unsigned long long)expect);
-		return -EIO;
+	for (int i = 0; i < n; i++) {
+		qsort(rate[i], (size_t)rounds, sizeof(double), cmp_dbl);
+		r[i].lookups_per_sec = rate[i][rounds / 2];
+		r[i].ns_per_lookup = 1e9 / r[i].lookups_per_sec;
+		r[i].rounds = rounds;
+		if (r[i].hits != expect) {
+			fprintf(stderr, "bench lookup: %s found %llu of %llu keys\n",
+				table_names[t[i]], (unsigned long long)r[i].hits,
+				(unsigned long long)expect);
+			return -EIO;
+		}
 	}
 	return 0;
+}
+
+int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,
+		     struct bench_lookup_result *r)
+{
+	return bench_lookup_run_many(c, &t, 1, r);
 }
 
 double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
@@ -375,8 +435,10 @@ static void help(void)
 {
 	printf("usage: socktab bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|all]\n"
 	       "                            [--lookups L] [--burst B] [--misses PCT] [--seed S]\n"
-	       "                            [--json]\n"
+	       "                            [--rounds R] [--json]\n"
 	       "defaults: --sockets 1000000 --peer all --lookups 2*N (1M..4M) --burst 1 --misses 0\n"
+	       "          --rounds 5 (every table is built first, then timed in turn R times on\n"
+	       "          L/R lookups each; lookups_per_sec is the median round)\n"
 	       "Prints lookups_per_sec per table, ratio_vs_<peer>= (socktab's rate over the "
 	       "peer's)\nand mem_latency_ns= (a pointer chase over as much memory as socktab's "
 	       "table).\nPeers built in: rte_hash %s, lfht %s; socktab-shared (a net sharing "
@@ -387,7 +449,7 @@ static void help(void)
 
 int socktab_cli_bench_lookup(int argc, char **argv)
 {
-	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1 };
+	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5 };
 	struct bench_out o = { 0 };
 	const char *peer = "all";
 	bool sel[BENCH_TABLE_COUNT] = { 0 };
@@ -418,14 +480,17 @@ int socktab_cli_bench_lookup(int argc, char **argv)
 			c.misses_pct = atoi(v), i++;
 		} else if (!strcmp(a, "--seed")) {
 			c.seed = strtoull(v, NULL, 0), i++;
+		} else if (!strcmp(a, "--rounds")) {
+			c.rounds = atoi(v), i++;
 		} else {
 			fprintf(stderr, "bench lookup: unknown option '%s'\n", a);
 			return 2;
 		}
 	}
 	if (c.sockets < 1 || c.sockets > (1u << 26) || c.burst < 1 || c.burst > 256 ||
-	    c.misses_pct < 0 || c.misses_pct > 100) {
-		fprintf(stderr, "bench lookup: need 1 <= N <= 2^26, 1 <= B <= 256, 0 <= PCT <= 100\n");
+	    c.misses_pct < 0 || c.misses_pct > 100 || c.rounds < 1 || c.rounds > 64) {
+		fprintf(stderr, "bench lookup: need 1 <= N <= 2^26, 1 <= B <= 256, 0 <= PCT <= 100, "
+				"1 <= R <= 64\n");
 		return 2;
 	}
 	if (!c.lookups) {
@@ -456,18 +521,26 @@ int socktab_cli_bench_lookup(int argc, char **argv)
 	bench_out_u64(&o, "lookups", c.lookups);
 	bench_out_u64(&o, "burst", (uint64_t)c.burst);
 	bench_out_u64(&o, "misses_pct", (uint64_t)c.misses_pct);
+	bench_out_u64(&o, "rounds", (uint64_t)c.rounds);
 	bench_out_str(&o, "keys", "ipv4 established, local 127.0.0.1:80, random remote");
 	bench_out_end(&o);
+	enum bench_table which[BENCH_TABLE_COUNT];
+	struct bench_lookup_result got[BENCH_TABLE_COUNT];
+	int nw = 0, err;
+
+	for (int t = 0; t < BENCH_TABLE_COUNT; t++)
+		if (sel[t])
+			which[nw++] = (enum bench_table)t;
+	if ((err = bench_lookup_run_many(&c, which, nw, got))) {
+		fprintf(stderr, "bench lookup: %s\n", strerror(-err));
+		socktab_thread_unregister();
+		return 1;
+	}
+	for (int i = 0; i < nw; i++)
+		res[which[i]] = got[i];
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
 		if (!sel[t])
 			continue;
-		int err = bench_lookup_run(&c, (enum bench_table)t, &res[t]);
-
-		if (err) {
-			fprintf(stderr, "bench lookup: %s: %s\n", table_names[t], strerror(-err));
-			socktab_thread_unregister();
-			return 1;
-		}
 		bench_out_begin(&o);
 		bench_out_str(&o, "peer", table_names[t]);
 		bench_out_dbl(&o, "lookups_per_sec", "%.0f", res[t].lookups_per_sec);

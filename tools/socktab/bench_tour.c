@@ -160,32 +160,42 @@ int socktab_cli_bench_tour(int argc, char **argv)
 		 ns_per_port(&b, cc.threads), ns_per_port(&l, cc.threads));
 	nrows++;
 
-	/* 001: lookups through a net's own tables vs tables shared with another net. */
+	/* 001 and the peers: every table built, then timed in turn (median of 5 rounds). */
 	{
 		struct bench_lookup_cfg lc = { .sockets = sockets, .lookups = 2 * sockets,
-					       .burst = 1, .seed = seed };
-		struct bench_lookup_result own, shared, peer;
+					       .burst = 1, .seed = seed, .rounds = 5 };
+		enum bench_table which[BENCH_TABLE_COUNT];
+		struct bench_lookup_result got[BENCH_TABLE_COUNT];
+		int nw = 0;
+		double sp;
 
 		if (lc.lookups < 1000000)
 			lc.lookups = 1000000;
+		for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
+			if (bench_table_available((enum bench_table)t))
+				which[nw++] = (enum bench_table)t;
+			else
+				fprintf(stderr, "tour: peer %s not built in; its row is left out\n",
+					bench_table_name((enum bench_table)t));
+		}
 		fprintf(stderr, "tour: lookup --sockets %llu (socktab, shared tables, peers)\n",
 			(unsigned long long)sockets);
-		if ((err = bench_lookup_run(&lc, BENCH_TABLE_SOCKTAB, &own)) ||
-		    (err = bench_lookup_run(&lc, BENCH_TABLE_SOCKTAB_SHARED, &shared)))
+		if ((err = bench_lookup_run_many(&lc, which, nw, got)))
 			goto out;
+		/* which[0] and which[1] are always socktab and socktab-shared. */
+		struct bench_lookup_result *own = &got[0], *shared = &got[1];
+
 		set_row(&rows[nrows], "001", "hashinfo via netns: no netperf change",
-					    "own tables -> shared tables", "lookup",
-					    shared.lookups_per_sec / own.lookups_per_sec );
+			"own tables -> shared tables", "lookup", shared->lookups_per_sec /
+								 own->lookups_per_sec);
 		snprintf(rows[nrows].note, sizeof(rows[nrows].note),
-			 "%.0f -> %.0f lookups/s; one DRAM miss ~%.0f ns", own.lookups_per_sec,
-			 shared.lookups_per_sec, bench_mem_latency_ns(own.bytes, seed));
+			 "%.0f -> %.0f lookups/s; one DRAM miss ~%.0f ns", own->lookups_per_sec,
+			 shared->lookups_per_sec, bench_mem_latency_ns(own->bytes, seed));
 		nrows++;
 
-		double sp;
-
 		fprintf(stderr, "tour: udp --connected 500 --hash4 both\n");
-		set_row(&rows[nrows], "003", "UDP hash4: 500 connected, 6.5x pps",
-					    "hash4 off -> on", "udp --connected 500", 0 );
+		set_row(&rows[nrows], "003", "UDP hash4: 500 connected, 6.5x pps", "hash4 off -> on",
+			"udp --connected 500", 0);
 		if (udp_speedup(seed, &sp)) {
 			rows[nrows].skipped = true;
 			snprintf(rows[nrows].note, sizeof(rows[nrows].note),
@@ -197,25 +207,18 @@ int socktab_cli_bench_tour(int argc, char **argv)
 		}
 		nrows++;
 
-		for (int t = BENCH_TABLE_RTE_HASH; t <= BENCH_TABLE_LFHT; t++) {
-			const char *name = bench_table_name((enum bench_table)t);
+		for (int i = 2; i < nw; i++) {
+			struct bench_lookup_result *peer = &got[i];
+			bool rte = which[i] == BENCH_TABLE_RTE_HASH;
 
-			if (!bench_table_available((enum bench_table)t)) {
-				fprintf(stderr, "tour: peer %s not built in; row left out\n", name);
-				continue;
-			}
-			if ((err = bench_lookup_run(&lc, (enum bench_table)t, &peer)))
-				goto out;
-			set_row(&rows[nrows], "peer", t == BENCH_TABLE_RTE_HASH
-							? "DPDK rte_hash (lock-free readers)"
-							: "liburcu cds_lfht",
-						    t == BENCH_TABLE_RTE_HASH ? "rte_hash -> socktab"
-									      : "lfht -> socktab",
-						    "lookup",
-						    own.lookups_per_sec / peer.lookups_per_sec );
+			set_row(&rows[nrows], "peer",
+				rte ? "DPDK rte_hash (lock-free readers)" : "liburcu cds_lfht",
+				rte ? "rte_hash -> socktab" : "lfht -> socktab", "lookup",
+				own->lookups_per_sec / peer->lookups_per_sec);
 			snprintf(rows[nrows].note, sizeof(rows[nrows].note),
-				 "%.0f vs %.0f lookups/s; %.0f vs %.0f MB", own.lookups_per_sec,
-				 peer.lookups_per_sec, own.bytes / 1048576.0, peer.bytes / 1048576.0);
+				 "%.0f vs %.0f lookups/s; %.0f vs %.0f MB", own->lookups_per_sec,
+				 peer->lookups_per_sec, own->bytes / 1048576.0,
+				 peer->bytes / 1048576.0);
 			nrows++;
 		}
 	}
