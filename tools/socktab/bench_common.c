@@ -261,7 +261,7 @@ int bench_plot_png(const struct bench_plot *pl, const char *png)
 	if (!f)
 		return -1;
 	fprintf(f,
-		"set terminal pngcairo size 800,500 font ',10'\n"
+		"set terminal pngcairo noenhanced size 800,500 font ',10'\n"
 		"set output '%s'\n"
 		"set title '%s'\nset xlabel '%s'\nset ylabel '%s'\n"
 		"set grid\nset key top left\n%s%s"
