@@ -266,7 +266,9 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 		socktab__unlock(&sk->lock);
 		return 0;
 	}
-	if (st != SOCKTAB_TCP_CLOSE) {
+	/* inet_listen: only an unconnected socket; one that got connected stays SS_CONNECTED
+	 * after a reset (replay --random found this). */
+	if (st != SOCKTAB_TCP_CLOSE || sk->sock_connected) {
 		socktab__unlock(&sk->lock);
 		return -EINVAL;
 	}
