@@ -83,6 +83,7 @@ struct mnet {
 struct msock {
 	struct socktab_sock *sk;
 	int net;
+	bool udp;
 };
 
 /* A 4-tuple as lookups take it: remote = packet source, local = packet destination. */
@@ -105,6 +106,7 @@ static struct mtw tws[MAX_TW];
 static int ntw;
 static int cur_op;
 static bool trace; /* FUZZ_API_TRACE=1: print every call (for reading a saved crash input) */
+static uint64_t udp_autobind_kept; /* failed UDP connects that kept their autobind port */
 static uint64_t port_bits[65536 / 64];
 static uint16_t ports_marked[MAX_SOCKS + MAX_TW];
 static int nports;
@@ -356,6 +358,8 @@ static void check_result(int n, struct socktab_sock *f, const struct tuple *t, b
 	struct tuple nt = *t;
 
 	normalize(&nt);
+	if (i >= 0 && socks[i].udp)
+		violation("a TCP lookup returned a UDP socket");
 	if (i >= 0 ? socks[i].net != n
 		   : RD(f->state) != SOCKTAB_TCP_TIME_WAIT || listener || find_tw(n, &nt) < 0)
 		violation("lookup returned a socket the model does not know (state %d)",
@@ -380,15 +384,57 @@ static void clear_ports(void)
 		port_bits[ports_marked[--nports] / 64] = 0;
 }
 
+/*
+ * A UDP socket: in the port table exactly while it has a local port; when connected, a lookup
+ * from its peer finds a socket on its local port (this one, or an equal-scoring twin bound with
+ * SO_REUSEADDR/SO_REUSEPORT). Counts what socktab_udp_stats() must say.
+ */
+static void check_udp_sock(int n, int i, uint64_t *hashed, uint64_t *hashed4)
+{
+	struct socktab_sock *sk = socks[i].sk, *f;
+	struct tuple t;
+	struct sockaddr_storage l;
+	socklen_t ll = sizeof(l);
+	bool h1 = socktab__hnode_hashed(&sk->udp_node1);
+
+	if (socktab_get_state(sk) <= 0)
+		violation("open UDP socket %d has state %d", i, socktab_get_state(sk));
+	if (socktab_getsockname(sk, (struct sockaddr *)&l, &ll))
+		violation("UDP socket %d has no name", i);
+	*hashed += h1;
+	*hashed4 += sk->udp_hashed4;
+	if (h1 != (socktab__sk_num(sk) != 0))
+		violation("UDP socket %d: hashed %d with local port %u", i, h1, socktab__sk_num(sk));
+	if (!sock_tuple(sk, &t))
+		return; /* not connected */
+	if (!h1)
+		violation("connected UDP socket %d holds no port", i);
+	if (t.family == AF_INET)
+		f = socktab_lookup_udp4(nets[n].net, t.raddr.s6_addr32[3], t.rport,
+					t.laddr.s6_addr32[3], t.lport);
+	else
+		f = socktab_lookup_udp6(nets[n].net, &t.raddr, t.rport, &t.laddr, t.lport);
+	if (!f || socktab__sk_num(f) != ntohs(t.lport) || find_sock(f) < 0 || !socks[find_sock(f)].udp)
+		violation("UDP lookup from socket %d's peer (port %u) returned %p", i, ntohs(t.lport),
+			  (void *)f);
+	socktab_sock_put(f);
+}
+
 static void check_net(int n)
 {
 	struct socktab_net *net = nets[n].net;
 	struct socktab_net_stats st;
-	uint64_t est = 0, tw = 0;
+	struct socktab_udp_stats us;
+	uint64_t est = 0, tw = 0, uh = 0, uh4 = 0;
 
 	clear_ports();
 	for (int i = 0; i < nsocks; i++) {
 		struct socktab_sock *sk = socks[i].sk;
+
+		if (socks[i].net == n && socks[i].udp) {
+			check_udp_sock(n, i, &uh, &uh4);
+			continue;
+		}
 		int s = socktab_get_state(sk);
 		/* A listener's node is its lhash2 link: it must be linked there instead. */
 		bool linked = socktab__ehash_hashed(sk);
@@ -488,6 +534,11 @@ static void check_net(int n)
 		socktab_sock_put(f);
 		drop_tw(i);
 	}
+	socktab_udp_stats(net, &us);
+	if (us.hashed != uh || us.hashed4 != uh4)
+		violation("net %d UDP stats hashed=%llu hashed4=%llu, model %llu %llu", n,
+			  (unsigned long long)us.hashed, (unsigned long long)us.hashed4,
+			  (unsigned long long)uh, (unsigned long long)uh4);
 	socktab_net_stats(net, &st);
 	if (st.established != est || st.time_wait != tw || st.bind_buckets != (uint64_t)nports)
 		violation("net %d stats established=%llu time_wait=%llu bind_buckets=%llu, model "
@@ -591,7 +642,8 @@ static void op_socket(struct input *in)
 	static const int families[] = { AF_INET, AF_INET6, AF_INET, AF_INET6, AF_UNIX, 0, -1, 255 };
 	int n = pick_net(in);
 	uint8_t c = u8(in);
-	int proto = c & 0x80 ? (int)(c & 0x7f) - 2 : SOCKTAB_TCP;
+	/* Mostly TCP, one in four UDP, and garbage. */
+	int proto = c & 0x80 ? (int)(c & 0x7f) - 2 : (c & 0x60) == 0x60 ? SOCKTAB_UDP : SOCKTAB_TCP;
 	struct socktab_sock *sk;
 
 	if (n < 0 || nsocks == MAX_SOCKS)
@@ -603,15 +655,11 @@ static void op_socket(struct input *in)
 			violation("socktab_socket failed with errno %d", errno);
 		return;
 	}
-	if (proto != SOCKTAB_TCP) {
-		/* XXX: UDP sockets (issue 4) are closed at once until the model knows their
-		 * tables; they still exercise creation and close. */
-		if (socktab_close(sk))
-			violation("close of a fresh non-TCP socket failed");
-		return;
-	}
+	if (proto != SOCKTAB_TCP && proto != SOCKTAB_UDP)
+		violation("socket() accepted protocol %d", proto);
 	socks[nsocks].sk = sk;
 	socks[nsocks].net = n;
+	socks[nsocks].udp = proto == SOCKTAB_UDP;
 	nsocks++;
 }
 
@@ -639,7 +687,7 @@ static void op_close(struct input *in)
 	sk = socks[i].sk;
 	n = socks[i].net;
 	st = socktab_get_state(sk);
-	had_tuple = socktab__ehash_hashed(sk) && sock_tuple(sk, &t);
+	had_tuple = !socks[i].udp && socktab__ehash_hashed(sk) && sock_tuple(sk, &t);
 	socktab_getsockopt(sk, SOL_SOCKET, SO_LINGER, &lg, &ll);
 	active = st == SOCKTAB_TCP_ESTABLISHED || st == SOCKTAB_TCP_FIN_WAIT1 ||
 		 st == SOCKTAB_TCP_FIN_WAIT2 || st == SOCKTAB_TCP_CLOSING;
@@ -757,6 +805,7 @@ static void op_child(struct input *in, int i)
 	}
 	socks[nsocks].sk = c;
 	socks[nsocks].net = socks[i].net;
+	socks[nsocks].udp = false;
 	nsocks++;
 }
 
@@ -782,7 +831,17 @@ static void op_lookup(struct input *in)
 		inet_pton(AF_INET6, v6_addrs[a % 8], &t.raddr);
 		inet_pton(AF_INET6, v6_addrs[b % 8], &t.laddr);
 	}
-	switch ((c >> 1) % 4) {
+	switch ((c >> 1) % 5) {
+	case 4:
+		f = t.family == AF_INET
+			    ? socktab_lookup_udp4(net, t.raddr.s6_addr32[3], t.rport,
+						  t.laddr.s6_addr32[3], t.lport)
+			    : socktab_lookup_udp6(net, &t.raddr, t.rport, &t.laddr, t.lport);
+		if (f && (f->proto != SOCKTAB_UDP || find_sock(f) < 0 ||
+			  socktab__sk_num(f) != ntohs(t.lport)))
+			violation("UDP lookup returned an unknown socket or another port");
+		socktab_sock_put(f);
+		break;
 	case 0:
 		f = lookup_est(net, &t);
 		check_result(n, f, &t, false);
@@ -887,25 +946,33 @@ static void op_time(struct input *in)
 /* Counters a failed call must leave alone (the others count attempts). */
 struct snap {
 	struct socktab_net_stats st[MAX_NETS];
+	struct socktab_udp_stats us[MAX_NETS];
 };
 
 static void take_snap(struct snap *s)
 {
 	for (int n = 0; n < MAX_NETS; n++)
-		if (nets[n].net)
+		if (nets[n].net) {
 			socktab_net_stats(nets[n].net, &s->st[n]);
+			socktab_udp_stats(nets[n].net, &s->us[n]);
+		}
 }
 
-static void check_unchanged(const struct snap *s, const char *call, int err)
+static void check_unchanged(const struct snap *s, const char *call, int err, bool udp_autobind)
 {
 	for (int n = 0; n < MAX_NETS; n++) {
 		struct socktab_net_stats now;
+		struct socktab_udp_stats unow;
 		const struct socktab_net_stats *b = &s->st[n];
 		bool lazy = tw_may_have_expired(n);
 
 		if (!nets[n].net)
 			continue;
 		socktab_net_stats(nets[n].net, &now);
+		socktab_udp_stats(nets[n].net, &unow);
+		if ((unow.hashed != s->us[n].hashed && !udp_autobind) ||
+		    unow.hashed4 != s->us[n].hashed4)
+			violation("failed %s (%d) changed net %d's UDP counters", call, err, n);
 		if (now.established != b->established || now.connects != b->connects ||
 		    now.tw_recycled != b->tw_recycled ||
 		    (!lazy && (now.time_wait != b->time_wait || now.bind_buckets != b->bind_buckets)))
@@ -963,9 +1030,20 @@ static void sock_call(struct input *in, int kind, int i)
 		violation("%s returned %d", names[kind], err);
 	if (!err)
 		return;
-	check_unchanged(&s, names[kind], err);
+	/*
+	 * Like the kernel (inet_dgram_connect autobinds before the protocol's connect), a UDP
+	 * connect() that fails may leave the port it auto-bound: the one exception, counted by
+	 * udp_autobind_kept.
+	 */
+	bool autobind = socks[i].udp && kind == 1 && !eb &&
+			((struct sockaddr_in *)&before)->sin_port == 0 &&
+			socktab__sk_num(sk) != 0;
+
+	udp_autobind_kept += autobind;
+	check_unchanged(&s, names[kind], err, autobind);
 	ea = socktab_getsockname(sk, (struct sockaddr *)&after, &la);
-	if (socktab_get_state(sk) != st || ea != eb || la != lb || memcmp(&before, &after, lb))
+	if (socktab_get_state(sk) != st || ea != eb || la != lb ||
+	    (!autobind && memcmp(&before, &after, lb)))
 		violation("failed %s (%d) changed the socket: state %d -> %d, name %s", names[kind],
 			  err, st, socktab_get_state(sk),
 			  memcmp(&before, &after, lb) ? "changed" : "same");
@@ -1053,6 +1131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct input in = { data, size };
 
 	memset(nets, 0, sizeof(nets));
+	memset(socks, 0, sizeof(socks)); /* nothing of one input may leak into the next */
 	nsocks = 0;
 	ntw = 0;
 	nets_made = 0;
