@@ -589,6 +589,8 @@ static void op_net_new(struct input *in)
 	p.lport_hash_inside = (int)(u8(in) % 4) - 2;
 	p.fixed_secret = a & 0x20 ? 1 : 0; /* the secret stays zero: worst-case chains */
 	p.sock_priv_size = c & 0x40 ? 16 : 0;
+	/* The smallest UDP table: socktab_udp_stats() sums every slot, after every call. */
+	p.udp_hash_entries = 128;
 	p.clock = clock_fn;
 	p.clock_arg = &nets[slot];
 	if ((b & 3) == 3) {
