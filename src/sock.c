@@ -181,17 +181,39 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 	return err;
 }
 
-/* Forget the remote end and, unless bind() locked them, the local address and port. */
-static void sk_reset_connection(struct socktab_sock *sk)
+/*
+ * The kernel's tcp_done() (a reset, a refused connect): leave the tables (a listener leaves
+ * lhash2, anything else ehash) and give back the port unless bind() locked it; the socket stays
+ * open in state CLOSE and keeps its addresses (getsockname still shows them, and the old port,
+ * as on Linux). Caller holds the socket lock.
+ */
+void socktab__sk_done(struct socktab_net *net, struct socktab_sock *sk)
+{
+	if (RD(sk->state) == SOCKTAB_TCP_LISTEN) {
+		socktab__listen_unhash(sk);
+	} else if (socktab__ehash_hashed(sk)) {
+		socktab__ehash_remove(net->tab, sk);
+		atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
+	}
+	if (!(sk->userlocks & SOCKTAB__BINDPORT_LOCK)) {
+		socktab__put_port(sk);
+		WR(sk->portpair, RD(sk->portpair) & 0xffff); /* inet_num = 0; sport stays */
+	}
+	WR(sk->state, SOCKTAB_TCP_CLOSE);
+}
+
+/*
+ * tcp_disconnect() (connect(AF_UNSPEC), and what a failed blocking connect() runs): tcp_done if
+ * the socket is not closed yet, then forget the peer and, unless bind() locked it, the local
+ * address; the socket is no longer SS_CONNECTED. Caller holds the socket lock.
+ */
+static void sk_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 {
 	static const struct in6_addr any = IN6ADDR_ANY_INIT;
 
-	if (!(sk->userlocks & SOCKTAB__BINDPORT_LOCK)) {
-		socktab__put_port(sk);
-		WR(sk->portpair, 0);
-	} else {
-		WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
-	}
+	if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
+		socktab__sk_done(net, sk);
+	WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
 	socktab__v6_store(sk->v6_daddr, &any);
 	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
 		if (sk->tb2) /* port kept by bind(): its bucket goes back to the wildcard address */
@@ -202,23 +224,7 @@ static void sk_reset_connection(struct socktab_sock *sk)
 		WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
 	}
 	WR(sk->v4key, RD(sk->family) == AF_INET);
-	WR(sk->state, SOCKTAB_TCP_CLOSE);
-}
-
-/*
- * The kernel's tcp_done()/tcp_disconnect(): leave the tables (a listener leaves lhash2, anything
- * else ehash), give back the port unless bind() locked it, forget the peer; the socket stays open
- * in state CLOSE. Caller holds the socket lock.
- */
-void socktab__sk_done(struct socktab_net *net, struct socktab_sock *sk)
-{
-	if (RD(sk->state) == SOCKTAB_TCP_LISTEN) {
-		socktab__listen_unhash(sk);
-	} else if (socktab__ehash_hashed(sk)) {
-		socktab__ehash_remove(net->tab, sk);
-		atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
-	}
-	sk_reset_connection(sk);
+	sk->sock_connected = 0;
 }
 
 /* Multicast and broadcast routes refuse TCP (tcp_v4_connect: RTCF_MULTICAST | RTCF_BROADCAST);
@@ -250,10 +256,7 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		err = sk_lock_open(sk);
 		if (err)
 			return err;
-		st = RD(sk->state);
-		if (st != SOCKTAB_TCP_CLOSE)
-			socktab__sk_done(RD(sk->net), sk);
-		sk->sock_connected = 0;
+		sk_disconnect(RD(sk->net), sk);
 		socktab__unlock(&sk->lock);
 		return 0;
 	}

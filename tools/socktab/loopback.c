@@ -252,8 +252,14 @@ static int deliver_syn(struct socktab_sock *sk)
 		 * tcp_disconnect(), which clears the end of stream again: not readable. */
 		socktab_set_state(sk, SOCKTAB_TCP_CLOSE);
 		/* The RST's ECONNREFUSED replaces any pending error, and connect() returning
-		 * it consumes it (sock_error): SO_ERROR reads 0 afterwards. */
+		 * it consumes it (sock_error): SO_ERROR reads 0 afterwards. The failed blocking
+		 * connect() then runs tcp_disconnect(): the local address is forgotten too. */
 		P(sk)->so_error = 0;
+		{
+			struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+
+			socktab_connect(sk, &unspec, sizeof(unspec));
+		}
 		return -ECONNREFUSED;
 	}
 	if (socktab_get_state(found) != SOCKTAB_TCP_LISTEN) {
