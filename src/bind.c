@@ -315,10 +315,15 @@ int socktab__bhash2_update_saddr_locked(struct socktab_sock *sk, const struct in
 	uint64_t saved_pair = RD(sk->addrpair);
 	bool created;
 
-	socktab__v6_store(sk->v6_saddr, newaddr);
-	if (socktab__v6_is_mapped(newaddr))
-		WR(sk->addrpair, (saved_pair & 0xffffffffull) |
-					 ((uint64_t)newaddr->s6_addr32[3] << 32));
+	struct in6_addr a = *newaddr;
+
+	/* An AF_INET socket's wildcard is the mapped 0.0.0.0 (R15): its v4 alias must follow,
+	 * or the socket would stay in the old address bucket. */
+	if (RD(sk->family) == AF_INET && socktab__v6_is_any(&a))
+		socktab__v6_map(&a, 0);
+	socktab__v6_store(sk->v6_saddr, &a);
+	if (socktab__v6_is_mapped(&a))
+		WR(sk->addrpair, (saved_pair & 0xffffffffull) | ((uint64_t)a.s6_addr32[3] << 32));
 	if (!old)
 		return 0;
 	head = &net->tab->bhash[socktab__bhashfn(net, old->port) & net->tab->bhash_mask];
