@@ -1044,11 +1044,39 @@ static void sock_call(struct input *in, int kind, int i)
 	udp_autobind_kept += autobind;
 	check_unchanged(&s, names[kind], err, autobind);
 	ea = socktab_getsockname(sk, (struct sockaddr *)&after, &la);
+	/*
+	 * The kernel's __inet_bind() zeroes inet_rcv_saddr when get_port() fails: a socket that
+	 * kept its address from an earlier bind (a reset listener or connection, bind() again)
+	 * reports the wildcard address with its old port after the failed bind. socktab copies
+	 * that; any other change of the name is a violation.
+	 */
+	const struct sockaddr_in6 *b6 = (const void *)&before, *a6 = (const void *)&after;
+	bool wild = after.ss_family == AF_INET
+			    ? ((const struct sockaddr_in *)&after)->sin_addr.s_addr == 0
+			    : socktab__v6_is_any(&a6->sin6_addr);
+	bool unbound_addr = kind == 0 && !eb && !ea && la == lb &&
+			    before.ss_family == after.ss_family && b6->sin6_port == a6->sin6_port &&
+			    wild;
+
 	if (socktab_get_state(sk) != st || ea != eb || la != lb ||
-	    (!autobind && memcmp(&before, &after, lb)))
-		violation("failed %s (%d) changed the socket: state %d -> %d, name %s", names[kind],
-			  err, st, socktab_get_state(sk),
-			  memcmp(&before, &after, lb) ? "changed" : "same");
+	    (!autobind && !unbound_addr && memcmp(&before, &after, lb))) {
+		char nb[INET6_ADDRSTRLEN] = "?", na[INET6_ADDRSTRLEN] = "?";
+
+		if (before.ss_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)&before)->sin_addr, nb,
+				  sizeof(nb));
+		else
+			inet_ntop(AF_INET6, &b6->sin6_addr, nb, sizeof(nb));
+		if (after.ss_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)&after)->sin_addr, na,
+				  sizeof(na));
+		else
+			inet_ntop(AF_INET6, &a6->sin6_addr, na, sizeof(na));
+		/* sin_port and sin6_port share their offset. */
+		violation("failed %s (%d) changed the socket: state %d -> %d, name %s:%u -> %s:%u",
+			  names[kind], err, st, socktab_get_state(sk), nb, ntohs(b6->sin6_port),
+			  na, ntohs(a6->sin6_port));
+	}
 }
 
 static void run_op(struct input *in)
