@@ -1924,7 +1924,7 @@ static int fuzz(long n, uint64_t seed, bool verbose)
 				 * non-reproducible if it ever agrees. */
 				bool flaky = false;
 
-				for (int r = 0; r < 4 && !flaky; r++) {
+				for (int r = 0; r < 8 && !flaky; r++) {
 					struct rp_script *t = NULL;
 					struct collect TK, TS;
 					int td = diff_text(name, &L, drop, &t, &TK, &TS);
@@ -1957,7 +1957,7 @@ static int fuzz(long n, uint64_t seed, bool verbose)
 				collect_free(&MS);
 				free_script(m);
 				again = true;
-				for (int r = 0; r < 3 && again; r++) {
+				for (int r = 0; r < 5 && again; r++) {
 					struct rp_script *t = NULL;
 					struct collect TK, TS;
 					int td = diff_text(name, &L, NULL, &t, &TK, &TS);
