@@ -308,6 +308,7 @@ int lb_connect(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len
 	err = socktab_connect(sk, sa, len);
 	if (err)
 		return err;
+	P(sk)->so_error = 0; /* tcp_connect_init() clears sk_err */
 	return deliver_syn(sk);
 }
 
