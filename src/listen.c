@@ -517,12 +517,17 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	if (parse_addr(family, local, len, &la, &lport_be) ||
 	    parse_addr(family, remote, len, &ra, &rport_be) || ntohs(lport_be) != port)
 		goto out;
-	v4 = family == AF_INET || (socktab__v6_is_mapped(&la) && socktab__v6_is_mapped(&ra));
+	/* No segment carries a v4-mapped address on one side and native IPv6 on the other. */
+	if (family == AF_INET6 && socktab__v6_is_mapped(&la) != socktab__v6_is_mapped(&ra))
+		goto out;
+	v4 = family == AF_INET || socktab__v6_is_mapped(&la);
 	err = -ENOMEM;
 	child = socktab__pool_alloc(&net->pool);
 	if (!child)
 		goto out;
-	socktab__lock(&child->lock);
+	/* The child is private until we return it: no lock of its own is needed (taking it under
+	 * the listener's would also look like a lock-order inversion, since pool objects change
+	 * roles). */
 	socktab__sock_init_fields(child, net, family);
 	memset(child->priv, 0, net->pool.priv_size);
 	WR(child->v4key, v4);
@@ -585,12 +590,10 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	if (tw)
 		socktab__tw_deschedule_put(net, tw);
 	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
-	socktab__unlock(&child->lock);
 	socktab__unlock(&listener->lock);
 	return child;
 fail:
 	WR(child->state, SOCKTAB__FREE);
-	socktab__unlock(&child->lock);
 	socktab_sock_put(child);
 	child = NULL;
 out:
