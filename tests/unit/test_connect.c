@@ -352,7 +352,48 @@ TEST(variants_same_rules)
 	}
 }
 
-CHECK_MAIN(ten_port_range_exhausts, abortive_close_frees_port, parity_and_sequence,
+/*
+ * RFC 6056 / R10: the start of the walk is keyed per destination, not a global counter. First
+ * connects to 256 destinations spread over the whole range (a counter would put them side by
+ * side), and another net with another secret picks other ports for the same destinations.
+ */
+TEST(start_offset_keyed_per_destination)
+{
+	struct socktab_net_params p;
+	struct socktab_net *a, *b;
+	int bins[8] = { 0 }, same = 0, near = 0, prev = -1;
+
+	socktab_net_params_init(&p);
+	p.fixed_secret = 1;
+	memset(p.secret, 1, sizeof(p.secret));
+	a = socktab_net_new(&p);
+	memset(p.secret, 2, sizeof(p.secret));
+	b = socktab_net_new(&p);
+	for (int d = 0; d < 256; d++) {
+		struct socktab_sock *x = socktab_socket(a, SOCKTAB_TCP, AF_INET);
+		struct socktab_sock *y = socktab_socket(b, SOCKTAB_TCP, AF_INET);
+
+		CHECK_EQ(check_connect4(x, "127.0.0.1", 1000 + d), 0);
+		CHECK_EQ(check_connect4(y, "127.0.0.1", 1000 + d), 0);
+		int px = check_port(x), py = check_port(y);
+
+		bins[(px - 32768) * 8 / (60999 - 32768 + 1)]++;
+		same += px == py;
+		if (prev >= 0 && abs(px - prev) <= 16)
+			near++;
+		prev = px;
+		socktab_close(x);
+		socktab_close(y);
+	}
+	for (int i = 0; i < 8; i++)
+		CHECK(bins[i] >= 12); /* 32 expected per eighth of the range */
+	CHECK(near <= 8);          /* ~256 * 33/28232 ~ 0.3 expected by chance */
+	CHECK(same <= 4);          /* ~256/14116 expected by chance */
+	socktab_net_free(a);
+	socktab_net_free(b);
+}
+
+CHECK_MAIN(start_offset_keyed_per_destination, ten_port_range_exhausts, abortive_close_frees_port, parity_and_sequence,
 	   per_socket_range_both_parities, per_socket_range_outside_ignored,
 	   reserved_ports_skipped, port_shared_across_destinations, bound_port_connect,
 	   source_address_and_names, connect_errors, bind_address_no_port,
