@@ -48,8 +48,10 @@ struct socktab__tb *socktab__tb_find_rcu(struct socktab__bhead *head, struct soc
 struct socktab__tb *socktab__tb_create(struct socktab__bhead *head, struct socktab_net *net,
 				       uint16_t port)
 {
-	struct socktab__tb *tb = calloc(1, sizeof(*tb));
+	struct socktab__tb *tb;
 
+	SOCKTAB__ASSERT_LOCKED(&head->lock);
+	tb = calloc(1, sizeof(*tb));
 	if (!tb)
 		return NULL;
 	tb->net = net;
@@ -207,6 +209,7 @@ void socktab__bind_hash(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint1
 {
 	uint32_t pp = RD(sk->portpair);
 
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(tb2->net, port));
 	WR(sk->portpair, (pp & 0xffff) | ((uint32_t)port << 16));
 	sk->sport = port;
 	sk->tb2 = tb2;
@@ -264,6 +267,7 @@ void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *s
 		return;
 	tb = tb2->tb;
 	head = &net->tab->bhash[socktab__bhashfn(net, tb->port) & net->tab->bhash_mask];
+	SOCKTAB__ASSERT_LOCKED(&head->lock);
 	owners_unlink(sk);
 	sk->userlocks &= (uint8_t)~SOCKTAB__CONNECT_BIND;
 	if (tb2->owners && owners_all_connect_bound(tb2)) {

@@ -40,6 +40,7 @@ bool socktab__ehash_hashed(const struct socktab_sock *sk)
 /* Caller holds the ehash lock of sk->hash; sk's key and hash are written. */
 void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock *sk)
 {
+	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(sk->hash)));
 	socktab__hnode_add_head_rcu(&sk->node, &t->ehash[RD(sk->hash) & t->ehash_mask]);
 	socktab__portmap_ehash_add_locked(sk);
 }
@@ -235,6 +236,7 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	uint32_t dif = RD(sk->bound_dev_if);
 	struct socktab_sock *tw = NULL;
 
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, lport)); /* a TIME_WAIT taken over leaves it */
 	*twp = NULL;
 	socktab__lock(l);
 	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,

@@ -387,6 +387,27 @@ static inline void socktab__unlock(pthread_mutex_t *m)
 	pthread_mutex_unlock(m);
 }
 
+/*
+ * Lock discipline (debug builds): a function that needs a lock asserts that it is held. A
+ * default mutex cannot tell who holds it, so this checks "held by someone"; with the caller's
+ * own lock missing, the trylock succeeds and the assertion fires.
+ */
+#ifdef NDEBUG
+#define SOCKTAB__ASSERT_LOCKED(m) ((void)0)
+#else
+#define SOCKTAB__ASSERT_LOCKED(m)                                                                  \
+	do {                                                                                       \
+		pthread_mutex_t *socktab__m = (m);                                                 \
+		if (pthread_mutex_trylock(socktab__m) == 0) {                                      \
+			pthread_mutex_unlock(socktab__m);                                          \
+			SOCKTAB__ASSERT(!"lock not held");                                         \
+		}                                                                                  \
+	} while (0)
+#endif
+
+/* The bhash bucket lock of @port. */
+static inline pthread_mutex_t *socktab__bhash_lock(struct socktab_net *net, uint16_t port);
+
 static inline pthread_mutex_t *socktab__ehash_lock(struct socktab__tables *t, uint32_t hash)
 {
 	return &t->ehash_locks[hash & t->ehash_locks_mask].m;
@@ -516,5 +537,10 @@ void socktab__udp_init_sock(struct socktab_sock *sk);
 
 /* Compile-time cache-line budget of the structs above (issue 7). */
 #include "layout.h"
+
+static inline pthread_mutex_t *socktab__bhash_lock(struct socktab_net *net, uint16_t port)
+{
+	return &net->tab->bhash[socktab__bhashfn(net, port) & net->tab->bhash_mask].lock;
+}
 
 #endif /* SOCKTAB_INTERNAL_H */

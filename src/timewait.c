@@ -129,6 +129,7 @@ bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool p
  */
 void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, socktab__sk_num(tw)));
 	if (!tw->tb2)
 		return;
 	socktab__ehash_remove(net->tab, tw);
