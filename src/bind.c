@@ -735,13 +735,54 @@ fail:
 	return ret;
 }
 
-static bool v4_local(uint32_t be)
+bool socktab__v4_local(uint32_t be)
 {
 	uint32_t h = ntohl(be);
 
 	/* Local by default: wildcard, 127/8, plus what the kernel accepts without a local address:
 	 * multicast and limited broadcast. */
 	return h == 0 || (h >> 24) == 127 || (h >> 28) == 0xe || h == 0xffffffffu;
+}
+
+/*
+ * The checks bind() makes before it takes the socket lock (R37/R38, both protocols): address
+ * length and family, an IPv4 address that is not local, IPv6 multicast on a stream socket, a
+ * privileged port. Fills the address (v4-mapped for AF_INET), its IPv4 form and the port.
+ */
+int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
+		       bool stream, struct in6_addr *a6, uint32_t *v4, int *snum)
+{
+	struct socktab_net *net = RD(sk->net);
+
+	*v4 = 0;
+	if (RD(sk->family) == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		if (len < (socklen_t)sizeof(*sin))
+			return -EINVAL;
+		if (sin->sin_family != AF_INET &&
+		    (sin->sin_family != AF_UNSPEC || sin->sin_addr.s_addr != htonl(INADDR_ANY)))
+			return -EAFNOSUPPORT;
+		*v4 = sin->sin_addr.s_addr;
+		if (!socktab__v4_local(*v4))
+			return -EADDRNOTAVAIL;
+		*snum = ntohs(sin->sin_port);
+		socktab__v6_map(a6, *v4);
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+		if (len < 24) /* SIN6_LEN_RFC2133 */
+			return -EINVAL;
+		if (sin6->sin6_family != AF_INET6)
+			return -EAFNOSUPPORT;
+		*a6 = sin6->sin6_addr;
+		if (stream && a6->s6_addr[0] == 0xff) /* multicast on a stream socket */
+			return -EINVAL;
+		*snum = ntohs(sin6->sin6_port);
+	}
+	if (*snum && *snum < RD(net->unprivileged_port_start) && !net->privileged)
+		return -EACCES;
+	return 0;
 }
 
 int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
@@ -759,34 +800,9 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 		return -EINVAL;
 	family = RD(sk->family);
 	net = RD(sk->net);
-	if (family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
-
-		if (len < (socklen_t)sizeof(*sin))
-			return -EINVAL;
-		if (sin->sin_family != AF_INET &&
-		    (sin->sin_family != AF_UNSPEC || sin->sin_addr.s_addr != htonl(INADDR_ANY)))
-			return -EAFNOSUPPORT;
-		v4 = sin->sin_addr.s_addr;
-		if (!v4_local(v4))
-			return -EADDRNOTAVAIL;
-		snum = ntohs(sin->sin_port);
-		socktab__v6_map(&a6, v4);
-	} else {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
-
-		if (len < 24) /* SIN6_LEN_RFC2133 */
-			return -EINVAL;
-		if (sin6->sin6_family != AF_INET6)
-			return -EAFNOSUPPORT;
-		a6 = sin6->sin6_addr;
-		if (a6.s6_addr[0] == 0xff) /* multicast on a stream socket */
-			return -EINVAL;
-		snum = ntohs(sin6->sin6_port);
-		v4 = 0;
-	}
-	if (snum && snum < RD(net->unprivileged_port_start) && !net->privileged)
-		return -EACCES;
+	err = socktab__bind_addr(sk, addr, len, true, &a6, &v4, &snum);
+	if (err)
+		return err;
 
 	socktab__lock(&sk->lock);
 	err = -EBADF;
@@ -802,7 +818,7 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 				goto out;
 			v4 = a6.s6_addr32[3];
 			err = -EADDRNOTAVAIL;
-			if (!v4_local(v4))
+			if (!socktab__v4_local(v4))
 				goto out;
 		} else if (!socktab__v6_is_any(&a6)) {
 			static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;

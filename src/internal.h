@@ -465,6 +465,9 @@ void socktab__put_port(struct socktab_sock *sk);
 void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab_sock *new);
 int socktab__bhash2_update_saddr_locked(struct socktab_sock *sk, const struct in6_addr *newaddr);
 bool socktab__port_reserved(struct socktab_net *net, uint16_t port);
+bool socktab__v4_local(uint32_t be);
+int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
+		       bool stream, struct in6_addr *a6, uint32_t *v4, int *snum);
 void socktab__port_range(struct socktab_net *net, const struct socktab_sock *sk, int *low,
 			 int *high, bool *local_ports);
 

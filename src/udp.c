@@ -805,13 +805,6 @@ static int lock_open(struct socktab_sock *sk)
 	return 0;
 }
 
-static bool v4_local(uint32_t be)
-{
-	uint32_t h = ntohl(be);
-
-	/* As bind.c: wildcard, 127/8, multicast and limited broadcast need no local address. */
-	return h == 0 || (h >> 24) == 127 || (h >> 28) == 0xe || h == 0xffffffffu;
-}
 
 int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
 {
@@ -825,31 +818,9 @@ int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, sock
 
 	if (!addr)
 		return -EINVAL;
-	if (family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
-
-		if (len < (socklen_t)sizeof(*sin))
-			return -EINVAL;
-		if (sin->sin_family != AF_INET &&
-		    (sin->sin_family != AF_UNSPEC || sin->sin_addr.s_addr != htonl(INADDR_ANY)))
-			return -EAFNOSUPPORT;
-		v4 = sin->sin_addr.s_addr;
-		if (!v4_local(v4))
-			return -EADDRNOTAVAIL;
-		snum = ntohs(sin->sin_port);
-		socktab__v6_map(&a6, v4);
-	} else {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
-
-		if (len < 24) /* SIN6_LEN_RFC2133 */
-			return -EINVAL;
-		if (sin6->sin6_family != AF_INET6)
-			return -EAFNOSUPPORT;
-		a6 = sin6->sin6_addr;
-		snum = ntohs(sin6->sin6_port);
-	}
-	if (snum && snum < RD(net->unprivileged_port_start) && !net->privileged)
-		return -EACCES;
+	err = socktab__bind_addr(sk, addr, len, false, &a6, &v4, &snum);
+	if (err)
+		return err;
 	err = lock_open(sk);
 	if (err)
 		return err;
@@ -862,7 +833,7 @@ int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, sock
 				goto out;
 			v4 = a6.s6_addr32[3];
 			err = -EADDRNOTAVAIL;
-			if (!v4_local(v4))
+			if (!socktab__v4_local(v4))
 				goto out;
 		} else if (!socktab__v6_is_any(&a6)) {
 			/* A multicast group is bindable; unicast must be local (only ::1 is). */
