@@ -173,7 +173,8 @@ struct socktab__uslot {
 };
 
 struct socktab__uslot2 {
-	struct socktab__hhead head;        /* (r, lock) */
+	/* One line per slot (R79): a lookup reads head and hash4_cnt with one miss, in every slot. */
+	_Alignas(SOCKTAB__CACHELINE) struct socktab__hhead head; /* (r, lock) */
 	_Atomic uint32_t count;            /* (r, lock) */
 	_Atomic uint32_t hash4_cnt;        /* (r, lock) members also in hash4: same line as head */
 	pthread_mutex_t lock;

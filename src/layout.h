@@ -51,12 +51,13 @@ _Static_assert(sizeof(((struct socktab__tables *)0)->ehash[0]) == sizeof(void *)
  * UDP (R79): the hash2 slot keeps hash4_cnt beside its chain head, so a lookup on a port with no
  * connected socket pays no extra line for the hash4 check. Within the slot they are 16 bytes
  * apart.
- * XXX: struct socktab__uslot2 is 56 bytes and the hash2 array is packed (udp.c), so slot i
- * starts at 56 * i: in one slot of eight (i % 8 == 1, head at byte 56 of a line) hash4_cnt falls
- * on the next line. The fix belongs to udp.c/internal.h (UDP owner): _Alignas(SOCKTAB__CACHELINE)
- * on the struct, or padding it to 64 bytes; then the assertion that 64 is a multiple of
- * sizeof(struct socktab__uslot2), or the reverse, can join the ones below.
+ * The slot is cache-line aligned and one line long, so this holds for every slot of the array
+ * (udp.c carves hash2 at a 64-byte boundary: the hash array before it is n * 56 bytes, n a
+ * multiple of 8).
  */
+_Static_assert(sizeof(struct socktab__uslot2) == SOCKTAB__CACHELINE &&
+		       _Alignof(struct socktab__uslot2) == SOCKTAB__CACHELINE,
+	       "a hash2 slot is exactly one cache line");
 _Static_assert(SOCKTAB__END(struct socktab__uslot2, hash4_cnt) -
 			       offsetof(struct socktab__uslot2, head) <= 16,
 	       "hash4_cnt within 16 bytes of its hash2 head");

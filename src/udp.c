@@ -79,6 +79,8 @@ struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint3
 	t->log = log;
 	t->hash = (struct socktab__uslot *)(mem + hdr);
 	t->hash2 = (struct socktab__uslot2 *)(t->hash + n);
+	/* hash2 slots are line-aligned (layout.h): n * sizeof(uslot) keeps the alignment. */
+	SOCKTAB__ASSERT(((uintptr_t)t->hash2 & (SOCKTAB__CACHELINE - 1)) == 0);
 	t->hash4 = (struct socktab__uslot *)(t->hash2 + n);
 	for (uint32_t i = 0; i < n; i++) {
 		socktab__hhead_init(&t->hash[i].head, SOCKTAB__UDP1_NULLS_BASE + i);
