@@ -785,20 +785,79 @@ int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *add
 	return 0;
 }
 
+/*
+ * The locked half of bind()'s address checks (R38), both protocols: a v4-mapped address on a
+ * v6only socket (-EINVAL) or not local (-EADDRNOTAVAIL), link-local without a device (-EINVAL),
+ * a unicast IPv6 address other than ::1 (-EADDRNOTAVAIL; a stream socket never gets here with
+ * multicast). On success writes @a6 as the local address with its IPv4 alias (127.0.0.6 for a
+ * specific IPv6 address, which also forces v6only) and returns the old v6only in *saved for
+ * socktab__bind_undo_addr(). Caller holds the socket lock; nothing is written on error.
+ */
+int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, uint32_t v4,
+			   uint8_t *saved)
+{
+	static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
+	bool specific_v6 = false;
+
+	if (RD(sk->family) == AF_INET6) {
+		if (socktab__v6_is_mapped(a6)) {
+			if (sk->v6only)
+				return -EINVAL;
+			v4 = a6->s6_addr32[3];
+			if (!socktab__v4_local(v4))
+				return -EADDRNOTAVAIL;
+		} else if (!socktab__v6_is_any(a6)) {
+			if (a6->s6_addr[0] == 0xfe && (a6->s6_addr[1] & 0xc0) == 0x80 &&
+			    !RD(sk->bound_dev_if)) /* link-local needs a device */
+				return -EINVAL;
+			if (a6->s6_addr[0] != 0xff && memcmp(a6, &lo, 16) != 0)
+				return -EADDRNOTAVAIL;
+			v4 = LOOPBACK4_IPV6;
+			specific_v6 = true;
+		}
+	}
+	WR(sk->addrpair, (uint64_t)v4 << 32);
+	socktab__v6_store(sk->v6_saddr, a6);
+	*saved = sk->v6only;
+	if (specific_v6)
+		sk->v6only = 1;
+	return 0;
+}
+
+/* The port could not be had: forget what socktab__bind_set_addr() wrote. Socket lock held. */
+void socktab__bind_undo_addr(struct socktab_sock *sk, uint8_t saved)
+{
+	static const struct in6_addr any = IN6ADDR_ANY_INIT;
+
+	sk->v6only = saved;
+	WR(sk->addrpair, 0);
+	socktab__v6_store(sk->v6_saddr, &any);
+}
+
+/* R39 after a successful bind: address/port locks, and the port getsockname shows. */
+void socktab__bind_done(struct socktab_sock *sk, int snum)
+{
+	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+
+	if (RD(sk->family) == AF_INET ? socktab__sk_rcv_saddr(sk) != 0 : !socktab__v6_is_any(&a))
+		sk->userlocks |= SOCKTAB__BINDADDR_LOCK;
+	if (snum)
+		sk->userlocks |= SOCKTAB__BINDPORT_LOCK;
+	sk->sport = socktab__sk_num(sk); /* 0 with IP_BIND_ADDRESS_NO_PORT */
+}
+
 int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
 {
 	struct socktab_net *net;
 	struct in6_addr a6;
 	uint32_t v4;
-	int snum, err, family;
+	int snum, err;
 	uint8_t saved_v6only;
-	bool specific_v6 = false;
 
 	if (sk && sk->proto == SOCKTAB_UDP)
 		return socktab__udp_bind(sk, addr, len);
 	if (!sk || !addr)
 		return -EINVAL;
-	family = RD(sk->family);
 	net = RD(sk->net);
 	err = socktab__bind_addr(sk, addr, len, true, &a6, &v4, &snum);
 	if (err)
@@ -812,49 +871,17 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 	err = -EINVAL;
 	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk) || sk->tb2)
 		goto out;
-	if (family == AF_INET6) {
-		if (socktab__v6_is_mapped(&a6)) {
-			if (sk->v6only)
-				goto out;
-			v4 = a6.s6_addr32[3];
-			err = -EADDRNOTAVAIL;
-			if (!socktab__v4_local(v4))
-				goto out;
-		} else if (!socktab__v6_is_any(&a6)) {
-			static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
-
-			if (a6.s6_addr[0] == 0xfe && (a6.s6_addr[1] & 0xc0) == 0x80 &&
-			    !RD(sk->bound_dev_if)) /* link-local needs a device */
-				goto out;
-			err = -EADDRNOTAVAIL;
-			if (memcmp(&a6, &lo, 16) != 0)
-				goto out;
-			v4 = LOOPBACK4_IPV6;
-			specific_v6 = true;
-		}
-	}
-	WR(sk->addrpair, (uint64_t)v4 << 32);
-	socktab__v6_store(sk->v6_saddr, &a6);
-	saved_v6only = sk->v6only;
-	if (specific_v6)
-		sk->v6only = 1;
+	err = socktab__bind_set_addr(sk, &a6, v4, &saved_v6only);
+	if (err)
+		goto out;
 	if (snum || !sk->bind_address_no_port) {
 		err = socktab__get_port(net, sk, snum);
 		if (err) {
-			static const struct in6_addr any = IN6ADDR_ANY_INIT;
-
-			sk->v6only = saved_v6only;
-			WR(sk->addrpair, 0);
-			socktab__v6_store(sk->v6_saddr, &any);
+			socktab__bind_undo_addr(sk, saved_v6only);
 			goto out;
 		}
 	}
-	if (family == AF_INET ? v4 != 0 : !socktab__v6_is_any(&a6))
-		sk->userlocks |= SOCKTAB__BINDADDR_LOCK;
-	if (snum)
-		sk->userlocks |= SOCKTAB__BINDPORT_LOCK;
-	sk->sport = socktab__sk_num(sk); /* 0 with IP_BIND_ADDRESS_NO_PORT */
-	err = 0;
+	socktab__bind_done(sk, snum);
 out:
 	socktab__unlock(&sk->lock);
 	return err;

@@ -469,6 +469,10 @@ bool socktab__port_reserved(struct socktab_net *net, uint16_t port);
 bool socktab__v4_local(uint32_t be);
 int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
 		       bool stream, struct in6_addr *a6, uint32_t *v4, int *snum);
+int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, uint32_t v4,
+			   uint8_t *saved);
+void socktab__bind_undo_addr(struct socktab_sock *sk, uint8_t saved);
+void socktab__bind_done(struct socktab_sock *sk, int snum);
 void socktab__port_range(struct socktab_net *net, const struct socktab_sock *sk, int *low,
 			 int *high, bool *local_ports);
 

@@ -810,12 +810,10 @@ static int lock_open(struct socktab_sock *sk)
 
 int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
 {
-	static const struct in6_addr any = IN6ADDR_ANY_INIT, lo = IN6ADDR_LOOPBACK_INIT;
 	struct socktab_net *net = RD(sk->net);
 	struct in6_addr a6;
 	uint32_t v4 = 0;
-	int family = RD(sk->family), snum, err;
-	bool specific_v6 = false;
+	int snum, err;
 	uint8_t saved_v6only;
 
 	if (!addr)
@@ -829,46 +827,18 @@ int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, sock
 	err = -EINVAL;
 	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk))
 		goto out;
-	if (family == AF_INET6) {
-		if (socktab__v6_is_mapped(&a6)) {
-			if (sk->v6only)
-				goto out;
-			v4 = a6.s6_addr32[3];
-			err = -EADDRNOTAVAIL;
-			if (!socktab__v4_local(v4))
-				goto out;
-		} else if (!socktab__v6_is_any(&a6)) {
-			/* A multicast group is bindable; unicast must be local (only ::1 is). */
-			if (a6.s6_addr[0] == 0xfe && (a6.s6_addr[1] & 0xc0) == 0x80 &&
-			    !RD(sk->bound_dev_if))
-				goto out; /* link-local needs a device */
-			err = -EADDRNOTAVAIL;
-			if (a6.s6_addr[0] != 0xff && memcmp(&a6, &lo, 16) != 0)
-				goto out;
-			v4 = LOOPBACK4_IPV6;
-			specific_v6 = true;
-		}
-	}
-	WR(sk->addrpair, (uint64_t)v4 << 32);
-	socktab__v6_store(sk->v6_saddr, &a6);
-	saved_v6only = sk->v6only;
-	if (specific_v6)
-		sk->v6only = 1; /* R38 */
+	/* Shared with TCP (bind.c); a UDP socket may also bind an IPv6 multicast group. */
+	err = socktab__bind_set_addr(sk, &a6, v4, &saved_v6only);
+	if (err)
+		goto out;
 	if (snum || !sk->bind_address_no_port) {
 		err = get_port(net, sk, (uint16_t)snum);
 		if (err) {
-			sk->v6only = saved_v6only;
-			WR(sk->addrpair, 0);
-			socktab__v6_store(sk->v6_saddr, &any);
+			socktab__bind_undo_addr(sk, saved_v6only);
 			goto out;
 		}
 	}
-	if (family == AF_INET ? v4 != 0 : !socktab__v6_is_any(&a6))
-		sk->userlocks |= SOCKTAB__BINDADDR_LOCK;
-	if (snum)
-		sk->userlocks |= SOCKTAB__BINDPORT_LOCK;
-	sk->sport = socktab__sk_num(sk);
-	err = 0;
+	socktab__bind_done(sk, snum);
 out:
 	socktab__unlock(&sk->lock);
 	return err;
