@@ -333,7 +333,8 @@ struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t 
 struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 					      const struct in6_addr *saddr, uint16_t sport,
 					      const struct in6_addr *daddr, uint16_t dport);
-/* Family-dispatching form: @saddr/@daddr point to a uint32_t (AF_INET) or struct in6_addr. */
+/* Family-dispatching form: @saddr/@daddr point to a uint32_t (AF_INET) or struct in6_addr.
+ * Context: as above (registered thread; enters the RCU read side itself). */
 struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
 					uint16_t sport, const void *daddr, uint16_t dport);
 
