@@ -273,6 +273,8 @@ struct socktab_net {
 	pthread_mutex_t tw_lock;
 	struct socktab_sock *tw_head;      /* (t) oldest first */
 	struct socktab_sock *tw_tail;      /* (t) */
+	_Atomic uint64_t tw_head_expire;   /* (t, read without it) oldest entry's expiry, or
+					    * UINT64_MAX: lets every control call skip tw_lock */
 
 	_Atomic uint64_t n_established;    /* (a) */
 	_Atomic uint64_t n_time_wait;      /* (a) */

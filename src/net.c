@@ -245,6 +245,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	pthread_mutex_init(&net->tw_lock, NULL);
 	pthread_mutex_init(&net->reuseport_lock, NULL);
 	atomic_init(&net->somaxconn, 4096);
+	atomic_init(&net->tw_head_expire, UINT64_MAX); /* no TIME_WAIT entry yet */
 	atomic_init(&net->port_range, ((uint32_t)p->port_high << 16) | p->port_low);
 	atomic_init(&net->unprivileged_port_start, p->unprivileged_port_start);
 	atomic_init(&net->tw_reuse, p->tw_reuse);

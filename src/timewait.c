@@ -17,20 +17,24 @@ static void tw_list_add_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
 	tw->tw_next = NULL;
 	tw->tw_prev = net->tw_tail;
-	if (net->tw_tail)
+	if (net->tw_tail) {
 		net->tw_tail->tw_next = tw;
-	else
+	} else {
 		net->tw_head = tw;
+		WR(net->tw_head_expire, tw->tw_expire_ns);
+	}
 	net->tw_tail = tw;
 	tw->on_twlist = 1;
 }
 
 static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
-	if (tw->tw_prev)
+	if (tw->tw_prev) {
 		tw->tw_prev->tw_next = tw->tw_next;
-	else
+	} else {
 		net->tw_head = tw->tw_next;
+		WR(net->tw_head_expire, net->tw_head ? net->tw_head->tw_expire_ns : UINT64_MAX);
+	}
 	if (tw->tw_next)
 		tw->tw_next->tw_prev = tw->tw_prev;
 	else
@@ -156,8 +160,8 @@ void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw
 }
 
 /*
- * Remove up to @budget expired entries (all when @budget < 0, or every entry when the net is
- * being freed: then called with a clock that no longer matters, see socktab_net_free()).
+ * Remove up to @budget expired entries (all when @budget < 0). Control calls reap a few on
+ * entry; when nothing has expired they only read tw_head_expire, never the net-wide tw_lock.
  */
 int socktab__tw_reap(struct socktab_net *net, int budget)
 {
@@ -165,6 +169,8 @@ int socktab__tw_reap(struct socktab_net *net, int budget)
 	uint64_t now = socktab__now(net);
 	int n = 0;
 
+	if (budget >= 0 && RD(net->tw_head_expire) > now)
+		return 0;
 	socktab__lock(&net->tw_lock);
 	while ((tw = net->tw_head) && (budget < 0 || n < budget) && tw->tw_expire_ns <= now) {
 		tw_list_del_locked(net, tw);
