@@ -17,15 +17,17 @@
  * loopback (127/8, ::1), the wildcards, and IPv4 multicast/broadcast.
  */
 #include <stdlib.h>
-#include <sys/random.h>
 
-#include "internal.h"
+#include "addr.h"
+#include "bind.h"
+#include "listen.h"
+#include "timewait.h"
+#include "udp.h"
 
-#define LOOPBACK4_IPV6 htonl(0x7f000006) /* v4 alias of a specific IPv6 bind (R38) */
-
-struct socktab__tb *socktab__tb_find(struct socktab__bhead *head, struct socktab_net *net,
+struct socktab__tb *socktab__tb_find_locked(struct socktab__bhead *head, struct socktab_net *net,
 				     uint16_t port)
 {
+	SOCKTAB__ASSERT_LOCKED(&head->lock);
 	for (struct socktab__tb *tb = atomic_load_explicit(&head->chain, memory_order_relaxed); tb;
 	     tb = atomic_load_explicit(&tb->next, memory_order_relaxed))
 		if (tb->net == net && tb->port == port)
@@ -37,6 +39,7 @@ struct socktab__tb *socktab__tb_find(struct socktab__bhead *head, struct socktab
 struct socktab__tb *socktab__tb_find_rcu(struct socktab__bhead *head, struct socktab_net *net,
 					 uint16_t port)
 {
+	SOCKTAB__ASSERT_RCU();
 	for (struct socktab__tb *tb = atomic_load_explicit(&head->chain, memory_order_acquire); tb;
 	     tb = atomic_load_explicit(&tb->next, memory_order_acquire))
 		if (tb->net == net && tb->port == port)
@@ -44,14 +47,68 @@ struct socktab__tb *socktab__tb_find_rcu(struct socktab__bhead *head, struct soc
 	return NULL;
 }
 
+/*
+ * One spare of each bucket per thread: a connect() that finds its port's buckets already there
+ * (the common case under load) hands its preallocation back to the next one instead of to
+ * malloc. socktab_thread_unregister() frees them.
+ */
+static _Thread_local struct socktab__bind_prealloc spare;
+
+int socktab__bind_prealloc(struct socktab__bind_prealloc *pa)
+{
+	pa->tb = spare.tb ? spare.tb : calloc(1, sizeof(*pa->tb));
+	pa->tb2 = spare.tb2 ? spare.tb2 : calloc(1, sizeof(*pa->tb2));
+	spare.tb = NULL;
+	spare.tb2 = NULL;
+	if (!pa->tb || !pa->tb2) {
+		socktab__bind_prealloc_free(pa);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void socktab__bind_prealloc_free(struct socktab__bind_prealloc *pa)
+{
+	if (pa->tb && !spare.tb)
+		spare.tb = pa->tb;
+	else
+		free(pa->tb);
+	if (pa->tb2 && !spare.tb2)
+		spare.tb2 = pa->tb2;
+	else
+		free(pa->tb2);
+	pa->tb = NULL;
+	pa->tb2 = NULL;
+}
+
+void socktab__bind_spare_release(void)
+{
+	free(spare.tb);
+	free(spare.tb2);
+	spare.tb = NULL;
+	spare.tb2 = NULL;
+}
+
+/* Take the preallocated object if there is one, else allocate. */
+static void *take_or_alloc(void **slot, size_t size)
+{
+	void *p = *slot;
+
+	if (!p)
+		return calloc(1, size);
+	*slot = NULL;
+	memset(p, 0, size);
+	return p;
+}
+
 /* Caller holds head->lock. The new bucket starts as "connect() only" (-1/-1, R55). */
-struct socktab__tb *socktab__tb_create(struct socktab__bhead *head, struct socktab_net *net,
-				       uint16_t port)
+struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struct socktab_net *net,
+					      uint16_t port, struct socktab__bind_prealloc *pa)
 {
 	struct socktab__tb *tb;
 
 	SOCKTAB__ASSERT_LOCKED(&head->lock);
-	tb = calloc(1, sizeof(*tb));
+	tb = pa ? take_or_alloc((void **)&pa->tb, sizeof(*tb)) : calloc(1, sizeof(*tb));
 	if (!tb)
 		return NULL;
 	tb->net = net;
@@ -74,10 +131,11 @@ static void tb_free_rcu(struct rcu_head *head)
 }
 
 /* Caller holds head->lock. Frees @tb (after a grace period) once it has no address bucket. */
-void socktab__tb_maybe_destroy(struct socktab__bhead *head, struct socktab__tb *tb)
+void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct socktab__tb *tb)
 {
 	_Atomic(struct socktab__tb *) *pp = &head->chain;
 
+	SOCKTAB__ASSERT_LOCKED(&head->lock);
 	if (tb->tb2_list)
 		return;
 	for (struct socktab__tb *cur; (cur = atomic_load_explicit(pp, memory_order_relaxed));
@@ -121,7 +179,7 @@ static struct socktab__bhead2 *bhash2_head(struct socktab_net *net, const struct
 }
 
 /* @sk's exact address bucket on tb's port, found through bhash2. Caller holds tb's bhash lock. */
-struct socktab__tb2 *socktab__tb2_find(struct socktab_net *net, const struct socktab__tb *tb,
+struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const struct socktab__tb *tb,
 				       const struct socktab_sock *sk)
 {
 	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
@@ -130,6 +188,7 @@ struct socktab__tb2 *socktab__tb2_find(struct socktab_net *net, const struct soc
 
 	if (!tb)
 		return NULL;
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb->port));
 	if (RD(sk->family) == AF_INET)
 		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
 	h2 = bhash2_head(net, &a, tb->port);
@@ -141,9 +200,12 @@ struct socktab__tb2 *socktab__tb2_find(struct socktab_net *net, const struct soc
 	return tb2;
 }
 
-/* Caller holds the bhash lock of tb->port. Takes the bhash2 lock. */
-struct socktab__tb2 *socktab__tb2_find_or_create(struct socktab_net *net, struct socktab__tb *tb,
-						 const struct socktab_sock *sk, bool *created)
+/* Caller holds the bhash lock of tb->port. Takes the bhash2 lock. @pa: as tb_create_locked. */
+struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
+							struct socktab__tb *tb,
+							const struct socktab_sock *sk,
+							struct socktab__bind_prealloc *pa,
+							bool *created)
 {
 	struct in6_addr a;
 	uint32_t v4;
@@ -151,11 +213,12 @@ struct socktab__tb2 *socktab__tb2_find_or_create(struct socktab_net *net, struct
 	struct socktab__bhead2 *h2;
 	struct socktab__tb2 *tb2;
 
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb->port));
 	*created = false;
-	tb2 = socktab__tb2_find(net, tb, sk);
+	tb2 = socktab__tb2_find_locked(net, tb, sk);
 	if (tb2)
 		return tb2;
-	tb2 = calloc(1, sizeof(*tb2));
+	tb2 = pa ? take_or_alloc((void **)&pa->tb2, sizeof(*tb2)) : calloc(1, sizeof(*tb2));
 	if (!tb2)
 		return NULL;
 	tb2->tb = tb;
@@ -181,11 +244,12 @@ struct socktab__tb2 *socktab__tb2_find_or_create(struct socktab_net *net, struct
 }
 
 /* Caller holds the bhash lock. Frees @tb2 when it has no owner. */
-void socktab__tb2_maybe_destroy(struct socktab_net *net, struct socktab__tb2 *tb2)
+void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__tb2 *tb2)
 {
 	struct socktab__bhead2 *h2;
 	struct socktab__tb2 **pp;
 
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb2->port));
 	if (tb2->owners)
 		return;
 	h2 = bhash2_head(net, &tb2->addr, tb2->port);
@@ -205,7 +269,7 @@ void socktab__tb2_maybe_destroy(struct socktab_net *net, struct socktab__tb2 *tb
 }
 
 /* Caller holds the bhash lock. Makes @sk an owner of @tb2 on @port. */
-void socktab__bind_hash(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port)
+void socktab__bind_hash_locked(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port)
 {
 	uint32_t pp = RD(sk->portpair);
 
@@ -233,6 +297,7 @@ static void owners_unlink(struct socktab_sock *sk)
 /* Caller holds the bhash lock: @new (a TIME_WAIT entry) takes @old's place among the owners. */
 void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab_sock *new)
 {
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(RD(old->net), old->tb2->port));
 	new->tb2 = old->tb2;
 	new->bind_next = old->bind_next;
 	new->bind_pprev = old->bind_pprev;
@@ -274,9 +339,9 @@ void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *s
 		tb2->fastreuse = -1;
 		tb2->fastreuseport = -1;
 	}
-	socktab__tb2_maybe_destroy(net, tb2);
+	socktab__tb2_maybe_destroy_locked(net, tb2);
 	if (!tb->tb2_list) {
-		socktab__tb_maybe_destroy(head, tb);
+		socktab__tb_maybe_destroy_locked(head, tb);
 		return;
 	}
 	for (struct socktab__tb2 *t2 = tb->tb2_list; t2; t2 = t2->tb_next)
@@ -297,6 +362,7 @@ void socktab__put_port(struct socktab_sock *sk)
 	struct socktab_net *net = RD(sk->net);
 	struct socktab__bhead *head;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!sk->tb2)
 		return;
 	head = &net->tab->bhash[socktab__bhashfn(net, sk->tb2->port) & net->tab->bhash_mask];
@@ -310,7 +376,7 @@ void socktab__put_port(struct socktab_sock *sk)
  * the tb2 of (port, @newaddr) (kernel inet_bhash2_update_saddr). Caller holds the socket lock;
  * takes the bhash lock. On -ENOMEM nothing changed.
  */
-int socktab__bhash2_update_saddr_locked(struct socktab_sock *sk, const struct in6_addr *newaddr)
+int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr *newaddr)
 {
 	struct socktab_net *net = RD(sk->net);
 	struct socktab__tb2 *old = sk->tb2, *tb2;
@@ -319,6 +385,7 @@ int socktab__bhash2_update_saddr_locked(struct socktab_sock *sk, const struct in
 	uint64_t saved_pair = RD(sk->addrpair);
 	bool created;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	struct in6_addr a = *newaddr;
 
 	/* An AF_INET socket's wildcard is the mapped 0.0.0.0 (R15): its v4 alias must follow,
@@ -332,7 +399,7 @@ int socktab__bhash2_update_saddr_locked(struct socktab_sock *sk, const struct in
 		return 0;
 	head = &net->tab->bhash[socktab__bhashfn(net, old->port) & net->tab->bhash_mask];
 	socktab__lock(&head->lock);
-	tb2 = socktab__tb2_find_or_create(net, old->tb, sk, &created);
+	tb2 = socktab__tb2_find_or_create_locked(net, old->tb, sk, NULL, &created);
 	if (!tb2) {
 		socktab__unlock(&head->lock);
 		socktab__v6_store(sk->v6_saddr, &saved);
@@ -345,8 +412,8 @@ int socktab__bhash2_update_saddr_locked(struct socktab_sock *sk, const struct in
 			tb2->fastreuse = old->fastreuse;
 			tb2->fastreuseport = old->fastreuseport;
 		}
-		socktab__tb2_maybe_destroy(net, old);
-		socktab__bind_hash(sk, tb2, tb2->port);
+		socktab__tb2_maybe_destroy_locked(net, old);
+		socktab__bind_hash_locked(sk, tb2, tb2->port);
 	}
 	socktab__unlock(&head->lock);
 	return 0;
@@ -599,8 +666,7 @@ static int find_open_port(struct socktab_net *net, struct socktab_sock *sk, int 
 	bool relax = false;
 	uint32_t rnd;
 
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		rnd = (uint32_t)socktab__now(net);
+	socktab__random_bytes(&rnd, sizeof(rnd));
 ports_exhausted:;
 	int attempt_half = RD(sk->reuse) ? 1 : 0;
 other_half_scan:;
@@ -639,10 +705,10 @@ other_parity_scan:;
 
 		socktab__lock(&head->lock);
 		WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)port << 16));
-		struct socktab__tb *tb = socktab__tb_find(head, net, (uint16_t)port);
+		struct socktab__tb *tb = socktab__tb_find_locked(head, net, (uint16_t)port);
 
 		if (!tb || ((!use_hash2_on_bind(sk) || !addr_any_conflict(sk, tb, relax, false)) &&
-			    !csk_bind_conflict(sk, tb, socktab__tb2_find(net, tb, sk), relax, false))) {
+			    !csk_bind_conflict(sk, tb, socktab__tb2_find_locked(net, tb, sk), relax, false))) {
 			*portp = port;
 			*headp = head;
 			return 0;
@@ -679,19 +745,20 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 	bool check = true;
 	int port = snum, ret;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!port) {
 		ret = find_open_port(net, sk, &port, &head);
 		if (ret)
 			return ret;
 		check = false;
-		tb = socktab__tb_find(head, net, (uint16_t)port);
+		tb = socktab__tb_find_locked(head, net, (uint16_t)port);
 	} else {
 		head = &t->bhash[socktab__bhashfn(net, (uint16_t)port) & t->bhash_mask];
 		socktab__lock(&head->lock);
-		tb = socktab__tb_find(head, net, (uint16_t)port);
+		tb = socktab__tb_find_locked(head, net, (uint16_t)port);
 	}
 	if (!tb) {
-		tb = socktab__tb_create(head, net, (uint16_t)port);
+		tb = socktab__tb_create_locked(head, net, (uint16_t)port, NULL);
 		if (!tb) {
 			ret = -ENOMEM;
 			goto fail;
@@ -712,77 +779,27 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		ret = -EADDRINUSE;
 		goto fail;
 	}
-	if (check && csk_bind_conflict(sk, tb, socktab__tb2_find(net, tb, sk), true, true)) {
+	if (check && csk_bind_conflict(sk, tb, socktab__tb2_find_locked(net, tb, sk), true, true)) {
 		ret = -EADDRINUSE;
 		goto fail;
 	}
-	tb2 = sk->tb2 ? sk->tb2 : socktab__tb2_find_or_create(net, tb, sk, &tb2_created);
+	tb2 = sk->tb2 ? sk->tb2 : socktab__tb2_find_or_create_locked(net, tb, sk, NULL, &tb2_created);
 	if (!tb2) {
 		ret = -ENOMEM;
 		goto fail;
 	}
 	update_fastreuse(tb, tb2, sk, first);
 	if (!sk->tb2) /* listen() re-validates a port the socket already owns (R46) */
-		socktab__bind_hash(sk, tb2, (uint16_t)port);
+		socktab__bind_hash_locked(sk, tb2, (uint16_t)port);
 	socktab__unlock(&head->lock);
 	return 0;
 fail:
 	if (!sk->tb2) /* a listener re-validating its own port keeps it */
 		WR(sk->portpair, RD(sk->portpair) & 0xffff);
 	if (tb_created)
-		socktab__tb_maybe_destroy(head, tb);
+		socktab__tb_maybe_destroy_locked(head, tb);
 	socktab__unlock(&head->lock);
 	return ret;
-}
-
-bool socktab__v4_local(uint32_t be)
-{
-	uint32_t h = ntohl(be);
-
-	/* Local by default: wildcard, 127/8, plus what the kernel accepts without a local address:
-	 * multicast and limited broadcast. */
-	return h == 0 || (h >> 24) == 127 || (h >> 28) == 0xe || h == 0xffffffffu;
-}
-
-/*
- * The checks bind() makes before it takes the socket lock (R37/R38, both protocols): address
- * length and family, an IPv4 address that is not local, IPv6 multicast on a stream socket, a
- * privileged port. Fills the address (v4-mapped for AF_INET), its IPv4 form and the port.
- */
-int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
-		       bool stream, struct in6_addr *a6, uint32_t *v4, int *snum)
-{
-	struct socktab_net *net = RD(sk->net);
-
-	*v4 = 0;
-	if (RD(sk->family) == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
-
-		if (len < (socklen_t)sizeof(*sin))
-			return -EINVAL;
-		if (sin->sin_family != AF_INET &&
-		    (sin->sin_family != AF_UNSPEC || sin->sin_addr.s_addr != htonl(INADDR_ANY)))
-			return -EAFNOSUPPORT;
-		*v4 = sin->sin_addr.s_addr;
-		if (!socktab__v4_local(*v4))
-			return -EADDRNOTAVAIL;
-		*snum = ntohs(sin->sin_port);
-		socktab__v6_map(a6, *v4);
-	} else {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
-
-		if (len < 24) /* SIN6_LEN_RFC2133 */
-			return -EINVAL;
-		if (sin6->sin6_family != AF_INET6)
-			return -EAFNOSUPPORT;
-		*a6 = sin6->sin6_addr;
-		if (stream && a6->s6_addr[0] == 0xff) /* multicast on a stream socket */
-			return -EINVAL;
-		*snum = ntohs(sin6->sin6_port);
-	}
-	if (*snum && *snum < RD(net->unprivileged_port_start) && !net->privileged)
-		return -EACCES;
-	return 0;
 }
 
 /*
@@ -799,6 +816,7 @@ int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, u
 	static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
 	bool specific_v6 = false;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (RD(sk->family) == AF_INET6) {
 		if (socktab__v6_is_mapped(a6)) {
 			if (sk->v6only)
@@ -812,7 +830,7 @@ int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, u
 				return -EINVAL;
 			if (a6->s6_addr[0] != 0xff && memcmp(a6, &lo, 16) != 0)
 				return -EADDRNOTAVAIL;
-			v4 = LOOPBACK4_IPV6;
+			v4 = SOCKTAB__LOOPBACK4_IPV6;
 			specific_v6 = true;
 		}
 	}
@@ -829,6 +847,7 @@ void socktab__bind_undo_addr(struct socktab_sock *sk, uint8_t saved)
 {
 	static const struct in6_addr any = IN6ADDR_ANY_INIT;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	sk->v6only = saved;
 	WR(sk->addrpair, 0);
 	socktab__v6_store(sk->v6_saddr, &any);
@@ -839,6 +858,7 @@ void socktab__bind_done(struct socktab_sock *sk, int snum)
 {
 	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (RD(sk->family) == AF_INET ? socktab__sk_rcv_saddr(sk) != 0 : !socktab__v6_is_any(&a))
 		sk->userlocks |= SOCKTAB__BINDADDR_LOCK;
 	if (snum)

@@ -12,12 +12,7 @@
  * The result of each key is exactly what the single lookup would return at some instant during
  * the call.
  */
-#include "internal.h"
-
-static inline struct socktab_sock *node_sk(uintptr_t p)
-{
-	return (struct socktab_sock *)p; /* node is the first member */
-}
+#include "ehash.h"
 
 /* ehash.c's match4() with no device: the key of socktab_lookup_established4(). */
 static inline bool match4(const struct socktab_sock *sk, const struct socktab_net *net,
@@ -37,8 +32,8 @@ static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32
 
 	for (;;) {
 		for (; !socktab__is_nulls(p);
-		     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_acquire)) {
-			sk = node_sk(p);
+		     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
+			sk = socktab__node_sk(p);
 			if (RD(sk->hash) != hash || !match4(sk, net, acookie, ports))
 				continue;
 			if (!socktab__sock_hold_not_zero(sk))
@@ -83,7 +78,7 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 			first[i] = atomic_load_explicit(&t->ehash[slot[i]].first,
 							memory_order_acquire);
 			if (!socktab__is_nulls(first[i]))
-				__builtin_prefetch(node_sk(first[i]));
+				__builtin_prefetch(socktab__node_sk(first[i]));
 		}
 		for (unsigned int i = 0; i < m; i++) {
 			uint32_t ports = (uint32_t)k[i].sport | ((uint32_t)ntohs(k[i].dport) << 16);

@@ -24,34 +24,13 @@
  * usable, just before -EADDRNOTAVAIL. ports_tried counts the candidates actually examined.
  */
 #include <stdlib.h>
-#include <sys/random.h>
 
 #include "hash.h"
-#include "internal.h"
-
-static _Thread_local uint64_t rng_state;
-
-/* Per-thread xorshift for the "random_below(8)" of R57; not a secret. */
-static uint32_t random_below(uint32_t n)
-{
-	uint64_t x = rng_state;
-
-	if (!x) {
-		if (getrandom(&x, sizeof(x), 0) != sizeof(x) || !x)
-			x = 0x9e3779b97f4a7c15ull ^ (uintptr_t)&rng_state;
-	}
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	rng_state = x;
-	return (uint32_t)(((x >> 32) * (uint64_t)n) >> 32);
-}
-
-/* Tests: make this thread's random_below() sequence repeatable (0 reseeds from getrandom). */
-void socktab__connect_rng_seed(uint64_t seed)
-{
-	rng_state = seed;
-}
+#include "bind.h"
+#include "ehash.h"
+#include "portmap.h"
+#include "rss.h"
+#include "timewait.h"
 
 /* R10: secure_ipv4_port_ephemeral / secure_ipv6_port_ephemeral. */
 static uint64_t port_offset(struct socktab_net *net, const struct socktab_sock *sk)
@@ -84,6 +63,7 @@ static inline uint32_t cand_hash(struct socktab_net *net, const struct socktab_s
 /* Finish taking over a TIME_WAIT entry: it leaves its bind bucket. Caller holds the bhash lock. */
 static void tw_takeover_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, socktab__sk_num(tw)));
 	socktab__bind_unhash_locked(net, tw);
 	atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&net->n_tw_recycled, 1, memory_order_relaxed);
@@ -120,11 +100,12 @@ struct choice {
 };
 
 /*
- * One candidate (R55 steps 2-3). Returns 1 with the port secured in @c (its bhash lock held),
- * 0 when the port is not usable, -ENOMEM. Caller holds sk's lock and no other.
+ * One candidate (R55 steps 2-3). Returns 1 with the port secured in @c (its bhash lock held), 0
+ * when the port is not usable. A new bucket comes from @pa, so nothing here can fail. Caller
+ * holds sk's lock and no other.
  */
 static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
-		    uint16_t port, struct choice *c)
+		    uint16_t port, struct socktab__bind_prealloc *pa, struct choice *c)
 {
 	struct socktab__tables *t = net->tab;
 	struct socktab__bhead *head = &t->bhash[socktab__bhashfn(net, port) & t->bhash_mask];
@@ -147,7 +128,7 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 
 	/* Locked phase (R55 step 3). */
 	socktab__lock(&head->lock);
-	tb = socktab__tb_find(head, net, port);
+	tb = socktab__tb_find_locked(head, net, port);
 	c->tw = NULL;
 	if (tb) {
 		if (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0 ||
@@ -159,11 +140,7 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 		c->inserted = true;
 	} else {
 		/* No bucket: nobody in this net holds the port, no ehash check needed. */
-		tb = socktab__tb_create(head, net, port);
-		if (!tb) {
-			socktab__unlock(&head->lock);
-			return -ENOMEM;
-		}
+		tb = socktab__tb_create_locked(head, net, port, pa);
 		c->inserted = false;
 	}
 	c->head = head;
@@ -183,11 +160,12 @@ struct walk {
  * The kernel's walk (R55, R58): even positions from the offset, then the other parity, each
  * pass wrapping once at @high. With @pm, positions whose port the index shows busy (or reserved)
  * are skipped without being examined; i still counts every position, so R57 sees the kernel's i.
- * Returns 1 (port secured in @c), 0 (none), -ENOMEM. *tried counts examined candidates.
+ * Returns 1 (port secured in @c) or 0 (none). *tried counts examined candidates.
  */
 static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
 		const struct walk *w, const struct socktab__portmap *pm,
-		const struct socktab__rss_filter *rss, struct choice *c, uint64_t *tried)
+		const struct socktab__rss_filter *rss, struct socktab__bind_prealloc *pa,
+		struct choice *c, uint64_t *tried)
 {
 	uint32_t offset = w->offset;
 
@@ -213,7 +191,7 @@ static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0
 			if (rss && !socktab__rss_port_ok(rss, (uint16_t)port))
 				continue;
 			(*tried)++;
-			r = try_port(net, sk, hash0, (uint16_t)port, c);
+			r = try_port(net, sk, hash0, (uint16_t)port, pa, c);
 			if (r) {
 				c->i = i;
 				return r;
@@ -235,14 +213,21 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	struct choice c;
 	struct walk w;
 	struct socktab__rss_filter rssf, *rssp;
+	struct socktab__bind_prealloc pa;
 	uint64_t tried = 0, off64;
 	uint32_t index;
 	int low, high, r = 0;
 	bool created;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (socktab__sk_num(sk))
 		return connect_bound_port(net, sk, hash0);
 
+	/* Choose, then commit (FreeBSD's in_pcb split): the buckets a new port may need are
+	 * allocated before any lock, so once a port is secured nothing can fail and nothing has
+	 * to be undone. */
+	if (socktab__bind_prealloc(&pa))
+		return -ENOMEM;
 	off64 = port_offset(net, sk);
 	socktab__port_range(net, sk, &low, &high, &w.local_ports);
 	w.step = w.local_ports ? 1 : 2;
@@ -258,7 +243,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 
 	/* The RSS filter reads net->rss under RCU for the whole search (rss.c). */
 	socktab__rcu_read_lock();
-	rssp = socktab__rss_filter_init(net, sk, &rssf) ? &rssf : NULL;
+	rssp = socktab__rss_filter_init_rcu(net, sk, &rssf) ? &rssf : NULL;
 
 	/* socktab variant: free ports first, found through the destination's index (portmap.c). */
 	if (net->variant == SOCKTAB_VARIANT_SOCKTAB) {
@@ -267,7 +252,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 		socktab__rcu_read_lock();
 		pm = socktab__portmap_get_rcu(net, sk, hash0, low, high);
 		if (pm) {
-			r = walk(net, sk, hash0, &w, pm, rssp, &c, &tried);
+			r = walk(net, sk, hash0, &w, pm, rssp, &pa, &c, &tried);
 			/* Nothing free and no TIME_WAIT entry in the net: the indexed search saw
 			 * every usable port, so fail now rather than walk the whole range (the
 			 * kernel's walk examines each busy port only to reach the same answer). */
@@ -280,43 +265,24 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	/* Every other case, and the last resort of the indexed search: TIME_WAIT holders (R61),
 	 * which the index shows busy, then -EADDRNOTAVAIL (R58). */
 	if (r == 0)
-		r = walk(net, sk, hash0, &w, NULL, rssp, &c, &tried);
+		r = walk(net, sk, hash0, &w, NULL, rssp, &pa, &c, &tried);
 	socktab__rcu_read_unlock();
 	atomic_fetch_add_explicit(&net->n_ports_tried, tried, memory_order_relaxed);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return -EADDRNOTAVAIL;
+	if (r <= 0) {
+		socktab__bind_prealloc_free(&pa);
+		return r < 0 ? r : -EADDRNOTAVAIL;
+	}
 
 	/* ok: (R57) */
-	tb2 = socktab__tb2_find_or_create(net, c.tb, sk, &created);
-	if (!tb2) {
-		/* Undo: nothing may remain of a failed connect(). */
-		if (c.inserted) {
-			pthread_mutex_t *l = socktab__ehash_lock(t, RD(sk->hash));
-
-			socktab__lock(l);
-			/* The TIME_WAIT entry goes back first (it never left its bind bucket), so
-			 * the port index never sees the 4-tuple vanish. */
-			if (c.tw)
-				socktab__ehash_insert_locked(t, c.tw);
-			socktab__ehash_del_locked(t, sk);
-			socktab__unlock(l);
-			if (c.tw)
-				socktab_sock_put(c.tw);
-			WR(sk->portpair, RD(sk->portpair) & 0xffff);
-		}
-		socktab__tb_maybe_destroy(c.head, c.tb);
-		socktab__unlock(&c.head->lock);
-		return -ENOMEM;
-	}
+	tb2 = socktab__tb2_find_or_create_locked(net, c.tb, sk, &pa, &created);
+	socktab__bind_prealloc_free(&pa); /* what the chosen port did not need */
 	{
-		uint32_t r8 = random_below(8) * w.step;
+		uint32_t r8 = socktab__random_below(8) * w.step;
 		uint32_t adv = (c.i > r8 ? c.i : r8) + w.step;
 
 		atomic_fetch_add_explicit(&net->perturb[index], adv, memory_order_relaxed);
 	}
-	socktab__bind_hash(sk, tb2, c.port);
+	socktab__bind_hash_locked(sk, tb2, c.port);
 	sk->userlocks |= SOCKTAB__CONNECT_BIND;
 	if (!c.inserted) {
 		uint32_t h = cand_hash(net, sk, hash0, c.port);

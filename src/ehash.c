@@ -12,19 +12,9 @@
  * (the socket may have been freed and reused, R20) and restart when the walk ends on another
  * slot's nulls value. Entries: SYN_SENT and later states, and TIME_WAIT entries (R25).
  */
-#include "internal.h"
-
-bool socktab__sock_hold_not_zero(struct socktab_sock *sk)
-{
-	uint32_t c = atomic_load_explicit(&sk->refcnt, memory_order_relaxed);
-
-	do {
-		if (c == 0)
-			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&sk->refcnt, &c, c + 1,
-							memory_order_acq_rel, memory_order_relaxed));
-	return true;
-}
+#include "ehash.h"
+#include "portmap.h"
+#include "timewait.h"
 
 bool socktab__ehash_hashed(const struct socktab_sock *sk)
 {
@@ -48,6 +38,7 @@ void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock
 /* Unlink hashed @sk. Caller holds the ehash lock of sk->hash. */
 void socktab__ehash_del_locked(struct socktab__tables *t, struct socktab_sock *sk)
 {
+	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(sk->hash)));
 	socktab__hnode_del_rcu(&sk->node);
 	socktab__portmap_ehash_del_locked(t, sk);
 }
@@ -61,11 +52,6 @@ void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk)
 	if (socktab__hnode_hashed(&sk->node))
 		socktab__ehash_del_locked(t, sk);
 	socktab__unlock(l);
-}
-
-static inline struct socktab_sock *node_sk(uintptr_t p)
-{
-	return (struct socktab_sock *)p; /* node is the first member */
 }
 
 static inline bool dev_ok(const struct socktab_sock *sk, uint32_t dif)
@@ -124,8 +110,8 @@ static struct socktab_sock *ehash_lookup(struct socktab_net *net, uint32_t hash,
 begin:
 	for (p = atomic_load_explicit(&t->ehash[slot].first, memory_order_acquire);
 	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_acquire)) {
-		sk = node_sk(p);
+	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
+		sk = socktab__node_sk(p);
 		if (RD(sk->hash) != hash || !key_match(sk, net, k))
 			continue;
 		if (!socktab__sock_hold_not_zero(sk)) {
@@ -204,11 +190,12 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
 	uint32_t ports = (uint32_t)socktab__sk_dport(sk) | ((uint32_t)lport << 16);
 	uint32_t dif = RD(sk->bound_dev_if);
 
+	SOCKTAB__ASSERT_RCU();
 	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
 						memory_order_acquire);
 	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_acquire)) {
-		struct socktab_sock *sk2 = node_sk(p);
+	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
+		struct socktab_sock *sk2 = socktab__node_sk(p);
 
 		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, dif))
 			continue;
@@ -242,8 +229,8 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
 						memory_order_relaxed);
 	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&node_sk(p)->node.next, memory_order_relaxed)) {
-		struct socktab_sock *sk2 = node_sk(p);
+	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_relaxed)) {
+		struct socktab_sock *sk2 = socktab__node_sk(p);
 
 		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, dif))
 			continue;

@@ -6,8 +6,8 @@
  * uses SipHash-2-4 under its own 128-bit per-net key. Written for socktab from the published
  * algorithm descriptions.
  */
-#ifndef SOCKTAB_HASH_H
-#define SOCKTAB_HASH_H
+#ifndef SOCKTAB_SRC_HASH_H
+#define SOCKTAB_SRC_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -96,4 +96,4 @@ static inline uint32_t socktab__jhash2(const uint32_t *k, uint32_t n, uint32_t i
 /* SipHash-2-4 of @len bytes under the 128-bit key @key (two little-endian 64-bit halves). */
 uint64_t socktab__siphash(const void *data, size_t len, const uint64_t key[2]);
 
-#endif /* SOCKTAB_HASH_H */
+#endif /* SOCKTAB_SRC_HASH_H */

@@ -1,25 +1,28 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Cache-line budget of the lookup paths, checked at compile time (included at the end of
- * internal.h). docs/design.md ("Cache lines per lookup") counts the lines each lookup touches;
+ * Cache-line budget of the lookup paths, checked at compile time (net.c includes this file). docs/design.md ("Cache lines per lookup") counts the lines each lookup touches;
  * these assertions keep that count true when someone adds or moves a field. `make layout` prints
  * pahole's view of the same structs.
  *
  * Socket objects come from pool slabs aligned to SOCKTAB__CACHELINE with the object size rounded
  * up to it (pool.c), so an offset below 64 is in the object's first line.
  */
-#ifndef SOCKTAB_LAYOUT_H
-#define SOCKTAB_LAYOUT_H
+#ifndef SOCKTAB_SRC_LAYOUT_H
+#define SOCKTAB_SRC_LAYOUT_H
 
 #include <stddef.h>
+
+#include "net.h"
+#include "sock.h"
+#include "udp.h"
 
 /* The byte after @field of @type. */
 #define SOCKTAB__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 
 _Static_assert(SOCKTAB__CACHELINE == 64, "the budget below is counted in 64-byte lines");
 
-/* Chains link sockets by their first member: a node pointer is the socket pointer (ehash.c,
- * listen.c node_sk casts). */
+/* Chains link sockets by their first member: a node pointer is the socket pointer
+ * (socktab__node_sk). */
 _Static_assert(offsetof(struct socktab_sock, node) == 0, "node must be the first member");
 
 /*
@@ -70,4 +73,4 @@ _Static_assert(SOCKTAB__END(struct socktab_net, ipv6_hash_secret) <= 64, "net: i
 _Static_assert(SOCKTAB__END(struct socktab_net, hash_mix) <= 64, "net: netns mix");
 _Static_assert(SOCKTAB__END(struct socktab_net, lport_inside) <= 64, "net: variant flag");
 
-#endif /* SOCKTAB_LAYOUT_H */
+#endif /* SOCKTAB_SRC_LAYOUT_H */

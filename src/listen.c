@@ -22,7 +22,11 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "addr.h"
+#include "bind.h"
+#include "ehash.h"
+#include "listen.h"
+#include "timewait.h"
 
 static struct socktab__lhead *lhash2_slot(struct socktab_net *net, const struct in6_addr *a,
 					  uint16_t port)
@@ -65,6 +69,7 @@ static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struc
 {
 	struct in6_addr a = sk_bound_addr(sk);
 
+	SOCKTAB__ASSERT_LOCKED(&slot->lock);
 	for (uintptr_t p = atomic_load_explicit(&slot->head.first, memory_order_relaxed);
 	     !socktab__is_nulls(p);
 	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next, memory_order_relaxed)) {
@@ -88,6 +93,7 @@ static int group_add_locked(struct socktab_net *net, struct socktab_sock *sk,
 	struct socktab__reuseport *g, *ng;
 	uint32_t n;
 
+	SOCKTAB__ASSERT_LOCKED(&net->reuseport_lock);
 	if (!peer) {
 		g = group_alloc(128);
 		if (!g)
@@ -130,6 +136,7 @@ static void group_detach_locked(struct socktab_sock *sk)
 	struct socktab__reuseport *g = atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed);
 	uint32_t n;
 
+	SOCKTAB__ASSERT_LOCKED(&RD(sk->net)->reuseport_lock);
 	if (!g)
 		return;
 	n = atomic_load_explicit(&g->num, memory_order_relaxed);
@@ -154,6 +161,7 @@ static struct socktab_sock *group_select_rcu(struct socktab_sock *sk, uint32_t h
 							    memory_order_acquire);
 	uint32_t n, i0;
 
+	SOCKTAB__ASSERT_RCU();
 	if (!g)
 		return NULL;
 	n = atomic_load_explicit(&g->num, memory_order_acquire);
@@ -209,14 +217,7 @@ static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 	WR(sk->hash, socktab__portaddr_hash(net, &a, socktab__sk_num(sk)));
 	if (RD(sk->family) == AF_INET6 && RD(sk->reuseport)) {
 		/* R33: AF_INET6 reuseport listeners go to the tail. */
-		_Atomic uintptr_t *pp = &slot->head.first;
-		uintptr_t p;
-
-		while (!socktab__is_nulls(p = atomic_load_explicit(pp, memory_order_relaxed)))
-			pp = &((struct socktab_sock *)p)->node.next;
-		atomic_store_explicit(&sk->node.next, p, memory_order_relaxed);
-		atomic_store_explicit(&sk->node.pprev, pp, memory_order_relaxed);
-		atomic_store_explicit(pp, (uintptr_t)&sk->node, memory_order_release);
+		socktab__hnode_add_tail_rcu(&sk->node, &slot->head);
 	} else {
 		socktab__hnode_add_head_rcu(&sk->node, &slot->head);
 	}
@@ -231,6 +232,7 @@ void socktab__listen_unhash(struct socktab_sock *sk)
 	struct in6_addr a = sk_bound_addr(sk);
 	struct socktab__lhead *slot = lhash2_slot(net, &a, socktab__sk_num(sk));
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	socktab__lock(&slot->lock);
 	if (socktab__hnode_hashed(&sk->node))
 		socktab__hnode_del_rcu(&sk->node);
@@ -350,6 +352,7 @@ static struct socktab_sock *lhash2_walk(struct socktab_net *net, const struct lk
 	int hiscore = 0;
 	uintptr_t p;
 
+	SOCKTAB__ASSERT_RCU();
 	if (!k->v6)
 		socktab__v6_map(&a, k->addr4);
 	idx = socktab__portaddr_hash(net, &a, k->hnum) & net->tab->lhash2_mask;
@@ -471,27 +474,6 @@ struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, con
 
 /* ---- children ---- */
 
-static int parse_addr(int family, const struct sockaddr *sa, socklen_t len, struct in6_addr *a,
-		      uint16_t *port)
-{
-	if (family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
-
-		if (len < (socklen_t)sizeof(*sin) || sin->sin_family != AF_INET)
-			return -EINVAL;
-		socktab__v6_map(a, sin->sin_addr.s_addr);
-		*port = sin->sin_port;
-		return 0;
-	}
-	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
-
-	if (len < 24 || sin6->sin6_family != AF_INET6)
-		return -EINVAL;
-	*a = sin6->sin6_addr;
-	*port = sin6->sin6_port;
-	return 0;
-}
-
 struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 					    const struct sockaddr *local,
 					    const struct sockaddr *remote, socklen_t len)
@@ -499,6 +481,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	struct socktab_net *net;
 	struct socktab_sock *child = NULL, *tw = NULL;
 	struct socktab__bhead *head;
+	struct socktab__bind_prealloc pa;
 	struct in6_addr la, ra;
 	uint16_t lport_be, rport_be, port;
 	int family, err = -EINVAL;
@@ -514,17 +497,23 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	net = RD(listener->net);
 	family = RD(listener->family);
 	port = socktab__sk_num(listener);
-	if (parse_addr(family, local, len, &la, &lport_be) ||
-	    parse_addr(family, remote, len, &ra, &rport_be) || ntohs(lport_be) != port)
+	if (socktab__parse_endpoint(family, local, len, &la, &lport_be) ||
+	    socktab__parse_endpoint(family, remote, len, &ra, &rport_be) || ntohs(lport_be) != port)
 		goto out;
 	/* No segment carries a v4-mapped address on one side and native IPv6 on the other. */
 	if (family == AF_INET6 && socktab__v6_is_mapped(&la) != socktab__v6_is_mapped(&ra))
 		goto out;
 	v4 = family == AF_INET || socktab__v6_is_mapped(&la);
 	err = -ENOMEM;
-	child = socktab__pool_alloc(&net->pool);
-	if (!child)
+	/* The child's address bucket may be new: allocated now, so nothing fails once the child
+	 * is in ehash. */
+	if (socktab__bind_prealloc(&pa))
 		goto out;
+	child = socktab__pool_alloc(&net->pool);
+	if (!child) {
+		socktab__bind_prealloc_free(&pa);
+		goto out;
+	}
 	/* The child is private until we return it: no lock of its own is needed (taking it under
 	 * the listener's would also look like a lock-order inversion, since pool objects change
 	 * roles). */
@@ -532,7 +521,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	memset(child->priv, 0, net->pool.priv_size);
 	WR(child->v4key, v4);
 	WR(child->addrpair, v4 ? ((uint64_t)ra.s6_addr32[3] | (uint64_t)la.s6_addr32[3] << 32)
-			       : ((uint64_t)htonl(0x7f000006) << 32));
+			       : ((uint64_t)SOCKTAB__LOOPBACK4_IPV6 << 32));
 	socktab__v6_store(child->v6_saddr, &la);
 	socktab__v6_store(child->v6_daddr, &ra);
 	WR(child->portpair, (uint32_t)rport_be);
@@ -555,32 +544,20 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 					      socktab__sk_ehashfn(net, child, port), true, &tw) !=
 	    SOCKTAB__UNIQUE) {
 		socktab__unlock(&head->lock);
+		socktab__bind_prealloc_free(&pa);
 		err = -EADDRINUSE;
 		goto fail;
 	}
 	bool created;
-	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create(net, listener->tb2->tb, child,
-							       &created);
+	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create_locked(net, listener->tb2->tb, child,
+								      &pa, &created);
 
-	if (!tb2) {
-		pthread_mutex_t *l = socktab__ehash_lock(net->tab, RD(child->hash));
-
-		socktab__lock(l);
-		socktab__ehash_del_locked(net->tab, child);
-		if (tw)
-			socktab__ehash_insert_locked(net->tab, tw);
-		socktab__unlock(l);
-		socktab__unlock(&head->lock);
-		if (tw)
-			socktab_sock_put(tw);
-		err = -ENOMEM;
-		goto fail;
-	}
 	if (created) {
 		tb2->fastreuse = listener->tb2->fastreuse;
 		tb2->fastreuseport = listener->tb2->fastreuseport;
 	}
-	socktab__bind_hash(child, tb2, port);
+	socktab__bind_prealloc_free(&pa);
+	socktab__bind_hash_locked(child, tb2, port);
 	if (tw) {
 		socktab__bind_unhash_locked(net, tw);
 		atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);

@@ -12,11 +12,14 @@
  * so two nets do not share an offset stream; nothing observable depends on it.
  */
 #include <stdlib.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "hash.h"
-#include "internal.h"
+#include "bind.h"
+#include "layout.h"
+#include "rss.h"
+#include "timewait.h"
+#include "udp.h"
 
 #ifdef SOCKTAB_TSAN
 char socktab__tsan_gp_token;
@@ -34,6 +37,7 @@ static uint64_t default_clock(void *arg)
 void socktab_net_params_init(struct socktab_net_params *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->size = sizeof(*p);
 	p->ehash_entries = 65536;
 	p->ehash_locks = 1024;
 	p->bhash_entries = 65536;
@@ -59,29 +63,6 @@ static uint32_t roundup_pow2(uint32_t v)
 	while (r < v)
 		r <<= 1;
 	return r;
-}
-
-static void fill_random(void *buf, size_t len)
-{
-	unsigned char *p = buf;
-
-	while (len) {
-		ssize_t n = getrandom(p, len, 0);
-
-		if (n < 0) {
-			/* getrandom() only fails before the pool is ready or on EINTR; fall back to a
-			 * time-seeded mix rather than leave the secrets predictable zeros. */
-			uint64_t t = default_clock(NULL) ^ (uintptr_t)p;
-
-			for (size_t i = 0; i < len; i++) {
-				t = t * 6364136223846793005ull + 1442695040888963407ull;
-				p[i] = (unsigned char)(t >> 56);
-			}
-			return;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
 }
 
 static void tables_free(struct socktab__tables *t)
@@ -176,18 +157,34 @@ static int params_valid(const struct socktab_net_params *p)
 	return 1;
 }
 
+/* The smallest params a caller may pass: this version's first release had every field up to
+ * udp_hash4. A caller built against a later header passes more; fields it knows beyond ours are
+ * refused unless zero, so a setting is never silently dropped. */
+#define PARAMS_V0_SIZE (offsetof(struct socktab_net_params, udp_hash4) + sizeof(int))
+
+static int params_copy(struct socktab_net_params *dst, const struct socktab_net_params *src)
+{
+	socktab_net_params_init(dst);
+	if (!src)
+		return 0;
+	if (src->size < PARAMS_V0_SIZE)
+		return -EINVAL;
+	for (size_t i = sizeof(*dst); i < src->size; i++)
+		if (((const unsigned char *)src)[i])
+			return -EINVAL;
+	memcpy(dst, src, src->size < sizeof(*dst) ? src->size : sizeof(*dst));
+	dst->size = sizeof(*dst);
+	return 0;
+}
+
 struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 {
-	struct socktab_net_params defaults;
-	const struct socktab_net_params *p = params;
+	struct socktab_net_params copy;
+	const struct socktab_net_params *p = &copy;
 	struct socktab_net *net;
 	uint32_t secrets[8];
 
-	if (!p) {
-		socktab_net_params_init(&defaults);
-		p = &defaults;
-	}
-	if (!params_valid(p)) {
+	if (params_copy(&copy, params) || !params_valid(p)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -216,7 +213,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	if (p->fixed_secret)
 		memcpy(secrets, p->secret, sizeof(secrets));
 	else
-		fill_random(secrets, sizeof(secrets));
+		socktab__random_bytes(secrets, sizeof(secrets));
 	net->hash_mix = secrets[0];
 	net->ehash_secret = secrets[1];
 	net->ehash6_secret = secrets[2];
@@ -489,7 +486,18 @@ int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
 	st->connect_ports_tried = RD(net->n_ports_tried);
 	st->connects = RD(net->n_connects);
 	st->pool_socks = RD(net->pool.nobjs);
+	memset(st->reserved, 0, sizeof(st->reserved));
 	return 0;
+}
+
+const char *socktab_version(void)
+{
+	return SOCKTAB_VERSION_STRING;
+}
+
+unsigned int socktab_version_num(void)
+{
+	return SOCKTAB_VERSION_NUM;
 }
 
 static _Thread_local int registered;
@@ -502,8 +510,10 @@ void socktab_thread_register(void)
 
 void socktab_thread_unregister(void)
 {
-	if (registered > 0 && --registered == 0)
+	if (registered > 0 && --registered == 0) {
+		socktab__bind_spare_release();
 		urcu_memb_unregister_thread();
+	}
 }
 
 bool socktab__port_reserved(struct socktab_net *net, uint16_t port)

@@ -9,8 +9,8 @@
  * atomics: publication is a release store, readers use acquire loads, and pprev (writer-only) is
  * plain because every writer holds the chain's lock.
  */
-#ifndef SOCKTAB_NULLS_H
-#define SOCKTAB_NULLS_H
+#ifndef SOCKTAB_SRC_NULLS_H
+#define SOCKTAB_SRC_NULLS_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -70,6 +70,21 @@ static inline void socktab__hnode_add_head_rcu(struct socktab__hnode *n, struct 
 	atomic_store_explicit(&h->first, (uintptr_t)n, memory_order_release);
 }
 
+/* Insert @n at the tail of @h (a walk from the head). Caller holds the chain lock; @n's key is
+ * already written. */
+static inline void socktab__hnode_add_tail_rcu(struct socktab__hnode *n, struct socktab__hhead *h)
+{
+	_Atomic uintptr_t *pp = &h->first;
+	uintptr_t p;
+
+	while (!socktab__is_nulls(p = atomic_load_explicit(pp, memory_order_relaxed)))
+		pp = &((struct socktab__hnode *)p)->next;
+	atomic_store_explicit(&n->next, p, memory_order_relaxed);
+	atomic_store_explicit(&n->pprev, pp, memory_order_relaxed);
+	/* Publishes @n with its key: pairs with the readers' acquire loads. */
+	atomic_store_explicit(pp, (uintptr_t)n, memory_order_release);
+}
+
 /*
  * Unlink @n. Caller holds the chain lock. @n->next is left alone so that a reader standing on @n
  * can finish its walk (it will see the right nulls value, or a foreign one if @n is reused).
@@ -106,4 +121,4 @@ static inline void socktab__hnode_replace_rcu(struct socktab__hnode *old, struct
 	atomic_store_explicit(&old->pprev, NULL, memory_order_relaxed);
 }
 
-#endif /* SOCKTAB_NULLS_H */
+#endif /* SOCKTAB_SRC_NULLS_H */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "net.h"
 
 #define SLAB_OBJS 64
 #define HUGE_2M ((size_t)2 << 20)
@@ -28,6 +28,7 @@ static int pool_grow_locked(struct socktab__pool *p)
 {
 	unsigned char *slab;
 
+	SOCKTAB__ASSERT_LOCKED(&p->lock);
 	if (p->nslabs == p->slab_cap) {
 		size_t cap = p->slab_cap ? p->slab_cap * 2 : 16;
 		void **n = realloc(p->slabs, cap * sizeof(*n));

@@ -65,7 +65,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "ehash.h"
+#include "portmap.h"
 
 #define PM_WORDS (65536 / 64)
 #define PM_SWORDS (PM_WORDS / 64)
@@ -155,6 +156,7 @@ static struct socktab__portmap *pm_find_rcu(struct socktab_net *net, const struc
 {
 	struct socktab__portmap *pm = pm_load(&net->pm_table[hash0 % SOCKTAB__PM_BUCKETS]);
 
+	SOCKTAB__ASSERT_RCU();
 	for (; pm; pm = pm_load(&pm->next))
 		if (pm_match(pm, sk, hash0))
 			return pm;
@@ -274,6 +276,7 @@ void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
 	uint32_t hash0;
 	struct socktab__portmap *pm;
 
+	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(net->tab, RD(sk->hash)));
 	if (!pm_enabled(net))
 		return;
 	hash0 = RD(sk->hash) - sk_lport(sk);
@@ -299,6 +302,7 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 	uint32_t hash = RD(sk->hash), hash0;
 	struct socktab__portmap *pm;
 
+	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(sk->hash)));
 	if (!pm_enabled(net))
 		return;
 	hash0 = hash - sk_lport(sk);
@@ -424,6 +428,8 @@ struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struc
 	uint64_t memo;
 	int lo, hi;
 
+	SOCKTAB__ASSERT_RCU();
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!pm_enabled(net) || RD(sk->bound_dev_if))
 		return NULL;
 	sketch = sketch_get(net, hash0);

@@ -6,8 +6,8 @@
  * unlock releases a token that every reclaim acquires, and each object handed to call_rcu is
  * released/acquired across the hand-off. Other builds compile the wrappers to nothing.
  */
-#ifndef SOCKTAB_RCU_H
-#define SOCKTAB_RCU_H
+#ifndef SOCKTAB_SRC_RCU_H
+#define SOCKTAB_SRC_RCU_H
 
 #include <urcu/urcu-memb.h>
 
@@ -68,4 +68,4 @@ static inline void socktab__rcu_cb_enter(void *obj)
 #endif
 }
 
-#endif /* SOCKTAB_RCU_H */
+#endif /* SOCKTAB_SRC_RCU_H */

@@ -17,7 +17,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "rss.h"
 
 struct socktab__rss {
 	uint32_t reta_mask;           /* (c) */
@@ -124,11 +124,12 @@ int socktab_sock_set_rss_queue(struct socktab_sock *sk, int queue)
  * false when @sk asked for no queue. Caller is inside an RCU read-side section and keeps it
  * while using @f.
  */
-bool socktab__rss_filter_init(struct socktab_net *net, const struct socktab_sock *sk,
+bool socktab__rss_filter_init_rcu(struct socktab_net *net, const struct socktab_sock *sk,
 			      struct socktab__rss_filter *f)
 {
 	struct socktab__rss *r;
 
+	SOCKTAB__ASSERT_RCU();
 	if (sk->rss_queue < 0)
 		return false;
 	r = atomic_load_explicit(&net->rss, memory_order_acquire);

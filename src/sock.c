@@ -9,7 +9,24 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "addr.h"
+#include "bind.h"
+#include "ehash.h"
+#include "listen.h"
+#include "timewait.h"
+#include "udp.h"
+
+bool socktab__sock_hold_not_zero(struct socktab_sock *sk)
+{
+	uint32_t c = atomic_load_explicit(&sk->refcnt, memory_order_relaxed);
+
+	do {
+		if (c == 0)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&sk->refcnt, &c, c + 1,
+							memory_order_acq_rel, memory_order_relaxed));
+	return true;
+}
 
 void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net, int family)
 {
@@ -189,6 +206,7 @@ int socktab_set_state(struct socktab_sock *sk, int state)
  */
 void socktab__sk_done(struct socktab_net *net, struct socktab_sock *sk)
 {
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (RD(sk->state) == SOCKTAB_TCP_LISTEN) {
 		socktab__listen_unhash(sk);
 	} else if (socktab__ehash_hashed(sk)) {
@@ -211,13 +229,14 @@ static void sk_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 {
 	static const struct in6_addr any = IN6ADDR_ANY_INIT;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
 		socktab__sk_done(net, sk);
 	WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
 	socktab__v6_store(sk->v6_daddr, &any);
 	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
 		if (sk->tb2) /* port kept by bind(): its bucket goes back to the wildcard address */
-			socktab__bhash2_update_saddr_locked(sk, &any);
+			socktab__bhash2_update_saddr(sk, &any);
 		socktab__v6_store(sk->v6_saddr, &any);
 		WR(sk->addrpair, 0);
 	} else {
@@ -240,8 +259,9 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 {
 	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
 	struct socktab_net *net;
+	struct socktab__dest d;
 	struct in6_addr daddr6, saddr6;
-	uint32_t daddr4 = 0, saddr4;
+	uint32_t daddr4, saddr4;
 	uint16_t dport;
 	bool v4, had_saddr;
 	int family, err, st;
@@ -260,29 +280,13 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		socktab__unlock(&sk->lock);
 		return 0;
 	}
-	if (family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
-
-		if (len < (socklen_t)sizeof(*sin))
-			return -EINVAL;
-		if (sin->sin_family != AF_INET)
-			return -EAFNOSUPPORT;
-		daddr4 = sin->sin_addr.s_addr;
-		dport = sin->sin_port;
-		v4 = true;
-	} else {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
-
-		if (len < 24)
-			return -EINVAL;
-		if (sin6->sin6_family != AF_INET6)
-			return -EAFNOSUPPORT;
-		daddr6 = sin6->sin6_addr;
-		dport = sin6->sin6_port;
-		v4 = socktab__v6_is_mapped(&daddr6);
-		if (v4)
-			daddr4 = daddr6.s6_addr32[3];
-	}
+	err = socktab__parse_dest(sk, addr, len, &d, 0);
+	if (err)
+		return err;
+	v4 = d.v4;
+	daddr4 = d.daddr4;
+	daddr6 = d.daddr6;
+	dport = d.port;
 
 	err = sk_lock_open(sk);
 	if (err)
@@ -337,13 +341,13 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 				goto out_unreach;
 			saddr6 = lo6;
 		}
-		saddr4 = htonl(0x7f000006); /* LOOPBACK4_IPV6: never matches IPv4 traffic */
+		saddr4 = SOCKTAB__LOOPBACK4_IPV6; /* never matches IPv4 traffic */
 	}
 
 	/* Record the 4-tuple; a socket that owns a port via a wildcard bucket moves to its new
 	 * address bucket (R51). */
 	if (!had_saddr) {
-		err = socktab__bhash2_update_saddr_locked(sk, &saddr6);
+		err = socktab__bhash2_update_saddr(sk, &saddr6);
 		if (err)
 			goto out;
 	}
@@ -362,7 +366,7 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		socktab__v6_store(sk->v6_daddr, &any);
 		WR(sk->v4key, family == AF_INET);
 		if (!had_saddr) {
-			socktab__bhash2_update_saddr_locked(sk, &any);
+			socktab__bhash2_update_saddr(sk, &any);
 			socktab__v6_store(sk->v6_saddr, &any);
 			WR(sk->addrpair, 0);
 		} else {
@@ -570,10 +574,8 @@ out:
 static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len, bool peer)
 {
 	int err = sk_lock_open(sk);
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} u;
+	struct sockaddr_storage ss;
+	struct in6_addr a;
 	socklen_t n;
 
 	if (err)
@@ -582,24 +584,20 @@ static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *le
 		err = -EINVAL;
 		goto out;
 	}
-	if (peer && (RD(sk->state) == SOCKTAB_TCP_LISTEN || !socktab__ehash_hashed(sk))) {
+	/* inet_getname: a TCP peer exists while the socket is in ehash; a UDP peer needs a
+	 * connected state and a nonzero remote port. */
+	if (peer && (sk->proto == SOCKTAB_UDP
+			     ? RD(sk->state) != SOCKTAB_TCP_ESTABLISHED || !socktab__sk_dport(sk)
+			     : RD(sk->state) == SOCKTAB_TCP_LISTEN || !socktab__ehash_hashed(sk))) {
 		err = -ENOTCONN;
 		goto out;
 	}
-	memset(&u, 0, sizeof(u));
-	if (RD(sk->family) == AF_INET) {
-		u.v4.sin_family = AF_INET;
-		u.v4.sin_addr.s_addr = peer ? socktab__sk_daddr(sk) : socktab__sk_rcv_saddr(sk);
-		u.v4.sin_port = peer ? socktab__sk_dport(sk) : htons(sk->sport);
-		n = sizeof(u.v4);
-	} else {
-		u.v6.sin6_family = AF_INET6;
-		u.v6.sin6_addr = socktab__v6_load(peer ? sk->v6_daddr : sk->v6_saddr);
-		u.v6.sin6_port = peer ? socktab__sk_dport(sk) : htons(sk->sport);
-		n = sizeof(u.v6);
-	}
-	err = put_bytes(addr, len, &u, n);
-	*len = n; /* like the kernel: the full size, even when truncated */
+	a = socktab__v6_load(peer ? sk->v6_daddr : sk->v6_saddr);
+	if (RD(sk->family) == AF_INET)
+		socktab__v6_map(&a, peer ? socktab__sk_daddr(sk) : socktab__sk_rcv_saddr(sk));
+	n = socktab__make_sockaddr(&ss, RD(sk->family), &a,
+				   peer ? socktab__sk_dport(sk) : htons(sk->sport));
+	err = socktab__put_sockaddr(addr, len, &ss, n);
 out:
 	socktab__unlock(&sk->lock);
 	return err;
@@ -607,14 +605,10 @@ out:
 
 int socktab_getsockname(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len)
 {
-	if (sk && sk->proto == SOCKTAB_UDP)
-		return socktab__udp_name(sk, addr, len, false);
 	return sk_name(sk, addr, len, false);
 }
 
 int socktab_getpeername(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len)
 {
-	if (sk && sk->proto == SOCKTAB_UDP)
-		return socktab__udp_name(sk, addr, len, true);
 	return sk_name(sk, addr, len, true);
 }

@@ -11,10 +11,13 @@
  * Every unhash of an entry happens under the bhash lock of its port; tw->tb2 != NULL says it is
  * still hashed.
  */
-#include "internal.h"
+#include "bind.h"
+#include "ehash.h"
+#include "timewait.h"
 
 static void tw_list_add_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
+	SOCKTAB__ASSERT_LOCKED(&net->tw_lock);
 	tw->tw_next = NULL;
 	tw->tw_prev = net->tw_tail;
 	if (net->tw_tail) {
@@ -29,6 +32,7 @@ static void tw_list_add_locked(struct socktab_net *net, struct socktab_sock *tw)
 
 static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
+	SOCKTAB__ASSERT_LOCKED(&net->tw_lock);
 	if (tw->tw_prev) {
 		tw->tw_prev->tw_next = tw->tw_next;
 	} else {
@@ -56,6 +60,7 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 	pthread_mutex_t *l;
 	uint64_t now = socktab__now(net);
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!tw)
 		return -ENOMEM;
 	socktab__sock_init_fields(tw, net, RD(sk->family));
@@ -116,6 +121,7 @@ bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool p
 	uint64_t now = socktab__now(net);
 	int reuse = RD(net->tw_reuse);
 
+	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(net->tab, RD(tw->hash)));
 	if (now >= tw->tw_expire_ns)
 		return true;
 	if (reuse == 2 && !tw_loopback(tw))

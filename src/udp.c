@@ -42,12 +42,13 @@
  * still maintained, so turning it back on is instant.
  */
 #include <stdlib.h>
-#include <sys/random.h>
 
 #include "hash.h"
-#include "internal.h"
+#include "addr.h"
+#include "bind.h"
+#include "listen.h"
+#include "udp.h"
 
-#define LOOPBACK4_IPV6 htonl(0x7f000006) /* v4 alias of an IPv6 address (R38) */
 #define PORTS_PER_CHAIN (65536 / 128)   /* bits in the bind(0) bitmap (R69) */
 
 /* ---- table ---- */
@@ -272,6 +273,7 @@ static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t s
 	int badness = k->v6 ? -1 : 0;
 	uintptr_t p;
 
+	SOCKTAB__ASSERT_RCU();
 	*restart = false;
 	for (p = atomic_load_explicit(&t->hash2[slot].head.first, memory_order_acquire);
 	     !socktab__is_nulls(p);
@@ -326,6 +328,7 @@ static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, const stru
 	uint32_t slot = h & t->mask;
 	uintptr_t p;
 
+	SOCKTAB__ASSERT_RCU();
 begin:
 	for (p = atomic_load_explicit(&t->hash4[slot].head.first, memory_order_acquire);
 	     !socktab__is_nulls(p);
@@ -447,28 +450,15 @@ static bool hashed(const struct socktab_sock *sk)
 	return socktab__hnode_hashed(&sk->udp_node1);
 }
 
-/* Insert at the tail of a hash2 chain (AF_INET6 reuseport sockets, R70). Caller holds its lock. */
-static void add_tail_locked(struct socktab__hnode *n, struct socktab__hhead *h)
-{
-	_Atomic uintptr_t *pp = &h->first;
-	uintptr_t p;
-
-	while (!socktab__is_nulls(p = atomic_load_explicit(pp, memory_order_relaxed)))
-		pp = &((struct socktab__hnode *)p)->next;
-	atomic_store_explicit(&n->next, p, memory_order_relaxed);
-	atomic_store_explicit(&n->pprev, pp, memory_order_relaxed);
-	/* Publishes @n with its key: pairs with the readers' acquire loads. */
-	atomic_store_explicit(pp, (uintptr_t)n, memory_order_release);
-}
-
 static void hash2_add_locked(struct socktab_net *net, struct socktab_sock *sk, uint32_t slot,
 			     bool tail)
 {
 	struct socktab__uslot2 *s2 = &net->udp->hash2[slot];
 
+	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
 	socktab__lock(&s2->lock);
 	if (tail)
-		add_tail_locked(&sk->node, &s2->head);
+		socktab__hnode_add_tail_rcu(&sk->node, &s2->head);
 	else
 		socktab__hnode_add_head_rcu(&sk->node, &s2->head);
 	atomic_fetch_add_explicit(&s2->count, 1, memory_order_relaxed);
@@ -482,6 +472,7 @@ static void hash2_del_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
 	struct socktab__uslot2 *s2 = &net->udp->hash2[sk->udp_slot2];
 
+	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
 	socktab__lock(&s2->lock);
 	socktab__hnode_del_rcu(&sk->node);
 	atomic_fetch_sub_explicit(&s2->count, 1, memory_order_relaxed);
@@ -496,6 +487,7 @@ static void hash4_locked(struct socktab_net *net, struct socktab_sock *sk)
 	uint32_t h = sk_hash4(net, sk);
 	struct socktab__uslot *s4 = &net->udp->hash4[h & net->udp->mask];
 
+	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
 	WR(sk->udp_hash4, h);
 	socktab__lock(&s4->lock);
 	socktab__hnode_add_head_rcu(&sk->udp_node4, &s4->head);
@@ -511,6 +503,7 @@ static void unhash4_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
 	struct socktab__uslot *s4 = &net->udp->hash4[RD(sk->udp_hash4) & net->udp->mask];
 
+	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
 	if (!sk->udp_hashed4)
 		return;
 	atomic_fetch_sub_explicit(&net->udp->hash2[sk->udp_slot2].hash4_cnt, 1,
@@ -541,6 +534,7 @@ static void rehash2_locked(struct socktab_net *net, struct socktab_sock *sk)
 	struct in6_addr a = sk_laddr(sk);
 	uint32_t slot = slot2_index(net, &a, socktab__sk_num(sk));
 
+	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
 	rp_detach(net, sk);
 	if (slot == sk->udp_slot2)
 		return;
@@ -553,6 +547,7 @@ static void unhash(struct socktab_net *net, struct socktab_sock *sk)
 {
 	struct socktab__uslot *s1;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!hashed(sk))
 		return;
 	s1 = slot1(net, socktab__sk_num(sk));
@@ -640,13 +635,15 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 	return res;
 }
 
-/* R34 (udp_reuseport_add_sock): join the group of the first matching socket on the port. */
+/* R34 (udp_reuseport_add_sock): join the group of the first matching socket on the port.
+ * Caller holds the primary slot lock @s1. */
 static int rp_join_locked(struct socktab_net *net, struct socktab_sock *sk,
 			  struct socktab__uslot *s1, uint16_t port)
 {
 	struct socktab_sock *peer = NULL;
 	int err;
 
+	SOCKTAB__ASSERT_LOCKED(&s1->lock);
 	for (uintptr_t p = atomic_load_explicit(&s1->head.first, memory_order_relaxed);
 	     !socktab__is_nulls(p);
 	     p = atomic_load_explicit(&sk_of_node1(p)->udp_node1.next, memory_order_relaxed)) {
@@ -703,6 +700,7 @@ static int get_port(struct socktab_net *net, struct socktab_sock *sk, uint16_t s
 	struct in6_addr a = sk_laddr(sk), any = IN6ADDR_ANY_INIT;
 	int err;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!snum) {
 		uint64_t bitmap[PORTS_PER_CHAIN / 64];
 		int low, high;
@@ -712,8 +710,7 @@ static int get_port(struct socktab_net *net, struct socktab_sock *sk, uint16_t s
 
 		socktab__port_range(net, sk, &low, &high, &lp);
 		remaining = (uint32_t)(high - low) + 1;
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			rnd = (uint32_t)socktab__now(net) * 2654435761u;
+		socktab__random_bytes(&rnd, sizeof(rnd));
 		first = (uint16_t)(low + (int)(((uint64_t)rnd * remaining) >> 32));
 		/* An odd multiple of the table size: from `first`, every port of its chain's
 		 * residue class once (R69). */
@@ -847,6 +844,7 @@ out:
 /* inet_autobind. Caller holds the socket lock. */
 static int autobind(struct socktab_net *net, struct socktab_sock *sk)
 {
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (socktab__sk_num(sk))
 		return 0;
 	return get_port(net, sk, 0) ? -EAGAIN : 0;
@@ -890,66 +888,37 @@ static int route6(const struct socktab_sock *sk, struct in6_addr *daddr, struct 
 }
 
 /*
- * Parsed destination of a connect()/sendto(): IPv4 (also v4-mapped on an AF_INET6 socket) or
- * IPv6. -EINVAL, -EAFNOSUPPORT, -ENETUNREACH (v4-mapped on v6only) like the kernel's entry checks.
+ * A connect()/sendto() destination: the common parse, then the datagram paths' reading of
+ * the wildcard ("connect to self": loopback of the socket's own kind; sendto() leaves :: to the
+ * route).
  */
-struct dest {
-	bool v4;
-	uint32_t daddr4;
-	struct in6_addr daddr6;
-	uint16_t port; /* network order */
-};
-
 static int parse_dest(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
-		      struct dest *d, bool sending)
+		      struct socktab__dest *d, bool sending)
 {
-	memset(d, 0, sizeof(*d));
-	if (RD(sk->family) == AF_INET || addr->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+	int err = socktab__parse_dest(sk, addr, len, d,
+				      SOCKTAB__DEST_DGRAM | (sending ? SOCKTAB__DEST_SEND : 0));
 
-		if (RD(sk->family) == AF_INET6 && socktab__ipv6_only(sk))
-			return sending ? -ENETUNREACH : -EAFNOSUPPORT;
-		if (len < (socklen_t)sizeof(*sin))
-			return -EINVAL;
-		if (sin->sin_family != AF_INET && !(sending && sin->sin_family == AF_UNSPEC))
-			return -EAFNOSUPPORT;
+	if (err || d->v4 || !socktab__v6_is_any(&d->daddr6))
+		return err;
+	struct in6_addr own = sk_laddr(sk);
+
+	if (socktab__v6_is_mapped(&own)) {
 		d->v4 = true;
-		d->daddr4 = sin->sin_addr.s_addr;
-		d->port = sin->sin_port;
-		return 0;
-	}
-	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
-
-	if (len < 24)
-		return -EINVAL;
-	if (sin6->sin6_family != AF_INET6)
-		return sending ? -EINVAL : -EAFNOSUPPORT;
-	d->daddr6 = sin6->sin6_addr;
-	d->port = sin6->sin6_port;
-	if (socktab__v6_is_any(&d->daddr6)) {
-		struct in6_addr own = sk_laddr(sk);
-
-		/* "connect to self": loopback of the socket's own kind */
-		if (socktab__v6_is_mapped(&own))
-			socktab__v6_map(&d->daddr6, htonl(INADDR_LOOPBACK));
-		else if (!sending)
-			d->daddr6 = (struct in6_addr)IN6ADDR_LOOPBACK_INIT;
-	}
-	if (socktab__v6_is_mapped(&d->daddr6)) {
-		if (socktab__ipv6_only(sk))
-			return -ENETUNREACH;
-		d->v4 = true;
-		d->daddr4 = d->daddr6.s6_addr32[3];
+		d->daddr4 = htonl(INADDR_LOOPBACK);
+		socktab__v6_map(&d->daddr6, d->daddr4);
+	} else if (!sending) {
+		d->daddr6 = (struct in6_addr)IN6ADDR_LOOPBACK_INIT;
 	}
 	return 0;
 }
 
 /* Disconnect (R75, __udp_disconnect). Caller holds the socket lock. */
-static void disconnect_locked(struct socktab_net *net, struct socktab_sock *sk)
+static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 {
 	static const struct in6_addr any = IN6ADDR_ANY_INIT;
 	struct socktab__uslot *s1 = hashed(sk) ? slot1(net, socktab__sk_num(sk)) : NULL;
 
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (s1)
 		socktab__lock(&s1->lock);
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
@@ -979,7 +948,7 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	struct socktab_net *net = RD(sk->net);
 	struct socktab__uslot *s1;
 	struct in6_addr saddr6, daddr6;
-	struct dest d;
+	struct socktab__dest d;
 	uint32_t saddr4 = 0;
 	bool had_saddr;
 	int err;
@@ -990,7 +959,7 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	if (err)
 		return err;
 	if (addr->sa_family == AF_UNSPEC) {
-		disconnect_locked(net, sk);
+		udp_disconnect(net, sk);
 		goto out;
 	}
 	/* inet_dgram_connect: autobind comes before any check of the address. */
@@ -1030,7 +999,7 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	if (d.v4)
 		WR(sk->addrpair, (uint64_t)d.daddr4 | ((uint64_t)saddr4 << 32));
 	else /* an IPv6 peer: both v4 aliases are 127.0.0.6, matching no IPv4 datagram */
-		WR(sk->addrpair, (uint64_t)LOOPBACK4_IPV6 | ((uint64_t)LOOPBACK4_IPV6 << 32));
+		WR(sk->addrpair, (uint64_t)SOCKTAB__LOOPBACK4_IPV6 | ((uint64_t)SOCKTAB__LOOPBACK4_IPV6 << 32));
 	WR(sk->portpair, (RD(sk->portpair) & 0xffff0000u) | d.port);
 	if (!had_saddr)
 		rehash2_locked(net, sk); /* leaves the group before has_conns is set (kernel order) */
@@ -1076,60 +1045,6 @@ int socktab__udp_setsockopt(struct socktab_sock *sk, int level, int optname, con
 	return 0;
 }
 
-static socklen_t make_sa(struct sockaddr_storage *ss, int family, const struct in6_addr *a,
-			 uint16_t port_be)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)ss;
-
-		s->sin_family = AF_INET;
-		s->sin_addr.s_addr = a->s6_addr32[3];
-		s->sin_port = port_be;
-		return sizeof(*s);
-	}
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-	s6->sin6_family = AF_INET6;
-	s6->sin6_addr = *a;
-	s6->sin6_port = port_be;
-	return sizeof(*s6);
-}
-
-int socktab__udp_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len, bool peer)
-{
-	struct sockaddr_storage ss;
-	struct in6_addr a;
-	socklen_t n;
-	uint16_t port;
-	int err = lock_open(sk);
-
-	if (err)
-		return err;
-	if (!addr || !len) {
-		err = -EINVAL;
-		goto out;
-	}
-	/* inet_getname: a peer needs a connected state and a nonzero remote port. */
-	if (peer && (RD(sk->state) != SOCKTAB_TCP_ESTABLISHED || !socktab__sk_dport(sk))) {
-		err = -ENOTCONN;
-		goto out;
-	}
-	a = socktab__v6_load(peer ? sk->v6_daddr : sk->v6_saddr);
-	port = peer ? socktab__sk_dport(sk) : htons(sk->sport);
-	if (RD(sk->family) == AF_INET)
-		socktab__v6_map(&a, peer ? socktab__sk_daddr(sk) : socktab__sk_rcv_saddr(sk));
-	n = make_sa(&ss, RD(sk->family), &a, port);
-	if (*len < n)
-		memcpy(addr, &ss, *len);
-	else
-		memcpy(addr, &ss, n);
-	*len = n; /* like the kernel: the full size, even when truncated */
-out:
-	socktab__unlock(&sk->lock);
-	return err;
-}
-
 /* ---- public UDP calls ---- */
 
 int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, socklen_t len,
@@ -1137,7 +1052,7 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 {
 	struct socktab_net *net;
 	struct in6_addr s6, d6;
-	struct dest d;
+	struct socktab__dest d;
 	uint32_t s4 = 0;
 	int err, family;
 
@@ -1193,9 +1108,9 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 			goto out;
 	}
 	if (src)
-		make_sa(src, family, &s6, htons(socktab__sk_num(sk)));
+		socktab__make_sockaddr(src, family, &s6, htons(socktab__sk_num(sk)));
 	if (to)
-		make_sa(to, family, &d6, d.port);
+		socktab__make_sockaddr(to, family, &d6, d.port);
 	err = 0;
 out:
 	socktab__unlock(&sk->lock);

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ehash.h"
 #include "socktab/socktab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -21,7 +21,7 @@
 
 #include <arpa/inet.h>
 
-#include "internal.h"
+#include "sock.h"
 #include "socktab/socktab.h"
 
 #define SLOTS_PER_WRITER 48

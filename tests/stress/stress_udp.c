@@ -26,7 +26,7 @@
 
 #include <arpa/inet.h>
 
-#include "internal.h"
+#include "sock.h"
 #include "socktab/socktab.h"
 
 #define PORT 7000

@@ -22,7 +22,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "internal.h"
+#include "bind.h"
+#include "udp.h"
 
 /* ---------------------------------------------------------------- the wrappers */
 

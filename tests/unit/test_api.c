@@ -26,6 +26,68 @@ TEST(net_params_validation)
 	CHECK(!socktab_net_new(&p));
 }
 
+/* The params' size field: what a caller built against another version passes. */
+TEST(net_params_size)
+{
+	struct {
+		struct socktab_net_params p;
+		unsigned char later[16]; /* fields a newer header would have */
+	} big;
+	struct socktab_net_params p;
+	struct socktab_net *net;
+
+	socktab_net_params_init(&p);
+	CHECK_EQ(p.size, sizeof(p));
+	p.size = 0; /* never initialised */
+	errno = 0;
+	CHECK(!socktab_net_new(&p));
+	CHECK_EQ(errno, EINVAL);
+	p.size = sizeof(size_t) + 4; /* shorter than any version */
+	CHECK(!socktab_net_new(&p));
+	/* A newer caller: unknown trailing fields are accepted only while zero. */
+	memset(&big, 0, sizeof(big));
+	socktab_net_params_init(&big.p);
+	big.p.size = sizeof(big);
+	big.p.port_low = 40000;
+	net = socktab_net_new(&big.p);
+	CHECK(net != NULL);
+	int lo, hi;
+
+	CHECK_EQ(socktab_net_get_port_range(net, &lo, &hi), 0);
+	CHECK_EQ(lo, 40000);
+	socktab_net_free(net);
+	big.later[3] = 1;
+	errno = 0;
+	CHECK(!socktab_net_new(&big.p));
+	CHECK_EQ(errno, EINVAL);
+}
+
+TEST(version)
+{
+	CHECK(strcmp(socktab_version(), SOCKTAB_VERSION_STRING) == 0);
+	CHECK_EQ(socktab_version_num(), SOCKTAB_VERSION_NUM);
+	CHECK_EQ(SOCKTAB_VERSION_NUM, SOCKTAB_VERSION_MAJOR * 10000 + SOCKTAB_VERSION_MINOR * 100 +
+					  SOCKTAB_VERSION_PATCH);
+}
+
+TEST(stats_reserved_zeroed)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_net_stats st;
+	struct socktab_udp_stats us;
+
+	memset(&st, 0xab, sizeof(st));
+	memset(&us, 0xab, sizeof(us));
+	CHECK_EQ(socktab_net_stats(net, &st), 0);
+	CHECK_EQ(socktab_udp_stats(net, &us), 0);
+	for (size_t i = 0; i < sizeof(st.reserved) / sizeof(st.reserved[0]); i++)
+		CHECK_EQ(st.reserved[i], 0);
+	for (size_t i = 0; i < sizeof(us.reserved) / sizeof(us.reserved[0]); i++)
+		CHECK_EQ(us.reserved[i], 0);
+	CHECK_EQ(us.reserved32, 0);
+	socktab_net_free(net);
+}
+
 TEST(sysctl_validation)
 {
 	struct socktab_net *net = socktab_net_new(NULL);
@@ -219,5 +281,5 @@ TEST(net_free_cleans_up)
 	socktab_net_free(NULL);
 }
 
-CHECK_MAIN(net_params_validation, sysctl_validation, socket_creation_errors, priv_area,
+CHECK_MAIN(net_params_validation, net_params_size, version, stats_reserved_zeroed, sysctl_validation, socket_creation_errors, priv_area,
 	   closed_socket_ebadf, options, set_state_rules, stats_balance, net_free_cleans_up)

@@ -154,7 +154,7 @@ TEST(one_slot_table)
 
 /* R3: the local port is added after hashing (consecutive ports, consecutive slots); in the
  * linux-6.1 variant it is hashed inside. Checked through the internal hash functions. */
-#include "internal.h"
+#include "net.h"
 TEST(lport_added_after_hash)
 {
 	struct socktab_net_params p;

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "check.h"
-#include "internal.h"
+#include "net.h"
 
 #define SLOTS 4096
 #define NTUPLES 2000

@@ -7,7 +7,7 @@
 #include <pthread.h>
 
 #include "check.h"
-#include "internal.h"
+#include "portmap.h"
 
 #define LO 40000
 #define HI 40999
@@ -164,9 +164,9 @@ TEST(same_ports_as_linux)
 					CHECK_EQ(check_setint(t->b, SOCKTAB_SOL, SOCKTAB_SO_BOUND_DEV_IF,
 							      1), 0);
 				}
-				socktab__connect_rng_seed(seed);
+				socktab__random_seed(seed);
 				ea = dest_connect(t->a, d);
-				socktab__connect_rng_seed(seed);
+				socktab__random_seed(seed);
 				eb = dest_connect(t->b, d);
 				CHECK_EQ(eb, ea);
 				connects++;

@@ -6,7 +6,7 @@
  */
 #include "check.h"
 #include "hash.h"
-#include "internal.h"
+#include "udp.h"
 
 static struct sockaddr_in sin4(const char *a, int port)
 {

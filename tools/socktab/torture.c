@@ -47,7 +47,7 @@
 #include <arpa/inet.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "net.h"
 #include "socktab/socktab.h"
 
 #define MAX_THREADS 8

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The packet path: find the socket a segment or datagram belongs to. Lookups are lock-free (RCU)
+ * and may run on any registered thread while control calls change the tables on others.
+ * Addresses and ports are in network byte order; saddr/sport are the packet's source (the remote
+ * peer), daddr/dport its destination (local).
+ */
+#ifndef SOCKTAB_LOOKUP_H
+#define SOCKTAB_LOOKUP_H
+
+#include "socktab/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The TCP socket a segment belongs to: established and TIME_WAIT entries first, then listeners
+ * (rules R30-R35: a specific address beats the wildcard, scores, SO_REUSEPORT selection by the
+ * 4-tuple hash). socktab_lookup_established4/6 and socktab_lookup_listener4/6 do one half each.
+ * Returns a socket with a reference held (release it with socktab_sock_put()) or NULL.
+ * The v6 forms take IPv6 addresses; a v4-mapped pair is looked up as IPv4, so a dual-stack socket
+ * talking to a v4-mapped peer is found by both forms.
+ * Context: registered thread; enters the RCU read side itself (callers may already be inside one).
+ */
+struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+					 uint32_t daddr, uint16_t dport);
+struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
+					 uint16_t sport, const struct in6_addr *daddr,
+					 uint16_t dport);
+struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32_t saddr,
+						 uint16_t sport, uint32_t daddr, uint16_t dport);
+struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
+						 const struct in6_addr *saddr, uint16_t sport,
+						 const struct in6_addr *daddr, uint16_t dport);
+struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t saddr,
+					      uint16_t sport, uint32_t daddr, uint16_t dport);
+struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
+					      const struct in6_addr *saddr, uint16_t sport,
+					      const struct in6_addr *daddr, uint16_t dport);
+/* Family-dispatching form: @saddr/@daddr point to a uint32_t (AF_INET) or struct in6_addr.
+ * Context: as above. */
+struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
+					uint16_t sport, const void *daddr, uint16_t dport);
+
+/* An IPv4 segment's addresses and ports, network byte order: source = the remote peer. */
+struct socktab_tuple4 {
+	uint32_t saddr, daddr;
+	uint16_t sport, dport;
+};
+
+/* socktab_lookup_tcp_burst() flag: established and TIME_WAIT entries only, no listeners. */
+#define SOCKTAB_LOOKUP_ESTABLISHED 1u
+
+/*
+ * Burst form of socktab_lookup_tcp4() (or of socktab_lookup_established4() with
+ * SOCKTAB_LOOKUP_ESTABLISHED): out[i] is the socket for keys[i], with a reference held, or NULL.
+ * The batch is hashed and its slots and first entries prefetched before any chain is walked, so
+ * the cache misses of different keys overlap. Returns how many keys were found, or -EINVAL (NULL
+ * net, NULL arrays with n > 0, unknown flag).
+ * Context: registered thread; enters the RCU read side itself (callers may already be inside
+ * one). Each out[i] must be released with socktab_sock_put().
+ */
+int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
+			     unsigned int n, struct socktab_sock **out, unsigned int flags);
+
+/*
+ * The UDP socket a datagram from (saddr, sport) to (daddr, dport) is delivered to (R72): the
+ * 4-tuple hash first when the (daddr, dport) slot counts connected sockets, then the
+ * exact-address chain with scoring (R71) and SO_REUSEPORT selection (R35, R36), then the
+ * wildcard chain, then the port chain. The v6 form looks a v4-mapped pair up as IPv4. Returns the
+ * socket with a reference held (release it with socktab_sock_put()) or NULL.
+ * Context: registered thread; lock-free, enters the RCU read side itself.
+ */
+struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+					 uint32_t daddr, uint16_t dport);
+struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
+					 uint16_t sport, const struct in6_addr *daddr,
+					 uint16_t dport);
+
+/* Drop a reference returned by a lookup. Context: any registered thread. */
+void socktab_sock_put(struct socktab_sock *sk);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SOCKTAB_LOOKUP_H */

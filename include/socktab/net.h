@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Network namespaces: creation with their parameters, run-time settings (the kernel's per-netns
+ * sysctls), TIME_WAIT expiry, counters, RSS-aware port choice, and the thread registration every
+ * caller needs first.
+ */
+#ifndef SOCKTAB_NET_H
+#define SOCKTAB_NET_H
+
+#include "socktab/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Register / unregister the calling thread with RCU (liburcu urcu-memb). Required before any other
+ * call on that thread. Nesting is counted: only the outermost unregister takes effect.
+ * Context: any thread, outside any RCU read-side section.
+ */
+void socktab_thread_register(void);
+void socktab_thread_unregister(void);
+
+/*
+ * connect() port-choice variants. LINUX is the kernel's algorithm since Linux 6.15 (a lockless
+ * pre-check of each candidate 4-tuple before the locked check, and the local port added after
+ * hashing so consecutive ports hit consecutive buckets); LINUX_6_1 is the same walk before those
+ * two changes (locked check only, local port hashed inside the ehash hash). SOCKTAB, the default,
+ * picks the same port as LINUX (except around TIME_WAIT entries, docs/design.md) through a
+ * per-destination index of busy ports, so its cost does not grow with port occupancy.
+ */
+enum socktab_variant {
+	SOCKTAB_VARIANT_SOCKTAB = 0,
+	SOCKTAB_VARIANT_LINUX = 1,
+	SOCKTAB_VARIANT_LINUX_6_1 = 2,
+};
+
+/* Clock: returns nanoseconds of a monotonic time line. */
+typedef uint64_t (*socktab_clock_fn)(void *arg);
+
+/*
+ * Parameters of a network namespace. Always start from socktab_net_params_init(), then change
+ * what you need: it sets @size, which tells socktab_net_new() which fields this caller knows
+ * (later versions only append fields; those a caller does not know take their defaults).
+ * Sizes of 0 mean "default"; other sizes are rounded up to a power of two.
+ */
+struct socktab_net_params {
+	size_t size;                 /* sizeof(struct socktab_net_params), set by _init() */
+	uint32_t ehash_entries;      /* established table slots (default 65536, max 1<<24) */
+	uint32_t ehash_locks;        /* striped ehash locks (default 1024, at most ehash_entries) */
+	uint32_t bhash_entries;      /* bhash, bhash2 and lhash2 slots each (default 65536, max 65536) */
+	uint16_t port_low;           /* ephemeral range, net.ipv4.ip_local_port_range (32768) */
+	uint16_t port_high;          /* (60999) */
+	uint16_t unprivileged_port_start; /* net.ipv4.ip_unprivileged_port_start (1024) */
+	int tw_reuse;                /* net.ipv4.tcp_tw_reuse: 0, 1, 2 = loopback only (2) */
+	uint32_t tw_reuse_delay_ms;  /* net.ipv4.tcp_tw_reuse_delay, 1..60000 (1000) */
+	uint32_t tw_len_ms;          /* TIME_WAIT length (60000) */
+	int tcp_timestamps;          /* TIME_WAIT entries remember a peer timestamp (1) */
+	int autobind_reuse;          /* net.ipv4.ip_autobind_reuse (0) */
+	int privileged;              /* callers hold CAP_NET_BIND_SERVICE (1) */
+	enum socktab_variant variant; /* connect() port choice (SOCKTAB) */
+	int rcu_precheck;            /* -1: from variant; 0/1: force connect()'s lockless pre-check */
+	int lport_hash_inside;       /* -1: from variant; 0/1: force lport inside the ehash hash */
+	int fixed_secret;            /* 1: use .secret instead of random secrets (tests) */
+	uint8_t secret[32];          /* hash secrets when fixed_secret is set */
+	socktab_clock_fn clock;      /* NULL: CLOCK_MONOTONIC */
+	void *clock_arg;
+	size_t sock_priv_size;       /* bytes of caller data per socket (socktab_sock_priv()) */
+	struct socktab_net *share_tables_with; /* NULL: private tables; else share that net's */
+	uint32_t udp_hash_entries;   /* UDP hash/hash2/hash4 slots each (default 16384, max 65536,
+				      * at least 128); the UDP table is always private to the net */
+	int udp_hash4;               /* UDP lookups use the 4-tuple hash (1); see
+				      * socktab_net_set_udp_hash4() */
+};
+
+/*
+ * Fill @p with the defaults listed above (and @p->size).
+ * Context: any thread; needs no RCU registration.
+ */
+void socktab_net_params_init(struct socktab_net_params *p);
+
+/*
+ * Create a network namespace from @p (NULL: defaults). Returns NULL and sets errno: EINVAL for a
+ * bad parameter or a @size that is not one socktab knows, ENOMEM. The hash secrets and the netns
+ * hash mix are random unless fixed_secret. With share_tables_with, the new net uses that net's
+ * TCP tables (the namespace is part of every key, as in the kernel's shared tables) and keeps its
+ * own settings and socket pool.
+ * Context: registered thread, outside any RCU read-side section.
+ */
+struct socktab_net *socktab_net_new(const struct socktab_net_params *p);
+
+/*
+ * Close every socket of @net, drop every TIME_WAIT entry, wait for a grace period and free the
+ * net (and its tables when no other net shares them). No other thread may use @net or its sockets
+ * during or after the call.
+ * Context: registered thread, outside any RCU read-side section; may block (synchronize_rcu).
+ */
+void socktab_net_free(struct socktab_net *net);
+
+/*
+ * Expire TIME_WAIT entries whose time is up on the net's clock. Returns how many were removed.
+ * Expiry needs no thread of its own: connect()/close() also reap a few lazily.
+ * Context: registered thread; takes the TIME_WAIT list lock and bucket locks.
+ */
+int socktab_net_tick(struct socktab_net *net);
+
+/*
+ * Namespace settings that may change at run time, with the kernel's validation (-EINVAL).
+ * set_port_range: net.ipv4.ip_local_port_range (1 <= lo <= hi <= 65535, lo >= unprivileged start).
+ * set_reserved: mark [lo, hi] as reserved (on != 0) or not, like ip_local_reserved_ports.
+ * set_tw_reuse: 0, 1 or 2.
+ * Context: any registered thread; takes the net's settings lock.
+ */
+int socktab_net_set_port_range(struct socktab_net *net, int lo, int hi);
+int socktab_net_get_port_range(struct socktab_net *net, int *lo, int *hi);
+int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on);
+int socktab_net_set_tw_reuse(struct socktab_net *net, int mode);
+
+/*
+ * Write a per-net sysctl by its kernel name, value as text (as `sysctl -w` takes it), with the
+ * kernel's validation (-EINVAL). Keys: net.ipv4.ip_local_port_range ("LO HI"),
+ * net.ipv4.ip_local_reserved_ports ("" or "P1,P2-P3,..."), net.ipv4.ip_autobind_reuse (0/1),
+ * net.ipv4.ip_unprivileged_port_start (0..65535, not above the range's low end),
+ * net.ipv4.tcp_tw_reuse (0..2), net.ipv4.tcp_tw_reuse_delay (1..60000 ms), net.core.somaxconn
+ * (0..INT_MAX), and net.ipv4.tcp_fastopen / net.ipv4.tcp_syncookies (accepted, no effect on the
+ * tables). Unknown key: -ENOENT.
+ * Context: any registered thread; takes the net's settings lock.
+ */
+int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *value);
+
+/*
+ * RSS-aware port choice (opt-in). socktab_net_set_rss() gives the net the Toeplitz key (at least
+ * 40 bytes; the first 40 are used) and the RETA (reta_len entries, a power of two, each a queue
+ * number) of the NIC that receives its traffic; NULL/0/NULL/0 turns it off. A socket that called
+ * socktab_sock_set_rss_queue(sk, q) before connect() then gets a local port whose reply 4-tuple
+ * (source = the peer, destination = us) hashes to queue q: RETA[toeplitz & (reta_len - 1)] == q.
+ * All other port rules hold; -EADDRNOTAVAIL when no usable port maps to q (or no RSS is set).
+ * q = -1 (default) asks for nothing. socktab_rss_hash() is the plain Toeplitz hash of @len input
+ * bytes (Microsoft RSS: source address, destination address, source port, destination port, all
+ * in network order); it needs key_len >= len + 4.
+ * Context: set_rss: any registered thread (the old state is freed after a grace period);
+ * set_rss_queue: registered thread, takes the socket lock; rss_hash: any thread.
+ */
+int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_len,
+			const uint16_t *reta, uint32_t reta_len);
+int socktab_sock_set_rss_queue(struct socktab_sock *sk, int queue);
+uint32_t socktab_rss_hash(const uint8_t *key, size_t key_len, const void *input, size_t len);
+
+/* Counters of a net, read without locks (values may be a moment old). Later versions fill the
+ * reserved words with new counters; callers must not read them. */
+struct socktab_net_stats {
+	uint64_t established;      /* sockets in ehash that are not TIME_WAIT */
+	uint64_t time_wait;        /* TIME_WAIT entries */
+	uint64_t bind_buckets;     /* bhash buckets (ports in use) */
+	uint64_t tw_recycled;      /* TIME_WAIT entries taken over by connect() */
+	uint64_t connect_ports_tried; /* candidate ports examined by connect() port choice */
+	uint64_t connects;         /* successful connect() calls */
+	uint64_t pool_socks;       /* socket objects allocated in the pool (live + free) */
+	uint64_t reserved[9];
+};
+
+/*
+ * Read @net's counters into @st (reserved words zeroed).
+ * Context: any registered thread.
+ */
+int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SOCKTAB_NET_H */

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * socktab's basic types: the opaque net and socket handles, protocols, TCP states, and the
+ * option names socktab understands beyond what a libc may define.
+ */
+#ifndef SOCKTAB_TYPES_H
+#define SOCKTAB_TYPES_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A network namespace: its tables, settings and socket pool (socktab/net.h). */
+struct socktab_net;
+/* A socket of a net: TCP or UDP, IPv4 or IPv6 (socktab/sock.h). */
+struct socktab_sock;
+
+/* Transport protocol of a socket (socktab_socket()). */
+enum socktab_proto {
+	SOCKTAB_TCP = 1,
+	SOCKTAB_UDP = 2,
+};
+
+/* TCP states, numbered as the kernel's (include/net/tcp_states.h). */
+enum socktab_tcp_state {
+	SOCKTAB_TCP_ESTABLISHED = 1,
+	SOCKTAB_TCP_SYN_SENT = 2,
+	SOCKTAB_TCP_SYN_RECV = 3,
+	SOCKTAB_TCP_FIN_WAIT1 = 4,
+	SOCKTAB_TCP_FIN_WAIT2 = 5,
+	SOCKTAB_TCP_TIME_WAIT = 6,
+	SOCKTAB_TCP_CLOSE = 7,
+	SOCKTAB_TCP_CLOSE_WAIT = 8,
+	SOCKTAB_TCP_LAST_ACK = 9,
+	SOCKTAB_TCP_LISTEN = 10,
+	SOCKTAB_TCP_CLOSING = 11,
+};
+
+/* Socket option names of <netinet/in.h> that some libcs lack. */
+#ifndef IP_BIND_ADDRESS_NO_PORT
+#define IP_BIND_ADDRESS_NO_PORT 24
+#endif
+#ifndef IP_LOCAL_PORT_RANGE
+#define IP_LOCAL_PORT_RANGE 51
+#endif
+
+/* socktab's own option level, for what has no kernel name. */
+#define SOCKTAB_SOL 0x50c7
+#define SOCKTAB_SO_UID 1          /* int: owner uid (SO_REUSEPORT same-owner rule), before bind */
+#define SOCKTAB_SO_BOUND_DEV_IF 2 /* int: bound device index (SO_BINDTODEVICE), before bind */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SOCKTAB_TYPES_H */

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Socket addresses: parsing what the caller passes to bind(), connect(), sendto() and
+ * new_child(), and writing what getsockname()/getpeername() return, for TCP and UDP alike. The
+ * entry checks follow the kernel's inet_bind/inet6_bind, tcp_v4/v6_connect and the datagram
+ * connect/sendmsg paths (R37, R38, R73, R76): their errno for a short address or a wrong family
+ * differs by call, which the flags of socktab__parse_dest() select.
+ */
+#include "addr.h"
+#include "net.h"
+
+int socktab__parse_dest(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
+			struct socktab__dest *d, unsigned int flags)
+{
+	bool dgram = flags & SOCKTAB__DEST_DGRAM, sending = flags & SOCKTAB__DEST_SEND;
+	int family = RD(sk->family);
+
+	memset(d, 0, sizeof(*d));
+	if (family == AF_INET || (dgram && addr->sa_family == AF_INET)) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		/* __ip6_datagram_connect hands an AF_INET address to the IPv4 path, unless the
+		 * socket is v6only. */
+		if (family == AF_INET6 && socktab__ipv6_only(sk))
+			return sending ? -ENETUNREACH : -EAFNOSUPPORT;
+		if (len < (socklen_t)sizeof(*sin))
+			return -EINVAL;
+		if (sin->sin_family != AF_INET && !(sending && sin->sin_family == AF_UNSPEC))
+			return -EAFNOSUPPORT;
+		d->v4 = true;
+		d->daddr4 = sin->sin_addr.s_addr;
+		socktab__v6_map(&d->daddr6, d->daddr4);
+		d->port = sin->sin_port;
+		return 0;
+	}
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+	if (len < SOCKTAB__SIN6_LEN_RFC2133)
+		return -EINVAL;
+	if (sin6->sin6_family != AF_INET6)
+		return sending ? -EINVAL : -EAFNOSUPPORT;
+	d->daddr6 = sin6->sin6_addr;
+	d->port = sin6->sin6_port;
+	if (socktab__v6_is_mapped(&d->daddr6)) {
+		if (dgram && socktab__ipv6_only(sk))
+			return -ENETUNREACH;
+		d->v4 = true;
+		d->daddr4 = d->daddr6.s6_addr32[3];
+	}
+	return 0;
+}
+
+socklen_t socktab__make_sockaddr(struct sockaddr_storage *ss, int family, const struct in6_addr *a,
+				 uint16_t port_be)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)ss;
+
+		s->sin_family = AF_INET;
+		s->sin_addr.s_addr = a->s6_addr32[3];
+		s->sin_port = port_be;
+		return sizeof(*s);
+	}
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+	s6->sin6_family = AF_INET6;
+	s6->sin6_addr = *a;
+	s6->sin6_port = port_be;
+	return sizeof(*s6);
+}
+
+int socktab__put_sockaddr(struct sockaddr *addr, socklen_t *len,
+			  const struct sockaddr_storage *ss, socklen_t n)
+{
+	if (!addr || !len)
+		return -EINVAL;
+	memcpy(addr, ss, *len < n ? *len : n);
+	*len = n; /* like the kernel: the full size, even when truncated */
+	return 0;
+}
+
+int socktab__parse_endpoint(int family, const struct sockaddr *sa, socklen_t len,
+			    struct in6_addr *a, uint16_t *port_be)
+{
+	if (family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+		if (len < (socklen_t)sizeof(*sin) || sin->sin_family != AF_INET)
+			return -EINVAL;
+		socktab__v6_map(a, sin->sin_addr.s_addr);
+		*port_be = sin->sin_port;
+		return 0;
+	}
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+	if (len < SOCKTAB__SIN6_LEN_RFC2133 || sin6->sin6_family != AF_INET6)
+		return -EINVAL;
+	*a = sin6->sin6_addr;
+	*port_be = sin6->sin6_port;
+	return 0;
+}
+
+bool socktab__v4_local(uint32_t be)
+{
+	uint32_t h = ntohl(be);
+
+	/* Local by default: wildcard, 127/8, plus what the kernel accepts without a local address:
+	 * multicast and limited broadcast. */
+	return h == 0 || (h >> 24) == 127 || (h >> 28) == 0xe || h == 0xffffffffu;
+}
+
+/*
+ * The checks bind() makes before it takes the socket lock (R37/R38, both protocols): address
+ * length and family, an IPv4 address that is not local, IPv6 multicast on a stream socket, a
+ * privileged port. Fills the address (v4-mapped for AF_INET), its IPv4 form and the port.
+ */
+int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
+		       bool stream, struct in6_addr *a6, uint32_t *v4, int *snum)
+{
+	struct socktab_net *net = RD(sk->net);
+
+	*v4 = 0;
+	if (RD(sk->family) == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		if (len < (socklen_t)sizeof(*sin))
+			return -EINVAL;
+		if (sin->sin_family != AF_INET &&
+		    (sin->sin_family != AF_UNSPEC || sin->sin_addr.s_addr != htonl(INADDR_ANY)))
+			return -EAFNOSUPPORT;
+		*v4 = sin->sin_addr.s_addr;
+		if (!socktab__v4_local(*v4))
+			return -EADDRNOTAVAIL;
+		*snum = ntohs(sin->sin_port);
+		socktab__v6_map(a6, *v4);
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+		if (len < SOCKTAB__SIN6_LEN_RFC2133)
+			return -EINVAL;
+		if (sin6->sin6_family != AF_INET6)
+			return -EAFNOSUPPORT;
+		*a6 = sin6->sin6_addr;
+		if (stream && a6->s6_addr[0] == 0xff) /* multicast on a stream socket */
+			return -EINVAL;
+		*snum = ntohs(sin6->sin6_port);
+	}
+	if (*snum && *snum < RD(net->unprivileged_port_start) && !net->privileged)
+		return -EACCES;
+	return 0;
+}
+

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Bind buckets (bhash: one tb per port; bhash2: one tb2 per port and address) and the bind()
+ * machinery that TCP, listen(), connect() and UDP share (bind.c). Lock legend: common.h.
+ */
+#ifndef SOCKTAB_SRC_BIND_H
+#define SOCKTAB_SRC_BIND_H
+
+#include "net.h"
+
+/* tb2 address types (kernel: ipv6_addr_type subset). */
+enum { SOCKTAB__ADDR_ANY = 0, SOCKTAB__ADDR_MAPPED = 1, SOCKTAB__ADDR_V6 = 2 };
+
+#define SOCKTAB__FASTREUSEPORT_ANY 1
+#define SOCKTAB__FASTREUSEPORT_STRICT 2
+
+/* bhash entry: one per (net, port) in use (kernel inet_bind_bucket, R14). */
+struct socktab__tb {
+	_Atomic(struct socktab__tb *) next; /* (r,b) bhash chain, walked under RCU by connect() */
+	struct socktab_net *net;           /* (c) */
+	uint16_t port;                     /* (c) */
+	_Atomic int8_t fastreuse;          /* (r,b) -1: connect() only; 0; 1 */
+	_Atomic int8_t fastreuseport;      /* (r,b) -1; 0; ANY; STRICT */
+	uint8_t fast_ipv6_only;            /* (b) recorded by the reuseport fast path (R44) */
+	uint8_t fast_family;               /* (b) */
+	uid_t fastuid;                     /* (b) */
+	uint32_t fast_rcv_saddr;           /* (b) */
+	struct in6_addr fast_v6_rcv_saddr; /* (b) */
+	struct socktab__tb2 *tb2_list;     /* (b) address buckets of this port */
+	struct rcu_head rcu;               /* freed after a grace period (R14) */
+};
+
+/* bhash2 entry: one per (net, port, local address) in use (kernel inet_bind2_bucket). */
+struct socktab__tb2 {
+	struct socktab__tb2 *next;         /* (b2) bhash2 chain */
+	struct socktab__tb2 *tb_next;      /* (b) in tb->tb2_list */
+	struct socktab__tb *tb;            /* (c) */
+	struct socktab_net *net;           /* (c) */
+	uint16_t port;                     /* (c) */
+	uint8_t addr_type;                 /* (c) SOCKTAB__ADDR_* */
+	int8_t fastreuse;                  /* (b) mirrors tb */
+	int8_t fastreuseport;              /* (b) */
+	uint32_t v4;                       /* (c) IPv4 address of a MAPPED bucket */
+	struct in6_addr addr;              /* (c) address (v4-mapped for MAPPED) */
+	struct socktab_sock *owners;       /* (b) sockets and TIME_WAIT entries */
+};
+
+/*
+ * Buckets allocated before a lock is taken, so that a port walk under locks cannot fail
+ * half-way: the functions below that may create a bucket take one from here (and clear the
+ * pointer); socktab__bind_prealloc_free() releases what was not used.
+ */
+struct socktab__bind_prealloc {
+	struct socktab__tb *tb;
+	struct socktab__tb2 *tb2;
+};
+int socktab__bind_prealloc(struct socktab__bind_prealloc *pa);
+void socktab__bind_prealloc_free(struct socktab__bind_prealloc *pa);
+/* Free the calling thread's cached spare buckets (thread unregistration). */
+void socktab__bind_spare_release(void);
+
+/* Bucket lookups: caller holds head->lock (the _rcu form: inside an RCU read-side section). */
+struct socktab__tb *socktab__tb_find_locked(struct socktab__bhead *head, struct socktab_net *net,
+					    uint16_t port);
+struct socktab__tb *socktab__tb_find_rcu(struct socktab__bhead *head, struct socktab_net *net,
+					 uint16_t port);
+/* Caller holds head->lock. From @pa when given, else allocated (NULL on -ENOMEM). */
+struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struct socktab_net *net,
+					      uint16_t port, struct socktab__bind_prealloc *pa);
+/* Caller holds head->lock. Frees @tb (after a grace period) once it has no address bucket. */
+void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct socktab__tb *tb);
+/* Caller holds the bhash lock of tb->port; takes the bhash2 lock. */
+struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net,
+					      const struct socktab__tb *tb,
+					      const struct socktab_sock *sk);
+struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
+							struct socktab__tb *tb,
+							const struct socktab_sock *sk,
+							struct socktab__bind_prealloc *pa,
+							bool *created);
+void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__tb2 *tb2);
+
+/* Owners. Caller holds the bhash lock of the port. */
+void socktab__bind_hash_locked(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port);
+void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *sk);
+void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab_sock *new);
+/* inet_put_port(). Caller holds the socket lock; takes the bhash lock. */
+void socktab__put_port(struct socktab_sock *sk);
+/* inet_bhash2_update_saddr(). Caller holds the socket lock; takes the bhash lock. */
+int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr *newaddr);
+
+/* inet_csk_get_port(): take port @snum (0: choose one). Caller holds the socket lock. */
+int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum);
+/* R64: the range connect()/bind(0) use for @sk. */
+void socktab__port_range(struct socktab_net *net, const struct socktab_sock *sk, int *low,
+			 int *high, bool *local_ports);
+/* R40: the address-overlap relation, shared with UDP. */
+bool socktab__rcv_saddr_equal(const struct socktab_sock *sk, const struct socktab_sock *sk2,
+			      bool match_wildcard);
+
+/* bind()'s locked address steps, shared by TCP and UDP (the unlocked checks are in addr.h). */
+int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, uint32_t v4,
+			   uint8_t *saved);
+void socktab__bind_undo_addr(struct socktab_sock *sk, uint8_t saved);
+void socktab__bind_done(struct socktab_sock *sk, int snum);
+
+#endif /* SOCKTAB_SRC_BIND_H */

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What every file of the library shares: atomic accessors, lock helpers and their debug
+ * assertions, address helpers, constants, and the one source of randomness.
+ *
+ * Lock legend, written beside each shared field in the internal headers:
+ *   (c)  constant after creation (for a socket: after socktab_socket() hands it out)
+ *   (s)  written under the socket's own lock
+ *   (b)  written under the bhash (port) bucket lock of the socket's port
+ *   (b2) written under the bhash2 (port, address) bucket lock
+ *   (e)  written under the ehash bucket lock
+ *   (t)  written under the net's TIME_WAIT list lock
+ *   (p)  written under the pool lock
+ *   (r)  read locklessly under RCU: written with atomic stores and read with atomic loads
+ *   (a)  atomic, no lock
+ * Lock order: socket lock -> bhash -> bhash2 -> ehash; the TIME_WAIT list lock and the pool lock
+ * are leaves (nothing else is taken while holding them).
+ *
+ * Names: a `_locked` suffix means the caller holds the lock that guards the object (named in the
+ * function's comment and asserted in debug builds); `_rcu` means the caller is inside an RCU
+ * read-side section. Unsuffixed functions take the locks they need.
+ */
+#ifndef SOCKTAB_SRC_COMMON_H
+#define SOCKTAB_SRC_COMMON_H
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "nulls.h"
+#include "rcu.h"
+#include "socktab/socktab.h"
+
+#define SOCKTAB__CACHELINE 64
+
+/* The IPv4 alias the kernel gives a socket bound to a specific IPv6 address (LOOPBACK4_IPV6,
+ * 127.0.0.6): it never matches IPv4 traffic, and marks the socket as not IPv4-capable. */
+#define SOCKTAB__LOOPBACK4_IPV6 htonl(0x7f000006)
+/* The shortest sockaddr_in6 the kernel accepts (SIN6_LEN_RFC2133: without sin6_scope_id). */
+#define SOCKTAB__SIN6_LEN_RFC2133 24
+
+/* Relaxed atomic accessors for (r) fields; ordering comes from the list's acquire/release. */
+#define RD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define WR(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+
+#ifdef NDEBUG
+#define SOCKTAB__ASSERT(c) ((void)0)
+#else
+#include <assert.h>
+#define SOCKTAB__ASSERT(c) assert(c)
+#endif
+
+static inline void socktab__lock(pthread_mutex_t *m)
+{
+	pthread_mutex_lock(m);
+}
+
+static inline void socktab__unlock(pthread_mutex_t *m)
+{
+	pthread_mutex_unlock(m);
+}
+
+/*
+ * Lock discipline (debug builds): a function that needs a lock asserts that it is held. A
+ * default mutex cannot tell who holds it, so this checks "held by someone"; with the caller's
+ * own lock missing, the trylock succeeds and the assertion fires.
+ */
+#ifdef NDEBUG
+#define SOCKTAB__ASSERT_LOCKED(m) ((void)0)
+#define SOCKTAB__ASSERT_RCU() ((void)0)
+#else
+#define SOCKTAB__ASSERT_LOCKED(m)                                                                  \
+	do {                                                                                       \
+		pthread_mutex_t *socktab__m = (m);                                                 \
+		if (pthread_mutex_trylock(socktab__m) == 0) {                                      \
+			pthread_mutex_unlock(socktab__m);                                          \
+			SOCKTAB__ASSERT(!"lock not held");                                         \
+		}                                                                                  \
+	} while (0)
+/* The caller is inside an RCU read-side section. */
+#define SOCKTAB__ASSERT_RCU() SOCKTAB__ASSERT(urcu_memb_read_ongoing())
+#endif
+
+/* ---- addresses: IPv6 form, IPv4 as v4-mapped ---- */
+static inline void socktab__v6_store(_Atomic uint64_t dst[2], const struct in6_addr *a)
+{
+	uint64_t w[2];
+
+	memcpy(w, a, 16);
+	WR(dst[0], w[0]);
+	WR(dst[1], w[1]);
+}
+
+static inline struct in6_addr socktab__v6_load(const _Atomic uint64_t src[2])
+{
+	uint64_t w[2] = { RD(src[0]), RD(src[1]) };
+	struct in6_addr a;
+
+	memcpy(&a, w, 16);
+	return a;
+}
+
+static inline bool socktab__v6_is_any(const struct in6_addr *a)
+{
+	static const struct in6_addr any = IN6ADDR_ANY_INIT;
+
+	return memcmp(a, &any, 16) == 0;
+}
+
+static inline bool socktab__v6_is_mapped(const struct in6_addr *a)
+{
+	return a->s6_addr32[0] == 0 && a->s6_addr32[1] == 0 && a->s6_addr32[2] == htonl(0xffff);
+}
+
+static inline void socktab__v6_map(struct in6_addr *a, uint32_t v4)
+{
+	a->s6_addr32[0] = 0;
+	a->s6_addr32[1] = 0;
+	a->s6_addr32[2] = htonl(0xffff);
+	a->s6_addr32[3] = v4;
+}
+
+static inline bool socktab__v4_is_loopback(uint32_t be)
+{
+	return (ntohl(be) >> 24) == 127;
+}
+
+static inline bool socktab__v6_is_loopback(const struct in6_addr *a)
+{
+	static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
+
+	if (socktab__v6_is_mapped(a))
+		return socktab__v4_is_loopback(a->s6_addr32[3]);
+	return memcmp(a, &lo, 16) == 0;
+}
+
+/* ---- random.c: the library's only source of randomness ---- */
+
+/* Fill @buf with @len bytes from getrandom(); if that fails, from a time-seeded generator
+ * (never zeros). For secrets. Context: any. */
+void socktab__random_bytes(void *buf, size_t len);
+/* A uniform value in [0, n) from a per-thread xorshift generator seeded from
+ * socktab__random_bytes(): fast, not a secret. Context: any. */
+uint32_t socktab__random_below(uint32_t n);
+/* Tests: make this thread's socktab__random_below() sequence repeatable (0 reseeds). */
+void socktab__random_seed(uint64_t seed);
+
+#endif /* SOCKTAB_SRC_COMMON_H */

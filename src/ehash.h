@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ehash membership and 4-tuple uniqueness (ehash.c), and connect()'s port choice that inserts
+ * into it (connect.c).
+ */
+#ifndef SOCKTAB_SRC_EHASH_H
+#define SOCKTAB_SRC_EHASH_H
+
+#include "net.h"
+
+/* Link @sk (key and hash written) into its slot. Caller holds the ehash lock of sk->hash. */
+void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock *sk);
+/* Unlink hashed @sk. Caller holds the ehash lock of sk->hash. */
+void socktab__ehash_del_locked(struct socktab__tables *t, struct socktab_sock *sk);
+/* Unlink @sk if it is hashed; takes the ehash lock. */
+void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk);
+bool socktab__ehash_hashed(const struct socktab_sock *sk);
+
+/* Return values of the 4-tuple checks (R24, R56). */
+enum { SOCKTAB__UNIQUE = 0, SOCKTAB__NOT_UNIQUE = 1 };
+int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock *sk,
+				   uint16_t lport, uint32_t hash);
+int socktab__check_established_locked(struct socktab_net *net, struct socktab_sock *sk,
+				      uint16_t lport, uint32_t hash, bool port_was_bound,
+				      struct socktab_sock **twp);
+
+/* connect.c: choose @sk's local port (or check its bound one) and insert it into ehash.
+ * Caller holds the socket lock. */
+int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk);
+
+#endif /* SOCKTAB_SRC_EHASH_H */

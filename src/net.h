@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The network namespace (struct socktab_net), the TCP hash tables it uses (private or shared
+ * with other nets, R11, R13), the socket pool, and the table hashes (R1-R8).
+ * Lock legend: common.h.
+ */
+#ifndef SOCKTAB_SRC_NET_H
+#define SOCKTAB_SRC_NET_H
+
+#include "sock.h"
+
+#define SOCKTAB__PERTURB_SIZE (1u << 16) /* RFC 6056 alg. 4 table (kernel: table_perturb) */
+#define SOCKTAB__PM_SKETCH 4096         /* portmap.c: cells per count-min sketch row */
+#define SOCKTAB__PM_BUCKETS 64          /* portmap.c: index hash buckets per net */
+
+struct socktab__tb;
+struct socktab__tb2;
+struct socktab__portmap;
+struct socktab__rss;
+struct socktab__udp_table;
+
+/* bhash slot: bind buckets of the ports that hash here (bind.h). */
+struct socktab__bhead {
+	pthread_mutex_t lock;
+	_Atomic(struct socktab__tb *) chain; /* (r,b) */
+};
+
+/* bhash2 slot: address buckets of the (port, address) pairs that hash here. */
+struct socktab__bhead2 {
+	pthread_mutex_t lock;
+	struct socktab__tb2 *chain;        /* (b2) */
+};
+
+/* lhash2 slot: listeners by (address, port) (R29); chain ends in nulls i + LISTENING_NULLS_BASE. */
+struct socktab__lhead {
+	pthread_mutex_t lock;
+	struct socktab__hhead head;        /* (r, lock) */
+};
+#define SOCKTAB__LISTENING_NULLS_BASE (1u << 29)
+
+struct socktab__ehash_lock {
+	_Alignas(SOCKTAB__CACHELINE) pthread_mutex_t m;
+};
+
+/* Hash tables; private to one net or shared by several (R11, R13). */
+struct socktab__tables {
+	_Atomic int refs;                  /* (a) nets using these tables */
+	uint32_t ehash_mask;               /* (c) */
+	uint32_t ehash_locks_mask;         /* (c) */
+	uint32_t bhash_mask;               /* (c) */
+	struct socktab__hhead *ehash;      /* (c) one word per slot, nulls value = slot */
+	struct socktab__ehash_lock *ehash_locks; /* (c) striped: slot & ehash_locks_mask */
+	struct socktab__bhead *bhash;      /* (c) */
+	struct socktab__bhead2 *bhash2;    /* (c) */
+	uint32_t lhash2_mask;              /* (c) */
+	struct socktab__lhead *lhash2;     /* (c) */
+};
+
+/* Type-stable socket pool (pool.c). */
+struct socktab__pool {
+	pthread_mutex_t lock;
+	size_t obj_size;                   /* (c) */
+	size_t priv_size;                  /* (c) caller bytes per socket */
+	struct socktab_sock *free;         /* (p) */
+	struct socktab_sock *all;          /* (p) */
+	void **slabs;                      /* (p) */
+	size_t nslabs, slab_cap;           /* (p) */
+	_Atomic uint64_t nobjs;            /* (a) */
+};
+
+struct socktab_net {
+	/* Read by every lookup: keep together. */
+	struct socktab__tables *tab;       /* (c) */
+	uint32_t hash_mix;                 /* (c) netns mix (R1) */
+	uint32_t ehash_secret;             /* (c) R3 */
+	uint32_t ehash6_secret;            /* (c) R4 */
+	uint32_t ipv6_hash_secret;         /* (c) R4 */
+	uint8_t lport_inside;              /* (c) variant: lport hashed inside (before Linux 6.15) */
+	uint8_t rcu_precheck;              /* (c) variant: RCU pre-check of 4-tuples in connect() */
+	uint8_t tcp_timestamps;            /* (c) */
+	uint8_t privileged;                /* (c) */
+	enum socktab_variant variant;      /* (c) */
+	uint64_t port_key[2];              /* (c) SipHash key of the connect() offset (R10) */
+	socktab_clock_fn clock;            /* (c) */
+	void *clock_arg;                   /* (c) */
+	uint64_t tw_len_ns;                /* (c) */
+
+	/* Settings (sysctls), changed at run time. */
+	pthread_mutex_t settings_lock;
+	_Atomic uint32_t port_range;       /* (a) high << 16 | low */
+	_Atomic int unprivileged_port_start; /* (a) */
+	_Atomic int tw_reuse;              /* (a) */
+	_Atomic uint32_t tw_reuse_delay_ms; /* (a) */
+	_Atomic int autobind_reuse;        /* (a) */
+	_Atomic uint64_t reserved[65536 / 64]; /* (a) ip_local_reserved_ports bitmap */
+	_Atomic int somaxconn;             /* (a) net.core.somaxconn */
+	pthread_mutex_t reuseport_lock;    /* guards every reuseport group of this net */
+
+	_Atomic uint32_t *perturb;         /* (a) table_perturb (R54, R57) */
+
+	struct socktab__pool pool;
+
+	pthread_mutex_t tw_lock;
+	struct socktab_sock *tw_head;      /* (t) oldest first */
+	struct socktab_sock *tw_tail;      /* (t) */
+	_Atomic uint64_t tw_head_expire;   /* (t, read without it) oldest entry's expiry, or
+					    * UINT64_MAX: lets every control call skip tw_lock */
+
+	_Atomic uint64_t n_established;    /* (a) */
+	_Atomic uint64_t n_time_wait;      /* (a) */
+	_Atomic uint64_t n_bind_buckets;   /* (a) */
+	_Atomic uint64_t n_tw_recycled;    /* (a) */
+	_Atomic uint64_t n_ports_tried;    /* (a) */
+	_Atomic uint64_t n_connects;       /* (a) */
+	struct socktab__rss *_Atomic rss;  /* (r) RSS key and RETA (rss.c), replaced whole */
+
+	/* ---- connect() port index (portmap.c). Zeroed by calloc: no init/teardown; every index
+	 * is freed when its destination's entries leave ehash. (pm) = pm_lock. ---- */
+	_Atomic uint32_t pm_sketch[2][SOCKTAB__PM_SKETCH]; /* (a) ehash entries per dest. hash cell */
+	_Atomic(struct socktab__portmap *) pm_table[SOCKTAB__PM_BUCKETS]; /* (r,pm) indexes */
+	_Atomic uint64_t pm_memo[SOCKTAB__PM_BUCKETS]; /* (a) last false-positive build per bucket */
+	_Atomic uint32_t pm_live;          /* (a) indexes in pm_table */
+	_Atomic int pm_lock;               /* spin lock, a leaf: links and unlinks indexes */
+
+	/* ---- UDP (udp.c): always private to the net, even with shared TCP tables ---- */
+	struct socktab__udp_table *udp;    /* (c) */
+};
+
+static inline uint64_t socktab__now(struct socktab_net *net)
+{
+	return net->clock(net->clock_arg);
+}
+
+/* ---- hashes (net.c; hash.h holds the primitives) ---- */
+uint32_t socktab__ehashfn4(const struct socktab_net *net, uint32_t laddr, uint16_t lport,
+			   uint32_t faddr, uint16_t fport_be);
+uint32_t socktab__ehashfn6(const struct socktab_net *net, const struct in6_addr *laddr,
+			   uint16_t lport, const struct in6_addr *faddr, uint16_t fport_be);
+uint32_t socktab__sk_ehashfn(const struct socktab_net *net, const struct socktab_sock *sk,
+			     uint16_t lport);
+uint32_t socktab__bhashfn(const struct socktab_net *net, uint16_t port);
+uint32_t socktab__portaddr_hash(const struct socktab_net *net, const struct in6_addr *a,
+				uint16_t port);
+
+/* The bhash slot and lock of @port. */
+static inline struct socktab__bhead *socktab__bhash_head(struct socktab_net *net, uint16_t port)
+{
+	return &net->tab->bhash[socktab__bhashfn(net, port) & net->tab->bhash_mask];
+}
+
+static inline pthread_mutex_t *socktab__bhash_lock(struct socktab_net *net, uint16_t port)
+{
+	return &socktab__bhash_head(net, port)->lock;
+}
+
+static inline pthread_mutex_t *socktab__ehash_lock(struct socktab__tables *t, uint32_t hash)
+{
+	return &t->ehash_locks[hash & t->ehash_locks_mask].m;
+}
+
+/* ---- net.c ---- */
+bool socktab__port_reserved(struct socktab_net *net, uint16_t port);
+
+/* ---- pool.c ---- */
+int socktab__pool_init(struct socktab__pool *p, size_t obj_size);
+/* A socket with refcnt 0 and state FREE; the caller initialises and publishes it. */
+struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p);
+/* @sk is unhashed and its refcount reached zero. */
+void socktab__pool_free(struct socktab__pool *p, struct socktab_sock *sk);
+void socktab__pool_destroy(struct socktab__pool *p);
+
+#endif /* SOCKTAB_SRC_NET_H */

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* TIME_WAIT entries (timewait.c). */
+#ifndef SOCKTAB_SRC_TIMEWAIT_H
+#define SOCKTAB_SRC_TIMEWAIT_H
+
+#include "net.h"
+
+/* Replace established @sk by a TIME_WAIT entry. Caller holds sk's lock. */
+int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk);
+/* R61: may a new connection take over @tw's 4-tuple? Caller holds tw's ehash lock. */
+bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool port_was_bound);
+/* Unhash @tw. Caller holds the bhash lock of tw's port. */
+void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw);
+/* Take @tw off the list and drop the list's and the caller's references. */
+void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw);
+/* Remove up to @budget expired entries (all when negative). */
+int socktab__tw_reap(struct socktab_net *net, int budget);
+/* Drop every entry (net teardown). */
+void socktab__tw_purge(struct socktab_net *net);
+
+#endif /* SOCKTAB_SRC_TIMEWAIT_H */

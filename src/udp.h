@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The UDP table (udp.c; R16): hash by port, hash2 by (address, port) with hash4_cnt in its
+ * slot, hash4 by 4-tuple; one allocation, mask + 1 slots each. Lock legend: common.h.
+ */
+#ifndef SOCKTAB_SRC_UDP_H
+#define SOCKTAB_SRC_UDP_H
+
+#include "net.h"
+
+struct socktab__uslot {
+	struct socktab__hhead head;        /* (r, lock) */
+	_Atomic uint32_t count;            /* (r, lock) */
+	pthread_mutex_t lock;
+};
+
+struct socktab__uslot2 {
+	/* One line per slot (R79): a lookup reads head and hash4_cnt with one miss, in every slot. */
+	_Alignas(SOCKTAB__CACHELINE) struct socktab__hhead head; /* (r, lock) */
+	_Atomic uint32_t count;            /* (r, lock) */
+	_Atomic uint32_t hash4_cnt;        /* (r, lock) members also in hash4: same line as head */
+	pthread_mutex_t lock;
+};
+
+struct socktab__udp_table {
+	uint32_t mask;                     /* (c) */
+	uint32_t log;                      /* (c) log2(mask + 1) */
+	uint32_t ehash_secret;             /* (c) R9 udp_ehash_secret */
+	uint32_t ehash6_secret;            /* (c) R9 udp6_ehash_secret */
+	uint32_t ipv6_hash_secret;         /* (c) R9 udp_ipv6_hash_secret */
+	_Atomic uint8_t hash4_on;          /* (a) lookups consult hash4 (benchmark switch) */
+	struct socktab__uslot *hash;       /* (c) by port */
+	struct socktab__uslot2 *hash2;     /* (c) by (address, port) */
+	struct socktab__uslot *hash4;      /* (c) by 4-tuple */
+};
+#define SOCKTAB__UDP1_NULLS_BASE (3u << 29) /* nulls values: never an ehash or lhash2 slot's */
+#define SOCKTAB__UDP2_NULLS_BASE (2u << 29)
+
+struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint32_t entries,
+						  int hash4_on);
+void socktab__udp_table_free(struct socktab__udp_table *t);
+void socktab__udp_init_sock(struct socktab_sock *sk);
+/* The UDP halves of the public socket calls (same contexts). */
+int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
+int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
+int socktab__udp_close(struct socktab_sock *sk);
+int socktab__udp_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
+			    socklen_t optlen);
+
+#endif /* SOCKTAB_SRC_UDP_H */
