@@ -12,8 +12,7 @@
  * Rules implemented: R37-R45 (entry checks, overlap relation, conflict predicate, which owners are
  * compared, fast paths), R49-R50 (bind(0)), R58 (bucket reset when only connect() owners remain),
  * R60 (IP_BIND_ADDRESS_NO_PORT), R64-R66 (ranges, reserved ports).
- * Departures: no VRF/l3mdev (always 0); reuseport groups do not exist yet (listen() is a later
- * issue), so "sk is not in a reuseport group" always holds; the set of local addresses is
+ * Departures: no VRF/l3mdev (always 0); the set of local addresses is
  * loopback (127/8, ::1), the wildcards, and IPv4 multicast/broadcast.
  */
 #include <stdlib.h>

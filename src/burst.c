@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Burst lookup of TCP segments (issue 6): the lookups of socktab_lookup_tcp4() for a batch of
+ * Burst lookup of TCP segments: the lookups of socktab_lookup_tcp4() for a batch of
  * IPv4 4-tuples, arranged so the batch's cache misses overlap instead of running one after the
  * other. Three passes over the batch: hash every key and prefetch its ehash slot; load each
  * slot's first entry and prefetch it; then walk each chain with the protocol of
- * socktab_lookup_established4() (spec R21, ehash.c): filter on the cached hash, compare the key,
+ * socktab_lookup_established4() (R21, ehash.c): filter on the cached hash, compare the key,
  * take a reference with increment-if-not-zero, compare the key again, restart the walk when it
  * ends on another slot's nulls value. Keys not found in ehash fall back to the listener lookup
  * (socktab_lookup_listener4) unless SOCKTAB_LOOKUP_ESTABLISHED is given.

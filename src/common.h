@@ -83,7 +83,7 @@ static inline void socktab__unlock(pthread_mutex_t *m)
 		}                                                                                  \
 	} while (0)
 /* The caller is inside an RCU read-side section. */
-#define SOCKTAB__ASSERT_RCU() SOCKTAB__ASSERT(urcu_memb_read_ongoing())
+#define SOCKTAB__ASSERT_RCU() SOCKTAB__ASSERT(socktab__rcu_read_ongoing())
 #endif
 
 /* ---- addresses: IPv6 form, IPv4 as v4-mapped ---- */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * ehash: the established table (spec R11, R19-R28).
+ * ehash: the established table (R11, R19-R28).
  *
  * Key: (net, local address, local port, remote address, remote port), IPv4 or IPv6 (R5: a
  * dual-stack socket talking to a v4-mapped peer is keyed and found as IPv4). Slot = hash & mask,

@@ -5,7 +5,7 @@
  * A net holds the settings the kernel keeps per netns (port range, reserved ports, tw_reuse...),
  * its hash secrets and netns mix (R1, R6), the connect() perturbation table (R54), a socket pool
  * and the TIME_WAIT list. Tables (ehash, bhash, bhash2) are either private or shared with other
- * nets (kernel: tcp_child_ehash_entries, spec R13 and seed 001); every key compares the net, so
+ * nets (kernel: tcp_child_ehash_entries, R13); every key compares the net, so
  * sharing changes only the layout, never an outcome.
  *
  * Departure from the kernel: the port-offset SipHash key (net_secret, R10) is per net, not global,
@@ -52,7 +52,7 @@ void socktab_net_params_init(struct socktab_net_params *p)
 	p->variant = SOCKTAB_VARIANT_SOCKTAB;
 	p->rcu_precheck = -1;
 	p->lport_hash_inside = -1;
-	p->udp_hash_entries = 16384; /* the kernel's global UDP table on the spec's machine (R17) */
+	p->udp_hash_entries = 16384; /* the kernel's global UDP table on the reference machine (R17) */
 	p->udp_hash4 = 1;
 }
 
@@ -281,9 +281,9 @@ void socktab_net_free(struct socktab_net *net)
 	}
 	socktab__synchronize_rcu();
 	/* Bind buckets are freed through call_rcu: wait for those callbacks to run. */
-	urcu_memb_barrier();
+	socktab__rcu_barrier();
 	/* UDP sockets (and listeners) went back to the pool from call_rcu callbacks under the pool
-	 * lock; TSan cannot see urcu_memb_barrier(), but it sees this lock order them before the
+	 * lock; TSan cannot see the barrier, but it sees this lock order them before the
 	 * teardown below. */
 	socktab__lock(&net->pool.lock);
 	socktab__unlock(&net->pool.lock);
@@ -505,14 +505,14 @@ static _Thread_local int registered;
 void socktab_thread_register(void)
 {
 	if (registered++ == 0)
-		urcu_memb_register_thread();
+		socktab__rcu_register_thread();
 }
 
 void socktab_thread_unregister(void)
 {
 	if (registered > 0 && --registered == 0) {
 		socktab__bind_spare_release();
-		urcu_memb_unregister_thread();
+		socktab__rcu_unregister_thread();
 	}
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * hlist_nulls for socktab: a singly linked list whose end is not NULL but a tagged "nulls" value
- * ((v << 1) | 1) naming the chain (spec R19). Readers walk with acquire loads and no lock; when an
+ * ((v << 1) | 1) naming the chain (R19). Readers walk with acquire loads and no lock; when an
  * object they stand on is freed and reused in another chain (the socket pool is type-stable, R20),
  * the walk ends on a foreign nulls value and the reader restarts.
  *
@@ -105,7 +105,7 @@ static inline void socktab__hnode_del_rcu(struct socktab__hnode *n)
 
 /*
  * Put @new where @old is, in one store, so a concurrent reader sees one of the two and never
- * neither (spec R22, the sk -> TIME_WAIT swap). Caller holds the chain lock; @new's key is written.
+ * neither (R22, the sk -> TIME_WAIT swap). Caller holds the chain lock; @new's key is written.
  */
 static inline void socktab__hnode_replace_rcu(struct socktab__hnode *old, struct socktab__hnode *new)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Type-stable socket pool (the kernel's SLAB_TYPESAFE_BY_RCU, spec R20).
+ * Type-stable socket pool (the kernel's SLAB_TYPESAFE_BY_RCU, R20).
  *
  * Socket objects are carved from slabs and never returned to malloc while the net lives: a freed
  * socket goes on a free list and may be handed out again at once, possibly while a lock-free

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * portmap: per-destination index of busy local ports, so that connect() finds the port the
- * kernel's walk would pick without walking (issue 6; spec R54-R58, R61, R64, R66).
+ * kernel's walk would pick without walking (R54-R58, R61, R64, R66).
  *
  * The cliff. connect() walks candidate ports from a keyed offset (connect.c); once every port of
  * the preferred parity toward one destination is taken, each connect() examines all of them

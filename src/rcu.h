@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The only place socktab names liburcu: the urcu-memb flavour (membarrier-based; readers pay no
- * fence), plus the ThreadSanitizer model of a grace period from shared/notes/tsan-with-liburcu.md.
+ * fence), plus a ThreadSanitizer model of a grace period (docs/concurrency.md).
  * Debian 12 ships liburcu 0.13, whose primitives TSan cannot see; in TSan builds every read-side
  * unlock releases a token that every reclaim acquires, and each object handed to call_rcu is
  * released/acquired across the hand-off. Other builds compile the wrappers to nothing.
@@ -29,6 +29,28 @@ extern char socktab__tsan_gp_token;
 #define socktab__tsan_acquire(p) ((void)0)
 #define socktab__tsan_release(p) ((void)0)
 #endif
+
+static inline void socktab__rcu_register_thread(void)
+{
+	urcu_memb_register_thread();
+}
+
+static inline void socktab__rcu_unregister_thread(void)
+{
+	urcu_memb_unregister_thread();
+}
+
+/* Is the calling thread inside a read-side section? (debug assertions) */
+static inline int socktab__rcu_read_ongoing(void)
+{
+	return urcu_memb_read_ongoing();
+}
+
+/* Wait until every callback handed to socktab__call_rcu() so far has run. */
+static inline void socktab__rcu_barrier(void)
+{
+	urcu_memb_barrier();
+}
 
 static inline void socktab__rcu_read_lock(void)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * RSS-aware connect() port choice (issue 6), opt-in.
+ * RSS-aware connect() port choice, opt-in.
  *
  * A NIC with receive-side scaling hashes each incoming packet's 4-tuple with the Toeplitz hash
  * under a secret key and steers it to the queue RETA[hash & (reta_len - 1)]. A per-core stack

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * TIME_WAIT entries (spec R48, R61-R63).
+ * TIME_WAIT entries (R48, R61-R63).
  *
  * A TIME_WAIT entry is a socket object from the same type-stable pool, in state TIME_WAIT. The
  * active closer's socket is swapped for it in place: in its ehash chain (one store, so a reader

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * UDP: the kernel's udp_table (hash, hash2, hash4), bind()/autobind, connect()/disconnect and the
- * packet-path lookup (issue 4, seed 003). Rules: ../shared/spec/kernel-behavior.md.
+ * packet-path lookup. Rule numbers: docs/rules.md.
  *
  * Tables (R16, R17, R82): one allocation per net holding three arrays of mask + 1 slots:
  *   hash[(port + mix) & mask]            by local port (R8); chain link sk->udp_node1;
