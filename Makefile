@@ -42,7 +42,7 @@ layout: build
 	@pahole -C socktab_sock,socktab__tb,socktab__tb2,socktab_net,socktab__hhead $(BUILD)/layout.o
 
 install: build
-	meson configure $(BUILD) --prefix=$(PREFIX) >/dev/null
+	meson configure $(BUILD) --prefix=$(PREFIX) --libdir=lib >/dev/null
 	meson install -C $(BUILD) >/dev/null
 	@echo "installed into $(PREFIX)"
 
