@@ -7,7 +7,7 @@
  * differs by call, which the flags of socktab__parse_dest() select.
  */
 #include "addr.h"
-#include "net.h"
+#include "dev.h"
 
 int socktab__parse_dest(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
 			struct socktab__dest *d, unsigned int flags)
@@ -41,6 +41,8 @@ int socktab__parse_dest(const struct socktab_sock *sk, const struct sockaddr *ad
 		return sending ? -EINVAL : -EAFNOSUPPORT;
 	d->daddr6 = sin6->sin6_addr;
 	d->port = sin6->sin6_port;
+	if (len >= (socklen_t)sizeof(*sin6))
+		d->scope_id = sin6->sin6_scope_id;
 	if (socktab__v6_is_mapped(&d->daddr6)) {
 		if (dgram && socktab__ipv6_only(sk))
 			return -ENETUNREACH;
@@ -51,7 +53,7 @@ int socktab__parse_dest(const struct socktab_sock *sk, const struct sockaddr *ad
 }
 
 socklen_t socktab__make_sockaddr(struct sockaddr_storage *ss, int family, const struct in6_addr *a,
-				 uint16_t port_be)
+				 uint16_t port_be, uint32_t dev)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (family == AF_INET) {
@@ -67,6 +69,7 @@ socklen_t socktab__make_sockaddr(struct sockaddr_storage *ss, int family, const 
 	s6->sin6_family = AF_INET6;
 	s6->sin6_addr = *a;
 	s6->sin6_port = port_be;
+	s6->sin6_scope_id = socktab__v6_needs_scope(a) ? dev : 0;
 	return sizeof(*s6);
 }
 
@@ -101,26 +104,69 @@ int socktab__parse_endpoint(int family, const struct sockaddr *sa, socklen_t len
 	return 0;
 }
 
-bool socktab__v4_local(uint32_t be)
+int socktab__bind_check_v4(const struct socktab_sock *sk, uint32_t v4)
 {
-	uint32_t h = ntohl(be);
+	struct socktab_net *net = RD(sk->net);
+	int dev = (int)RD(sk->bound_dev_if), type, err = 0;
 
-	/* Local by default: wildcard, 127/8, plus what the kernel accepts without a local address:
-	 * multicast and limited broadcast. */
-	return h == 0 || (h >> 24) == 127 || (h >> 28) == 0xe || h == 0xffffffffu;
+	if (!v4 || RD(sk->freebind) || RD(sk->transparent) || RD(net->ip_nonlocal_bind))
+		return 0;
+	socktab__rcu_read_lock();
+	const struct socktab__ifcfg *c = socktab__ifcfg_rcu(net);
+
+	/* inet6_bind: a v4-mapped bind checks the bound device exists (AF_INET does not). */
+	if (RD(sk->family) == AF_INET6 && dev && !socktab__dev_get(c, dev))
+		err = -ENODEV;
+	type = socktab__inet_addr_type(c, v4, dev);
+	socktab__rcu_read_unlock();
+	if (err)
+		return err;
+	if (type != SOCKTAB_RTN_LOCAL && type != SOCKTAB_RTN_MULTICAST &&
+	    type != SOCKTAB_RTN_BROADCAST)
+		return -EADDRNOTAVAIL;
+	return 0;
+}
+
+int socktab__bind_check_v6(struct socktab_sock *sk, const struct in6_addr *a, uint32_t scope_id)
+{
+	struct socktab_net *net = RD(sk->net);
+	int dev, err = 0;
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	if (socktab__v6_needs_scope(a)) {
+		if (scope_id)
+			WR(sk->bound_dev_if, scope_id); /* overrides any binding; kept on failure */
+		if (!RD(sk->bound_dev_if))
+			return -EINVAL;
+	}
+	dev = (int)RD(sk->bound_dev_if);
+	socktab__rcu_read_lock();
+	const struct socktab__ifcfg *c = socktab__ifcfg_rcu(net);
+
+	if (dev && !socktab__dev_get(c, dev))
+		err = -ENODEV;
+	else if (a->s6_addr[0] != 0xff && !RD(sk->freebind) && !RD(sk->transparent) &&
+		 !RD(net->ip6_nonlocal_bind) && !socktab__ipv6_chk_addr(c, a, dev))
+		err = -EADDRNOTAVAIL;
+	socktab__rcu_read_unlock();
+	return err;
 }
 
 /*
  * The checks bind() makes before it takes the socket lock (R37/R38, both protocols): address
- * length and family, an IPv4 address that is not local, IPv6 multicast on a stream socket, a
- * privileged port. Fills the address (v4-mapped for AF_INET), its IPv4 form and the port.
+ * length and family, an IPv4 address that is not local (R85), IPv6 multicast on a stream
+ * socket, a privileged port. Fills the address (v4-mapped for AF_INET), its IPv4 form, the port
+ * and the scope id.
  */
 int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len,
-		       bool stream, struct in6_addr *a6, uint32_t *v4, int *snum)
+		       bool stream, struct in6_addr *a6, uint32_t *v4, int *snum,
+		       uint32_t *scope_id)
 {
 	struct socktab_net *net = RD(sk->net);
+	int err;
 
 	*v4 = 0;
+	*scope_id = 0;
 	if (RD(sk->family) == AF_INET) {
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
 
@@ -130,8 +176,9 @@ int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *add
 		    (sin->sin_family != AF_UNSPEC || sin->sin_addr.s_addr != htonl(INADDR_ANY)))
 			return -EAFNOSUPPORT;
 		*v4 = sin->sin_addr.s_addr;
-		if (!socktab__v4_local(*v4))
-			return -EADDRNOTAVAIL;
+		err = socktab__bind_check_v4(sk, *v4);
+		if (err)
+			return err;
 		*snum = ntohs(sin->sin_port);
 		socktab__v6_map(a6, *v4);
 	} else {
@@ -145,9 +192,10 @@ int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *add
 		if (stream && a6->s6_addr[0] == 0xff) /* multicast on a stream socket */
 			return -EINVAL;
 		*snum = ntohs(sin6->sin6_port);
+		if (len >= (socklen_t)sizeof(*sin6))
+			*scope_id = sin6->sin6_scope_id;
 	}
 	if (*snum && *snum < RD(net->unprivileged_port_start) && !net->privileged)
 		return -EACCES;
 	return 0;
 }
-

@@ -802,18 +802,17 @@ fail:
 }
 
 /*
- * The locked half of bind()'s address checks (R38), both protocols: a v4-mapped address on a
- * v6only socket (-EINVAL) or not local (-EADDRNOTAVAIL), link-local without a device (-EINVAL),
- * a unicast IPv6 address other than ::1 (-EADDRNOTAVAIL; a stream socket never gets here with
- * multicast). On success writes @a6 as the local address with its IPv4 alias (127.0.0.6 for a
+ * The locked half of bind()'s address checks (R38, R85, R86), both protocols: a v4-mapped
+ * address on a v6only socket (-EINVAL) or not local (-EADDRNOTAVAIL, -ENODEV), a specific IPv6
+ * address that is not local or needs a device (socktab__bind_check_v6). On success writes @a6 as the local address with its IPv4 alias (127.0.0.6 for a
  * specific IPv6 address, which also forces v6only) and returns the old v6only in *saved for
  * socktab__bind_undo_addr(). Caller holds the socket lock; nothing is written on error.
  */
 int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, uint32_t v4,
-			   uint8_t *saved)
+			   uint32_t scope_id, uint8_t *saved)
 {
-	static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
 	bool specific_v6 = false;
+	int err;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (RD(sk->family) == AF_INET6) {
@@ -821,14 +820,13 @@ int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, u
 			if (sk->v6only)
 				return -EINVAL;
 			v4 = a6->s6_addr32[3];
-			if (!socktab__v4_local(v4))
-				return -EADDRNOTAVAIL;
+			err = socktab__bind_check_v4(sk, v4);
+			if (err)
+				return err;
 		} else if (!socktab__v6_is_any(a6)) {
-			if (a6->s6_addr[0] == 0xfe && (a6->s6_addr[1] & 0xc0) == 0x80 &&
-			    !RD(sk->bound_dev_if)) /* link-local needs a device */
-				return -EINVAL;
-			if (a6->s6_addr[0] != 0xff && memcmp(a6, &lo, 16) != 0)
-				return -EADDRNOTAVAIL;
+			err = socktab__bind_check_v6(sk, a6, scope_id);
+			if (err)
+				return err;
 			v4 = SOCKTAB__LOOPBACK4_IPV6;
 			specific_v6 = true;
 		}
@@ -869,16 +867,16 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 {
 	struct socktab_net *net;
 	struct in6_addr a6;
-	uint32_t v4;
+	uint32_t v4, scope_id;
 	int snum, err;
 	uint8_t saved_v6only;
+	bool udp;
 
-	if (sk && sk->proto == SOCKTAB_UDP)
-		return socktab__udp_bind(sk, addr, len);
 	if (!sk || !addr)
 		return -EINVAL;
 	net = RD(sk->net);
-	err = socktab__bind_addr(sk, addr, len, true, &a6, &v4, &snum);
+	udp = sk->proto == SOCKTAB_UDP;
+	err = socktab__bind_addr(sk, addr, len, !udp, &a6, &v4, &snum, &scope_id);
 	if (err)
 		return err;
 
@@ -886,15 +884,18 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 	err = -EBADF;
 	if (RD(sk->state) == SOCKTAB__FREE)
 		goto out;
-	socktab__tw_reap(net, 8);
+	if (!udp)
+		socktab__tw_reap(net, 8);
 	err = -EINVAL;
 	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk) || sk->tb2)
 		goto out;
-	err = socktab__bind_set_addr(sk, &a6, v4, &saved_v6only);
+	/* A UDP socket may also bind an IPv6 multicast group (the stream check is above). */
+	err = socktab__bind_set_addr(sk, &a6, v4, scope_id, &saved_v6only);
 	if (err)
 		goto out;
 	if (snum || !sk->bind_address_no_port) {
-		err = socktab__get_port(net, sk, snum);
+		err = udp ? socktab__udp_get_port(net, sk, (uint16_t)snum)
+			  : socktab__get_port(net, sk, snum);
 		if (err) {
 			socktab__bind_undo_addr(sk, saved_v6only);
 			goto out;

@@ -100,7 +100,7 @@ bool socktab__rcv_saddr_equal(const struct socktab_sock *sk, const struct sockta
 
 /* bind()'s locked address steps, shared by TCP and UDP (the unlocked checks are in addr.h). */
 int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, uint32_t v4,
-			   uint8_t *saved);
+			   uint32_t scope_id, uint8_t *saved);
 void socktab__bind_undo_addr(struct socktab_sock *sk, uint8_t saved);
 void socktab__bind_done(struct socktab_sock *sk, int snum);
 

@@ -139,6 +139,14 @@ static inline bool socktab__v6_is_loopback(const struct in6_addr *a)
 	return memcmp(a, &lo, 16) == 0;
 }
 
+/* __ipv6_addr_needs_scope_id(): link-local unicast, or multicast of link or interface scope. */
+static inline bool socktab__v6_needs_scope(const struct in6_addr *a)
+{
+	if (a->s6_addr[0] == 0xfe && (a->s6_addr[1] & 0xc0) == 0x80)
+		return true;
+	return a->s6_addr[0] == 0xff && ((a->s6_addr[1] & 0x0f) == 1 || (a->s6_addr[1] & 0x0f) == 2);
+}
+
 /* ---- random.c: the library's only source of randomness ---- */
 
 /* Fill @buf with @len bytes from getrandom(); if that fails, from a time-seeded generator

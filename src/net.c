@@ -16,6 +16,7 @@
 
 #include "hash.h"
 #include "bind.h"
+#include "dev.h"
 #include "layout.h"
 #include "rss.h"
 #include "timewait.h"
@@ -54,6 +55,7 @@ void socktab_net_params_init(struct socktab_net_params *p)
 	p->lport_hash_inside = -1;
 	p->udp_hash_entries = 16384; /* the kernel's global UDP table on the reference machine (R17) */
 	p->udp_hash4 = 1;
+	p->net_raw = 1;
 }
 
 static uint32_t roundup_pow2(uint32_t v)
@@ -248,8 +250,13 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	atomic_init(&net->tw_reuse, p->tw_reuse);
 	atomic_init(&net->tw_reuse_delay_ms, p->tw_reuse_delay_ms);
 	atomic_init(&net->autobind_reuse, p->autobind_reuse != 0);
+	net->net_raw = p->net_raw != 0;
 	/* UDP table last: its secrets derive from the net's. */
-	net->udp = socktab__udp_table_new(net, p->udp_hash_entries, p->udp_hash4);
+	if (socktab__dev_init(net) == 0) {
+		net->udp = socktab__udp_table_new(net, p->udp_hash_entries, p->udp_hash4);
+		if (!net->udp)
+			socktab__dev_destroy(net);
+	}
 	if (!net->udp) {
 		pthread_mutex_destroy(&net->settings_lock);
 		pthread_mutex_destroy(&net->tw_lock);
@@ -291,6 +298,7 @@ void socktab_net_free(struct socktab_net *net)
 	if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
 		tables_free(net->tab);
 	socktab__udp_table_free(net->udp);
+	socktab__dev_destroy(net);
 	socktab__pool_destroy(&net->pool);
 	pthread_mutex_destroy(&net->settings_lock);
 	pthread_mutex_destroy(&net->tw_lock);
@@ -442,6 +450,27 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 		if (err)
 			return err;
 		WR(net->somaxconn, (int)v[0]);
+		return 0;
+	}
+	/* u8 sysctls (proc_dou8vec_minmax): 0..255, or 0..1 where the kernel bounds them. */
+	static const struct {
+		const char *key;
+		size_t off;
+		long max;
+	} u8[] = {
+		{ "net.ipv4.ip_nonlocal_bind", offsetof(struct socktab_net, ip_nonlocal_bind), 255 },
+		{ "net.ipv6.ip_nonlocal_bind", offsetof(struct socktab_net, ip6_nonlocal_bind), 255 },
+		{ "net.ipv4.tcp_l3mdev_accept", offsetof(struct socktab_net, tcp_l3mdev_accept), 1 },
+		{ "net.ipv4.udp_l3mdev_accept", offsetof(struct socktab_net, udp_l3mdev_accept), 1 },
+		{ "net.ipv4.tcp_rfc1337", offsetof(struct socktab_net, tcp_rfc1337), 255 },
+	};
+
+	for (size_t i = 0; i < sizeof(u8) / sizeof(u8[0]); i++) {
+		if (strcmp(key, u8[i].key))
+			continue;
+		if (err || v[0] > u8[i].max)
+			return -EINVAL;
+		WR(*(_Atomic uint8_t *)((char *)net + u8[i].off), (uint8_t)v[0]);
 		return 0;
 	}
 	if (!strcmp(key, "net.ipv4.tcp_fastopen"))

@@ -7,6 +7,8 @@
 #ifndef SOCKTAB_SRC_NET_H
 #define SOCKTAB_SRC_NET_H
 
+#include "socktab/dev.h"
+
 #include "sock.h"
 
 #define SOCKTAB__PERTURB_SIZE (1u << 16) /* RFC 6056 alg. 4 table (kernel: table_perturb) */
@@ -18,6 +20,14 @@ struct socktab__tb2;
 struct socktab__portmap;
 struct socktab__rss;
 struct socktab__udp_table;
+struct socktab__ifcfg;
+
+/* A caller's FIB (socktab_net_set_fib()), replaced whole and freed after a grace period. */
+struct socktab__fib {
+	socktab_fib_fn fn;                 /* (c) */
+	void *arg;                         /* (c) */
+	struct rcu_head rcu;
+};
 
 /* bhash slot: bind buckets of the ports that hash here (bind.h). */
 struct socktab__bhead {
@@ -94,6 +104,12 @@ struct socktab_net {
 	_Atomic int autobind_reuse;        /* (a) */
 	_Atomic uint64_t reserved[65536 / 64]; /* (a) ip_local_reserved_ports bitmap */
 	_Atomic int somaxconn;             /* (a) net.core.somaxconn */
+	_Atomic uint8_t ip_nonlocal_bind;  /* (a) net.ipv4.ip_nonlocal_bind */
+	_Atomic uint8_t ip6_nonlocal_bind; /* (a) net.ipv6.ip_nonlocal_bind */
+	_Atomic uint8_t tcp_l3mdev_accept; /* (a) net.ipv4.tcp_l3mdev_accept */
+	_Atomic uint8_t udp_l3mdev_accept; /* (a) net.ipv4.udp_l3mdev_accept */
+	_Atomic uint8_t tcp_rfc1337;       /* (a) net.ipv4.tcp_rfc1337 */
+	uint8_t net_raw;                   /* (c) callers hold CAP_NET_RAW */
 	pthread_mutex_t reuseport_lock;    /* guards every reuseport group of this net */
 
 	_Atomic uint32_t *perturb;         /* (a) table_perturb (R54, R57) */
@@ -121,6 +137,11 @@ struct socktab_net {
 	_Atomic uint64_t pm_memo[SOCKTAB__PM_BUCKETS]; /* (a) last false-positive build per bucket */
 	_Atomic uint32_t pm_live;          /* (a) indexes in pm_table */
 	_Atomic int pm_lock;               /* spin lock, a leaf: links and unlinks indexes */
+
+	/* ---- devices, addresses, routes (dev.c) ---- */
+	pthread_mutex_t dev_lock;          /* serialises changes of the snapshot */
+	struct socktab__ifcfg *_Atomic ifcfg; /* (r, dev_lock) current snapshot */
+	struct socktab__fib *_Atomic fib;  /* (r) the caller's FIB, or NULL */
 
 	/* ---- UDP (udp.c): always private to the net, even with shared TCP tables ---- */
 	struct socktab__udp_table *udp;    /* (c) */

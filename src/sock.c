@@ -11,6 +11,7 @@
 
 #include "addr.h"
 #include "bind.h"
+#include "dev.h"
 #include "ehash.h"
 #include "listen.h"
 #include "timewait.h"
@@ -47,6 +48,9 @@ void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net,
 	WR(sk->reuseport, 0);
 	sk->v6only = 0;
 	sk->bind_address_no_port = 0;
+	WR(sk->freebind, 0);
+	WR(sk->transparent, 0);
+	sk->broadcast = 0;
 	sk->userlocks = 0;
 	sk->linger_on = 0;
 	sk->tw_ts = 0;
@@ -246,13 +250,61 @@ static void sk_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	sk->sock_connected = 0;
 }
 
-/* Multicast and broadcast routes refuse TCP (tcp_v4_connect: RTCF_MULTICAST | RTCF_BROADCAST);
- * 127.255.255.255 is lo's directed broadcast. */
-static bool v4_dest_unreachable(uint32_t be)
+/* Does the socket have a source address for a connect() of this family? (@src as loaded:
+ * v4-mapped for IPv4.) */
+static bool has_src(bool v4, const struct in6_addr *src)
 {
-	uint32_t h = ntohl(be);
+	return v4 ? socktab__v6_is_mapped(src) && src->s6_addr32[3] : !socktab__v6_is_any(src);
+}
 
-	return (h >> 28) == 0xe || h == 0xffffffffu || h == 0x7fffffffu;
+/*
+ * connect()'s route (tcp_v4_connect / tcp_v6_connect, R95, R96): checks the destination, binds
+ * the socket to the scope of a link-local destination, and fills @src with the source address
+ * (left alone when the socket has one). @src in: the socket's local address (v4-mapped for
+ * IPv4); @daddr in/out: the destination (an IPv4 0.0.0.0 comes back resolved). Caller holds the
+ * socket lock.
+ */
+static int tcp_route(struct socktab_sock *sk, bool v4, struct in6_addr *daddr,
+		     struct in6_addr *src, uint32_t scope_id)
+{
+	struct socktab_net *net = RD(sk->net);
+	struct socktab_route_result res;
+	bool own = has_src(v4, src);
+	int err;
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	if (v4) {
+		/* A v6only socket, or one bound to a real IPv6 address, has no IPv4 path. */
+		if (RD(sk->family) == AF_INET6 &&
+		    (sk->v6only || (!socktab__v6_is_any(src) && !socktab__v6_is_mapped(src))))
+			return -ENETUNREACH;
+		err = socktab__route_output(net, daddr, (int)RD(sk->bound_dev_if), own ? src : NULL,
+					    RD(sk->transparent), &res);
+		if (err)
+			return err;
+		/* Multicast and broadcast routes refuse TCP (RTCF_MULTICAST | RTCF_BROADCAST). */
+		if (res.type == SOCKTAB_RTN_BROADCAST || res.type == SOCKTAB_RTN_MULTICAST)
+			return -ENETUNREACH;
+	} else {
+		if (daddr->s6_addr[0] == 0xff)
+			return -ENETUNREACH;
+		if (socktab__v6_needs_scope(daddr)) {
+			if (scope_id && !socktab__dev_equal_l3scope(sk, (int)scope_id))
+				return -EINVAL;
+			if (scope_id)
+				WR(sk->bound_dev_if, scope_id);
+			if (!RD(sk->bound_dev_if))
+				return -EINVAL; /* a link-local peer needs a device */
+		}
+		if (socktab__v6_is_mapped(src)) /* bound to an IPv4 address: no IPv6 path */
+			return -EAFNOSUPPORT;
+		err = socktab__route_output(net, daddr, (int)RD(sk->bound_dev_if), NULL, false, &res);
+		if (err)
+			return err;
+	}
+	if (!own)
+		*src = res.src;
+	return 0;
 }
 
 int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
@@ -309,40 +361,16 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 			daddr6 = lo6;
 		}
 	}
-	if (v4) {
-		err = -ENETUNREACH;
-		if (family == AF_INET6 && sk->v6only)
-			goto out;
-		if (family == AF_INET6 && !socktab__v6_is_any(&saddr6) &&
-		    !socktab__v6_is_mapped(&saddr6))
-			goto out; /* a socket bound to a real IPv6 address cannot reach IPv4 */
-		saddr4 = socktab__sk_rcv_saddr(sk);
-		if (!daddr4) /* 0.0.0.0 is routed to the bound address or loopback */
-			daddr4 = saddr4 ? saddr4 : htonl(INADDR_LOOPBACK);
-		if (v4_dest_unreachable(daddr4))
-			goto out;
-		had_saddr = saddr4 != 0;
-		if (!had_saddr) {
-			if (!socktab__v4_is_loopback(daddr4))
-				goto out; /* no route: only loopback destinations have a source */
-			saddr4 = htonl(INADDR_LOOPBACK);
-		}
+	if (v4)
 		socktab__v6_map(&daddr6, daddr4);
-		socktab__v6_map(&saddr6, saddr4);
-	} else {
-		had_saddr = !socktab__v6_is_any(&saddr6);
-		err = -EAFNOSUPPORT;
-		if (socktab__v6_is_mapped(&saddr6)) /* bound to an IPv4 address: no IPv6 path */
-			goto out;
-		if (daddr6.s6_addr[0] == 0xff)
-			goto out_unreach;
-		if (!had_saddr) {
-			if (!socktab__v6_is_loopback(&daddr6))
-				goto out_unreach;
-			saddr6 = lo6;
-		}
-		saddr4 = SOCKTAB__LOOPBACK4_IPV6; /* never matches IPv4 traffic */
-	}
+	if (family == AF_INET)
+		socktab__v6_map(&saddr6, socktab__sk_rcv_saddr(sk));
+	had_saddr = has_src(v4, &saddr6);
+	err = tcp_route(sk, v4, &daddr6, &saddr6, d.scope_id);
+	if (err)
+		goto out;
+	daddr4 = v4 ? daddr6.s6_addr32[3] : 0;
+	saddr4 = v4 ? saddr6.s6_addr32[3] : SOCKTAB__LOOPBACK4_IPV6;
 
 	/* Record the 4-tuple; a socket that owns a port via a wildcard bucket moves to its new
 	 * address bucket (R51). */
@@ -377,9 +405,6 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&net->n_connects, 1, memory_order_relaxed);
 	err = 0;
-	goto out;
-out_unreach:
-	err = -ENETUNREACH;
 out:
 	socktab__unlock(&sk->lock);
 	return err;
@@ -417,160 +442,6 @@ int socktab_close(struct socktab_sock *sk)
 	return 0;
 }
 
-/* ---- options ---- */
-
-static int get_int(const void *optval, socklen_t optlen, int *v)
-{
-	if (!optval || optlen < (socklen_t)sizeof(int))
-		return -EINVAL;
-	memcpy(v, optval, sizeof(int));
-	return 0;
-}
-
-int socktab_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
-		       socklen_t optlen)
-{
-	int err, v = 0;
-
-	/* UDP-only options (SO_BROADCAST); everything else is common to both protocols. */
-	if (sk && sk->proto == SOCKTAB_UDP &&
-	    (err = socktab__udp_setsockopt(sk, level, optname, optval, optlen)) != -ENOPROTOOPT)
-		return err;
-	err = sk_lock_open(sk);
-	if (err)
-		return err;
-	if (level == SOL_SOCKET && optname == SO_LINGER) {
-		struct linger lg;
-
-		if (!optval || optlen < (socklen_t)sizeof(lg)) {
-			err = -EINVAL;
-			goto out;
-		}
-		memcpy(&lg, optval, sizeof(lg));
-		sk->linger_on = lg.l_onoff != 0;
-		sk->linger_secs = lg.l_linger < 0 ? 0 : lg.l_linger;
-		goto out;
-	}
-	if (level == IPPROTO_IP && optname == IP_LOCAL_PORT_RANGE) {
-		uint32_t r;
-		uint16_t lo, hi;
-
-		if (!optval || optlen != (socklen_t)sizeof(r)) {
-			err = -EINVAL;
-			goto out;
-		}
-		memcpy(&r, optval, sizeof(r));
-		lo = (uint16_t)(r & 0xffff);
-		hi = (uint16_t)(r >> 16);
-		if (lo && hi && lo > hi) {
-			err = -EINVAL;
-			goto out;
-		}
-		sk->local_port_range = r;
-		goto out;
-	}
-	if (level == IPPROTO_IP && optname == IP_BIND_ADDRESS_NO_PORT && optval && optlen > 0 &&
-	    optlen < (socklen_t)sizeof(int)) {
-		/* ip_setsockopt reads IPPROTO_IP integers from a single byte when that is all. */
-		sk->bind_address_no_port = *(const unsigned char *)optval != 0;
-		goto out;
-	}
-	if ((level == SOL_SOCKET && (optname == SO_REUSEADDR || optname == SO_REUSEPORT)) ||
-	    (level == IPPROTO_IPV6 && optname == IPV6_V6ONLY) ||
-	    (level == IPPROTO_IP && optname == IP_BIND_ADDRESS_NO_PORT) || level == SOCKTAB_SOL) {
-		err = get_int(optval, optlen, &v);
-		if (err)
-			goto out;
-	} else {
-		err = -ENOPROTOOPT;
-		goto out;
-	}
-	if (level == SOL_SOCKET && optname == SO_REUSEADDR) {
-		WR(sk->reuse, v != 0);
-	} else if (level == SOL_SOCKET) {
-		WR(sk->reuseport, v != 0);
-	} else if (level == IPPROTO_IPV6) {
-		if (RD(sk->family) != AF_INET6)
-			err = -ENOPROTOOPT;
-		else if (socktab__sk_num(sk) || sk->tb2)
-			err = -EINVAL; /* R67: not once the socket has a port */
-		else
-			sk->v6only = v != 0;
-	} else if (level == IPPROTO_IP) {
-		sk->bind_address_no_port = v != 0;
-	} else if (optname == SOCKTAB_SO_UID || optname == SOCKTAB_SO_BOUND_DEV_IF) {
-		if (socktab__sk_num(sk) || sk->tb2 || RD(sk->state) != SOCKTAB_TCP_CLOSE || v < 0)
-			err = -EINVAL;
-		else if (optname == SOCKTAB_SO_UID)
-			sk->uid = (uid_t)v;
-		else
-			WR(sk->bound_dev_if, (uint32_t)v);
-	} else {
-		err = -ENOPROTOOPT;
-	}
-out:
-	socktab__unlock(&sk->lock);
-	return err;
-}
-
-static int put_bytes(void *optval, socklen_t *optlen, const void *src, socklen_t n)
-{
-	if (!optval || !optlen)
-		return -EINVAL;
-	if (*optlen < n)
-		n = *optlen;
-	memcpy(optval, src, n);
-	*optlen = n;
-	return 0;
-}
-
-int socktab_getsockopt(struct socktab_sock *sk, int level, int optname, void *optval,
-		       socklen_t *optlen)
-{
-	int err = sk_lock_open(sk), v;
-
-	if (err)
-		return err;
-	if (level == SOL_SOCKET && optname == SO_LINGER) {
-		struct linger lg = { .l_onoff = sk->linger_on, .l_linger = sk->linger_secs };
-
-		err = put_bytes(optval, optlen, &lg, sizeof(lg));
-		goto out;
-	}
-	if (level == IPPROTO_IP && optname == IP_LOCAL_PORT_RANGE) {
-		err = put_bytes(optval, optlen, &sk->local_port_range, sizeof(uint32_t));
-		goto out;
-	}
-	if (level == SOL_SOCKET && optname == SO_REUSEADDR)
-		v = RD(sk->reuse);
-	else if (level == SOL_SOCKET && optname == SO_REUSEPORT)
-		v = RD(sk->reuseport);
-	else if (level == SOL_SOCKET && optname == SO_ERROR)
-		v = 0;
-	else if (level == SOL_SOCKET && optname == SO_ACCEPTCONN)
-		v = RD(sk->state) == SOCKTAB_TCP_LISTEN;
-	else if (level == IPPROTO_IPV6 && optname == IPV6_V6ONLY && RD(sk->family) == AF_INET6)
-		v = sk->v6only;
-	else if (level == IPPROTO_IP && optname == IP_BIND_ADDRESS_NO_PORT)
-		v = sk->bind_address_no_port;
-	else if (level == SOCKTAB_SOL && optname == SOCKTAB_SO_UID)
-		v = (int)sk->uid;
-	else if (level == SOCKTAB_SOL && optname == SOCKTAB_SO_BOUND_DEV_IF)
-		v = (int)RD(sk->bound_dev_if);
-	else {
-		err = -ENOPROTOOPT;
-		goto out;
-	}
-	if (!optlen || *optlen < (socklen_t)sizeof(int)) {
-		err = -EINVAL;
-		goto out;
-	}
-	err = put_bytes(optval, optlen, &v, sizeof(v));
-out:
-	socktab__unlock(&sk->lock);
-	return err;
-}
-
 static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len, bool peer)
 {
 	int err = sk_lock_open(sk);
@@ -596,7 +467,8 @@ static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *le
 	if (RD(sk->family) == AF_INET)
 		socktab__v6_map(&a, peer ? socktab__sk_daddr(sk) : socktab__sk_rcv_saddr(sk));
 	n = socktab__make_sockaddr(&ss, RD(sk->family), &a,
-				   peer ? socktab__sk_dport(sk) : htons(sk->sport));
+				   peer ? socktab__sk_dport(sk) : htons(sk->sport),
+				   RD(sk->bound_dev_if));
 	err = socktab__put_sockaddr(addr, len, &ss, n);
 out:
 	socktab__unlock(&sk->lock);

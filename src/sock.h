@@ -42,6 +42,9 @@ struct socktab_sock {
 	_Atomic uint8_t reuseport;         /* (s) SO_REUSEPORT */
 	uint8_t v6only;                    /* (s,b) IPV6_V6ONLY (changes only while portless) */
 	uint8_t bind_address_no_port;      /* (s) IP_BIND_ADDRESS_NO_PORT */
+	_Atomic uint8_t freebind;          /* (s) IP_FREEBIND / IPV6_FREEBIND (one flag, R87) */
+	_Atomic uint8_t transparent;       /* (s) IP_TRANSPARENT / IPV6_TRANSPARENT */
+	uint8_t broadcast;                 /* (s) SO_BROADCAST (UDP sends) */
 	uint8_t userlocks;                 /* (s) SOCKTAB__*_LOCK, CONNECT_BIND */
 	uint8_t linger_on;                 /* (s) SO_LINGER */
 	uint8_t tw_ts;                     /* (c) TIME_WAIT entry recorded a peer timestamp */
@@ -76,7 +79,6 @@ struct socktab_sock {
 	uint32_t udp_slot2;                /* (u) hash2 slot while hashed */
 	_Atomic uint8_t udp_v6only;        /* (r,u) v6only as lookups see it (set before hashing) */
 	_Atomic uint8_t udp_rp_conns;      /* (r, reuseport lock) R36: the group had a connect() */
-	uint8_t udp_broadcast;             /* (s) SO_BROADCAST */
 	uint8_t udp_hashed4;               /* (u) in hash4 */
 	/* Caller data follows, aligned to 16 bytes. */
 	_Alignas(16) unsigned char priv[];

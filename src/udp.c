@@ -46,6 +46,7 @@
 #include "hash.h"
 #include "addr.h"
 #include "bind.h"
+#include "dev.h"
 #include "listen.h"
 #include "udp.h"
 
@@ -693,7 +694,7 @@ static void rp_set_conns(struct socktab_net *net, struct socktab_sock *sk)
  * hash it (R70). Caller holds the socket lock. 0, -EADDRINUSE or -ENOMEM; on error nothing
  * changed.
  */
-static int get_port(struct socktab_net *net, struct socktab_sock *sk, uint16_t snum)
+int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint16_t snum)
 {
 	struct socktab__udp_table *t = net->udp;
 	struct socktab__uslot *s1;
@@ -789,7 +790,6 @@ void socktab__udp_init_sock(struct socktab_sock *sk)
 	sk->udp_slot2 = 0;
 	WR(sk->udp_v6only, 0);
 	WR(sk->udp_rp_conns, 0);
-	sk->udp_broadcast = 0;
 	sk->udp_hashed4 = 0;
 }
 
@@ -805,85 +805,55 @@ static int lock_open(struct socktab_sock *sk)
 }
 
 
-int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
-{
-	struct socktab_net *net = RD(sk->net);
-	struct in6_addr a6;
-	uint32_t v4 = 0;
-	int snum, err;
-	uint8_t saved_v6only;
-
-	if (!addr)
-		return -EINVAL;
-	err = socktab__bind_addr(sk, addr, len, false, &a6, &v4, &snum);
-	if (err)
-		return err;
-	err = lock_open(sk);
-	if (err)
-		return err;
-	err = -EINVAL;
-	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk))
-		goto out;
-	/* Shared with TCP (bind.c); a UDP socket may also bind an IPv6 multicast group. */
-	err = socktab__bind_set_addr(sk, &a6, v4, &saved_v6only);
-	if (err)
-		goto out;
-	if (snum || !sk->bind_address_no_port) {
-		err = get_port(net, sk, (uint16_t)snum);
-		if (err) {
-			socktab__bind_undo_addr(sk, saved_v6only);
-			goto out;
-		}
-	}
-	socktab__bind_done(sk, snum);
-out:
-	socktab__unlock(&sk->lock);
-	return err;
-}
-
 /* inet_autobind. Caller holds the socket lock. */
 static int autobind(struct socktab_net *net, struct socktab_sock *sk)
 {
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (socktab__sk_num(sk))
 		return 0;
-	return get_port(net, sk, 0) ? -EAGAIN : 0;
+	return socktab__udp_get_port(net, sk, 0) ? -EAGAIN : 0;
 }
 
-/* Where an IPv4 datagram from @sk to @daddr goes and from which source (the loopback routes). */
-static int route4(const struct socktab_sock *sk, uint32_t *daddr, uint32_t *saddr)
+/*
+ * The route of a datagram from @sk to @d through output device @oif (R76, R95): the wildcard
+ * destination resolved, the source address the datagram gets (the socket's own when it has one:
+ * inet_saddr, which an AF_INET6 socket has for IPv4 only when bound to a v4-mapped address),
+ * -ENETUNREACH without a route, -EACCES for a broadcast route without SO_BROADCAST,
+ * -EAFNOSUPPORT for IPv6 from a v4-mapped address.
+ */
+static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif,
+		     struct in6_addr *saddr)
 {
-	struct in6_addr a = sk_laddr(sk);
-	uint32_t own = socktab__sk_rcv_saddr(sk), h;
+	struct socktab_net *net = RD(sk->net);
+	struct in6_addr own = sk_laddr(sk), src;
+	struct socktab_route_result res;
+	int err;
 
-	/* inet_saddr: an AF_INET6 socket has an IPv4 source only when bound to a v4-mapped
-	 * address; the 127.0.0.6 alias of an IPv6 address is none. */
-	if (RD(sk->family) == AF_INET6 && !socktab__v6_is_mapped(&a))
-		own = 0;
-	if (!*daddr) /* 0.0.0.0 is this host: the bound address or loopback */
-		*daddr = own ? own : htonl(INADDR_LOOPBACK);
-	h = ntohl(*daddr);
-	if ((h >> 24) != 127)
-		return -ENETUNREACH; /* only lo has routes in a fresh namespace */
-	if (h == 0x7fffffffu && !sk->udp_broadcast)
-		return -EACCES; /* lo's directed broadcast (R76) */
-	*saddr = own ? own : htonl(INADDR_LOOPBACK);
-	return 0;
-}
+	if (d->v4) {
+		uint32_t own4 = socktab__sk_rcv_saddr(sk);
 
-/* The IPv6 counterpart: ::1 is the only routed address; a v4-mapped source cannot reach it. */
-static int route6(const struct socktab_sock *sk, struct in6_addr *daddr, struct in6_addr *saddr)
-{
-	static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
-	struct in6_addr own = sk_laddr(sk);
-
-	if (socktab__v6_is_any(daddr))
-		*daddr = lo;
+		if (RD(sk->family) == AF_INET6 && !socktab__v6_is_mapped(&own))
+			own4 = 0;
+		socktab__v6_map(&src, own4);
+		socktab__v6_map(&d->daddr6, d->daddr4);
+		err = socktab__route_output(net, &d->daddr6, oif, own4 ? &src : NULL,
+					    RD(sk->transparent), &res);
+		if (err)
+			return err;
+		if (res.type == SOCKTAB_RTN_BROADCAST && !sk->broadcast)
+			return -EACCES;
+		d->daddr4 = d->daddr6.s6_addr32[3];
+		*saddr = own4 ? src : res.src;
+		return 0;
+	}
 	if (socktab__v6_is_mapped(&own))
 		return -EAFNOSUPPORT;
-	if (memcmp(daddr, &lo, 16))
-		return -ENETUNREACH;
-	*saddr = socktab__v6_is_any(&own) ? lo : own;
+	if (socktab__v6_is_any(&d->daddr6))
+		d->daddr6 = (struct in6_addr)IN6ADDR_LOOPBACK_INIT;
+	err = socktab__route_output(net, &d->daddr6, oif, NULL, false, &res);
+	if (err)
+		return err;
+	*saddr = socktab__v6_is_any(&own) ? res.src : own;
 	return 0;
 }
 
@@ -969,25 +939,31 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	err = parse_dest(sk, addr, len, &d, false);
 	if (err)
 		goto out;
-	saddr6 = sk_laddr(sk);
-	if (d.v4) {
-		err = route4(sk, &d.daddr4, &saddr4);
-		if (err)
+	/* R96: a link-local peer's scope becomes the bound device (or must agree with it). */
+	if (!d.v4 && socktab__v6_needs_scope(&d.daddr6)) {
+		err = -EINVAL;
+		if (d.scope_id && !socktab__dev_equal_l3scope(sk, (int)d.scope_id))
 			goto out;
+		if (d.scope_id)
+			WR(sk->bound_dev_if, d.scope_id);
+		if (!RD(sk->bound_dev_if))
+			goto out;
+	}
+	err = udp_route(sk, &d, (int)RD(sk->bound_dev_if), &saddr6);
+	if (err)
+		goto out;
+	daddr6 = d.daddr6;
+	if (d.v4) {
 		/* __ip4_datagram_connect: only an unset inet_rcv_saddr takes the route's source
 		 * (an AF_INET6 socket with an IPv6 address keeps it, and its 127.0.0.6 alias). */
 		had_saddr = socktab__sk_rcv_saddr(sk) != 0;
-		socktab__v6_map(&daddr6, d.daddr4);
+		saddr4 = had_saddr ? socktab__sk_rcv_saddr(sk) : saddr6.s6_addr32[3];
 		if (had_saddr)
-			saddr4 = socktab__sk_rcv_saddr(sk);
-		else
-			socktab__v6_map(&saddr6, saddr4);
+			saddr6 = sk_laddr(sk);
 	} else {
-		had_saddr = !socktab__v6_is_any(&saddr6);
-		daddr6 = d.daddr6;
-		err = route6(sk, &daddr6, &saddr6);
-		if (err)
-			goto out;
+		struct in6_addr own = sk_laddr(sk);
+
+		had_saddr = !socktab__v6_is_any(&own);
 	}
 
 	s1 = slot1(net, socktab__sk_num(sk));
@@ -1027,34 +1003,15 @@ int socktab__udp_close(struct socktab_sock *sk)
 	return 0;
 }
 
-int socktab__udp_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
-			    socklen_t optlen)
-{
-	int err, v;
-
-	if (level != SOL_SOCKET || optname != SO_BROADCAST)
-		return -ENOPROTOOPT;
-	if (!optval || optlen < (socklen_t)sizeof(int))
-		return -EINVAL;
-	memcpy(&v, optval, sizeof(v));
-	err = lock_open(sk);
-	if (err)
-		return err;
-	sk->udp_broadcast = v != 0;
-	socktab__unlock(&sk->lock);
-	return 0;
-}
-
 /* ---- public UDP calls ---- */
 
 int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, socklen_t len,
 		       struct sockaddr_storage *src, struct sockaddr_storage *to)
 {
 	struct socktab_net *net;
-	struct in6_addr s6, d6;
+	struct in6_addr s6;
 	struct socktab__dest d;
-	uint32_t s4 = 0;
-	int err, family;
+	int err, family, oif;
 
 	if (!sk)
 		return -EINVAL;
@@ -1065,6 +1022,7 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 		return err;
 	net = RD(sk->net);
 	family = RD(sk->family);
+	oif = (int)RD(sk->bound_dev_if);
 	/* inet_send_prepare: autobind first (-EAGAIN), whatever the destination. */
 	err = autobind(net, sk);
 	if (err)
@@ -1085,6 +1043,7 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 		err = -EDESTADDRREQ;
 		if (RD(sk->state) != SOCKTAB_TCP_ESTABLISHED)
 			goto out;
+		memset(&d, 0, sizeof(d));
 		d.v4 = RD(sk->v4key);
 		d.daddr4 = socktab__sk_daddr(sk);
 		d.daddr6 = socktab__v6_load(sk->v6_daddr);
@@ -1095,22 +1054,17 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 		if (family == AF_INET6 && d.v4 && !d.port)
 			goto out;
 	}
-	if (d.v4) {
-		err = route4(sk, &d.daddr4, &s4);
-		if (err)
-			goto out;
-		socktab__v6_map(&s6, s4);
-		socktab__v6_map(&d6, d.daddr4);
-	} else {
-		d6 = d.daddr6;
-		err = route6(sk, &d6, &s6);
-		if (err)
-			goto out;
-	}
+	/* udpv6_sendmsg: the scope of a destination that needs one picks the output device; the
+	 * bound device otherwise (no agreement check, unlike connect(), R96). */
+	if (!d.v4 && d.scope_id && socktab__v6_needs_scope(&d.daddr6))
+		oif = (int)d.scope_id;
+	err = udp_route(sk, &d, oif, &s6);
+	if (err)
+		goto out;
 	if (src)
-		socktab__make_sockaddr(src, family, &s6, htons(socktab__sk_num(sk)));
+		socktab__make_sockaddr(src, family, &s6, htons(socktab__sk_num(sk)), (uint32_t)oif);
 	if (to)
-		socktab__make_sockaddr(to, family, &d6, d.port);
+		socktab__make_sockaddr(to, family, &d.daddr6, d.port, (uint32_t)oif);
 	err = 0;
 out:
 	socktab__unlock(&sk->lock);

@@ -41,10 +41,9 @@ struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint3
 void socktab__udp_table_free(struct socktab__udp_table *t);
 void socktab__udp_init_sock(struct socktab_sock *sk);
 /* The UDP halves of the public socket calls (same contexts). */
-int socktab__udp_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
+/* udp_lib_get_port: take port @snum (0: choose one) and hash @sk. Caller holds the socket lock. */
+int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint16_t snum);
 int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
 int socktab__udp_close(struct socktab_sock *sk);
-int socktab__udp_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
-			    socklen_t optlen);
 
 #endif /* SOCKTAB_SRC_UDP_H */

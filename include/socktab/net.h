@@ -71,6 +71,8 @@ struct socktab_net_params {
 				      * at least 128); the UDP table is always private to the net */
 	int udp_hash4;               /* UDP lookups use the 4-tuple hash (1); see
 				      * socktab_net_set_udp_hash4() */
+	int net_raw;                 /* callers hold CAP_NET_RAW (1): IP_TRANSPARENT, rebinding a
+				      * device-bound socket */
 };
 
 /*
@@ -122,7 +124,9 @@ int socktab_net_set_tw_reuse(struct socktab_net *net, int mode);
  * net.ipv4.ip_local_reserved_ports ("" or "P1,P2-P3,..."), net.ipv4.ip_autobind_reuse (0/1),
  * net.ipv4.ip_unprivileged_port_start (0..65535, not above the range's low end),
  * net.ipv4.tcp_tw_reuse (0..2), net.ipv4.tcp_tw_reuse_delay (1..60000 ms), net.core.somaxconn
- * (0..INT_MAX), and net.ipv4.tcp_fastopen / net.ipv4.tcp_syncookies (accepted, no effect on the
+ * (0..INT_MAX), net.ipv4.ip_nonlocal_bind and net.ipv6.ip_nonlocal_bind (0..255, R87),
+ * net.ipv4.tcp_l3mdev_accept and net.ipv4.udp_l3mdev_accept (0/1, R98, R99), net.ipv4.tcp_rfc1337
+ * (0..255, R100), and net.ipv4.tcp_fastopen / net.ipv4.tcp_syncookies (accepted, no effect on the
  * tables). Unknown key: -ENOENT.
  * Context: any registered thread; takes the net's settings lock.
  */

@@ -8,6 +8,7 @@
  *   socktab/sock.h     the socket calls (socket, bind, listen, connect, close, options, names)
  *   socktab/lookup.h   the packet path: TCP and UDP lookups
  *   socktab/udp.h      UDP's sendto() side, the hash4 switch and counters
+ *   socktab/dev.h      devices, addresses and routes
  *
  * Error policy: every int-returning function returns 0 (or a non-negative value where stated) on
  * success and a negative errno on failure; a failed call leaves every table exactly as it was
@@ -34,5 +35,6 @@
 #include "socktab/sock.h"
 #include "socktab/lookup.h"
 #include "socktab/udp.h"
+#include "socktab/dev.h"
 
 #endif /* SOCKTAB_SOCKTAB_H */

@@ -52,8 +52,7 @@ enum socktab_tcp_state {
 
 /* socktab's own option level, for what has no kernel name. */
 #define SOCKTAB_SOL 0x50c7
-#define SOCKTAB_SO_UID 1          /* int: owner uid (SO_REUSEPORT same-owner rule), before bind */
-#define SOCKTAB_SO_BOUND_DEV_IF 2 /* int: bound device index (SO_BINDTODEVICE), before bind */
+#define SOCKTAB_SO_UID 1 /* int: owner uid (SO_REUSEPORT same-owner rule), before bind */
 
 #ifdef __cplusplus
 }

@@ -729,7 +729,7 @@ static void op_setsockopt(struct input *in, int i)
 		{ SOL_SOCKET, SO_REUSEADDR },	      { SOL_SOCKET, SO_REUSEPORT },
 		{ SOL_SOCKET, SO_LINGER },	      { IPPROTO_IPV6, IPV6_V6ONLY },
 		{ IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT }, { IPPROTO_IP, IP_LOCAL_PORT_RANGE },
-		{ SOCKTAB_SOL, SOCKTAB_SO_UID },      { SOCKTAB_SOL, SOCKTAB_SO_BOUND_DEV_IF },
+		{ SOCKTAB_SOL, SOCKTAB_SO_UID },      { SOL_SOCKET, SO_BINDTOIFINDEX },
 	};
 	static const socklen_t lens[] = { 4, 4, 4, 8, 0, 1, 3, 16 };
 	uint8_t c = u8(in), l = u8(in);

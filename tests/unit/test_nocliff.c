@@ -159,9 +159,9 @@ TEST(same_ports_as_linux)
 					CHECK_EQ(set_range(t->b, slo, slo + 250), 0);
 				}
 				if ((r >> 24) % 50 == 1) { /* SO_BINDTODEVICE: the plain walk */
-					CHECK_EQ(check_setint(t->a, SOCKTAB_SOL, SOCKTAB_SO_BOUND_DEV_IF,
+					CHECK_EQ(check_setint(t->a, SOL_SOCKET, SO_BINDTOIFINDEX,
 							      1), 0);
-					CHECK_EQ(check_setint(t->b, SOCKTAB_SOL, SOCKTAB_SO_BOUND_DEV_IF,
+					CHECK_EQ(check_setint(t->b, SOL_SOCKET, SO_BINDTOIFINDEX,
 							      1), 0);
 				}
 				socktab__random_seed(seed);
