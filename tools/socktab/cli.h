@@ -9,6 +9,5 @@ int socktab_cli_bench_tour(int argc, char **argv);
 int socktab_cli_bench_rss(int argc, char **argv);
 int socktab_cli_bench_udp(int argc, char **argv);
 int socktab_cli_replay(int argc, char **argv);
-int socktab_cli_torture(int argc, char **argv);
 
 #endif

@@ -28,8 +28,6 @@ static void usage(FILE *f)
 		"  replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
 		"  replay --random N [--seed S]\n"
 		"                 run .sock conformance scripts on socktab and the live kernel\n"
-		"  torture [--threads N] [--duration S] [--seed X]\n"
-		"                 readers look up while writers churn TCP/UDP sockets; model checks\n"
 		"  version        print the library version\n"
 		"  help           this text\n"
 		"\n"
@@ -49,8 +47,6 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "replay"))
 		return socktab_cli_replay(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "torture"))
-		return socktab_cli_torture(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench")) {
 		if (argc >= 3 && !strcmp(argv[2], "connect"))
 			return socktab_cli_bench_connect(argc - 2, argv + 2);
