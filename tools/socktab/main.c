@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "socktab/socktab.h"
 
@@ -49,17 +50,17 @@ int main(int argc, char **argv)
 		return socktab_cli_replay(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench")) {
 		if (argc >= 3 && !strcmp(argv[2], "connect"))
-			return socktab_cli_bench_connect(argc - 2, argv + 2);
+			return bench_connect_main(argc - 2, argv + 2);
 		if (argc >= 3 && !strcmp(argv[2], "rss"))
-			return socktab_cli_bench_rss(argc - 2, argv + 2);
+			return bench_rss_main(argc - 2, argv + 2);
 		if (argc >= 3 && !strcmp(argv[2], "crr"))
-			return socktab_cli_bench_crr(argc - 2, argv + 2);
+			return bench_crr_main(argc - 2, argv + 2);
 		if (argc >= 3 && !strcmp(argv[2], "lookup"))
-			return socktab_cli_bench_lookup(argc - 2, argv + 2);
+			return bench_lookup_main(argc - 2, argv + 2);
 		if (argc >= 3 && !strcmp(argv[2], "tour"))
-			return socktab_cli_bench_tour(argc - 2, argv + 2);
+			return bench_tour_main(argc - 2, argv + 2);
 		if (argc >= 3 && !strcmp(argv[2], "udp"))
-			return socktab_cli_bench_udp(argc - 2, argv + 2);
+			return bench_udp_main(argc - 2, argv + 2);
 		fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: connect, crr, "
 			"lookup, rss, tour, udp)\n",
 			argc >= 3 ? argv[2] : "");

@@ -30,9 +30,8 @@
 
 #include <arpa/inet.h>
 
-#include "../../bench/peers/peers.h"
 #include "bench.h"
-#include "cli.h"
+#include "peers/peers.h"
 
 static const char *const table_names[BENCH_TABLE_COUNT] = {
 	[BENCH_TABLE_SOCKTAB] = "socktab",
@@ -447,7 +446,7 @@ static void help(void)
 	       bench_table_available(BENCH_TABLE_LFHT) ? "yes" : "no (liburcu-cds missing)");
 }
 
-int socktab_cli_bench_lookup(int argc, char **argv)
+int bench_lookup_main(int argc, char **argv)
 {
 	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5 };
 	struct bench_out o = { 0 };

@@ -26,7 +26,6 @@
 #include <sys/wait.h>
 
 #include "bench.h"
-#include "cli.h"
 
 struct row {
 	const char *id, *seed, *pair, *bench;
@@ -94,7 +93,7 @@ static int crr(const struct bench_crr_cfg *base, const char *variant, int preche
 	return err;
 }
 
-int socktab_cli_bench_tour(int argc, char **argv)
+int bench_tour_main(int argc, char **argv)
 {
 	uint64_t seed = (uint64_t)time(NULL), sockets = 250000;
 	double crr_s = 2;

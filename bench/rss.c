@@ -16,7 +16,7 @@
 
 #include <arpa/inet.h>
 
-#include "cli.h"
+#include "bench.h"
 #include "socktab/socktab.h"
 
 static const uint8_t ms_key[40] = {
@@ -33,7 +33,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int socktab_cli_bench_rss(int argc, char **argv)
+int bench_rss_main(int argc, char **argv)
 {
 	int lo = 32768, hi = 60999, n = 2000, queues = 16, rounds = 5;
 	double occ = 0.5;

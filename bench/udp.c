@@ -17,7 +17,7 @@
 
 #include <arpa/inet.h>
 
-#include "cli.h"
+#include "bench.h"
 #include "socktab/socktab.h"
 
 #define MAX_ROUNDS 4096
@@ -121,7 +121,7 @@ static int add_sock(struct socktab_net *net, struct socktab_sock **out, uint32_t
 	return 0;
 }
 
-int socktab_cli_bench_udp(int argc, char **argv)
+int bench_udp_main(int argc, char **argv)
 {
 	long nconn = -1, nunconn = 0, nunknown = 1, slots = 16384;
 	unsigned long long seed = 1;

@@ -45,7 +45,6 @@
 #include <arpa/inet.h>
 
 #include "bench.h"
-#include "cli.h"
 
 #define CRR_PORT 12867
 #define SNAP_NS 100000000ull /* throughput snapshot interval (neper's interval is 1 s) */
@@ -607,7 +606,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_end(o);
 }
 
-int socktab_cli_bench_crr(int argc, char **argv)
+int bench_crr_main(int argc, char **argv)
 {
 	struct bench_crr_cfg c;
 	struct bench_out o = { 0 };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Helpers shared by the `socktab bench` subcommands (bench_common.h). */
+/* Helpers shared by the `socktab bench` subcommands (common.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "bench_common.h"
+#include "common.h"
 
 const struct bench_variant bench_variants[3] = {
 	{ "socktab", SOCKTAB_VARIANT_SOCKTAB },

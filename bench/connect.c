@@ -26,7 +26,6 @@
 #include <arpa/inet.h>
 
 #include "bench.h"
-#include "cli.h"
 #include "socktab/socktab.h"
 
 struct variant {
@@ -218,7 +217,7 @@ int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int ro
 	return err;
 }
 
-int socktab_cli_bench_connect(int argc, char **argv)
+int bench_connect_main(int argc, char **argv)
 {
 	int lo = 32768, hi = 60999, n = 2000, rounds = 5;
 	char sweep_buf[256] = "0,0.5,0.95";
