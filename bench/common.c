@@ -132,26 +132,6 @@ double bench_histo_stddev(const struct bench_histo *h)
 	return var > 0 ? sqrt(var) : 0;
 }
 
-int bench_parse_percentiles(const char *s, double *out, int max)
-{
-	int n = 0;
-
-	while (*s) {
-		char *end;
-		double v = strtod(s, &end);
-
-		if (end == s || v < 0 || v > 100 || n >= max)
-			return -1;
-		out[n++] = v;
-		s = end;
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return -1;
-	}
-	return n;
-}
-
 /* ---- key=value / JSON output ---- */
 
 void bench_out_begin(struct bench_out *o)
