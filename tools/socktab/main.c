@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "replay.h"
 #include "socktab/socktab.h"
 
 static void usage(FILE *f)
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "replay"))
-		return socktab_cli_replay(argc - 1, argv + 1);
+		return rp_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench")) {
 		if (argc >= 3 && !strcmp(argv[2], "connect"))
 			return bench_connect_main(argc - 2, argv + 2);

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * socktab replay: shared types of the `.sock` script runner (../shared/spec/script-format.md).
+ * socktab replay: the types shared by the parts of the `.sock` script runner
+ * (../shared/spec/script-format.md).
  *
- * A script is parsed once into cases; each case is a flat array of operations (repeat blocks are
- * unrolled at parse time, %i substituted, socket names interned to slot numbers), each operation
- * pointing back at the script line it came from. An executor (replay.c) runs one case's
- * operations against a backend through struct rp_backend, evaluates every expectation where it
- * runs (a `$NAME` port is only known there) and emits one struct rp_outcome per operation. The
- * kernel backend runs the executor in a forked child inside a fresh network namespace and pipes
- * the outcomes back, so an outcome is a flat, pointer-free record.
+ * A script is parsed once (parse.c) into cases; each case is a flat array of operations (repeat
+ * blocks are unrolled at parse time, %i substituted, socket names interned to slot numbers), each
+ * operation pointing back at the script line it came from. The executor (exec.c) runs one case's
+ * operations against a backend through struct rp_backend (backend_kernel.c, backend_socktab.c),
+ * evaluates every expectation where it runs (a `$NAME` port is only known there) and emits one
+ * struct rp_outcome per operation. The kernel backend runs the executor in a forked child inside
+ * a fresh network namespace and pipes the outcomes back, so an outcome is a flat, pointer-free
+ * record. cli.c is the command line; fuzz.c the differential fuzzer.
  */
-#ifndef SOCKTAB_REPLAY_H
-#define SOCKTAB_REPLAY_H
+#ifndef SOCKTAB_REPLAY_SCRIPT_H
+#define SOCKTAB_REPLAY_SCRIPT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -163,9 +165,13 @@ struct rp_backend {
 
 typedef void (*rp_emit_fn)(void *arg, const struct rp_outcome *o);
 
-/* Run every op of @c on @be (replay.c). Returns when all ops ran. */
+/* ---- exec.c ---- */
+
+/* Run every op of @c on @be. Returns when all ops ran. */
 void rp_exec_case(const struct rp_script *s, const struct rp_case *c, const struct rp_backend *be,
 		  void *ctx, rp_emit_fn emit, void *arg);
+
+/* ---- backend_kernel.c, backend_socktab.c ---- */
 
 /*
  * Run one case on a backend, emitting an outcome per op. Ops whose outcome never comes (a dead
@@ -183,16 +189,48 @@ int rp_kernel_probe(void);
 /* Shorter waits (fuzzer): accept/readable 50 ms, connect 200 ms. Loopback needs microseconds. */
 extern int rp_fast_waits;
 
+/* ---- exec.c: running a case on one backend and collecting its outcomes ---- */
+
+enum rp_backend_sel { RP_BE_SOCKTAB = 1, RP_BE_KERNEL = 2, RP_BE_BOTH = 3 };
+
+/* The outcomes of one case on one backend. */
+struct rp_collect {
+	struct rp_outcome *o; /* indexed by op */
+	bool *got;            /* the op's outcome came (a dead kernel child emits no more) */
+	int nops;
+};
+
+/* Run @c on backend @which (RP_BE_SOCKTAB or RP_BE_KERNEL) into @C; free with rp_collect_free. */
+int rp_run_backend(int which, const struct rp_script *s, const struct rp_case *c,
+		   struct rp_collect *C);
+void rp_collect_free(struct rp_collect *C);
+
+/* "ok", an errno name, "not implemented" or "errno N" (in @buf). */
+const char *rp_errstr(int err, char *buf, size_t cap);
+/* An address as inet_ntop writes it. */
+void rp_addr_str(const struct rp_addr *a, char *buf, size_t cap);
+
+/* ---- parse.c ---- */
+
 /*
- * Parse @len bytes of script text as file @file and throw the result away: 0 for a valid script,
- * -1 with a file:line message in @err otherwise. Runs nothing; the libFuzzer target
- * tests/fuzz/fuzz_script.c calls it (the parser itself stays private to replay.c).
+ * Parse @text (NUL-terminated, modified) as script @file. Returns NULL on a bad script, with the
+ * file:line message in @errbuf.
  */
-int rp_parse_only(const char *file, const uint8_t *text, size_t len, char *err, size_t errcap);
+struct rp_script *rp_parse_text(const char *file, char *text, char *errbuf, size_t errcap);
+void rp_free_script(struct rp_script *s);
 
 /* errno name (canonical spelling) or NULL. */
 const char *rp_errno_name(int err);
 /* TCP state name, or NULL. */
 const char *rp_state_name(int state);
+
+/* realloc() and strdup() that exit with status 2 when memory runs out. */
+void *rp_xrealloc(void *p, size_t n);
+char *rp_xstrdup(const char *s);
+
+/* ---- fuzz.c ---- */
+
+/* replay --random @n --seed @seed: exit status (0: no disagreement). */
+int rp_fuzz(long n, uint64_t seed, bool verbose);
 
 #endif
