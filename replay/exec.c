@@ -4,6 +4,12 @@
  * (struct rp_backend) and evaluates every expectation where the backend lives, since a `$NAME`
  * port is only known there; rp_run_backend() runs a case on one backend and collects the
  * outcomes per operation.
+ *
+ * Each statement has its executor, rp_exec_WORD(), named by its row of the statement table
+ * (parse.c). An executor makes the backend call(s) and leaves the errno in o->err; a check also
+ * records the values it read and judges them. What all statements share is in exec_op(): a
+ * statement on a closed socket fails with EBADF, and an action passes iff its errno is the
+ * expected one.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +27,7 @@
 
 int rp_fast_waits;
 
-struct exec {
+struct rp_exec {
 	const struct rp_script *s;
 	const struct rp_backend *be;
 	void *ctx;
@@ -72,7 +78,7 @@ static socklen_t make_sa(const struct rp_addr *a, int port, struct sockaddr_stor
 	return sizeof(*s6);
 }
 
-static int cur_port(struct exec *X, int slot)
+static int cur_port(struct rp_exec *X, int slot)
 {
 	struct sockaddr_storage ss;
 
@@ -83,7 +89,7 @@ static int cur_port(struct exec *X, int slot)
 	return sa_port(&ss);
 }
 
-static int resolve(struct exec *X, const struct rp_port *p)
+static int resolve(struct rp_exec *X, const struct rp_port *p)
 {
 	return p->slot < 0 ? p->value : cur_port(X, p->slot);
 }
@@ -104,7 +110,7 @@ const char *rp_errstr(int err, char *buf, size_t cap)
 }
 
 /* The sockets a readable/distinct list names right now (globs match open sockets). */
-static int resolve_list(struct exec *X, const struct rp_op *op, int *out, bool open_only)
+static int resolve_list(struct rp_exec *X, const struct rp_op *op, int *out, bool open_only)
 {
 	int n = 0;
 
@@ -124,308 +130,388 @@ static int resolve_list(struct exec *X, const struct rp_op *op, int *out, bool o
 	return n;
 }
 
-static void exec_op(struct exec *X, const struct rp_op *op, struct rp_outcome *o)
+/* ---------------------------------------------------------------- actions */
+
+enum rp_verdict rp_exec_sysctl(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	o->err = X->be->sysctl(X->ctx, op->text, op->text2);
+	if (!o->err && !strcmp(op->text, "net.ipv4.ip_local_port_range")) {
+		int lo, hi;
+
+		if (sscanf(op->text2, "%d %d", &lo, &hi) == 2) {
+			X->range_lo = lo;
+			X->range_hi = hi;
+		}
+	}
+	return RP_BY_ERRNO;
+}
+
+enum rp_verdict rp_exec_socket(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	int slot = op->slot;
+
+	o->err = X->be->socket(X->ctx, slot, op->udp, op->family, op->uid);
+	if (!o->err || o->err == RP_ENOTIMPL) {
+		X->open[slot] = !o->err;
+		X->notimpl[slot] = o->err == RP_ENOTIMPL;
+		X->noparity[slot] = op->udp; /* UDP bind(0) has no parity rule (R69) */
+		X->last_port[slot] = 0;
+	}
+	return RP_BY_ERRNO;
+}
+
+enum rp_verdict rp_exec_setsockopt(struct rp_exec *X, const struct rp_op *op,
+				   struct rp_outcome *o)
 {
 	const struct rp_backend *be = X->be;
-	struct sockaddr_storage ss;
-	socklen_t len;
-	char eb[32], b1[64], b2[64];
 	int slot = op->slot, v;
+
+	if (op->bytes) {
+		o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, op->bytes,
+					(socklen_t)op->nbytes);
+	} else if (op->optkind == RP_OPT_RANGE) {
+		uint32_t r = (uint32_t)resolve(X, &op->p2) << 16 | (uint32_t)resolve(X, &op->p1);
+
+		o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, &r, sizeof(r));
+		if (!o->err && r) /* any nonzero per-socket range makes connect() parity random */
+			X->noparity[slot] = X->any_noparity = true;
+	} else if (op->optkind == RP_OPT_LINGER) {
+		struct linger lg = { op->ival[0], op->ival[1] };
+
+		o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, &lg, sizeof(lg));
+	} else {
+		v = op->ival[0];
+		o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, &v, sizeof(v));
+	}
+	return RP_BY_ERRNO;
+}
+
+/* bind, connect, sendto and fastopen: @call with the op's ADDR PORT. */
+static enum rp_verdict sockaddr_call(struct rp_exec *X, const struct rp_op *op,
+				     struct rp_outcome *o,
+				     int (*call)(void *ctx, int slot, const struct sockaddr *sa,
+						 socklen_t len))
+{
+	struct sockaddr_storage ss;
+	socklen_t len = make_sa(&op->addr, resolve(X, &op->p1), &ss);
+
+	o->err = call(X->ctx, op->slot, (struct sockaddr *)&ss, len);
+	return RP_BY_ERRNO;
+}
+
+enum rp_verdict rp_exec_bind(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	return sockaddr_call(X, op, o, X->be->bind);
+}
+
+enum rp_verdict rp_exec_connect(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	return sockaddr_call(X, op, o, X->be->connect);
+}
+
+enum rp_verdict rp_exec_sendto(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	return sockaddr_call(X, op, o, X->be->sendto);
+}
+
+enum rp_verdict rp_exec_fastopen(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	return sockaddr_call(X, op, o, X->be->fastopen);
+}
+
+enum rp_verdict rp_exec_disconnect(struct rp_exec *X, const struct rp_op *op,
+				   struct rp_outcome *o)
+{
+	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+
+	o->err = X->be->connect(X->ctx, op->slot, &unspec, sizeof(unspec));
+	return RP_BY_ERRNO;
+}
+
+enum rp_verdict rp_exec_listen(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	o->err = X->be->listen(X->ctx, op->slot, op->ival[0]);
+	return RP_BY_ERRNO;
+}
+
+enum rp_verdict rp_exec_accept(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	int slot = op->slot;
+
+	if (X->notimpl[op->slot2]) {
+		o->err = RP_ENOTIMPL;
+		return RP_BY_ERRNO;
+	}
+	if (!X->open[op->slot2]) {
+		o->err = EBADF;
+		return RP_BY_ERRNO;
+	}
+	o->err = X->be->accept(X->ctx, op->slot2, slot);
+	if (!o->err) {
+		X->open[slot] = true;
+		X->notimpl[slot] = X->noparity[slot] = false;
+	}
+	return RP_BY_ERRNO;
+}
+
+enum rp_verdict rp_exec_send(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	o->err = X->be->sendto(X->ctx, op->slot, NULL, 0);
+	return RP_BY_ERRNO;
+}
+
+enum rp_verdict rp_exec_close(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	X->last_port[op->slot] = cur_port(X, op->slot);
+	o->err = X->be->close(X->ctx, op->slot);
+	X->open[op->slot] = false;
+	return RP_BY_ERRNO;
+}
+
+enum rp_verdict rp_exec_sleep(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	struct timespec ts = { op->ival[0] / 1000, (long)(op->ival[0] % 1000) * 1000000L };
+
+	(void)X;
+	(void)o;
+	nanosleep(&ts, NULL);
+	return RP_BY_ERRNO;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+enum rp_verdict rp_exec_port(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	static const char *const what[] = { "==", "!=", "in", "even", "odd" };
+	struct sockaddr_storage ss;
+	int v;
+
+	o->err = X->be->getsockname(X->ctx, op->slot, &ss);
+	if (o->err)
+		return RP_BY_ERRNO;
+	o->nval = 1;
+	o->val[0] = v = sa_port(&ss);
+	if (op->has_expect && op->expect_err) {
+		snprintf(o->reason, sizeof(o->reason), "got %d", v);
+		return RP_JUDGED;
+	}
+	for (int i = 0; i < op->nchecks; i++) {
+		const struct rp_pcheck *c = &op->checks[i];
+		int a = resolve(X, &c->a), b = c->kind == RP_PC_IN ? resolve(X, &c->b) : 0;
+		bool ok = c->kind == RP_PC_EQ	  ? v == a
+			  : c->kind == RP_PC_NE	  ? v != a
+			  : c->kind == RP_PC_IN	  ? v >= a && v <= b
+			  : c->kind == RP_PC_EVEN ? v % 2 == 0
+						  : v % 2 == 1;
+
+		if (ok)
+			continue;
+		if (c->kind == RP_PC_IN)
+			snprintf(o->reason, sizeof(o->reason), "got %d, not in %d %d", v, a, b);
+		else if (c->kind == RP_PC_EQ || c->kind == RP_PC_NE)
+			snprintf(o->reason, sizeof(o->reason), "got %d, want %s %d", v,
+				 what[c->kind], a);
+		else
+			snprintf(o->reason, sizeof(o->reason), "got %d, not %s", v, what[c->kind]);
+		return RP_JUDGED;
+	}
+	o->pass = 1;
+	return RP_JUDGED;
+}
+
+/* addr and peer: the address (and for peer the port) from @name, against the expectation. */
+static enum rp_verdict name_check(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o,
+				  int (*name)(void *ctx, int slot, struct sockaddr_storage *ss))
+{
+	bool peer = op->kind == RP_PEER;
+	struct sockaddr_storage ss;
+	char b1[64];
+
+	o->err = name(X->ctx, op->slot, &ss);
+	if (o->err)
+		return RP_BY_ERRNO;
+	sa_addr(&ss, &o->addr);
+	o->nval = 1;
+	o->val[0] = sa_port(&ss);
+	rp_addr_str(&o->addr, b1, sizeof(b1));
+	if (op->expect_err) {
+		snprintf(o->reason, sizeof(o->reason), "got %s", b1);
+		return RP_JUDGED;
+	}
+	if (o->addr.family != op->expaddr.family || memcmp(o->addr.bytes, op->expaddr.bytes, 16) ||
+	    (peer && o->val[0] != resolve(X, &op->expport))) {
+		if (peer)
+			snprintf(o->reason, sizeof(o->reason), "got %s %lld", b1, o->val[0]);
+		else
+			snprintf(o->reason, sizeof(o->reason), "got %s", b1);
+		return RP_JUDGED;
+	}
+	o->pass = 1;
+	return RP_JUDGED;
+}
+
+enum rp_verdict rp_exec_addr(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	return name_check(X, op, o, X->be->getsockname);
+}
+
+enum rp_verdict rp_exec_peer(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	return name_check(X, op, o, X->be->getpeername);
+}
+
+enum rp_verdict rp_exec_getsockopt(struct rp_exec *X, const struct rp_op *op,
+				   struct rp_outcome *o)
+{
+	union {
+		int i;
+		uint32_t u;
+		struct linger lg;
+	} u;
+	socklen_t len = op->optkind == RP_OPT_LINGER  ? sizeof(struct linger)
+			: op->optkind == RP_OPT_RANGE ? sizeof(uint32_t)
+						      : sizeof(int);
+	char eb[32];
+
+	memset(&u, 0, sizeof(u));
+	o->err = X->be->getsockopt(X->ctx, op->slot, op->level, op->optname, &u, &len);
+	if (o->err)
+		return RP_BY_ERRNO;
+	if (op->optkind == RP_OPT_LINGER) {
+		o->nval = 2;
+		o->val[0] = u.lg.l_onoff;
+		o->val[1] = u.lg.l_linger;
+	} else if (op->optkind == RP_OPT_RANGE) {
+		o->nval = 2;
+		o->val[0] = u.u & 0xffff;
+		o->val[1] = u.u >> 16;
+	} else {
+		o->nval = 1;
+		o->val[0] = u.i;
+	}
+	if (op->expect_err) {
+		snprintf(o->reason, sizeof(o->reason), "got %lld", o->val[0]);
+		return RP_JUDGED;
+	}
+	for (int i = 0; i < o->nval; i++) {
+		if (o->val[i] == op->expv[i])
+			continue;
+		if (op->optkind == RP_OPT_ERROR)
+			snprintf(o->reason, sizeof(o->reason), "got %s",
+				 o->val[0] ? rp_errstr((int)o->val[0], eb, sizeof(eb)) : "0");
+		else if (o->nval == 2)
+			snprintf(o->reason, sizeof(o->reason), "got %lld %lld", o->val[0],
+				 o->val[1]);
+		else
+			snprintf(o->reason, sizeof(o->reason), "got %lld", o->val[0]);
+		return RP_JUDGED;
+	}
+	o->pass = 1;
+	return RP_JUDGED;
+}
+
+enum rp_verdict rp_exec_state(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	int v;
+
+	o->err = X->be->state(X->ctx, op->slot, &v);
+	if (o->err)
+		return RP_BY_ERRNO;
+	o->nval = 1;
+	o->val[0] = v;
+	if (op->expect_err || v != op->expv[0]) {
+		snprintf(o->reason, sizeof(o->reason), "got %s",
+			 rp_state_name(v) ? rp_state_name(v) : "?");
+		return RP_JUDGED;
+	}
+	o->pass = 1;
+	return RP_JUDGED;
+}
+
+enum rp_verdict rp_exec_readable(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	int slots[256], n = resolve_list(X, op, slots, true), cnt = 0;
+
+	for (int k = 0; k < n; k++) {
+		if (X->notimpl[slots[k]]) {
+			o->err = RP_ENOTIMPL;
+			return RP_BY_ERRNO;
+		}
+	}
+	o->err = X->be->readable(X->ctx, slots, n, (int)op->expv[0], &cnt);
+	if (o->err)
+		return RP_BY_ERRNO;
+	o->nval = 1;
+	o->val[0] = cnt;
+	if (cnt != op->expv[0]) {
+		snprintf(o->reason, sizeof(o->reason), "got %d", cnt);
+		return RP_JUDGED;
+	}
+	o->pass = 1;
+	return RP_JUDGED;
+}
+
+enum rp_verdict rp_exec_distinct(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	int slots[256], n = resolve_list(X, op, slots, false), ports[256];
+
+	for (int k = 0; k < n; k++) {
+		if (X->notimpl[slots[k]]) {
+			o->err = RP_ENOTIMPL;
+			return RP_BY_ERRNO;
+		}
+		ports[k] = cur_port(X, slots[k]);
+	}
+	o->nval = 1;
+	o->val[0] = 1;
+	for (int a = 0; a < n; a++)
+		for (int b = a + 1; b < n; b++)
+			if (ports[a] == ports[b] && o->val[0]) {
+				o->val[0] = 0;
+				snprintf(o->reason, sizeof(o->reason), "%s and %s share port %d",
+					 X->s->names[slots[a]], X->s->names[slots[b]], ports[a]);
+			}
+	o->pass = (int)o->val[0];
+	return RP_JUDGED;
+}
+
+/* ---------------------------------------------------------------- one operation */
+
+/*
+ * Run @op and fill @o: what every statement shares (a socket the backend could not create, a
+ * closed socket), the statement's executor, then the verdict of an action or of a check whose
+ * call failed.
+ */
+static void exec_op(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	const struct rp_stmt *st = op->stmt;
+	bool on_sock = op->slot >= 0 && st->form != RP_FORM_ASSIGN;
+	char eb[32];
 
 	o->range_lo = X->range_lo;
 	o->range_hi = X->range_hi;
-	o->noparity = (slot >= 0 && X->noparity[slot]) || X->any_noparity;
-
-	/* A statement on a socket the backend could not create for lack of UDP support. */
-	if (slot >= 0 && op->kind != RP_SOCKET && op->kind != RP_ACCEPT && X->notimpl[slot]) {
-		o->err = RP_ENOTIMPL;
-		goto udp;
-	}
-	if (op->kind == RP_ACCEPT && X->notimpl[op->slot2]) {
-		o->err = RP_ENOTIMPL;
-		goto udp;
-	}
-	if (slot >= 0 && op->kind != RP_SOCKET && op->kind != RP_ACCEPT && !X->open[slot] &&
-	    op->kind != RP_READABLE && op->kind != RP_DISTINCT) {
+	o->noparity = (op->slot >= 0 && X->noparity[op->slot]) || X->any_noparity;
+	if (on_sock && X->notimpl[op->slot])
+		o->err = RP_ENOTIMPL; /* the backend could not create the socket (UDP) */
+	else if (on_sock && !X->open[op->slot])
 		o->err = EBADF; /* a closed socket: the kernel's fd is gone */
-		goto check_err;
-	}
-
-	switch (op->kind) {
-	case RP_SYSCTL:
-		o->err = be->sysctl(X->ctx, op->text, op->text2);
-		if (!o->err && !strcmp(op->text, "net.ipv4.ip_local_port_range")) {
-			int lo, hi;
-
-			if (sscanf(op->text2, "%d %d", &lo, &hi) == 2) {
-				X->range_lo = lo;
-				X->range_hi = hi;
-			}
-		}
-		break;
-	case RP_SOCKET:
-		o->err = be->socket(X->ctx, slot, op->udp, op->family, op->uid);
-		if (!o->err || o->err == RP_ENOTIMPL) {
-			X->open[slot] = !o->err;
-			X->notimpl[slot] = o->err == RP_ENOTIMPL;
-			X->noparity[slot] = op->udp; /* UDP bind(0) has no parity rule (R69) */
-			X->last_port[slot] = 0;
-		}
-		if (o->err == RP_ENOTIMPL)
-			goto udp;
-		break;
-	case RP_SETSOCKOPT:
-		if (op->bytes) {
-			o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, op->bytes,
-						(socklen_t)op->nbytes);
-		} else if (op->optkind == RP_OPT_RANGE) {
-			uint32_t r = (uint32_t)resolve(X, &op->p2) << 16 | (uint32_t)resolve(X, &op->p1);
-
-			o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, &r, sizeof(r));
-			if (!o->err && r) /* any nonzero per-socket range makes connect() parity random */
-				X->noparity[slot] = X->any_noparity = true;
-		} else if (op->optkind == RP_OPT_LINGER) {
-			struct linger lg = { op->ival[0], op->ival[1] };
-
-			o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, &lg, sizeof(lg));
-		} else {
-			v = op->ival[0];
-			o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, &v, sizeof(v));
-		}
-		break;
-	case RP_BIND:
-	case RP_CONNECT:
-	case RP_SENDTO:
-	case RP_FASTOPEN:
-		len = make_sa(&op->addr, resolve(X, &op->p1), &ss);
-		o->err = (op->kind == RP_BIND      ? be->bind
-			  : op->kind == RP_CONNECT ? be->connect
-			  : op->kind == RP_SENDTO  ? be->sendto
-						   : be->fastopen)(X->ctx, slot, (struct sockaddr *)&ss,
-								   len);
-		break;
-	case RP_DISCONNECT: {
-		struct sockaddr unspec = { .sa_family = AF_UNSPEC };
-
-		o->err = be->connect(X->ctx, slot, &unspec, sizeof(unspec));
-		break;
-	}
-	case RP_LISTEN:
-		o->err = be->listen(X->ctx, slot, op->ival[0]);
-		break;
-	case RP_ACCEPT:
-		if (!X->open[op->slot2]) {
-			o->err = EBADF;
-			break;
-		}
-		o->err = be->accept(X->ctx, op->slot2, slot);
-		if (!o->err) {
-			X->open[slot] = true;
-			X->notimpl[slot] = X->noparity[slot] = false;
-		}
-		break;
-	case RP_SEND:
-		o->err = be->sendto(X->ctx, slot, NULL, 0);
-		break;
-	case RP_CLOSE:
-		X->last_port[slot] = cur_port(X, slot);
-		o->err = be->close(X->ctx, slot);
-		X->open[slot] = false;
-		break;
-	case RP_SLEEP: {
-		struct timespec ts = { op->ival[0] / 1000, (long)(op->ival[0] % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
-		break;
-	}
-	case RP_PORT:
-		o->err = be->getsockname(X->ctx, slot, &ss);
-		if (o->err)
-			goto check_err;
-		o->nval = 1;
-		o->val[0] = v = sa_port(&ss);
-		if (op->has_expect && op->expect_err) {
-			snprintf(o->reason, sizeof(o->reason), "got %d", v);
-			return;
-		}
-		for (int i = 0; i < op->nchecks; i++) {
-			const struct rp_pcheck *c = &op->checks[i];
-			int a = resolve(X, &c->a), b = c->kind == RP_PC_IN ? resolve(X, &c->b) : 0;
-			bool ok = c->kind == RP_PC_EQ	 ? v == a
-				  : c->kind == RP_PC_NE	 ? v != a
-				  : c->kind == RP_PC_IN	 ? v >= a && v <= b
-				  : c->kind == RP_PC_EVEN ? v % 2 == 0
-							 : v % 2 == 1;
-
-			if (!ok) {
-				const char *what[] = { "==", "!=", "in", "even", "odd" };
-
-				if (c->kind == RP_PC_IN)
-					snprintf(o->reason, sizeof(o->reason), "got %d, not in %d %d",
-						 v, a, b);
-				else if (c->kind == RP_PC_EQ || c->kind == RP_PC_NE)
-					snprintf(o->reason, sizeof(o->reason), "got %d, want %s %d", v,
-						 what[c->kind], a);
-				else
-					snprintf(o->reason, sizeof(o->reason), "got %d, not %s", v,
-						 what[c->kind]);
-				return;
-			}
-		}
-		o->pass = 1;
+	else if (st->exec(X, op, o) == RP_JUDGED)
 		return;
-	case RP_ADDR:
-	case RP_PEER:
-		o->err = (op->kind == RP_ADDR ? be->getsockname : be->getpeername)(X->ctx, slot, &ss);
-		if (o->err)
-			goto check_err;
-		sa_addr(&ss, &o->addr);
-		o->nval = 1;
-		o->val[0] = sa_port(&ss);
-		rp_addr_str(&o->addr, b1, sizeof(b1));
-		if (op->expect_err) {
-			snprintf(o->reason, sizeof(o->reason), "got %s", b1);
-			return;
-		}
-		if (o->addr.family != op->expaddr.family ||
-		    memcmp(o->addr.bytes, op->expaddr.bytes, 16) ||
-		    (op->kind == RP_PEER && o->val[0] != resolve(X, &op->expport))) {
-			if (op->kind == RP_PEER)
-				snprintf(o->reason, sizeof(o->reason), "got %s %lld", b1, o->val[0]);
-			else
-				snprintf(o->reason, sizeof(o->reason), "got %s", b1);
-			return;
-		}
-		o->pass = 1;
-		return;
-	case RP_GETSOCKOPT: {
-		union {
-			int i;
-			uint32_t u;
-			struct linger lg;
-		} u;
-
-		memset(&u, 0, sizeof(u));
-		len = op->optkind == RP_OPT_LINGER ? sizeof(struct linger)
-		      : op->optkind == RP_OPT_RANGE ? sizeof(uint32_t)
-						    : sizeof(int);
-		o->err = be->getsockopt(X->ctx, slot, op->level, op->optname, &u, &len);
-		if (o->err)
-			goto check_err;
-		if (op->optkind == RP_OPT_LINGER) {
-			o->nval = 2;
-			o->val[0] = u.lg.l_onoff;
-			o->val[1] = u.lg.l_linger;
-		} else if (op->optkind == RP_OPT_RANGE) {
-			o->nval = 2;
-			o->val[0] = u.u & 0xffff;
-			o->val[1] = u.u >> 16;
-		} else {
-			o->nval = 1;
-			o->val[0] = u.i;
-		}
-		if (op->expect_err) {
-			snprintf(o->reason, sizeof(o->reason), "got %lld", o->val[0]);
-			return;
-		}
-		for (int i = 0; i < o->nval; i++) {
-			if (o->val[i] != op->expv[i]) {
-				if (op->optkind == RP_OPT_ERROR)
-					snprintf(o->reason, sizeof(o->reason), "got %s",
-						 o->val[0] ? rp_errstr((int)o->val[0], eb, sizeof(eb))
-							   : "0");
-				else if (o->nval == 2)
-					snprintf(o->reason, sizeof(o->reason), "got %lld %lld",
-						 o->val[0], o->val[1]);
-				else
-					snprintf(o->reason, sizeof(o->reason), "got %lld", o->val[0]);
-				return;
-			}
-		}
-		o->pass = 1;
+	if (o->err == RP_ENOTIMPL) {
+		o->pass = 0;
+		snprintf(o->reason, sizeof(o->reason), "udp: not implemented in socktab backend");
 		return;
 	}
-	case RP_STATE:
-		o->err = be->state(X->ctx, slot, &v);
-		if (o->err)
-			goto check_err;
-		o->nval = 1;
-		o->val[0] = v;
-		if (op->expect_err || v != op->expv[0]) {
-			snprintf(o->reason, sizeof(o->reason), "got %s",
-				 rp_state_name(v) ? rp_state_name(v) : "?");
-			return;
-		}
-		o->pass = 1;
-		return;
-	case RP_READABLE: {
-		int slots[256], n = resolve_list(X, op, slots, true), cnt = 0, k;
-
-		for (k = 0; k < n; k++)
-			if (X->notimpl[slots[k]]) {
-				o->err = RP_ENOTIMPL;
-				goto udp;
-			}
-		o->err = be->readable(X->ctx, slots, n, (int)op->expv[0], &cnt);
-		if (o->err)
-			goto check_err;
-		o->nval = 1;
-		o->val[0] = cnt;
-		if (cnt != op->expv[0]) {
-			snprintf(o->reason, sizeof(o->reason), "got %d", cnt);
-			return;
-		}
-		o->pass = 1;
-		return;
-	}
-	case RP_DISTINCT: {
-		int slots[256], n = resolve_list(X, op, slots, false), ports[256];
-
-		for (int k = 0; k < n; k++) {
-			if (X->notimpl[slots[k]]) {
-				o->err = RP_ENOTIMPL;
-				goto udp;
-			}
-			ports[k] = cur_port(X, slots[k]);
-		}
-		o->nval = 1;
-		o->val[0] = 1;
-		for (int a = 0; a < n; a++)
-			for (int b = a + 1; b < n; b++)
-				if (ports[a] == ports[b] && o->val[0]) {
-					o->val[0] = 0;
-					snprintf(o->reason, sizeof(o->reason), "%s and %s share port %d",
-						 X->s->names[slots[a]], X->s->names[slots[b]],
-						 ports[a]);
-				}
-		o->pass = (int)o->val[0];
-		return;
-	}
-	}
-	/* actions */
-	if (o->err == RP_ENOTIMPL)
-		goto udp;
+	/* an action, or a check whose call failed: passes only if that error was expected */
 	o->pass = o->err == op->expect_err;
 	if (!o->pass)
 		snprintf(o->reason, sizeof(o->reason), "got %s", rp_errstr(o->err, eb, sizeof(eb)));
-	return;
-check_err:
-	/* a check whose call failed: passes only if that error was expected */
-	if (o->err == RP_ENOTIMPL)
-		goto udp;
-	o->pass = o->err == op->expect_err;
-	if (!o->pass)
-		snprintf(o->reason, sizeof(o->reason), "got %s", rp_errstr(o->err, b2, sizeof(b2)));
-	return;
-udp:
-	o->pass = 0;
-	snprintf(o->reason, sizeof(o->reason), "udp: not implemented in socktab backend");
 }
 
 void rp_exec_case(const struct rp_script *s, const struct rp_case *c, const struct rp_backend *be,
 		  void *ctx, rp_emit_fn emit, void *arg)
 {
-	struct exec X = { .s = s, .be = be, .ctx = ctx, .range_lo = 32768, .range_hi = 60999 };
+	struct rp_exec X = { .s = s, .be = be, .ctx = ctx, .range_lo = 32768, .range_hi = 60999 };
 	size_t n = (size_t)s->nnames + 1;
 
 	X.open = calloc(n, sizeof(bool));

@@ -4,6 +4,12 @@
  * before anything runs, so a bad script is rejected with a file:line message and never half-run.
  * The result is a struct rp_script (script.h): cases of flat operations, repeat blocks unrolled,
  * %i substituted, socket names interned to slot numbers.
+ *
+ * Every statement is one row of the statement table (stmts[] below): its word, whether it is
+ * written `WORD ...` or `NAME = WORD ...`, the operand counts it takes, and its functions: parse
+ * (the operands), expect (the expectation after '=>') and exec (exec.c, how it runs). The common
+ * code splits a line at '=>', finds the row, checks the operand count and the socket name, and
+ * calls the row's functions; a new statement is a new row and its small functions.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -134,7 +140,7 @@ static const char *const sysctl_keys[] = {
 
 /* ---------------------------------------------------------------- parser */
 
-struct parser {
+struct rp_parser {
 	struct rp_script *s;
 	const char *file;
 	int lineno;
@@ -160,7 +166,7 @@ char *rp_xstrdup(const char *s)
 	return strcpy(rp_xrealloc(NULL, strlen(s) + 1), s);
 }
 
-static int fail(struct parser *P, const char *fmt, ...)
+static int fail(struct rp_parser *P, const char *fmt, ...)
 {
 	va_list ap;
 	int n = snprintf(P->err, sizeof(P->err), "%s:%d: ", P->file, P->lineno);
@@ -171,7 +177,7 @@ static int fail(struct parser *P, const char *fmt, ...)
 	return -1;
 }
 
-static int parse_num(struct parser *P, const char *t, long lo, long hi, long *out)
+static int parse_num(struct rp_parser *P, const char *t, long lo, long hi, long *out)
 {
 	char *end;
 	long v;
@@ -206,7 +212,7 @@ static int intern(struct rp_script *s, const char *name)
 	return s->nnames++;
 }
 
-static void grow_defined(struct parser *P)
+static void grow_defined(struct rp_parser *P)
 {
 	if (P->ndefined < P->s->nnames) {
 		P->defined = rp_xrealloc(P->defined, (size_t)P->s->nnames);
@@ -216,7 +222,7 @@ static void grow_defined(struct parser *P)
 }
 
 /* A socket name used by a statement: must have been assigned earlier in the case. */
-static int use_name(struct parser *P, const char *t, int *slot)
+static int use_name(struct rp_parser *P, const char *t, int *slot)
 {
 	if (!t)
 		return fail(P, "missing socket name");
@@ -229,7 +235,7 @@ static int use_name(struct parser *P, const char *t, int *slot)
 	return 0;
 }
 
-static int def_name(struct parser *P, const char *t, int *slot)
+static int def_name(struct rp_parser *P, const char *t, int *slot)
 {
 	if (!valid_name(t))
 		return fail(P, "bad socket name '%s'", t);
@@ -239,7 +245,7 @@ static int def_name(struct parser *P, const char *t, int *slot)
 	return 0;
 }
 
-static int parse_port(struct parser *P, const char *t, struct rp_port *p)
+static int parse_port(struct rp_parser *P, const char *t, struct rp_port *p)
 {
 	long v;
 
@@ -257,7 +263,7 @@ static int parse_port(struct parser *P, const char *t, struct rp_port *p)
 }
 
 /* Only loopback and wildcard addresses: the kernel backend must never leave lo. */
-static int parse_addr(struct parser *P, const char *t, struct rp_addr *a)
+static int parse_addr(struct rp_parser *P, const char *t, struct rp_addr *a)
 {
 	struct in_addr a4;
 	struct in6_addr a6;
@@ -292,7 +298,7 @@ static int parse_addr(struct parser *P, const char *t, struct rp_addr *a)
 	return fail(P, "bad address '%s'", t);
 }
 
-static int find_option(struct parser *P, const char *t, struct rp_op *op)
+static int find_option(struct rp_parser *P, const char *t, struct rp_op *op)
 {
 	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
 		if (t && !strcmp(options[i].name, t)) {
@@ -305,8 +311,10 @@ static int find_option(struct parser *P, const char *t, struct rp_op *op)
 	return fail(P, "unknown socket option '%s'", t ? t : "");
 }
 
-/* `ok` or an errno name. */
-static int parse_err_expect(struct parser *P, char **rhs, int nrhs, struct rp_op *op)
+/* ---------------------------------------------------------------- expectations */
+
+/* An action's expectation: `ok` or an errno name (none: ok). */
+static int parse_err_expect(struct rp_parser *P, char **rhs, int nrhs, struct rp_op *op)
 {
 	if (nrhs == 0) {
 		op->expect_err = 0;
@@ -324,7 +332,7 @@ static int parse_err_expect(struct parser *P, char **rhs, int nrhs, struct rp_op
 	return 0;
 }
 
-/* A check's expectation may be a single errno name instead of a value (e.g. `peer s => ENOTCONN`). */
+/* A check's expectation may be one errno name instead of a value (`peer s => ENOTCONN`). */
 static bool rhs_is_errno(char **rhs, int nrhs, struct rp_op *op)
 {
 	int e;
@@ -335,20 +343,406 @@ static bool rhs_is_errno(char **rhs, int nrhs, struct rp_op *op)
 	return true;
 }
 
-static int parse_statement(struct parser *P, char **tok, int ntok, struct rp_op *op)
-{
-	char **rhs = NULL;
-	int nl = ntok, nrhs = 0, i;
-	long v;
-	const char *w;
+/* ---------------------------------------------------------------- statements: actions */
 
-	for (i = 0; i < ntok; i++) {
+/* NAME = socket tcp|udp 4|6 [uid N] */
+static int p_socket(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	long v;
+
+	if (strcmp(w->arg[0], "tcp") && strcmp(w->arg[0], "udp"))
+		return fail(P, "socket type must be tcp or udp, not '%s'", w->arg[0]);
+	op->udp = !strcmp(w->arg[0], "udp");
+	if (strcmp(w->arg[1], "4") && strcmp(w->arg[1], "6"))
+		return fail(P, "socket family must be 4 or 6, not '%s'", w->arg[1]);
+	op->family = w->arg[1][0] == '4' ? AF_INET : AF_INET6;
+	op->uid = 0;
+	if (w->narg == 4) {
+		if (strcmp(w->arg[2], "uid"))
+			return fail(P, "expected 'uid N', got '%s'", w->arg[2]);
+		if (parse_num(P, w->arg[3], 0, 65534, &v))
+			return -1;
+		op->uid = (int)v;
+	}
+	return 0;
+}
+
+/* NAME = accept LISTENER */
+static int p_accept(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	return use_name(P, w->arg[0], &op->slot2);
+}
+
+/* sysctl KEY VALUE...: the key must be one the format allows; the value is passed as written. */
+static int p_sysctl(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	size_t n = 1, k;
+
+	for (k = 0; k < sizeof(sysctl_keys) / sizeof(sysctl_keys[0]); k++)
+		if (!strcmp(sysctl_keys[k], w->arg[0]))
+			break;
+	if (k == sizeof(sysctl_keys) / sizeof(sysctl_keys[0]))
+		return fail(P, "sysctl key '%s' not allowed", w->arg[0]);
+	op->text = rp_xstrdup(w->arg[0]);
+	for (int i = 1; i < w->narg; i++)
+		n += strlen(w->arg[i]) + 1;
+	op->text2 = rp_xrealloc(NULL, n);
+	op->text2[0] = 0;
+	for (int i = 1; i < w->narg; i++) {
+		if (i > 1)
+			strcat(op->text2, " ");
+		strcat(op->text2, w->arg[i]);
+	}
+	return 0;
+}
+
+/* sleep MS */
+static int p_sleep(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	long v;
+
+	if (parse_num(P, w->arg[0], 0, 3000, &v))
+		return -1;
+	op->ival[0] = (int)v;
+	return 0;
+}
+
+/* setsockopt's raw value bytes:HEX (option-length validation). */
+static int p_optbytes(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	const char *h = w->arg[2] + 6;
+	size_t n = strlen(h);
+
+	if (w->narg != 3 || n % 2 || n > 256)
+		return fail(P, "bad bytes:HEX value");
+	op->bytes = rp_xrealloc(NULL, n / 2);
+	op->nbytes = (int)(n / 2);
+	for (size_t k = 0; k < n / 2; k++) {
+		unsigned x;
+
+		if (!isxdigit((unsigned char)h[2 * k]) || !isxdigit((unsigned char)h[2 * k + 1]) ||
+		    sscanf(h + 2 * k, "%2x", &x) != 1)
+			return fail(P, "bad bytes:HEX value");
+		op->bytes[k] = (uint8_t)x;
+	}
+	return 0;
+}
+
+/* setsockopt NAME OPT VALUE, by the option's kind: an int, LO HI ports, ONOFF SECS, or bytes. */
+static int p_setsockopt(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	long v;
+
+	if (find_option(P, w->arg[1], op))
+		return -1;
+	if (!strncmp(w->arg[2], "bytes:", 6))
+		return p_optbytes(P, op, w);
+	switch (op->optkind) {
+	case RP_OPT_RANGE:
+		if (w->narg != 4)
+			return fail(P, "usage: setsockopt NAME IP_LOCAL_PORT_RANGE LO HI");
+		if (parse_port(P, w->arg[2], &op->p1) || parse_port(P, w->arg[3], &op->p2))
+			return -1;
+		return 0;
+	case RP_OPT_LINGER:
+		if (w->narg != 4)
+			return fail(P, "usage: setsockopt NAME SO_LINGER ONOFF SECS");
+		if (parse_num(P, w->arg[2], -2147483647L, 2147483647L, &v))
+			return -1;
+		op->ival[0] = (int)v;
+		if (parse_num(P, w->arg[3], -2147483647L, 2147483647L, &v))
+			return -1;
+		op->ival[1] = (int)v;
+		return 0;
+	default:
+		if (w->narg != 3)
+			return fail(P, "usage: setsockopt NAME %s VALUE", w->arg[1]);
+		if (parse_num(P, w->arg[2], -2147483647L, 2147483647L, &v))
+			return -1;
+		op->ival[0] = (int)v;
+		return 0;
+	}
+}
+
+/* bind|connect|sendto|fastopen NAME ADDR PORT */
+static int p_sockaddr(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	if (parse_addr(P, w->arg[1], &op->addr) || parse_port(P, w->arg[2], &op->p1))
+		return -1;
+	return 0;
+}
+
+/* listen NAME [BACKLOG] */
+static int p_listen(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	long v;
+
+	op->ival[0] = 4096;
+	if (w->narg == 2) {
+		if (parse_num(P, w->arg[1], -2147483647L, 2147483647L, &v))
+			return -1;
+		op->ival[0] = (int)v;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- statements: checks */
+
+/* port NAME => CHECK...: NUMBER or $NAME, != PORT, in LO HI, even, odd (all must hold). */
+static int e_port(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	char **rhs = w->rhs;
+	int nrhs = w->nrhs;
+
+	if (rhs_is_errno(rhs, nrhs, op))
+		return 0;
+	for (int i = 0; i < nrhs; i++) {
+		struct rp_pcheck *c = &op->checks[op->nchecks];
+
+		if (op->nchecks == RP_MAXCHECK)
+			return fail(P, "too many port checks");
+		c->a.slot = c->b.slot = -1;
+		if (!strcmp(rhs[i], "even") || !strcmp(rhs[i], "odd")) {
+			c->kind = rhs[i][0] == 'e' ? RP_PC_EVEN : RP_PC_ODD;
+		} else if (!strcmp(rhs[i], "!=")) {
+			c->kind = RP_PC_NE;
+			if (parse_port(P, i + 1 < nrhs ? rhs[++i] : NULL, &c->a))
+				return -1;
+		} else if (!strcmp(rhs[i], "in")) {
+			c->kind = RP_PC_IN;
+			if (i + 2 >= nrhs)
+				return fail(P, "usage: in LO HI");
+			if (parse_port(P, rhs[i + 1], &c->a) || parse_port(P, rhs[i + 2], &c->b))
+				return -1;
+			i += 2;
+		} else {
+			c->kind = RP_PC_EQ;
+			if (parse_port(P, rhs[i], &c->a))
+				return -1;
+		}
+		op->nchecks++;
+	}
+	return 0;
+}
+
+/* addr NAME => ADDR */
+static int e_addr(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	if (rhs_is_errno(w->rhs, w->nrhs, op))
+		return 0;
+	if (w->nrhs != 1)
+		return fail(P, "addr: expected one address");
+	return parse_addr(P, w->rhs[0], &op->expaddr);
+}
+
+/* peer NAME => ADDR PORT */
+static int e_peer(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	if (rhs_is_errno(w->rhs, w->nrhs, op))
+		return 0;
+	if (w->nrhs != 2)
+		return fail(P, "peer: expected ADDR PORT or an errno name");
+	if (parse_addr(P, w->rhs[0], &op->expaddr) || parse_port(P, w->rhs[1], &op->expport))
+		return -1;
+	return 0;
+}
+
+/* state NAME => TCPSTATE */
+static int e_state(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	int i, n = (int)(sizeof(state_names) / sizeof(state_names[0]));
+
+	if (rhs_is_errno(w->rhs, w->nrhs, op))
+		return 0;
+	for (i = 1; i < n; i++)
+		if (!strcmp(state_names[i], w->rhs[0]))
+			break;
+	if (w->nrhs != 1 || i == n)
+		return fail(P, "unknown TCP state '%s'", w->rhs[0]);
+	op->nexp = 1;
+	op->expv[0] = i;
+	return 0;
+}
+
+/* getsockopt NAME OPT => VALUE... */
+static int p_getsockopt(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	return find_option(P, w->arg[1], op);
+}
+
+static int e_getsockopt(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	long v;
+
+	if (op->optkind == RP_OPT_ERROR) {
+		/* SO_ERROR's value is itself an errno (or 0). */
+		if (w->nrhs != 1)
+			return fail(P, "SO_ERROR: expected 0 or an errno name");
+		op->nexp = 1;
+		if (!strcmp(w->rhs[0], "0"))
+			op->expv[0] = 0;
+		else if ((op->expv[0] = errno_by_name(w->rhs[0])) < 0)
+			return fail(P, "unknown errno name '%s'", w->rhs[0]);
+		return 0;
+	}
+	if (rhs_is_errno(w->rhs, w->nrhs, op))
+		return 0;
+	op->nexp = op->optkind == RP_OPT_INT ? 1 : 2;
+	if (w->nrhs != op->nexp)
+		return fail(P, "getsockopt %s: expected %d value(s)", w->arg[1], op->nexp);
+	for (int i = 0; i < w->nrhs; i++) {
+		if (parse_num(P, w->rhs[i], -2147483647L, 2147483647L, &v))
+			return -1;
+		op->expv[i] = v;
+	}
+	return 0;
+}
+
+/* readable|distinct NAME...: socket names; a trailing '*' is a glob resolved when it runs. */
+static int p_names(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	if (w->narg > RP_MAXLIST)
+		return fail(P, "too many names (at most %d)", RP_MAXLIST);
+	for (int i = 0; i < w->narg; i++) {
+		size_t n = strlen(w->arg[i]);
+
+		if (n > 1 && w->arg[i][n - 1] == '*') {
+			op->list[op->nlist] = -1;
+			op->prefix[op->nlist] = rp_xstrdup(w->arg[i]);
+			op->prefix[op->nlist][n - 1] = 0;
+			if (!valid_name(op->prefix[op->nlist]))
+				return fail(P, "bad socket name glob '%s'", w->arg[i]);
+		} else if (use_name(P, w->arg[i], &op->list[op->nlist])) {
+			return -1;
+		}
+		op->nlist++;
+	}
+	return 0;
+}
+
+/* readable NAME... => COUNT */
+static int e_readable(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	long v;
+
+	if (!w->nrhs)
+		return fail(P, "readable needs '=> COUNT'");
+	if (w->nrhs != 1)
+		return fail(P, "readable: expected one count");
+	if (parse_num(P, w->rhs[0], 0, RP_MAXLIST, &v))
+		return -1;
+	op->nexp = 1;
+	op->expv[0] = v;
+	return 0;
+}
+
+/* distinct NAME...: no expectation (`=> ok` is tolerated). */
+static int e_distinct(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	(void)op;
+	if (w->nrhs && !(w->nrhs == 1 && !strcmp(w->rhs[0], "ok")))
+		return fail(P, "distinct takes no expectation");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the statement table */
+
+#define SOCK_ACTION (RP_NAMES | RP_ON_SOCK)
+#define SOCK_CHECK (RP_NAMES | RP_ON_SOCK | RP_CHECK)
+
+/* Every statement of the format, in the order of the spec's tables. */
+static const struct rp_stmt stmts[] = {
+	/* setup and actions: the expectation is `ok` or an errno name */
+	{ .word = "sysctl", .kind = RP_SYSCTL, .nargs = RP_ARGS_FROM(1),
+	  .usage = "usage: sysctl KEY VALUE...", .parse = p_sysctl, .exec = rp_exec_sysctl },
+	{ .word = "socket", .kind = RP_SOCKET, .form = RP_FORM_ASSIGN,
+	  .nargs = RP_ARGS(2) | RP_ARGS(4), .usage = "usage: NAME = socket tcp|udp 4|6 [uid N]",
+	  .parse = p_socket, .exec = rp_exec_socket },
+	{ .word = "setsockopt", .kind = RP_SETSOCKOPT, .flags = SOCK_ACTION,
+	  .nargs = RP_ARGS_FROM(3), .usage = "usage: setsockopt NAME OPT VALUE",
+	  .parse = p_setsockopt, .exec = rp_exec_setsockopt },
+	{ .word = "bind", .kind = RP_BIND, .flags = SOCK_ACTION, .nargs = RP_ARGS(3),
+	  .usage = "usage: bind NAME ADDR PORT", .parse = p_sockaddr, .exec = rp_exec_bind },
+	{ .word = "listen", .kind = RP_LISTEN, .flags = SOCK_ACTION,
+	  .nargs = RP_ARGS(1) | RP_ARGS(2), .usage = "usage: listen NAME [BACKLOG]",
+	  .parse = p_listen, .exec = rp_exec_listen },
+	{ .word = "connect", .kind = RP_CONNECT, .flags = SOCK_ACTION, .nargs = RP_ARGS(3),
+	  .usage = "usage: connect NAME ADDR PORT", .parse = p_sockaddr, .exec = rp_exec_connect },
+	{ .word = "disconnect", .kind = RP_DISCONNECT, .flags = SOCK_ACTION, .nargs = RP_ARGS(1),
+	  .usage = "usage: disconnect NAME", .exec = rp_exec_disconnect },
+	{ .word = "accept", .kind = RP_ACCEPT, .form = RP_FORM_ASSIGN, .nargs = RP_ARGS(1),
+	  .usage = "usage: NAME = accept LISTENER", .parse = p_accept, .exec = rp_exec_accept },
+	{ .word = "sendto", .kind = RP_SENDTO, .flags = SOCK_ACTION, .nargs = RP_ARGS(3),
+	  .usage = "usage: sendto NAME ADDR PORT", .parse = p_sockaddr, .exec = rp_exec_sendto },
+	{ .word = "send", .kind = RP_SEND, .flags = SOCK_ACTION, .nargs = RP_ARGS(1),
+	  .usage = "usage: send NAME", .exec = rp_exec_send },
+	{ .word = "fastopen", .kind = RP_FASTOPEN, .flags = SOCK_ACTION, .nargs = RP_ARGS(3),
+	  .usage = "usage: fastopen NAME ADDR PORT", .parse = p_sockaddr,
+	  .exec = rp_exec_fastopen },
+	{ .word = "close", .kind = RP_CLOSE, .flags = SOCK_ACTION, .nargs = RP_ARGS(1),
+	  .usage = "usage: close NAME", .exec = rp_exec_close },
+	{ .word = "sleep", .kind = RP_SLEEP, .nargs = RP_ARGS(1), .usage = "usage: sleep MS",
+	  .parse = p_sleep, .exec = rp_exec_sleep },
+	/* checks: the expectation is required */
+	{ .word = "port", .kind = RP_PORT, .flags = SOCK_CHECK, .nargs = RP_ARGS(1),
+	  .usage = "usage: port NAME => ...", .expect = e_port, .exec = rp_exec_port },
+	{ .word = "addr", .kind = RP_ADDR, .flags = SOCK_CHECK, .nargs = RP_ARGS(1),
+	  .usage = "usage: addr NAME => ...", .expect = e_addr, .exec = rp_exec_addr },
+	{ .word = "peer", .kind = RP_PEER, .flags = SOCK_CHECK, .nargs = RP_ARGS(1),
+	  .usage = "usage: peer NAME => ...", .expect = e_peer, .exec = rp_exec_peer },
+	{ .word = "getsockopt", .kind = RP_GETSOCKOPT, .flags = SOCK_CHECK, .nargs = RP_ARGS(2),
+	  .usage = "usage: getsockopt NAME OPT => ...", .parse = p_getsockopt,
+	  .expect = e_getsockopt, .exec = rp_exec_getsockopt },
+	{ .word = "state", .kind = RP_STATE, .flags = SOCK_CHECK, .nargs = RP_ARGS(1),
+	  .usage = "usage: state NAME => ...", .expect = e_state, .exec = rp_exec_state },
+	{ .word = "readable", .kind = RP_READABLE, .flags = RP_NAMES, .nargs = RP_ARGS_FROM(1),
+	  .parse = p_names, .expect = e_readable, .exec = rp_exec_readable },
+	{ .word = "distinct", .kind = RP_DISTINCT, .flags = RP_NAMES, .nargs = RP_ARGS_FROM(1),
+	  .parse = p_names, .expect = e_distinct, .exec = rp_exec_distinct },
+};
+
+static bool takes_args(const struct rp_stmt *st, int narg)
+{
+	return (st->nargs >> (narg < 31 ? narg : 31)) & 1;
+}
+
+/* The row for @word written in @form with @narg operands: the first whose count fits, else the
+ * first with that word (its usage is the message), else NULL. */
+static const struct rp_stmt *find_stmt(const char *word, enum rp_form form, int narg)
+{
+	const struct rp_stmt *any = NULL;
+
+	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
+		const struct rp_stmt *st = &stmts[i];
+
+		if (st->form != form || strcmp(st->word, word))
+			continue;
+		if (takes_args(st, narg))
+			return st;
+		if (!any)
+			any = st;
+	}
+	return any;
+}
+
+/*
+ * One statement line (tokens @tok) into @op: split at '=>', find the statement's row, check the
+ * operand count, then the row's parse and expect functions fill the op.
+ */
+static int parse_statement(struct rp_parser *P, char **tok, int ntok, struct rp_op *op)
+{
+	struct rp_words w = { 0 };
+	const struct rp_stmt *st;
+	int nl = ntok;
+	bool assign;
+
+	for (int i = 0; i < ntok; i++) {
 		if (!strcmp(tok[i], "=>")) {
 			nl = i;
-			rhs = tok + i + 1;
-			nrhs = ntok - i - 1;
+			w.rhs = tok + i + 1;
+			w.nrhs = ntok - i - 1;
 			op->has_expect = true;
-			if (!nrhs)
+			if (!w.nrhs)
 				return fail(P, "nothing after '=>'");
 			for (int j = i + 1; j < ntok; j++)
 				if (!strcmp(tok[j], "=>"))
@@ -360,273 +754,31 @@ static int parse_statement(struct parser *P, char **tok, int ntok, struct rp_op 
 	op->p1.slot = op->p2.slot = op->expport.slot = -1;
 	if (nl == 0)
 		return fail(P, "missing statement before '=>'");
-	w = tok[0];
-
-	if (nl >= 3 && !strcmp(tok[1], "=")) {
-		if (!strcmp(tok[2], "socket")) {
-			op->kind = RP_SOCKET;
-			if (nl != 5 && nl != 7)
-				return fail(P, "usage: NAME = socket tcp|udp 4|6 [uid N]");
-			if (strcmp(tok[3], "tcp") && strcmp(tok[3], "udp"))
-				return fail(P, "socket type must be tcp or udp, not '%s'", tok[3]);
-			op->udp = !strcmp(tok[3], "udp");
-			if (strcmp(tok[4], "4") && strcmp(tok[4], "6"))
-				return fail(P, "socket family must be 4 or 6, not '%s'", tok[4]);
-			op->family = tok[4][0] == '4' ? AF_INET : AF_INET6;
-			op->uid = 0;
-			if (nl == 7) {
-				if (strcmp(tok[5], "uid"))
-					return fail(P, "expected 'uid N', got '%s'", tok[5]);
-				if (parse_num(P, tok[6], 0, 65534, &v))
-					return -1;
-				op->uid = (int)v;
-			}
-		} else if (!strcmp(tok[2], "accept")) {
-			op->kind = RP_ACCEPT;
-			if (nl != 4)
-				return fail(P, "usage: NAME = accept LISTENER");
-			if (use_name(P, tok[3], &op->slot2))
-				return -1;
-		} else {
-			return fail(P, "unknown statement 'NAME = %s'", tok[2]);
-		}
-		if (parse_err_expect(P, rhs, nrhs, op))
-			return -1;
-		/* the name exists from here on, even if the call fails (then it is closed) */
-		return def_name(P, tok[0], &op->slot);
-	}
-
-	if (!strcmp(w, "sysctl")) {
-		size_t n = 1;
-
-		op->kind = RP_SYSCTL;
-		if (nl < 2)
-			return fail(P, "usage: sysctl KEY VALUE...");
-		for (i = 0; i < (int)(sizeof(sysctl_keys) / sizeof(sysctl_keys[0])); i++)
-			if (!strcmp(sysctl_keys[i], tok[1]))
-				break;
-		if (i == (int)(sizeof(sysctl_keys) / sizeof(sysctl_keys[0])))
-			return fail(P, "sysctl key '%s' not allowed", tok[1]);
-		op->text = rp_xstrdup(tok[1]);
-		for (i = 2; i < nl; i++)
-			n += strlen(tok[i]) + 1;
-		op->text2 = rp_xrealloc(NULL, n);
-		op->text2[0] = 0;
-		for (i = 2; i < nl; i++) {
-			if (i > 2)
-				strcat(op->text2, " ");
-			strcat(op->text2, tok[i]);
-		}
-		return parse_err_expect(P, rhs, nrhs, op);
-	}
-	if (!strcmp(w, "sleep")) {
-		op->kind = RP_SLEEP;
-		if (nl != 2 || parse_num(P, tok[1], 0, 3000, &v))
-			return nl != 2 ? fail(P, "usage: sleep MS") : -1;
-		op->ival[0] = (int)v;
-		return parse_err_expect(P, rhs, nrhs, op);
-	}
-	if (nl < 2)
-		return fail(P, "'%s': missing socket name", w);
-
-	if (!strcmp(w, "setsockopt")) {
-		op->kind = RP_SETSOCKOPT;
-		if (nl < 4)
-			return fail(P, "usage: setsockopt NAME OPT VALUE");
-		if (use_name(P, tok[1], &op->slot) || find_option(P, tok[2], op))
-			return -1;
-		if (!strncmp(tok[3], "bytes:", 6)) {
-			const char *h = tok[3] + 6;
-			size_t n = strlen(h);
-
-			if (nl != 4 || n % 2 || n > 256)
-				return fail(P, "bad bytes:HEX value");
-			op->bytes = rp_xrealloc(NULL, n / 2);
-			op->nbytes = (int)(n / 2);
-			for (size_t k = 0; k < n / 2; k++) {
-				unsigned x;
-
-				if (!isxdigit((unsigned char)h[2 * k]) ||
-				    !isxdigit((unsigned char)h[2 * k + 1]) ||
-				    sscanf(h + 2 * k, "%2x", &x) != 1)
-					return fail(P, "bad bytes:HEX value");
-				op->bytes[k] = (uint8_t)x;
-			}
-		} else if (op->optkind == RP_OPT_RANGE) {
-			if (nl != 5)
-				return fail(P, "usage: setsockopt NAME IP_LOCAL_PORT_RANGE LO HI");
-			if (parse_port(P, tok[3], &op->p1) || parse_port(P, tok[4], &op->p2))
-				return -1;
-		} else if (op->optkind == RP_OPT_LINGER) {
-			if (nl != 5)
-				return fail(P, "usage: setsockopt NAME SO_LINGER ONOFF SECS");
-			if (parse_num(P, tok[3], -2147483647L, 2147483647L, &v))
-				return -1;
-			op->ival[0] = (int)v;
-			if (parse_num(P, tok[4], -2147483647L, 2147483647L, &v))
-				return -1;
-			op->ival[1] = (int)v;
-		} else {
-			if (nl != 4)
-				return fail(P, "usage: setsockopt NAME %s VALUE", tok[2]);
-			if (parse_num(P, tok[3], -2147483647L, 2147483647L, &v))
-				return -1;
-			op->ival[0] = (int)v;
-		}
-		return parse_err_expect(P, rhs, nrhs, op);
-	}
-	if (!strcmp(w, "bind") || !strcmp(w, "connect") || !strcmp(w, "sendto") ||
-	    !strcmp(w, "fastopen")) {
-		op->kind = w[0] == 'b' ? RP_BIND : w[0] == 'c' ? RP_CONNECT : w[0] == 's' ? RP_SENDTO
-											 : RP_FASTOPEN;
-		if (nl != 4)
-			return fail(P, "usage: %s NAME ADDR PORT", w);
-		if (use_name(P, tok[1], &op->slot) || parse_addr(P, tok[2], &op->addr) ||
-		    parse_port(P, tok[3], &op->p1))
-			return -1;
-		return parse_err_expect(P, rhs, nrhs, op);
-	}
-	if (!strcmp(w, "listen")) {
-		op->kind = RP_LISTEN;
-		op->ival[0] = 4096;
-		if (nl != 2 && nl != 3)
-			return fail(P, "usage: listen NAME [BACKLOG]");
-		if (use_name(P, tok[1], &op->slot))
-			return -1;
-		if (nl == 3) {
-			if (parse_num(P, tok[2], -2147483647L, 2147483647L, &v))
-				return -1;
-			op->ival[0] = (int)v;
-		}
-		return parse_err_expect(P, rhs, nrhs, op);
-	}
-	if (!strcmp(w, "disconnect") || !strcmp(w, "close") || !strcmp(w, "send")) {
-		op->kind = w[0] == 'd' ? RP_DISCONNECT : w[1] == 'l' ? RP_CLOSE : RP_SEND;
-		if (nl != 2)
-			return fail(P, "usage: %s NAME", w);
-		if (use_name(P, tok[1], &op->slot))
-			return -1;
-		return parse_err_expect(P, rhs, nrhs, op);
-	}
-
-	/* checks */
-	if (!strcmp(w, "readable") || !strcmp(w, "distinct")) {
-		op->kind = w[0] == 'r' ? RP_READABLE : RP_DISTINCT;
-		if (nl - 1 > RP_MAXLIST)
-			return fail(P, "too many names (at most %d)", RP_MAXLIST);
-		for (i = 1; i < nl; i++) {
-			size_t n = strlen(tok[i]);
-
-			if (n > 1 && tok[i][n - 1] == '*') {
-				op->list[op->nlist] = -1;
-				op->prefix[op->nlist] = rp_xstrdup(tok[i]);
-				op->prefix[op->nlist][n - 1] = 0;
-				if (!valid_name(op->prefix[op->nlist]))
-					return fail(P, "bad socket name glob '%s'", tok[i]);
-			} else if (use_name(P, tok[i], &op->list[op->nlist])) {
-				return -1;
-			}
-			op->nlist++;
-		}
-		if (op->kind == RP_DISTINCT) {
-			if (nrhs && !(nrhs == 1 && !strcmp(rhs[0], "ok")))
-				return fail(P, "distinct takes no expectation");
-			return 0;
-		}
-		if (!nrhs)
-			return fail(P, "readable needs '=> COUNT'");
-		if (nrhs != 1 || parse_num(P, rhs[0], 0, RP_MAXLIST, &v))
-			return nrhs != 1 ? fail(P, "readable: expected one count") : -1;
-		op->nexp = 1;
-		op->expv[0] = v;
-		return 0;
-	}
-	if (!strcmp(w, "port") || !strcmp(w, "addr") || !strcmp(w, "peer") ||
-	    !strcmp(w, "state") || !strcmp(w, "getsockopt")) {
-		op->kind = w[0] == 'a' ? RP_ADDR : w[0] == 's' ? RP_STATE : w[0] == 'g' ? RP_GETSOCKOPT
-					     : w[1] == 'o' ? RP_PORT : RP_PEER;
-		if (nl != (op->kind == RP_GETSOCKOPT ? 3 : 2))
-			return fail(P, "usage: %s NAME%s => ...", w,
-				    op->kind == RP_GETSOCKOPT ? " OPT" : "");
-		if (use_name(P, tok[1], &op->slot))
-			return -1;
-		if (op->kind == RP_GETSOCKOPT && find_option(P, tok[2], op))
-			return -1;
-		if (!nrhs)
-			return fail(P, "'%s' is a check: it needs '=> EXPECTATION'", w);
-		if (op->kind == RP_GETSOCKOPT && op->optkind == RP_OPT_ERROR) {
-			/* SO_ERROR's value is itself an errno (or 0). */
-			if (nrhs != 1)
-				return fail(P, "SO_ERROR: expected 0 or an errno name");
-			op->nexp = 1;
-			if (!strcmp(rhs[0], "0"))
-				op->expv[0] = 0;
-			else if ((op->expv[0] = errno_by_name(rhs[0])) < 0)
-				return fail(P, "unknown errno name '%s'", rhs[0]);
-			return 0;
-		}
-		if (rhs_is_errno(rhs, nrhs, op))
-			return 0;
-		switch (op->kind) {
-		case RP_PORT:
-			for (i = 0; i < nrhs; i++) {
-				struct rp_pcheck *c = &op->checks[op->nchecks];
-
-				if (op->nchecks == RP_MAXCHECK)
-					return fail(P, "too many port checks");
-				c->a.slot = c->b.slot = -1;
-				if (!strcmp(rhs[i], "even") || !strcmp(rhs[i], "odd")) {
-					c->kind = rhs[i][0] == 'e' ? RP_PC_EVEN : RP_PC_ODD;
-				} else if (!strcmp(rhs[i], "!=")) {
-					c->kind = RP_PC_NE;
-					if (parse_port(P, i + 1 < nrhs ? rhs[++i] : NULL, &c->a))
-						return -1;
-				} else if (!strcmp(rhs[i], "in")) {
-					c->kind = RP_PC_IN;
-					if (i + 2 >= nrhs)
-						return fail(P, "usage: in LO HI");
-					if (parse_port(P, rhs[i + 1], &c->a) ||
-					    parse_port(P, rhs[i + 2], &c->b))
-						return -1;
-					i += 2;
-				} else {
-					c->kind = RP_PC_EQ;
-					if (parse_port(P, rhs[i], &c->a))
-						return -1;
-				}
-				op->nchecks++;
-			}
-			return 0;
-		case RP_ADDR:
-			if (nrhs != 1)
-				return fail(P, "addr: expected one address");
-			return parse_addr(P, rhs[0], &op->expaddr);
-		case RP_PEER:
-			if (nrhs != 2)
-				return fail(P, "peer: expected ADDR PORT or an errno name");
-			return parse_addr(P, rhs[0], &op->expaddr) || parse_port(P, rhs[1], &op->expport);
-		case RP_STATE:
-			for (i = 1; i < (int)(sizeof(state_names) / sizeof(state_names[0])); i++)
-				if (!strcmp(state_names[i], rhs[0]))
-					break;
-			if (nrhs != 1 || i == (int)(sizeof(state_names) / sizeof(state_names[0])))
-				return fail(P, "unknown TCP state '%s'", rhs[0]);
-			op->nexp = 1;
-			op->expv[0] = i;
-			return 0;
-		default: /* getsockopt */
-			op->nexp = op->optkind == RP_OPT_INT ? 1 : 2;
-			if (nrhs != op->nexp)
-				return fail(P, "getsockopt %s: expected %d value(s)", tok[2], op->nexp);
-			for (i = 0; i < nrhs; i++) {
-				if (parse_num(P, rhs[i], -2147483647L, 2147483647L, &v))
-					return -1;
-				op->expv[i] = v;
-			}
-			return 0;
-		}
-	}
-	return fail(P, "unknown statement '%s'", w);
+	assign = nl >= 3 && !strcmp(tok[1], "=");
+	w.word = tok[assign ? 2 : 0];
+	w.arg = tok + (assign ? 3 : 1);
+	w.narg = nl - (assign ? 3 : 1);
+	st = find_stmt(w.word, assign ? RP_FORM_ASSIGN : RP_FORM_WORD, w.narg);
+	if (!st && assign)
+		return fail(P, "unknown statement 'NAME = %s'", w.word);
+	if (!assign && !w.narg && (!st || (st->flags & RP_NAMES)))
+		return fail(P, "'%s': missing socket name", w.word);
+	if (!st)
+		return fail(P, "unknown statement '%s'", w.word);
+	op->kind = st->kind;
+	op->stmt = st;
+	if (!takes_args(st, w.narg))
+		return fail(P, "%s", st->usage);
+	if ((st->flags & RP_ON_SOCK) && use_name(P, w.arg[0], &op->slot))
+		return -1;
+	if (st->parse && st->parse(P, op, &w))
+		return -1;
+	if ((st->flags & RP_CHECK) && !w.nrhs)
+		return fail(P, "'%s' is a check: it needs '=> EXPECTATION'", w.word);
+	if (st->expect ? st->expect(P, op, &w) : parse_err_expect(P, w.rhs, w.nrhs, op))
+		return -1;
+	/* the name exists from here on, even if the call fails (then it is closed) */
+	return assign ? def_name(P, tok[0], &op->slot) : 0;
 }
 
 static int tokenize(char *line, char **tok, int max)
@@ -643,7 +795,7 @@ static int tokenize(char *line, char **tok, int max)
 
 #define MAXTOK 64
 
-static struct rp_case *cur_case(struct parser *P, const char *basename)
+static struct rp_case *cur_case(struct rp_parser *P, const char *basename)
 {
 	struct rp_script *s = P->s;
 
@@ -659,7 +811,7 @@ static struct rp_case *cur_case(struct parser *P, const char *basename)
 }
 
 /* Parse one statement line (with %i already substituted) into a new op of the current case. */
-static int add_op(struct parser *P, struct rp_case *c, const char *text, int line, int iter)
+static int add_op(struct rp_parser *P, struct rp_case *c, const char *text, int line, int iter)
 {
 	char buf[1024], *tok[MAXTOK];
 	int n;
@@ -754,7 +906,7 @@ static void add_line(struct rp_script *s, int lineno, const char *text)
 
 struct rp_script *rp_parse_text(const char *file, char *text, char *errbuf, size_t errcap)
 {
-	struct parser P = { 0 };
+	struct rp_parser P = { 0 };
 	struct rp_script *s = rp_xrealloc(NULL, sizeof(*s));
 	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
 	char basename[256];

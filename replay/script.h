@@ -74,8 +74,11 @@ struct rp_pcheck {
 /* How a getsockopt option is passed. */
 enum rp_optkind { RP_OPT_INT, RP_OPT_RANGE, RP_OPT_LINGER, RP_OPT_ERROR };
 
+struct rp_stmt;
+
 struct rp_op {
 	enum rp_kind kind;
+	const struct rp_stmt *stmt; /* its row of the statement table */
 	int line;         /* index into script->lines */
 	int iter;         /* repeat iteration, -1 outside a repeat */
 	int slot;         /* the socket the statement acts on (or defines), -1 if none */
@@ -164,6 +167,87 @@ struct rp_backend {
 };
 
 typedef void (*rp_emit_fn)(void *arg, const struct rp_outcome *o);
+
+/* ---- the statement table (parse.c) ---- */
+
+struct rp_parser; /* parse.c */
+struct rp_exec;   /* exec.c */
+
+/* A statement line cut into its parts (the tokens of the line, which the parser owns). */
+struct rp_words {
+	const char *word; /* the statement: the first token, or the third after `NAME =` */
+	char **arg;       /* its operands: the tokens after the word, up to '=>' */
+	int narg;
+	char **rhs;       /* the expectation: the tokens after '=>' */
+	int nrhs;
+};
+
+/* How a statement line is written. */
+enum rp_form {
+	RP_FORM_WORD,   /* WORD OPERAND... [=> EXPECTATION] */
+	RP_FORM_ASSIGN, /* NAME = WORD OPERAND... [=> EXPECTATION]: defines socket NAME */
+};
+
+/* What a statement's executor leaves to the common code. */
+enum rp_verdict {
+	RP_JUDGED,   /* o->pass and o->reason are set */
+	RP_BY_ERRNO, /* passes iff o->err is the expected errno (RP_ENOTIMPL never passes) */
+};
+
+/* Flags of a statement. */
+#define RP_NAMES 0x1   /* its operands begin with socket names: none is "missing socket name" */
+#define RP_ON_SOCK 0x2 /* its first operand is an existing socket: op->slot */
+#define RP_CHECK 0x4   /* a check: "=> EXPECTATION" is required */
+
+/* The operand counts a statement takes: bit n for n operands (bit 31: 31 or more). */
+#define RP_ARGS(n) (1u << (n))
+#define RP_ARGS_FROM(n) (~0u << (n))
+
+/*
+ * One statement of the format: how it is written, how its operands and its expectation are
+ * parsed into a struct rp_op, and how it runs. Two rows may share a word when their operand
+ * counts differ (the parser takes the first row whose count fits).
+ */
+struct rp_stmt {
+	const char *word;
+	enum rp_kind kind;
+	enum rp_form form;
+	unsigned flags;
+	unsigned nargs;     /* RP_ARGS(): the operand counts it takes */
+	const char *usage;  /* the message for another operand count */
+	/* The operands beyond the RP_ON_SOCK socket, or NULL for none. 0 or -1 (P has the
+	 * message). */
+	int (*parse)(struct rp_parser *P, struct rp_op *op, const struct rp_words *w);
+	/* The expectation, or NULL for `ok` or one errno name (an action). 0 or -1. */
+	int (*expect)(struct rp_parser *P, struct rp_op *op, const struct rp_words *w);
+	/* Run the op: the backend call(s), o->err, and for a check its values and verdict. */
+	enum rp_verdict (*exec)(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+};
+
+/* The executors of the statements (exec.c), one per row of the table. */
+enum rp_verdict rp_exec_sysctl(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_socket(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_setsockopt(struct rp_exec *X, const struct rp_op *op,
+				   struct rp_outcome *o);
+enum rp_verdict rp_exec_bind(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_listen(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_connect(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_disconnect(struct rp_exec *X, const struct rp_op *op,
+				   struct rp_outcome *o);
+enum rp_verdict rp_exec_accept(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_sendto(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_send(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_fastopen(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_close(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_sleep(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_port(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_addr(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_peer(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_getsockopt(struct rp_exec *X, const struct rp_op *op,
+				   struct rp_outcome *o);
+enum rp_verdict rp_exec_state(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_readable(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_distinct(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 
 /* ---- exec.c ---- */
 
