@@ -11,18 +11,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "opt.h"
 #include "replay.h"
 #include "script.h"
 
+/*
+ * Read and parse script @file. NULL on a file that cannot be read, a directory, a binary file, a
+ * bad script or one without a single statement, with the message in @errbuf.
+ */
 static struct rp_script *parse_file(const char *file, char *errbuf, size_t errcap)
 {
 	FILE *f = fopen(file, "r");
 	char *text = NULL;
 	size_t n = 0, cap = 0;
 	struct rp_script *s;
+	struct stat st;
 
 	if (!f) {
 		snprintf(errbuf, errcap, "%s: %s", file, strerror(errno));
+		return NULL;
+	}
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		snprintf(errbuf, errcap, "%s: %s", file, strerror(EISDIR));
+		fclose(f);
 		return NULL;
 	}
 	for (;;) {
@@ -36,6 +49,12 @@ static struct rp_script *parse_file(const char *file, char *errbuf, size_t errca
 			break;
 		n += r;
 	}
+	if (ferror(f)) {
+		snprintf(errbuf, errcap, "%s: %s", file, strerror(errno));
+		fclose(f);
+		free(text);
+		return NULL;
+	}
 	fclose(f);
 	text[n] = 0;
 	if (strlen(text) != n) {
@@ -45,6 +64,13 @@ static struct rp_script *parse_file(const char *file, char *errbuf, size_t errca
 	}
 	s = rp_parse_text(file, text, errbuf, errcap);
 	free(text);
+	/* An empty script would pass with nothing checked: a wrong path or an emptied file must
+	 * not look like success. */
+	if (s && !s->nlines) {
+		snprintf(errbuf, errcap, "%s: no statements", file);
+		rp_free_script(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -137,81 +163,114 @@ static void replay_usage(FILE *f)
 		"network namespace per case; needs root). Prints PASS|FAIL per script line, then\n"
 		"'cases: X passed, Y failed' and 'N passed, M failed'. Exit 0 only if nothing "
 		"failed;\n"
-		"2 for a bad script or usage; 77 when the kernel backend cannot create namespaces.\n"
+		"2 for a bad script or usage (a FILE with no statements, a --case that matches no\n"
+		"case); 77 when the kernel backend cannot create namespaces.\n"
 		"--random: N random scripts on both backends; prints the first disagreement, "
 		"minimized.\n");
 }
 
+static void free_scripts(struct rp_script **scripts, int n)
+{
+	for (int k = 0; k < n; k++)
+		rp_free_script(scripts[k]);
+	free(scripts);
+}
+
+/* Does @filter (a substring) name a case of @scripts? */
+static bool case_matches(struct rp_script *const *scripts, int n, const char *filter)
+{
+	for (int k = 0; k < n; k++)
+		for (int c = 0; c < scripts[k]->ncases; c++)
+			if (strstr(scripts[k]->cases[c].name, filter))
+				return true;
+	return false;
+}
+
 int rp_main(int argc, char **argv)
 {
-	int backends = RP_BE_BOTH, rc = 0;
+	enum { O_BACKEND = 256, O_CASE, O_RANDOM, O_SEED };
+	static const struct option longopts[] = {
+		{ "backend", required_argument, NULL, O_BACKEND },
+		{ "case", required_argument, NULL, O_CASE },
+		{ "random", required_argument, NULL, O_RANDOM },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* --backend: index + 1 is the set of backends (enum rp_backend_sel) */
+	static const char *const backend_names[] = { "socktab", "kernel", "both", NULL };
+	const struct opt_parser op = { "socktab replay", "hqv", longopts };
+	int backends = RP_BE_BOTH, rc = 0, opt;
 	bool quiet = false, verbose = false;
 	const char *case_filter = NULL;
-	long nrandom = -1;
-	unsigned long long seed = 1;
+	uint64_t nrandom = 0, seed = 1;
+	bool random = false;
 	struct rp_script **scripts = NULL;
 	int nscripts = 0;
 	struct totals T = { 0 };
 	char err[300];
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	opt_start();
+	while ((opt = opt_next(&op, argc, argv)) != -1) {
+		int bad = 0;
 
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		switch (opt) {
+		case 'h':
 			replay_usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "-q")) {
+		case 'q':
 			quiet = true;
-		} else if (!strcmp(a, "-v")) {
+			break;
+		case 'v':
 			verbose = true;
-		} else if (!strcmp(a, "--backend") && i + 1 < argc) {
-			a = argv[++i];
-			backends = !strcmp(a, "socktab") ? RP_BE_SOCKTAB
-				   : !strcmp(a, "kernel") ? RP_BE_KERNEL
-				   : !strcmp(a, "both")	  ? RP_BE_BOTH
-							  : 0;
-			if (!backends) {
-				fprintf(stderr, "socktab replay: unknown backend '%s'\n", a);
-				return 2;
-			}
-		} else if (!strcmp(a, "--case") && i + 1 < argc) {
-			case_filter = argv[++i];
-		} else if ((!strcmp(a, "--random") || !strcmp(a, "--seed")) && i + 1 < argc) {
-			char *end;
-			unsigned long long v = strtoull(argv[i + 1], &end, 10);
-
-			if (*end || !argv[i + 1][0] || argv[i + 1][0] == '-') {
-				fprintf(stderr, "socktab replay: bad number '%s'\n", argv[i + 1]);
-				return 2;
-			}
-			if (a[2] == 'r')
-				nrandom = (long)v;
-			else
-				seed = v;
-			i++;
-		} else if (a[0] == '-') {
-			fprintf(stderr, "socktab replay: unknown option '%s'\n", a);
-			replay_usage(stderr);
+			break;
+		case O_BACKEND:
+			bad = opt_choice(&op, "--backend", optarg, backend_names, &backends);
+			backends++;
+			break;
+		case O_CASE:
+			case_filter = optarg;
+			break;
+		case O_RANDOM:
+			bad = opt_count(&op, "--random", optarg, 1, 1000000000, &nrandom);
+			random = true;
+			break;
+		case O_SEED:
+			bad = opt_seed(&op, "--seed", optarg, &seed);
+			break;
+		default:
 			return 2;
-		} else {
-			struct rp_script *s = parse_file(a, err, sizeof(err));
-
-			if (!s) {
-				fprintf(stderr, "%s\n", err);
-				for (int k = 0; k < nscripts; k++)
-					rp_free_script(scripts[k]);
-				free(scripts);
-				return 2;
-			}
-			scripts = rp_xrealloc(scripts, sizeof(*scripts) * (size_t)(nscripts + 1));
-			scripts[nscripts++] = s;
 		}
+		if (bad)
+			return 2;
 	}
-	if (nrandom < 0 && !nscripts) {
-		replay_usage(stderr);
+	if (random) {
+		if (optind < argc) {
+			opt_fail(&op, "--random runs generated scripts: no FILE ('%s')", argv[optind]);
+			return 2;
+		}
+	} else if (optind == argc) {
+		opt_fail(&op, "no FILE to run (socktab replay --help)");
 		return 2;
 	}
-	if (nrandom >= 0 || (backends & RP_BE_KERNEL)) {
+	/* Every script is parsed before anything runs: a bad one is never half-run. */
+	for (int i = optind; i < argc; i++) {
+		struct rp_script *s = parse_file(argv[i], err, sizeof(err));
+
+		if (!s) {
+			fprintf(stderr, "%s\n", err);
+			free_scripts(scripts, nscripts);
+			return 2;
+		}
+		scripts = rp_xrealloc(scripts, sizeof(*scripts) * (size_t)(nscripts + 1));
+		scripts[nscripts++] = s;
+	}
+	if (case_filter && !case_matches(scripts, nscripts, case_filter)) {
+		opt_fail(&op, "--case: '%s' matches no case", case_filter);
+		free_scripts(scripts, nscripts);
+		return 2;
+	}
+	if (random || (backends & RP_BE_KERNEL)) {
 		int e = rp_kernel_probe();
 
 		if (e) {
@@ -220,26 +279,17 @@ int rp_main(int argc, char **argv)
 				"(unshare(CLONE_NEWNET): %s); it needs root or CAP_SYS_ADMIN. "
 				"Skipped (exit 77); use --backend socktab to run socktab alone.\n",
 				strerror(e));
-			for (int k = 0; k < nscripts; k++)
-				rp_free_script(scripts[k]);
-			free(scripts);
+			free_scripts(scripts, nscripts);
 			return 77;
 		}
 	}
-	if (nrandom >= 0) {
-		for (int k = 0; k < nscripts; k++)
-			rp_free_script(scripts[k]);
-		free(scripts);
-		return rp_fuzz(nrandom, seed, verbose);
-	}
-	for (int k = 0; k < nscripts; k++) {
+	if (random)
+		return rp_fuzz((long)nrandom, seed, verbose);
+	for (int k = 0; k < nscripts; k++)
 		run_script(scripts[k], backends, case_filter, quiet, &T);
-		rp_free_script(scripts[k]);
-	}
-	free(scripts);
+	free_scripts(scripts, nscripts);
 	printf("cases: %d passed, %d failed\n", T.cases_pass, T.cases_fail);
 	printf("%d passed, %d failed\n", T.lines_pass, T.lines_fail);
 	rc = T.lines_fail ? 1 : 0;
 	return rc;
 }
-
