@@ -66,6 +66,7 @@ run "unit/test_alloc_fail (every allocation fails once)" build/test_alloc_fail
 run "unit/test_hashflood (adversarial 4-tuples)" build/test_hashflood
 run "stress/stress_ehash (plain, 3 s)" build/stress_ehash --duration 3
 run "torture (plain, 3 s)" build/torture --duration 3 --seed 1
+run "cli/bad_input (one line, exit 2 per mistake)" tests/cli/bad_input.sh build/socktab build/torture
 run "stress/stress_udp (plain, 3 s)" build/stress_udp --duration 3
 
 echo "== conformance: tests/conformance/*.sock against socktab and the live kernel"
