@@ -65,7 +65,8 @@ for t in $UNITS; do run "unit/$t" build/$t; done
 run "unit/test_alloc_fail (every allocation fails once)" build/test_alloc_fail
 run "unit/test_hashflood (adversarial 4-tuples)" build/test_hashflood
 run "stress/stress_ehash (plain, 3 s)" build/stress_ehash --duration 3
-run "torture (plain, 3 s)" build/socktab torture --duration 3 --seed 1
+run "torture (plain, 3 s)" build/torture --duration 3 --seed 1
+run "cli/bad_input (one line, exit 2 per mistake)" tests/cli/bad_input.sh build/socktab build/torture
 run "stress/stress_udp (plain, 3 s)" build/stress_udp --duration 3
 
 echo "== conformance: tests/conformance/*.sock against socktab and the live kernel"
@@ -137,7 +138,7 @@ run "stress/stress_ehash (tsan, 4 s)" build-tsan/stress_ehash --duration 4
 run "stress/stress_udp (tsan, 4 s)" build-tsan/stress_udp --duration 4
 # torture-tsan.supp: tsan.supp plus one lock-order report of new_child that cannot deadlock.
 TSAN_OPTIONS="suppressions=$PWD/tests/stress/torture-tsan.supp halt_on_error=1" \
-	run "torture (tsan, 4 s)" build-tsan/socktab torture --duration 4 --seed 2
+	run "torture (tsan, 4 s)" build-tsan/torture --duration 4 --seed 2
 
 echo "== libFuzzer (clang, ASan+UBSan, build-fuzz; \`make fuzz\` runs longer)"
 step "build (fuzz targets)" tests/fuzz/run.sh --build

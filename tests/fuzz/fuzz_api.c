@@ -23,7 +23,7 @@
  *      (counters touched by lazy TIME_WAIT expiry are exempt while an entry may have expired).
  * A violation prints what and where, then aborts: libFuzzer saves the input.
  *
- * Internal access (internal.h) is used only to tell which sockets own a port (sk->tb2) and to
+ * Internal access (src headers) is used only to tell which sockets own a port (sk->tb2) and to
  * read a lookup result's key, which has no public getter for TIME_WAIT entries.
  */
 #include <arpa/inet.h>

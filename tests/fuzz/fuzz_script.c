@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * libFuzzer target: the `.sock` script parser of `socktab replay` (tools/socktab/replay.c).
+ * libFuzzer target: the `.sock` script parser of `socktab replay` (replay/parse.c).
  *
  * The parser reads scripts written by people and by the differential fuzzer; a crash, a leak or
  * undefined behaviour on any input is a bug. The input is parsed as a whole file and thrown

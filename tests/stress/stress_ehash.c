@@ -17,16 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <arpa/inet.h>
 
 #include "sock.h"
 #include "socktab/socktab.h"
+#include "stress.h"
 
 #define SLOTS_PER_WRITER 48
 #define MAX_WRITERS 8
 #define MAX_OPS 20000000ull
+#define GROUP_PORT 9000
 
 struct slot {
 	_Atomic uint32_t seq;
@@ -39,26 +40,19 @@ struct slot {
 static struct socktab_net *net;
 static struct slot slots[MAX_WRITERS * SLOTS_PER_WRITER];
 static int nwriters = 2, nreaders = 2;
-static _Atomic int stop, stop_churn;
+static _Atomic int stop;
 static _Atomic uint64_t n_lookups, n_hits, n_checked, n_ops, n_violations, n_connect_fail;
-static _Atomic uint64_t n_listener_lookups, churn_steps;
-static _Atomic int listeners_ready;
-
-static uint64_t xs(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
+static _Atomic uint64_t n_listener_lookups;
 
 static void violation(const char *what)
 {
 	atomic_fetch_add(&n_violations, 1);
 	fprintf(stderr, "stress: VIOLATION: %s\n", what);
 }
+
+/* Four SO_REUSEPORT listeners on 127.0.0.1:9000, replaced one at a time: a lookup never misses. */
+static struct stress_group group = { .port = GROUP_PORT, .seed = 0x5eed, .ops = &n_ops,
+				     .violation = violation };
 
 static void *writer(void *arg)
 {
@@ -68,16 +62,17 @@ static void *writer(void *arg)
 
 	socktab_thread_register();
 	while (!atomic_load(&stop) && atomic_load(&n_ops) < MAX_OPS) {
-		struct slot *s = &slots[w * SLOTS_PER_WRITER + (int)(xs(&rng) % SLOTS_PER_WRITER)];
+		int i = (int)(stress_rand(&rng) % SLOTS_PER_WRITER);
+		struct slot *s = &slots[w * SLOTS_PER_WRITER + i];
 		struct socktab_sock *sk = atomic_load(&s->sk);
 
 		if (sk) {
 			/* Mark absent, then close. */
-			atomic_fetch_add_explicit(&s->seq, 1, memory_order_acq_rel);
+			stress_write_begin(&s->seq);
 			atomic_store(&s->present, 0);
 			atomic_store(&s->sk, NULL);
-			atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
-			if (xs(&rng) & 1)
+			stress_write_end(&s->seq);
+			if (stress_rand(&rng) & 1)
 				socktab_setsockopt(sk, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 			socktab_close(sk);
 		} else {
@@ -85,8 +80,8 @@ static void *writer(void *arg)
 			struct sockaddr_in me;
 			socklen_t len = sizeof(me);
 
-			dst.sin_addr.s_addr = htonl(0x7f000001 + (uint32_t)(xs(&rng) % 4));
-			dst.sin_port = htons((uint16_t)(1000 + xs(&rng) % 4));
+			dst.sin_addr.s_addr = htonl(0x7f000001 + (uint32_t)(stress_rand(&rng) % 4));
+			dst.sin_port = htons((uint16_t)(1000 + stress_rand(&rng) % 4));
 			sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
 			if (!sk || socktab_connect(sk, (struct sockaddr *)&dst, sizeof(dst))) {
 				atomic_fetch_add(&n_connect_fail, 1);
@@ -96,14 +91,14 @@ static void *writer(void *arg)
 			}
 			socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
 			socktab_getsockname(sk, (struct sockaddr *)&me, &len);
-			atomic_fetch_add_explicit(&s->seq, 1, memory_order_acq_rel);
+			stress_write_begin(&s->seq);
 			atomic_store(&s->raddr, dst.sin_addr.s_addr);
 			atomic_store(&s->rport, dst.sin_port);
 			atomic_store(&s->laddr, me.sin_addr.s_addr);
 			atomic_store(&s->lport, me.sin_port);
 			atomic_store(&s->sk, sk);
 			atomic_store(&s->present, 1);
-			atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+			stress_write_end(&s->seq);
 		}
 		atomic_fetch_add_explicit(&n_ops, 1, memory_order_relaxed);
 	}
@@ -111,54 +106,10 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/*
- * Listener churn: four SO_REUSEPORT listeners on 127.0.0.1:9000; one at a time is closed and
- * replaced, so at least three are always listening and a listener lookup must never miss.
- */
-#define LISTENERS 4
-static void *listener_churn(void *arg)
-{
-	struct socktab_sock *l[LISTENERS];
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9000) };
-	uint64_t rng = 0x5eed;
-	int one = 1;
-
-	(void)arg;
-	socktab_thread_register();
-	a.sin_addr.s_addr = htonl(0x7f000001);
-	for (int i = 0; i < LISTENERS; i++) {
-		l[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-		socktab_setsockopt(l[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-		if (socktab_bind(l[i], (struct sockaddr *)&a, sizeof(a)) || socktab_listen(l[i], 8))
-			violation("listener setup failed");
-	}
-	atomic_store(&listeners_ready, 1);
-	while (!atomic_load(&stop_churn)) {
-		int i = (int)(xs(&rng) % LISTENERS);
-
-		socktab_close(l[i]);
-		l[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-		socktab_setsockopt(l[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-		if (socktab_bind(l[i], (struct sockaddr *)&a, sizeof(a)) || socktab_listen(l[i], 8))
-			violation("listener re-listen failed");
-		atomic_fetch_add(&churn_steps, 1);
-		atomic_fetch_add_explicit(&n_ops, 1, memory_order_relaxed);
-	}
-	for (int i = 0; i < LISTENERS; i++)
-		socktab_close(l[i]);
-	socktab_thread_unregister();
-	return NULL;
-}
-
 static void check_listener(uint64_t *rng)
 {
-	uint16_t sport = (uint16_t)(xs(rng) & 0xffff);
-	uint64_t g0 = atomic_load(&churn_steps);
-	struct socktab_sock *f = socktab_lookup_listener4(net, htonl(0x7f000002), htons(sport),
-							  htonl(0x7f000001), htons(9000));
-	/* Three listeners were up for the whole lookup only if at most one churn step (one close,
-	 * one listen) overlapped it; a reader preempted for longer may rightly miss. */
-	bool sure = atomic_load(&churn_steps) - g0 <= 1;
+	bool sure;
+	struct socktab_sock *f = stress_group_lookup(&group, rng, &sure);
 
 	atomic_fetch_add_explicit(&n_listener_lookups, 1, memory_order_relaxed);
 	if (!f && sure) {
@@ -168,7 +119,7 @@ static void check_listener(uint64_t *rng)
 	if (!f)
 		return;
 	/* The key, not the state: the churn thread may close it right after the lookup. */
-	if (socktab__sk_num(f) != 9000 || socktab__sk_rcv_saddr(f) != htonl(0x7f000001)) {
+	if (socktab__sk_num(f) != GROUP_PORT || socktab__sk_rcv_saddr(f) != htonl(0x7f000001)) {
 		fprintf(stderr, "stress: got num=%u state=%u\n", socktab__sk_num(f), RD(f->state));
 		violation("listener lookup returned a socket whose key does not match");
 	}
@@ -182,22 +133,22 @@ static void *reader(void *arg)
 
 	socktab_thread_register();
 	while (!atomic_load(&stop)) {
-		if (atomic_load(&listeners_ready) && xs(&rng) % 8 == 0) {
+		if (atomic_load(&group.ready) && stress_rand(&rng) % 8 == 0) {
 			check_listener(&rng);
 			continue;
 		}
-		struct slot *s = &slots[xs(&rng) % (uint64_t)nslots];
-		uint32_t s1 = atomic_load_explicit(&s->seq, memory_order_acquire);
+		struct slot *s = &slots[stress_rand(&rng) % (uint64_t)nslots];
+		uint32_t s1 = stress_read_begin(&s->seq);
 		int present = atomic_load(&s->present);
 		uint32_t raddr = atomic_load(&s->raddr), laddr = atomic_load(&s->laddr);
 		uint16_t rport = (uint16_t)atomic_load(&s->rport);
 		uint16_t lport = (uint16_t)atomic_load(&s->lport);
 		struct socktab_sock *expect = atomic_load(&s->sk);
 
-		if (xs(&rng) % 8 == 0) /* a tuple that is never connected: port 999 */
+		if (stress_rand(&rng) % 8 == 0) /* a tuple that is never connected: port 999 */
 			rport = htons(999);
 		struct socktab_sock *f = socktab_lookup_tcp4(net, raddr, rport, laddr, lport);
-		uint32_t s2 = atomic_load_explicit(&s->seq, memory_order_acquire);
+		bool st = stress_read_stable(&s->seq, s1);
 
 		atomic_fetch_add_explicit(&n_lookups, 1, memory_order_relaxed);
 		if (f) {
@@ -208,7 +159,7 @@ static void *reader(void *arg)
 			if (rport == htons(999))
 				violation("lookup found a tuple nobody connected");
 		}
-		if (s1 == s2 && !(s1 & 1) && present && rport != htons(999)) {
+		if (st && present && rport != htons(999)) {
 			atomic_fetch_add_explicit(&n_checked, 1, memory_order_relaxed);
 			if (f != expect)
 				violation("a socket present for the whole lookup was missed");
@@ -241,40 +192,29 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	socktab_thread_register();
-	socktab_net_params_init(&p);
-	p.ehash_entries = 64; /* short table: long chains, frequent slot sharing */
-	p.ehash_locks = 4;
-	p.bhash_entries = 64;
-	p.port_low = 40000;
-	p.port_high = 40999;
-	p.tw_len_ms = 20;
-	p.tw_reuse = 1;
-	p.tw_reuse_delay_ms = 1;
+	stress_net_params(&p);
 	net = socktab_net_new(&p);
 	if (!net) {
 		perror("socktab_net_new");
 		return 1;
 	}
-	pthread_create(&th[2 * MAX_WRITERS], NULL, listener_churn, NULL);
+	group.net = net;
+	pthread_create(&th[2 * MAX_WRITERS], NULL, stress_group_churn, &group);
 	for (int i = 0; i < nwriters; i++)
 		pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
 	for (int i = 0; i < nreaders; i++)
 		pthread_create(&th[nwriters + i], NULL, reader, (void *)(intptr_t)i);
-	struct timespec ts = { (time_t)duration, (long)((duration - (time_t)duration) * 1e9) };
-
-	nanosleep(&ts, NULL);
+	stress_sleep(duration);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < nwriters + nreaders; i++)
 		pthread_join(th[i], NULL);
-	atomic_store(&stop_churn, 1); /* readers are done: the listeners may go now */
+	atomic_store(&group.stop, 1); /* readers are done: the listeners may go now */
 	pthread_join(th[2 * MAX_WRITERS], NULL);
 	/* Drain: close what is left; TIME_WAIT entries expire; every count must reach zero. */
 	for (int i = 0; i < nwriters * SLOTS_PER_WRITER; i++)
 		if (slots[i].sk)
 			socktab_close(slots[i].sk);
-	struct timespec w = { 0, 50 * 1000 * 1000 };
-
-	nanosleep(&w, NULL);
+	stress_sleep(0.05);
 	socktab_net_tick(net);
 	socktab_net_stats(net, &st);
 	uint64_t leaked = st.established + st.time_wait + st.bind_buckets;

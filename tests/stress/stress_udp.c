@@ -28,6 +28,7 @@
 
 #include "sock.h"
 #include "socktab/socktab.h"
+#include "stress.h"
 
 #define PORT 7000
 #define NSTABLE 8
@@ -48,16 +49,6 @@ static struct socktab_sock *W, *S[NSTABLE];
 static struct churn C[NCHURN];
 static _Atomic int stop;
 static _Atomic uint64_t n_lookups, n_strict, n_writes, n_violations, n_toggles;
-
-static uint64_t xs(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
 static void violation(const char *what, int id)
 {
@@ -103,10 +94,11 @@ static void *writer(void *arg)
 
 	socktab_thread_register();
 	while (!atomic_load(&stop)) {
-		int id = w * PER_WRITER + (int)(xs(&rs) % PER_WRITER), r = (int)(xs(&rs) % 16);
+		int id = w * PER_WRITER + (int)(stress_rand(&rs) % PER_WRITER);
+		int r = (int)(stress_rand(&rs) % 16);
 		struct churn *c = &C[id];
 		struct socktab_sock *sk = atomic_load_explicit(&c->sk, memory_order_relaxed);
-		int x = (int)(xs(&rs) % PEERS), peer = -1;
+		int x = (int)(stress_rand(&rs) % PEERS), peer = -1;
 
 		atomic_store_explicit(&c->seq, atomic_load_explicit(&c->seq, memory_order_relaxed) + 1,
 				      memory_order_relaxed);
@@ -165,8 +157,8 @@ static void *reader(void *arg)
 
 	socktab_thread_register();
 	while (!atomic_load(&stop)) {
-		int kind = (int)(xs(&rs) % 3), i = (int)(xs(&rs) % NSTABLE);
-		int id = (int)(xs(&rs) % NCHURN), x = (int)(xs(&rs) % PEERS);
+		int kind = (int)(stress_rand(&rs) % 3), i = (int)(stress_rand(&rs) % NSTABLE);
+		int id = (int)(stress_rand(&rs) % NCHURN), x = (int)(stress_rand(&rs) % PEERS);
 		uint32_t saddr;
 		uint16_t sport;
 		bool steady[NCHURN];
@@ -180,7 +172,7 @@ static void *reader(void *arg)
 			sport = htons((uint16_t)(20000 + PEERS * id + x));
 		} else {
 			saddr = ip("127.0.0.9");
-			sport = htons((uint16_t)(1 + (xs(&rs) % 60000)));
+			sport = htons((uint16_t)(1 + (stress_rand(&rs) % 60000)));
 		}
 		for (int k = 0; k < NCHURN; k++) {
 			s1[k] = atomic_load_explicit(&C[k].seq, memory_order_acquire);

@@ -9,7 +9,7 @@
  * lambda / (1 - e^-lambda) with lambda = n / m, and a maximum of a handful. The test prints
  * both and asserts the keyed maximum stays below a bound whose chance of being exceeded by
  * random placement is under 1e-8 (so a failure means the secret does not reach the hash).
- * Internal access (internal.h) reads the chains and the hash function.
+ * Internal access (src headers) reads the chains and the hash function.
  */
 #include <math.h>
 #include <time.h>

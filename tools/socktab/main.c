@@ -1,10 +1,35 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* socktab: command-line front end. Lists only subcommands that work. */
+/*
+ * socktab: the command-line front door. It only dispatches: each command is a library of its own
+ * (bench/: the benchmarks, replay/: the conformance harness), and all of them use socktab's
+ * public API only. Lists only commands that work.
+ */
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "bench.h"
+#include "replay.h"
 #include "socktab/socktab.h"
+
+/* A command or a benchmark: its name, its entry point (argv[0] is the name), one line on it. */
+struct cmd {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *what;
+};
+
+static const struct cmd benchmarks[] = {
+	{ "connect", bench_connect_main,
+	  "connect() cost vs port occupancy toward one destination" },
+	{ "crr", bench_crr_main, "neper tcp_crr between a client net and a server net" },
+	{ "lookup", bench_lookup_main,
+	  "established lookups: socktab vs DPDK rte_hash and liburcu lfht" },
+	{ "rss", bench_rss_main, "RSS-aware port choice: cost vs a plain connect(), queue hits" },
+	{ "tour", bench_tour_main, "every experiment and peer in one run (what `make run` runs)" },
+	{ "udp", bench_udp_main, "UDP lookups with and without the 4-tuple hash" },
+};
+
+#define NBENCH (sizeof(benchmarks) / sizeof(benchmarks[0]))
 
 static void usage(FILE *f)
 {
@@ -20,56 +45,73 @@ static void usage(FILE *f)
 		"  bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|all] [--burst B]\n"
 		"                 established lookups: socktab vs DPDK rte_hash and liburcu lfht\n"
 		"  bench tour [--seed S]\n"
-		"                 every seed experiment and peer in one run (what `make run` runs)\n"
+		"                 every experiment and peer in one run (what `make run` runs)\n"
 		"  bench rss [--queues Q] [--occupancy F] [-N CONNECTS] [--seed S]\n"
 		"                 RSS-aware port choice: cost vs a plain connect(), queue hits\n"
 		"  bench udp --connected N [--unconnected M] [--hash4 on|off|both] [-l SECONDS]\n"
-		"                 UDP lookups with and without the 4-tuple hash (seed 003)\n"
+		"                 UDP lookups with and without the 4-tuple hash\n"
 		"  replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
 		"  replay --random N [--seed S]\n"
 		"                 run .sock conformance scripts on socktab and the live kernel\n"
-		"  torture [--threads N] [--duration S] [--seed X]\n"
-		"                 readers look up while writers churn TCP/UDP sockets; model checks\n"
 		"  version        print the library version\n"
 		"  help           this text\n"
 		"\n"
-		"Run 'socktab bench <benchmark> --help' for details.\n");
+		"Run 'socktab bench --help' for the benchmarks, and\n"
+		"'socktab bench <benchmark> --help' or 'socktab replay --help' for details.\n");
+}
+
+/* "connect, crr, ...": the benchmarks' names. */
+static const char *bench_names(void)
+{
+	static char buf[128];
+	size_t n = 0;
+
+	for (size_t i = 0; i < NBENCH && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? ", " : "",
+				      benchmarks[i].name);
+	return buf;
+}
+
+static int bench(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "socktab bench: which benchmark? (%s)\n", bench_names());
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		printf("usage: socktab bench <benchmark> [options]\n\nbenchmarks:\n");
+		for (size_t i = 0; i < NBENCH; i++)
+			printf("  %-8s %s\n", benchmarks[i].name, benchmarks[i].what);
+		printf("\nRun 'socktab bench <benchmark> --help' for its options.\n");
+		return 0;
+	}
+	for (size_t i = 0; i < NBENCH; i++)
+		if (!strcmp(argv[1], benchmarks[i].name))
+			return benchmarks[i].main(argc - 1, argv + 1);
+	fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: %s)\n", argv[1],
+		bench_names());
+	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "-h")) {
+	if (argc < 2) {
+		fprintf(stderr, "socktab: which command? (bench, replay, version, help)\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
-		return argc < 2 ? 2 : 0;
+		return 0;
 	}
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("socktab %d.%d\n", SOCKTAB_VERSION_MAJOR, SOCKTAB_VERSION_MINOR);
 		return 0;
 	}
+	if (!strcmp(argv[1], "bench"))
+		return bench(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "replay"))
-		return socktab_cli_replay(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "torture"))
-		return socktab_cli_torture(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "bench")) {
-		if (argc >= 3 && !strcmp(argv[2], "connect"))
-			return socktab_cli_bench_connect(argc - 2, argv + 2);
-		if (argc >= 3 && !strcmp(argv[2], "rss"))
-			return socktab_cli_bench_rss(argc - 2, argv + 2);
-		if (argc >= 3 && !strcmp(argv[2], "crr"))
-			return socktab_cli_bench_crr(argc - 2, argv + 2);
-		if (argc >= 3 && !strcmp(argv[2], "lookup"))
-			return socktab_cli_bench_lookup(argc - 2, argv + 2);
-		if (argc >= 3 && !strcmp(argv[2], "tour"))
-			return socktab_cli_bench_tour(argc - 2, argv + 2);
-		if (argc >= 3 && !strcmp(argv[2], "udp"))
-			return socktab_cli_bench_udp(argc - 2, argv + 2);
-		fprintf(stderr, "socktab bench: unknown benchmark '%s' (available: connect, crr, "
-			"lookup, rss, tour, udp)\n",
-			argc >= 3 ? argv[2] : "");
-		return 2;
-	}
-	fprintf(stderr, "socktab: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+		return rp_main(argc - 1, argv + 1);
+	fprintf(stderr, "socktab: unknown command '%s' (commands: bench, replay, version, help)\n",
+		argv[1]);
 	return 2;
 }

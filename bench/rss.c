@@ -16,7 +16,8 @@
 
 #include <arpa/inet.h>
 
-#include "cli.h"
+#include "bench.h"
+#include "opt.h"
 #include "socktab/socktab.h"
 
 static const uint8_t ms_key[40] = {
@@ -33,50 +34,71 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int socktab_cli_bench_rss(int argc, char **argv)
+static void help(void)
 {
-	int lo = 32768, hi = 60999, n = 2000, queues = 16, rounds = 5;
+	printf("usage: socktab bench rss [--queues Q] [--occupancy F] [--range LO-HI] "
+	       "[-N CONNECTS] [--rounds R] [--seed S]\n"
+	       "defaults: --queues 16 --occupancy 0.5 --range 32768-60999 -N 2000 "
+	       "--rounds 5\n");
+}
+
+int bench_rss_main(int argc, char **argv)
+{
+	enum { O_QUEUES = 256, O_OCC, O_RANGE, O_ROUNDS, O_SEED };
+	static const struct option longopts[] = {
+		{ "queues", required_argument, NULL, O_QUEUES },
+		{ "occupancy", required_argument, NULL, O_OCC },
+		{ "range", required_argument, NULL, O_RANGE },
+		{ "rounds", required_argument, NULL, O_ROUNDS },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct opt_parser op = { "socktab bench rss", "hN:", longopts };
+	int lo = 32768, hi = 60999, n = 2000, queues = 16, rounds = 5, opt;
 	double occ = 0.5;
 	uint64_t seed = (uint64_t)time(NULL);
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(80) };
 	struct linger lg = { 1, 0 };
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	opt_start();
+	while ((opt = opt_next(&op, argc, argv)) != -1) {
+		int bad = 0;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("usage: socktab bench rss [--queues Q] [--occupancy F] [--range LO-HI] "
-			       "[-N CONNECTS] [--rounds R] [--seed S]\n"
-			       "defaults: --queues 16 --occupancy 0.5 --range 32768-60999 -N 2000 "
-			       "--rounds 5\n");
+		switch (opt) {
+		case 'h':
+			help();
 			return 0;
-		} else if (!strcmp(a, "--queues") && v) {
-			queues = atoi(v);
-			i++;
-		} else if (!strcmp(a, "--occupancy") && v) {
-			occ = atof(v);
-			i++;
-		} else if (!strcmp(a, "--range") && v) {
-			if (sscanf(v, "%d-%d", &lo, &hi) != 2)
-				lo = -1;
-			i++;
-		} else if (!strcmp(a, "-N") && v) {
-			n = atoi(v);
-			i++;
-		} else if (!strcmp(a, "--rounds") && v) {
-			rounds = atoi(v);
-			i++;
-		} else if (!strcmp(a, "--seed") && v) {
-			seed = strtoull(v, NULL, 0);
-			i++;
-		} else {
-			fprintf(stderr, "bench rss: unknown or incomplete option '%s'\n", a);
+		case O_QUEUES:
+			bad = opt_count_int(&op, "--queues", optarg, 1, 128, &queues);
+			break;
+		case O_OCC:
+			bad = opt_real(&op, "--occupancy", optarg, 0, 0.95, &occ);
+			break;
+		case O_RANGE:
+			bad = opt_port_range(&op, "--range", optarg, &lo, &hi);
+			break;
+		case 'N':
+			bad = opt_count_int(&op, "-N", optarg, 1, 1000000, &n);
+			break;
+		case O_ROUNDS:
+			bad = opt_count_int(&op, "--rounds", optarg, 1, 100, &rounds);
+			break;
+		case O_SEED:
+			bad = opt_seed(&op, "--seed", optarg, &seed);
+			break;
+		default:
 			return 2;
 		}
+		if (bad)
+			return 2;
 	}
-	if (queues < 1 || queues > 128 || occ < 0 || occ > 0.95 || lo < 1 || hi > 65535 ||
-	    hi < lo || n < 1 || n > 1000000 || rounds < 1 || rounds > 100) {
-		fprintf(stderr, "bench rss: bad parameters (queues 1..128, occupancy 0..0.95)\n");
+	if (optind < argc) {
+		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (n < rounds) {
+		opt_fail(&op, "-N: %d connects for %d rounds (each round needs one)", n, rounds);
 		return 2;
 	}
 	socktab_thread_register();

@@ -28,7 +28,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "replay.h"
+#include "script.h"
 
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000

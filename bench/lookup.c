@@ -30,9 +30,9 @@
 
 #include <arpa/inet.h>
 
-#include "../../bench/peers/peers.h"
 #include "bench.h"
-#include "cli.h"
+#include "opt.h"
+#include "peers/peers.h"
 
 static const char *const table_names[BENCH_TABLE_COUNT] = {
 	[BENCH_TABLE_SOCKTAB] = "socktab",
@@ -447,50 +447,83 @@ static void help(void)
 	       bench_table_available(BENCH_TABLE_LFHT) ? "yes" : "no (liburcu-cds missing)");
 }
 
-int socktab_cli_bench_lookup(int argc, char **argv)
+int bench_lookup_main(int argc, char **argv)
 {
+	enum { O_SOCKETS = 256, O_LOOKUPS, O_PEER, O_BURST, O_MISSES, O_SEED, O_ROUNDS, O_JSON };
+	static const struct option longopts[] = {
+		{ "sockets", required_argument, NULL, O_SOCKETS },
+		{ "lookups", required_argument, NULL, O_LOOKUPS },
+		{ "peer", required_argument, NULL, O_PEER },
+		{ "burst", required_argument, NULL, O_BURST },
+		{ "misses", required_argument, NULL, O_MISSES },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "rounds", required_argument, NULL, O_ROUNDS },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* --peer: a table of enum bench_table, or "all" (index BENCH_TABLE_COUNT) */
+	static const char *const peer_names[BENCH_TABLE_COUNT + 2] = {
+		[BENCH_TABLE_SOCKTAB] = "socktab",
+		[BENCH_TABLE_SOCKTAB_SHARED] = "socktab-shared",
+		[BENCH_TABLE_RTE_HASH] = "rte_hash",
+		[BENCH_TABLE_LFHT] = "lfht",
+		[BENCH_TABLE_COUNT] = "all",
+	};
+	const struct opt_parser op = { "socktab bench lookup", "h", longopts };
 	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5 };
 	struct bench_out o = { 0 };
-	const char *peer = "all";
+	int peer = BENCH_TABLE_COUNT, opt;
 	bool sel[BENCH_TABLE_COUNT] = { 0 };
 	struct bench_lookup_result res[BENCH_TABLE_COUNT];
 
 	c.seed = (uint64_t)time(NULL);
 	c.progress = true;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	opt_start();
+	while ((opt = opt_next(&op, argc, argv)) != -1) {
+		int bad = 0;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (opt) {
+		case 'h':
 			help();
 			return 0;
-		} else if (!strcmp(a, "--json")) {
+		case O_JSON:
 			o.json = true;
-		} else if (!v) {
-			fprintf(stderr, "bench lookup: unknown or incomplete option '%s'\n", a);
-			return 2;
-		} else if (!strcmp(a, "--sockets")) {
-			c.sockets = strtoull(v, NULL, 0), i++;
-		} else if (!strcmp(a, "--lookups")) {
-			c.lookups = strtoull(v, NULL, 0), i++;
-		} else if (!strcmp(a, "--peer")) {
-			peer = v, i++;
-		} else if (!strcmp(a, "--burst")) {
-			c.burst = atoi(v), i++;
-		} else if (!strcmp(a, "--misses")) {
-			c.misses_pct = atoi(v), i++;
-		} else if (!strcmp(a, "--seed")) {
-			c.seed = strtoull(v, NULL, 0), i++;
-		} else if (!strcmp(a, "--rounds")) {
-			c.rounds = atoi(v), i++;
-		} else {
-			fprintf(stderr, "bench lookup: unknown option '%s'\n", a);
+			break;
+		case O_SOCKETS:
+			bad = opt_count(&op, "--sockets", optarg, 1, 1u << 26, &c.sockets);
+			break;
+		case O_LOOKUPS:
+			bad = opt_count(&op, "--lookups", optarg, 1, 1000000000, &c.lookups);
+			break;
+		case O_PEER:
+			bad = opt_choice(&op, "--peer", optarg, peer_names, &peer);
+			break;
+		case O_BURST:
+			bad = opt_count_int(&op, "--burst", optarg, 1, 256, &c.burst);
+			break;
+		case O_MISSES:
+			bad = opt_count_int(&op, "--misses", optarg, 0, 100, &c.misses_pct);
+			break;
+		case O_SEED:
+			bad = opt_seed(&op, "--seed", optarg, &c.seed);
+			break;
+		case O_ROUNDS:
+			bad = opt_count_int(&op, "--rounds", optarg, 1, 64, &c.rounds);
+			break;
+		default:
 			return 2;
 		}
+		if (bad)
+			return 2;
 	}
-	if (c.sockets < 1 || c.sockets > (1u << 26) || c.burst < 1 || c.burst > 256 ||
-	    c.misses_pct < 0 || c.misses_pct > 100 || c.rounds < 1 || c.rounds > 64) {
-		fprintf(stderr, "bench lookup: need 1 <= N <= 2^26, 1 <= B <= 256, 0 <= PCT <= 100, "
-				"1 <= R <= 64\n");
+	if (optind < argc) {
+		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (c.lookups && c.lookups < (uint64_t)c.rounds) {
+		opt_fail(&op, "--lookups: %llu lookups for %d rounds (each round needs one)",
+			 (unsigned long long)c.lookups, c.rounds);
 		return 2;
 	}
 	if (!c.lookups) {
@@ -498,10 +531,10 @@ int socktab_cli_bench_lookup(int argc, char **argv)
 		c.lookups = c.lookups < 1000000 ? 1000000 : c.lookups > 4000000 ? 4000000 : c.lookups;
 	}
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
-		if (!strcmp(peer, "all"))
+		if (peer == BENCH_TABLE_COUNT)
 			sel[t] = t != BENCH_TABLE_SOCKTAB_SHARED;
 		else
-			sel[t] = !strcmp(peer, table_names[t]);
+			sel[t] = peer == t;
 	}
 	sel[BENCH_TABLE_SOCKTAB] = true; /* the reference for every ratio */
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++)
@@ -509,7 +542,7 @@ int socktab_cli_bench_lookup(int argc, char **argv)
 			fprintf(stderr, "bench lookup: peer %s not built in (its package was "
 					"missing at build time)\n",
 				table_names[t] ? table_names[t] : "?");
-			if (strcmp(peer, "all"))
+			if (peer != BENCH_TABLE_COUNT)
 				return 2;
 			sel[t] = false;
 		}

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * socktab bench tour: every seed experiment and every peer, reproduced in one run (what
- * `make run` runs; well under 90 s on two cores). One row per experiment: what the seed measured
- * upstream, the pair of configurations socktab compares, and the ratio measured now (after over
- * before, so > 1 means the seed's change helps here too). Rows:
+ * socktab bench tour: every experiment and every peer comparison, reproduced in one run (what
+ * `make run` runs; well under 90 s on two cores). One row per experiment: what the upstream kernel
+ * change measured, the pair of configurations socktab compares, and the ratio measured now (after
+ * over before, so > 1 means the change helps here too). Rows, by the name printed as row=:
  *   000  RCU pre-check before the locked 4-tuple check: crr, linux-6.1 -> linux-6.1 + pre-check
  *   002  lport added after hashing, one hash per connect(): crr, pre-check + lport inside ->
  *        pre-check + lport after (= the linux variant)
@@ -14,8 +14,8 @@
  *   peers  socktab's established lookup vs DPDK rte_hash and liburcu cds_lfht (socktab / peer)
  *   cliff  connect() at 95 % of the range toward one destination, linux -> socktab, and crr at
  *        -F 20000 (71 %), linux -> socktab
- * Each figure is one run on this machine; compare ratios, not absolute numbers, with the seeds'
- * 240-core hosts.
+ * Each figure is one run on this machine; compare ratios, not absolute numbers, with the
+ * upstream measurements' 240-core hosts.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "opt.h"
 
 struct row {
 	const char *id, *seed, *pair, *bench;
@@ -94,35 +94,51 @@ static int crr(const struct bench_crr_cfg *base, const char *variant, int preche
 	return err;
 }
 
-int socktab_cli_bench_tour(int argc, char **argv)
+int bench_tour_main(int argc, char **argv)
 {
+	enum { O_SEED = 256, O_SOCKETS };
+	static const struct option longopts[] = {
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "sockets", required_argument, NULL, O_SOCKETS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct opt_parser op = { "socktab bench tour", "hl:", longopts };
 	uint64_t seed = (uint64_t)time(NULL), sockets = 250000;
 	double crr_s = 2;
 	struct bench_crr_cfg cc;
 	static struct bench_crr_result a, b, l, s; /* linux-6.1, +pre-check, linux, socktab */
 	struct row rows[8];
-	int nrows = 0, err = 0;
+	int nrows = 0, err = 0, opt;
 	uint64_t t0 = bench_now_ns();
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+	opt_start();
+	while ((opt = opt_next(&op, argc, argv)) != -1) {
+		int bad = 0;
+
+		switch (opt) {
+		case 'h':
 			printf("usage: socktab bench tour [--seed S] [-l CRR_SECONDS] [--sockets N]\n"
 			       "Reproduces every seed experiment and peer comparison in one run "
 			       "(defaults: -l 2, --sockets 250000).\n");
 			return 0;
-		} else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-			seed = strtoull(argv[++i], NULL, 0);
-		} else if (!strcmp(argv[i], "-l") && i + 1 < argc) {
-			crr_s = atof(argv[++i]);
-		} else if (!strcmp(argv[i], "--sockets") && i + 1 < argc) {
-			sockets = strtoull(argv[++i], NULL, 0);
-		} else {
-			fprintf(stderr, "bench tour: unknown option '%s'\n", argv[i]);
+		case O_SEED:
+			bad = opt_seed(&op, "--seed", optarg, &seed);
+			break;
+		case 'l':
+			bad = opt_real(&op, "-l", optarg, 0.001, 60, &crr_s);
+			break;
+		case O_SOCKETS:
+			bad = opt_count(&op, "--sockets", optarg, 1000, 1u << 24, &sockets);
+			break;
+		default:
 			return 2;
 		}
+		if (bad)
+			return 2;
 	}
-	if (!(crr_s > 0 && crr_s <= 60) || sockets < 1000 || sockets > (1u << 24)) {
-		fprintf(stderr, "bench tour: need 0 < -l <= 60 and 1000 <= --sockets <= 2^24\n");
+	if (optind < argc) {
+		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
 	socktab_thread_register();
@@ -131,8 +147,8 @@ int socktab_cli_bench_tour(int argc, char **argv)
 	       (unsigned long long)seed, crr_s, (unsigned long long)sockets);
 	fflush(stdout);
 
-	/* crr at the seeds' port pressure: four configurations, visited in turn over two rounds
-	 * so a burst of load on a shared machine spreads over all of them. */
+	/* crr at the upstream measurements' port pressure: four configurations, visited in turn
+	 * over two rounds so a burst of load on a shared machine spreads over all of them. */
 	bench_crr_cfg_init(&cc);
 	cc.threads = 2;
 	cc.flows = 20000;
@@ -160,7 +176,8 @@ int socktab_cli_bench_tour(int argc, char **argv)
 		 ns_per_port(&b, cc.threads), ns_per_port(&l, cc.threads));
 	nrows++;
 
-	/* 001 and the peers: every table built, then timed in turn (median of 5 rounds). */
+	/* Row 001 (tables reached through the net) and the peers: every table built, then timed
+	 * in turn (median of 5 rounds). */
 	{
 		struct bench_lookup_cfg lc = { .sockets = sockets, .lookups = 2 * sockets,
 					       .burst = 1, .seed = seed, .rounds = 5 };

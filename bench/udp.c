@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * socktab bench udp: the before/after of seed 003 (UDP 4-tuple hash). One local (address, port),
+ * socktab bench udp: the UDP 4-tuple hash experiment, before and after. One local (address, port),
  * 127.0.0.1:8000, holds N sockets each connected to its own peer (and M unconnected ones, all
  * with SO_REUSEADDR); the loop looks up datagrams from those N peers and from U peers nobody is
  * connected to, round-robin, with socktab_lookup_udp4() (+ socktab_sock_put()). With --hash4
@@ -17,7 +17,8 @@
 
 #include <arpa/inet.h>
 
-#include "cli.h"
+#include "bench.h"
+#include "opt.h"
 #include "socktab/socktab.h"
 
 #define MAX_ROUNDS 4096
@@ -121,12 +122,26 @@ static int add_sock(struct socktab_net *net, struct socktab_sock **out, uint32_t
 	return 0;
 }
 
-int socktab_cli_bench_udp(int argc, char **argv)
+int bench_udp_main(int argc, char **argv)
 {
+	enum { O_CONNECTED = 256, O_UNCONNECTED, O_UNKNOWN, O_SLOTS, O_SEED, O_HASH4 };
+	static const struct option longopts[] = {
+		{ "connected", required_argument, NULL, O_CONNECTED },
+		{ "unconnected", required_argument, NULL, O_UNCONNECTED },
+		{ "unknown", required_argument, NULL, O_UNKNOWN },
+		{ "slots", required_argument, NULL, O_SLOTS },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "hash4", required_argument, NULL, O_HASH4 },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* --hash4: index + 1 is the set of modes (bit 0: on, bit 1: off) */
+	static const char *const hash4_names[] = { "on", "off", "both", NULL };
+	const struct opt_parser op = { "socktab bench udp", "hl:", longopts };
 	long nconn = -1, nunconn = 0, nunknown = 1, slots = 16384;
-	unsigned long long seed = 1;
+	uint64_t seed = 1;
 	double seconds = 2;
-	int modes = 3; /* bit 0: on, bit 1: off */
+	int modes = 3, opt, v;
 	struct socktab_net_params p;
 	struct socktab_net *net;
 	struct socktab_sock **conn, **unconn;
@@ -135,41 +150,58 @@ int socktab_cli_bench_udp(int argc, char **argv)
 	size_t nkeys, pos = 0;
 	int rc = 0;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		char *end = NULL;
+	opt_start();
+	while ((opt = opt_next(&op, argc, argv)) != -1) {
+		int bad = 0;
 
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		switch (opt) {
+		case 'h':
 			usage(stdout);
 			return 0;
+		case O_CONNECTED:
+			bad = opt_count_int(&op, "--connected", optarg, 0, 200000, &v);
+			nconn = v;
+			break;
+		case O_UNCONNECTED:
+			bad = opt_count_int(&op, "--unconnected", optarg, 0, 200000, &v);
+			nunconn = v;
+			break;
+		case O_UNKNOWN:
+			bad = opt_count_int(&op, "--unknown", optarg, 0, 60000, &v);
+			nunknown = v;
+			break;
+		case O_SLOTS:
+			bad = opt_count_int(&op, "--slots", optarg, 1, 65536, &v);
+			slots = v;
+			break;
+		case O_SEED:
+			bad = opt_seed(&op, "--seed", optarg, &seed);
+			break;
+		case 'l':
+			bad = opt_real(&op, "-l", optarg, 0.001, 3600, &seconds);
+			break;
+		case O_HASH4:
+			bad = opt_choice(&op, "--hash4", optarg, hash4_names, &modes);
+			modes++;
+			break;
+		default:
+			return 2;
 		}
-		if (!v)
-			goto bad;
-		i++;
-		if (!strcmp(a, "--connected"))
-			nconn = strtol(v, &end, 10);
-		else if (!strcmp(a, "--unconnected"))
-			nunconn = strtol(v, &end, 10);
-		else if (!strcmp(a, "--unknown"))
-			nunknown = strtol(v, &end, 10);
-		else if (!strcmp(a, "--slots"))
-			slots = strtol(v, &end, 10);
-		else if (!strcmp(a, "--seed"))
-			seed = strtoull(v, &end, 10);
-		else if (!strcmp(a, "-l"))
-			seconds = strtod(v, &end);
-		else if (!strcmp(a, "--hash4")) {
-			modes = !strcmp(v, "on") ? 1 : !strcmp(v, "off") ? 2 : !strcmp(v, "both") ? 3 : 0;
-			end = modes ? (char *)v + strlen(v) : (char *)v;
-		} else
-			goto bad;
-		if (!end || *end || end == v)
-			goto bad;
+		if (bad)
+			return 2;
 	}
-	if (nconn < 0 || nconn > 200000 || nunconn < 0 || nunconn > 200000 || nunknown < 0 ||
-	    nunknown > 60000 || nconn + nunknown == 0 || seconds <= 0 || seconds > 3600 ||
-	    slots < 1 || slots > 65536)
-		goto bad;
+	if (optind < argc) {
+		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (nconn < 0) {
+		opt_fail(&op, "--connected N is required");
+		return 2;
+	}
+	if (nconn + nunknown == 0) {
+		opt_fail(&op, "--connected 0 needs --unknown 1 or more (lookups need a peer)");
+		return 2;
+	}
 
 	socktab_thread_register();
 	socktab_net_params_init(&p);
@@ -238,7 +270,8 @@ int socktab_cli_bench_udp(int argc, char **argv)
 
 	printf("benchmark=udp_lookup\nseed=%llu\nconnected=%ld\nunconnected=%ld\nunknown_peers=%ld\n"
 	       "slots=%ld\nrounds=%d\nlookups_per_round=%llu\n",
-	       seed, nconn, nunconn, nunknown, slots, rounds, (unsigned long long)per_round);
+	       (unsigned long long)seed, nconn, nunconn, nunknown, slots, rounds,
+	       (unsigned long long)per_round);
 	double med[2] = { 0, 0 };
 
 	for (int m = 0; m < 2; m++) {
@@ -269,7 +302,4 @@ int socktab_cli_bench_udp(int argc, char **argv)
 	free(unconn);
 	free(keys);
 	return rc;
-bad:
-	usage(stderr);
-	return 2;
 }

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The measurements behind `socktab bench crr|connect|lookup`, callable without their output so
- * `socktab bench tour` can run them side by side.
+ * socktab's benchmarks (`socktab bench NAME`): the entry point of each, called by the CLI with
+ * argv[0] = NAME, and the measurements behind crr, connect and lookup, callable without their
+ * output so `socktab bench tour` can run them side by side.
+ *
+ * The benchmarks use socktab's public API only.
  */
 #ifndef SOCKTAB_BENCH_H
 #define SOCKTAB_BENCH_H
@@ -9,9 +12,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bench_common.h"
+#include "common.h"
 
-/* ---- crr (bench_crr.c) ---- */
+/* ---- entry points: parse the options, run, print; exit status (2: bad usage) ---- */
+int bench_connect_main(int argc, char **argv);
+int bench_crr_main(int argc, char **argv);
+int bench_lookup_main(int argc, char **argv);
+int bench_rss_main(int argc, char **argv);
+int bench_tour_main(int argc, char **argv);
+int bench_udp_main(int argc, char **argv);
+
+/* ---- crr (crr.c) ---- */
 struct bench_crr_cfg {
 	int threads, flows;
 	double seconds;         /* time mode when transactions == 0 */
@@ -44,12 +55,12 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r);
  * weighted by time, CPU times add up (acc's start values are the first run's). */
 void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result *r);
 
-/* ---- connect (bench_connect.c) ---- */
+/* ---- connect (connect.c) ---- */
 /* Mean connect() ns and ports tried at occupancy @occ, measured as `bench connect` does. */
 int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int rounds,
 			  uint64_t seed, double *mean_ns, double *tried);
 
-/* ---- lookup (bench_lookup.c) ---- */
+/* ---- lookup (lookup.c) ---- */
 enum bench_table {
 	BENCH_TABLE_SOCKTAB,
 	BENCH_TABLE_SOCKTAB_SHARED, /* socktab net whose tables are shared with another net */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Helpers shared by the `socktab bench` subcommands (bench_common.h). */
+/* Helpers shared by the `socktab bench` subcommands (common.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "bench_common.h"
+#include "common.h"
 
 const struct bench_variant bench_variants[3] = {
 	{ "socktab", SOCKTAB_VARIANT_SOCKTAB },
@@ -130,26 +130,6 @@ double bench_histo_stddev(const struct bench_histo *h)
 	double n = (double)h->count, var = (h->sum2 - h->sum * h->sum / n) / n;
 
 	return var > 0 ? sqrt(var) : 0;
-}
-
-int bench_parse_percentiles(const char *s, double *out, int max)
-{
-	int n = 0;
-
-	while (*s) {
-		char *end;
-		double v = strtod(s, &end);
-
-		if (end == s || v < 0 || v > 100 || n >= max)
-			return -1;
-		out[n++] = v;
-		s = end;
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return -1;
-	}
-	return n;
 }
 
 /* ---- key=value / JSON output ---- */

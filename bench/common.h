@@ -45,9 +45,6 @@ double bench_histo_percentile(const struct bench_histo *h, double p);
 double bench_histo_mean(const struct bench_histo *h);
 double bench_histo_stddev(const struct bench_histo *h);
 
-/* Parse "50,90,99" into @out (at most @max entries); returns the count or -1. */
-int bench_parse_percentiles(const char *s, double *out, int max);
-
 /*
  * Output of one benchmark: neper-style "key=value" lines, or one JSON object per record with
  * --json. bench_out_begin() opens a record (JSON: "{"), bench_out_end() closes it; in key=value

@@ -45,7 +45,7 @@
 #include <arpa/inet.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "opt.h"
 
 #define CRR_PORT 12867
 #define SNAP_NS 100000000ull /* throughput snapshot interval (neper's interval is 1 s) */
@@ -388,7 +388,8 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 	x->cli = make_net(c, 0x636c69);
 	x->srv = make_net(c, 0x737276);
 	if (!x->cli || !x->srv) {
-		err = -ENOMEM;
+		err = -errno;
+		fprintf(stderr, "bench crr: socktab_net_new: %s\n", strerror(errno));
 		goto out_nets;
 	}
 	for (int i = 0; i < c->threads; i++) {
@@ -548,18 +549,13 @@ static void help(void)
 	       "                         [--rcu-precheck on|off] [--lport-hash inside|after]\n"
 	       "                         [--time-wait] [-p 50,90,99] [--seed S] [--json]\n"
 	       "                         [--rounds R] [--plot FILE.png]\n"
-	       "defaults: -T 1 -F 1 -l 3 --range 32768-60999 --variant all -p 50,90,99\n"
+	       "defaults: -T 1 -F THREADS -l 3 --range 32768-60999 --variant all -p 50,90,99\n"
 	       "          --rounds 3 when several variants or flow counts run, else 1\n"
 	       "neper tcp_crr over two socktab nets (client, server); prints neper's client keys,\n"
 	       "then ports_tried_mean. --sweep runs each flow count; --plot draws throughput vs\n"
 	       "flows, one line per variant (gnuplot). With R rounds, -l and -N are split over R\n"
 	       "runs per row, visited in turn (fresh nets each), so load bursts on a shared\n"
 	       "machine spread over every row; each row's figures merge its rounds.\n");
-}
-
-static int on_off(const char *v, const char *a, const char *b)
-{
-	return !strcmp(v, a) ? 1 : !strcmp(v, b) ? 0 : -2;
 }
 
 static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
@@ -607,111 +603,123 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_end(o);
 }
 
-int socktab_cli_bench_crr(int argc, char **argv)
+int bench_crr_main(int argc, char **argv)
 {
+	enum { O_SWEEP = 256, O_RANGE, O_VARIANT, O_PRECHECK, O_LPORT, O_SEED, O_PLOT, O_ROUNDS,
+	       O_JSON, O_TIME_WAIT };
+	static const struct option longopts[] = {
+		{ "sweep", required_argument, NULL, O_SWEEP },
+		{ "range", required_argument, NULL, O_RANGE },
+		{ "variant", required_argument, NULL, O_VARIANT },
+		{ "rcu-precheck", required_argument, NULL, O_PRECHECK },
+		{ "lport-hash", required_argument, NULL, O_LPORT },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "plot", required_argument, NULL, O_PLOT },
+		{ "rounds", required_argument, NULL, O_ROUNDS },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "time-wait", no_argument, NULL, O_TIME_WAIT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const variant_names[] = { "socktab", "linux", "linux-6.1", "all", NULL };
+	static const char *const off_on[] = { "off", "on", NULL };
+	static const char *const after_inside[] = { "after", "inside", NULL };
+	const struct opt_parser op = { "socktab bench crr", "hT:F:l:N:p:", longopts };
 	struct bench_crr_cfg c;
 	struct bench_out o = { 0 };
-	const char *variant = "all", *plot = NULL;
+	const char *plot = NULL;
 	double pct[16] = { 50, 90, 99 };
-	int npct = 3, flows[BENCH_PLOT_MAX_POINTS], nflows = 0, rounds = 0;
+	int npct = 3, flows[BENCH_PLOT_MAX_POINTS], nflows = 0, rounds = 0, variant = 3, opt;
+	uint64_t trans;
 
 	bench_crr_cfg_init(&c);
 	c.seed = (uint64_t)time(NULL);
 	c.progress = true;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	opt_start();
+	while ((opt = opt_next(&op, argc, argv)) != -1) {
+		int bad = 0;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (opt) {
+		case 'h':
 			help();
 			return 0;
-		} else if (!strcmp(a, "--json")) {
+		case O_JSON:
 			o.json = true;
-		} else if (!strcmp(a, "--time-wait")) {
+			break;
+		case O_TIME_WAIT:
 			c.time_wait = true;
-		} else if (!v) {
-			fprintf(stderr, "bench crr: unknown or incomplete option '%s'\n", a);
+			break;
+		case 'T':
+			bad = opt_count_int(&op, "-T", optarg, 1, MAX_THREADS, &c.threads);
+			break;
+		case 'F':
+		case O_SWEEP:
+			bad = opt_count_list(&op, opt == 'F' ? "-F" : "--sweep", optarg, 1, 65535,
+					     flows, BENCH_PLOT_MAX_POINTS, &nflows);
+			break;
+		case 'l':
+			bad = opt_real(&op, "-l", optarg, 0.001, 86400, &c.seconds);
+			c.transactions = 0; /* the last of -l and -N wins */
+			break;
+		case 'N':
+			bad = opt_count(&op, "-N", optarg, 1, 1000000000, &trans);
+			if (!bad)
+				c.transactions = trans;
+			break;
+		case O_RANGE:
+			bad = opt_port_range(&op, "--range", optarg, &c.lo, &c.hi);
+			break;
+		case O_VARIANT:
+			bad = opt_choice(&op, "--variant", optarg, variant_names, &variant);
+			break;
+		case O_PRECHECK:
+			bad = opt_choice(&op, "--rcu-precheck", optarg, off_on, &c.rcu_precheck);
+			break;
+		case O_LPORT:
+			bad = opt_choice(&op, "--lport-hash", optarg, after_inside, &c.lport_inside);
+			break;
+		case 'p':
+			bad = opt_real_list(&op, "-p", optarg, 0, 100, pct, 16, &npct);
+			break;
+		case O_SEED:
+			bad = opt_seed(&op, "--seed", optarg, &c.seed);
+			break;
+		case O_PLOT:
+			plot = optarg;
+			bad = opt_output_file(&op, "--plot", plot);
+			break;
+		case O_ROUNDS:
+			bad = opt_count_int(&op, "--rounds", optarg, 1, 100, &rounds);
+			break;
+		default:
 			return 2;
-		} else if (!strcmp(a, "-T")) {
-			c.threads = atoi(v), i++;
-		} else if (!strcmp(a, "-F") || !strcmp(a, "--sweep")) {
-			char buf[512], *save = NULL;
-
-			snprintf(buf, sizeof(buf), "%s", v);
-			nflows = 0;
-			for (char *tok = strtok_r(buf, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (nflows == BENCH_PLOT_MAX_POINTS || atoi(tok) < 1) {
-					fprintf(stderr, "bench crr: bad flows '%s'\n", v);
-					return 2;
-				}
-				flows[nflows++] = atoi(tok);
-			}
-			i++;
-		} else if (!strcmp(a, "-l")) {
-			c.seconds = atof(v), c.transactions = 0, i++;
-			if (!(c.seconds > 0 && c.seconds <= 86400)) {
-				fprintf(stderr, "bench crr: bad -l '%s'\n", v);
-				return 2;
-			}
-		} else if (!strcmp(a, "-N")) {
-			c.transactions = strtoull(v, NULL, 0), i++;
-			if (!c.transactions) {
-				fprintf(stderr, "bench crr: bad -N '%s'\n", v);
-				return 2;
-			}
-		} else if (!strcmp(a, "--range")) {
-			if (sscanf(v, "%d-%d", &c.lo, &c.hi) != 2 || c.lo < 1 || c.hi > 65535 ||
-			    c.hi < c.lo) {
-				fprintf(stderr, "bench crr: bad --range '%s'\n", v);
-				return 2;
-			}
-			i++;
-		} else if (!strcmp(a, "--variant")) {
-			variant = v, i++;
-		} else if (!strcmp(a, "--rcu-precheck")) {
-			if ((c.rcu_precheck = on_off(v, "on", "off")) < -1) {
-				fprintf(stderr, "bench crr: --rcu-precheck on|off\n");
-				return 2;
-			}
-			i++;
-		} else if (!strcmp(a, "--lport-hash")) {
-			if ((c.lport_inside = on_off(v, "inside", "after")) < -1) {
-				fprintf(stderr, "bench crr: --lport-hash inside|after\n");
-				return 2;
-			}
-			i++;
-		} else if (!strcmp(a, "-p")) {
-			if ((npct = bench_parse_percentiles(v, pct, 16)) < 0) {
-				fprintf(stderr, "bench crr: bad -p '%s'\n", v);
-				return 2;
-			}
-			i++;
-		} else if (!strcmp(a, "--seed")) {
-			c.seed = strtoull(v, NULL, 0), i++;
-		} else if (!strcmp(a, "--plot")) {
-			plot = v, i++;
-		} else if (!strcmp(a, "--rounds")) {
-			rounds = atoi(v), i++;
-			if (rounds < 1 || rounds > 100) {
-				fprintf(stderr, "bench crr: bad --rounds '%s'\n", v);
-				return 2;
-			}
-		} else {
-			fprintf(stderr, "bench crr: unknown option '%s'\n", a);
+		}
+		if (bad)
+			return 2;
+	}
+	if (optind < argc) {
+		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (!nflows) /* one flow per thread */
+		flows[nflows++] = c.threads;
+	for (int b = 0; b < nflows; b++) {
+		if (flows[b] < c.threads) {
+			opt_fail(&op, "-F: %d flows for %d threads (each thread needs a flow)",
+				 flows[b], c.threads);
+			return 2;
+		}
+		if (flows[b] > c.hi - c.lo + 1) {
+			opt_fail(&op, "-F: %d flows do not fit in the %d-port range %d-%d", flows[b],
+				 c.hi - c.lo + 1, c.lo, c.hi);
 			return 2;
 		}
 	}
-	if (!nflows)
-		flows[nflows++] = 1;
 	int vsel[3], nv = 0;
 
 	for (int j = 0; j < 3; j++)
-		if (!strcmp(variant, "all") || !strcmp(variant, bench_variants[j].name))
+		if (variant == 3 || variant == j)
 			vsel[nv++] = j;
-	if (!nv) {
-		fprintf(stderr, "bench crr: unknown variant '%s'\n", variant);
-		return 2;
-	}
 	static struct bench_crr_result res[3][BENCH_PLOT_MAX_POINTS], one;
 	int rc = 0;
 	struct bench_progress prog;

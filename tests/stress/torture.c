@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * socktab torture: reader threads look sockets up while writer threads change the tables, with
- * a model on the side; one summary line at the end.
+ * torture: reader threads look sockets up while writer threads change the tables, with a model
+ * on the side; one summary line at the end. A white-box test: the end checks read the pool.
  *
- *   socktab torture [--threads N] [--duration S] [--seed X]
+ *   build/torture [--threads N] [--duration S] [--seed X]
  *
  * N writers and N readers (default 2 each) and one listener-group churn thread share one net
- * with small tables (64 ehash slots, 64 bind slots: long chains, shared buckets), ports
- * 40000-40999, TIME_WAIT of 20 ms with tw_reuse (entries expire and are taken over all the
+ * with small tables (stress_net_params in tests/common/stress.h: long chains, shared buckets),
+ * ports 40000-40999, TIME_WAIT of 20 ms with tw_reuse (entries expire and are taken over all the
  * time), and a type-stable pool (a closed socket's memory is handed out again at once).
  *
  * Each writer owns slots of three kinds and moves each through its life:
@@ -19,9 +19,9 @@
  *   UDP     bind 127.0.0.1:Q (owned), connect to 127.0.0.3 peers, re-connect, disconnect, close;
  *           Q must be bindable again at once.
  * A slot publishes what is present with a sequence counter, odd while the writer changes it
- * (as tests/stress/stress_ehash.c). A reader that reads the same even value before and after a
- * lookup knows the slot's socket was there for the whole lookup: the lookup must return exactly
- * it (a connected UDP socket must not answer another source). Every non-NULL result must carry
+ * (tests/common/stress.h). A reader that reads the same even value before and after a lookup
+ * knows the slot's socket was there for the whole lookup: the lookup must return exactly it (a
+ * connected UDP socket must not answer another source). Every non-NULL result must carry
  * the key asked for. The churn thread replaces, one at a time, members of a SO_REUSEPORT group of
  * four listeners on 127.0.0.1:9000; a listener lookup that overlapped at most one replacement
  * must find a member (one that overlapped more may rightly miss).
@@ -46,9 +46,10 @@
 
 #include <arpa/inet.h>
 
-#include "cli.h"
 #include "net.h"
+#include "opt.h"
 #include "socktab/socktab.h"
+#include "stress.h"
 
 #define MAX_THREADS 8
 #define NCONN 24
@@ -58,8 +59,6 @@
 #define LISTEN_PORT_BASE 20000 /* writer w, listener slot i: LISTEN_PORT_BASE + 64 * w + i */
 #define UDP_PORT_BASE 25000
 #define GROUP_PORT 9000
-#define GROUP_SIZE 4
-#define TW_LEN_MS 20
 
 enum { K_EMPTY, K_CONN, K_LISTEN, K_UDP };
 
@@ -80,20 +79,9 @@ struct slot {
 static struct socktab_net *net;
 static struct slot slots[MAX_THREADS * SLOTS_PER_WRITER];
 static int nthreads = 2;
-static _Atomic int stop, stop_churn;
+static _Atomic int stop;
 static _Atomic uint64_t n_ops, n_lookups, n_checked, n_hits, n_violations, n_listener_lookups;
-static _Atomic uint64_t n_udp_lookups, n_connect_fail, churn_steps;
-static _Atomic int group_ready;
-
-static uint64_t xs(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
+static _Atomic uint64_t n_udp_lookups, n_connect_fail;
 
 static void violation(const char *fmt, ...)
 {
@@ -109,16 +97,26 @@ static void violation(const char *fmt, ...)
 	}
 }
 
+static void group_violation(const char *what)
+{
+	violation("%s", what);
+}
+
+/* A SO_REUSEPORT group of four listeners on 127.0.0.1:GROUP_PORT, members replaced one at a
+ * time; a listener lookup that overlapped at most one replacement must find a member. */
+static struct stress_group group = { .port = GROUP_PORT, .ops = &n_ops,
+				     .violation = group_violation };
+
 /* ---------------------------------------------------------------- writer side */
 
 static void begin(struct slot *s)
 {
-	atomic_fetch_add_explicit(&s->seq, 1, memory_order_acq_rel);
+	stress_write_begin(&s->seq);
 }
 
 static void end(struct slot *s)
 {
-	atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+	stress_write_end(&s->seq);
 }
 
 static void store_addr(_Atomic uint32_t dst[4], const struct sockaddr_storage *ss, uint32_t *port)
@@ -181,12 +179,12 @@ static void conn_step(struct slot *s, uint64_t *rng)
 		begin(s);
 		atomic_store(&s->kind, K_EMPTY);
 		atomic_store(&s->sk, NULL);
-		close_mode(sk, (int)(xs(rng) % 3));
+		close_mode(sk, (int)(stress_rand(rng) % 3));
 		end(s);
 		return;
 	}
-	bool v6 = xs(rng) % 4 == 0;
-	uint16_t dport = htons((uint16_t)(1000 + xs(rng) % 4));
+	bool v6 = stress_rand(rng) % 4 == 0;
+	uint16_t dport = htons((uint16_t)(1000 + stress_rand(rng) % 4));
 	struct sockaddr_storage d;
 	socklen_t dl;
 
@@ -202,7 +200,7 @@ static void conn_step(struct slot *s, uint64_t *rng)
 		struct sockaddr_in *a = (struct sockaddr_in *)&d;
 
 		a->sin_family = AF_INET;
-		a->sin_addr.s_addr = htonl(0x7f000001 + (uint32_t)(xs(rng) % 4));
+		a->sin_addr.s_addr = htonl(0x7f000001 + (uint32_t)(stress_rand(rng) % 4));
 		a->sin_port = dport;
 		dl = sizeof(*a);
 	}
@@ -219,7 +217,7 @@ static void conn_step(struct slot *s, uint64_t *rng)
 		end(s);
 		return;
 	}
-	if (xs(rng) % 8)
+	if (stress_rand(rng) % 8)
 		socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
 	atomic_store(&s->family, v6 ? AF_INET6 : AF_INET);
 	publish_names(s, sk, true);
@@ -260,7 +258,7 @@ static void listen_step(struct slot *s, uint64_t *rng)
 		struct sockaddr_in r = { .sin_family = AF_INET };
 
 		r.sin_addr.s_addr = htonl(0x7f000002);
-		r.sin_port = htons((uint16_t)(30000 + xs(rng) % 30000));
+		r.sin_port = htons((uint16_t)(30000 + stress_rand(rng) % 30000));
 		begin(s);
 		c = socktab_sock_new_child(sk, (struct sockaddr *)&l, (struct sockaddr *)&r,
 					   sizeof(r));
@@ -284,7 +282,7 @@ static void listen_step(struct slot *s, uint64_t *rng)
 	atomic_store(&s->csk, NULL);
 	/* Abortive: no TIME_WAIT keeps the port, so the next bind must succeed at once. */
 	close_mode(c, 1);
-	if (xs(rng) % 2) {
+	if (stress_rand(rng) % 2) {
 		atomic_store(&s->kind, K_EMPTY);
 		atomic_store(&s->sk, NULL);
 		close_mode(sk, 0);
@@ -323,11 +321,11 @@ static void udp_step(struct slot *s, uint64_t *rng)
 		return;
 	}
 	begin(s);
-	switch (xs(rng) % 4) {
+	switch (stress_rand(rng) % 4) {
 	case 0:
 	case 1: /* connect, or re-connect to another peer: moves between hash2/hash4 chains */
 		a.sin_addr.s_addr = htonl(0x7f000003);
-		a.sin_port = htons((uint16_t)(7000 + xs(rng) % 8));
+		a.sin_port = htons((uint16_t)(7000 + stress_rand(rng) % 8));
 		if (socktab_connect(sk, (struct sockaddr *)&a, sizeof(a))) {
 			violation("UDP connect failed");
 			atomic_store(&s->connected, 0);
@@ -367,7 +365,8 @@ static void *writer(void *arg)
 
 	socktab_thread_register();
 	while (!atomic_load(&stop)) {
-		struct slot *s = &slots[w * SLOTS_PER_WRITER + (int)(xs(&rng) % SLOTS_PER_WRITER)];
+		int i = (int)(stress_rand(&rng) % SLOTS_PER_WRITER);
+		struct slot *s = &slots[w * SLOTS_PER_WRITER + i];
 
 		switch (s->type) {
 		case K_CONN:
@@ -385,40 +384,6 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/* Replace one member of the SO_REUSEPORT group at a time: at least three always listen. */
-static void *group_churn(void *arg)
-{
-	struct socktab_sock *l[GROUP_SIZE];
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(GROUP_PORT) };
-	uint64_t rng = (uint64_t)(uintptr_t)arg | 1;
-	int one = 1;
-
-	socktab_thread_register();
-	a.sin_addr.s_addr = htonl(0x7f000001);
-	for (int i = 0; i < GROUP_SIZE; i++) {
-		l[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-		socktab_setsockopt(l[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-		if (socktab_bind(l[i], (struct sockaddr *)&a, sizeof(a)) || socktab_listen(l[i], 8))
-			violation("group listener setup failed");
-	}
-	atomic_store(&group_ready, 1);
-	while (!atomic_load(&stop_churn)) {
-		int i = (int)(xs(&rng) % GROUP_SIZE);
-
-		socktab_close(l[i]);
-		l[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-		socktab_setsockopt(l[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-		if (socktab_bind(l[i], (struct sockaddr *)&a, sizeof(a)) || socktab_listen(l[i], 8))
-			violation("group listener re-listen failed");
-		atomic_fetch_add(&churn_steps, 1);
-		atomic_fetch_add_explicit(&n_ops, 1, memory_order_relaxed);
-	}
-	for (int i = 0; i < GROUP_SIZE; i++)
-		socktab_close(l[i]);
-	socktab_thread_unregister();
-	return NULL;
-}
-
 /* ---------------------------------------------------------------- reader side */
 
 struct snap {
@@ -431,7 +396,7 @@ struct snap {
 
 static void take(struct slot *s, struct snap *n)
 {
-	n->seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+	n->seq = stress_read_begin(&s->seq);
 	n->kind = atomic_load(&s->kind);
 	n->child = atomic_load(&s->child);
 	n->connected = atomic_load(&s->connected);
@@ -449,10 +414,7 @@ static void take(struct slot *s, struct snap *n)
 /* Was the slot unchanged, and not changing, for the whole lookup? */
 static bool stable(struct slot *s, const struct snap *n)
 {
-	/* Seqlock reader: the lookup's loads must not pass the second read of the counter. A
-	 * release RMW of 0 orders them (a fence would do, but TSan does not model fences). */
-	return !(n->seq & 1) &&
-	       atomic_fetch_add_explicit(&s->seq, 0, memory_order_acq_rel) == n->seq;
+	return stress_read_stable(&s->seq, n->seq);
 }
 
 /*
@@ -485,7 +447,7 @@ static bool tcp_key(const struct socktab_sock *f, int family, const uint32_t *ra
 static void check_conn(struct slot *s, uint64_t *rng)
 {
 	struct snap n;
-	bool negative = xs(rng) % 8 == 0;
+	bool negative = stress_rand(rng) % 8 == 0;
 	struct socktab_sock *f;
 
 	take(s, &n);
@@ -522,7 +484,7 @@ static void check_listen(struct slot *s, uint64_t *rng)
 	struct socktab_sock *f;
 
 	take(s, &n);
-	if (xs(rng) % 2) {
+	if (stress_rand(rng) % 2) {
 		f = socktab_lookup_listener4(net, htonl(0x7f000009), htons(12345), htonl(0x7f000001),
 					     htons(s->port));
 		bool st = stable(s, &n);
@@ -565,9 +527,9 @@ static void check_udp(struct slot *s, uint64_t *rng)
 	struct socktab_sock *f;
 
 	take(s, &n);
-	from_peer = n.connected && xs(rng) % 2;
+	from_peer = n.connected && stress_rand(rng) % 2;
 	src = from_peer ? n.raddr[3] : htonl(0x7f000005);
-	sport = from_peer ? n.rport : htons((uint16_t)(40000 + xs(rng) % 1000));
+	sport = from_peer ? n.rport : htons((uint16_t)(40000 + stress_rand(rng) % 1000));
 	f = socktab_lookup_udp4(net, src, sport, htonl(0x7f000001), htons(s->port));
 	bool st = stable(s, &n);
 
@@ -590,11 +552,8 @@ static void check_udp(struct slot *s, uint64_t *rng)
 
 static void check_group(uint64_t *rng)
 {
-	uint64_t g0 = atomic_load(&churn_steps);
-	struct socktab_sock *f = socktab_lookup_listener4(
-		net, htonl(0x7f000002), htons((uint16_t)(xs(rng) & 0xffff)), htonl(0x7f000001),
-		htons(GROUP_PORT));
-	bool sure = atomic_load(&churn_steps) - g0 <= 1;
+	bool sure;
+	struct socktab_sock *f = stress_group_lookup(&group, rng, &sure);
 
 	atomic_fetch_add_explicit(&n_listener_lookups, 1, memory_order_relaxed);
 	if (!f && sure)
@@ -612,11 +571,11 @@ static void *reader(void *arg)
 
 	socktab_thread_register();
 	while (!atomic_load(&stop)) {
-		if (atomic_load(&group_ready) && xs(&rng) % 8 == 0) {
+		if (atomic_load(&group.ready) && stress_rand(&rng) % 8 == 0) {
 			check_group(&rng);
 			continue;
 		}
-		struct slot *s = &slots[xs(&rng) % (uint64_t)nslots];
+		struct slot *s = &slots[stress_rand(&rng) % (uint64_t)nslots];
 
 		switch (s->type) {
 		case K_CONN:
@@ -688,11 +647,9 @@ static uint64_t drain_and_count_leaks(void)
 		if (sk)
 			socktab_close(sk);
 	}
-	/* Bounded wait: TIME_WAIT entries live TW_LEN_MS. */
+	/* Bounded wait: TIME_WAIT entries live 20 ms (stress_net_params). */
 	for (int k = 0; k < 100; k++) {
-		struct timespec w = { 0, 10 * 1000 * 1000 };
-
-		nanosleep(&w, NULL);
+		stress_sleep(0.01);
 		socktab_net_tick(net);
 		socktab_net_stats(net, &st);
 		if (!st.time_wait)
@@ -728,58 +685,63 @@ static void check_ports(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: socktab torture [--threads N (1-%d, default 2)] [--duration S (default 10)]"
+	fprintf(f, "usage: torture [--threads N (1-%d, default 2)] [--duration S (default 10)]"
 		   " [--seed X]\n"
 		   "N writer and N reader threads plus a listener-group churn thread; prints one\n"
 		   "summary line (ops, lookups, violations, leaked) and 'N passed, M failed'.\n",
 		MAX_THREADS);
 }
 
-int socktab_cli_torture(int argc, char **argv)
+int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct opt_parser op = { "torture", "h", longopts };
 	double duration = 10;
-	unsigned long long seed = 1;
+	uint64_t seed = 1;
 	pthread_t wt[MAX_THREADS], rt[MAX_THREADS], ct;
 	struct socktab_net_params p;
 	struct timespec t0, t1;
+	int c;
 
-	for (int i = 1; i < argc; i++) {
-		char *end = NULL;
-
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	opt_start();
+	while ((c = opt_next(&op, argc, argv)) != -1) {
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
+		case 't':
+			if (opt_count_int(&op, "--threads", optarg, 1, MAX_THREADS, &nthreads))
+				return 2;
+			break;
+		case 'd':
+			if (opt_real(&op, "--duration", optarg, 0.001, 86400, &duration))
+				return 2;
+			break;
+		case 's':
+			if (opt_seed(&op, "--seed", optarg, &seed))
+				return 2;
+			break;
+		default:
+			return 2;
 		}
-		if (i + 1 >= argc)
-			goto bad;
-		if (!strcmp(argv[i], "--threads"))
-			nthreads = (int)strtol(argv[++i], &end, 10);
-		else if (!strcmp(argv[i], "--duration"))
-			duration = strtod(argv[++i], &end);
-		else if (!strcmp(argv[i], "--seed"))
-			seed = strtoull(argv[++i], &end, 10);
-		else
-			goto bad;
-		if (!end || *end)
-			goto bad;
 	}
-	if (nthreads < 1 || nthreads > MAX_THREADS || !(duration > 0 && duration <= 86400))
-		goto bad;
+	if (optind < argc) {
+		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
 
 	socktab_thread_register();
-	socktab_net_params_init(&p);
-	p.ehash_entries = 64; /* small tables: long chains, buckets shared by unrelated ports */
-	p.ehash_locks = 4;
-	p.bhash_entries = 64;
+	stress_net_params(&p);
 	p.udp_hash_entries = 128;
-	p.port_low = 40000;
-	p.port_high = 40999;
-	p.tw_len_ms = TW_LEN_MS;
-	p.tw_reuse = 1;
-	p.tw_reuse_delay_ms = 1;
 	net = socktab_net_new(&p);
 	if (!net) {
-		perror("socktab torture: socktab_net_new");
+		perror("torture: socktab_net_new");
 		return 1;
 	}
 	for (int w = 0; w < nthreads; w++)
@@ -791,7 +753,9 @@ int socktab_cli_torture(int argc, char **argv)
 					     64 * w + i);
 		}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pthread_create(&ct, NULL, group_churn, (void *)(uintptr_t)(seed * 7919 + 1));
+	group.net = net;
+	group.seed = seed * 7919 + 1;
+	pthread_create(&ct, NULL, stress_group_churn, &group);
 	for (int i = 0; i < nthreads; i++) {
 		wargs[i].w = i;
 		wargs[i].seed = seed * 0x9e3779b97f4a7c15ull + (uint64_t)i + 1;
@@ -799,19 +763,13 @@ int socktab_cli_torture(int argc, char **argv)
 		pthread_create(&rt[i], NULL, reader,
 			       (void *)(uintptr_t)((seed ^ 0xabcdef1ull) * (uint64_t)(i + 7) | 1));
 	}
-	for (double left = duration; left > 0; left -= 0.1) {
-		struct timespec w = { 0, 100 * 1000 * 1000 };
-
-		if (left < 0.1)
-			w.tv_nsec = (long)(left * 1e9);
-		nanosleep(&w, NULL);
-	}
+	stress_sleep(duration);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(wt[i], NULL);
 		pthread_join(rt[i], NULL);
 	}
-	atomic_store(&stop_churn, 1); /* readers are done: the group may go now */
+	atomic_store(&group.stop, 1); /* readers are done: the group may go now */
 	pthread_join(ct, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	check_counts();
@@ -826,11 +784,12 @@ int socktab_cli_torture(int argc, char **argv)
 	printf("torture: seed=%llu threads=%d duration_s=%.1f ops=%llu lookups=%llu "
 	       "listener_lookups=%llu udp_lookups=%llu checked=%llu hits=%llu connect_fail=%llu "
 	       "tw_recycled=%llu churn_steps=%llu violations=%llu leaked=%llu\n",
-	       seed, nthreads, secs, (unsigned long long)n_ops, (unsigned long long)n_lookups,
+	       (unsigned long long)seed, nthreads, secs, (unsigned long long)n_ops,
+	       (unsigned long long)n_lookups,
 	       (unsigned long long)n_listener_lookups, (unsigned long long)n_udp_lookups,
 	       (unsigned long long)n_checked, (unsigned long long)n_hits,
 	       (unsigned long long)n_connect_fail, (unsigned long long)st.tw_recycled,
-	       (unsigned long long)churn_steps, (unsigned long long)n_violations,
+	       (unsigned long long)group.steps, (unsigned long long)n_violations,
 	       (unsigned long long)leaked);
 	socktab_net_free(net);
 	socktab_thread_unregister();
@@ -838,7 +797,4 @@ int socktab_cli_torture(int argc, char **argv)
 
 	printf("%d passed, %d failed\n", ok, !ok);
 	return ok ? 0 : 1;
-bad:
-	usage(stderr);
-	return 2;
 }

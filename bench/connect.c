@@ -26,19 +26,8 @@
 #include <arpa/inet.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "opt.h"
 #include "socktab/socktab.h"
-
-struct variant {
-	const char *name;
-	enum socktab_variant v;
-};
-
-static const struct variant variants[] = {
-	{ "socktab", SOCKTAB_VARIANT_SOCKTAB },
-	{ "linux", SOCKTAB_VARIANT_LINUX },
-	{ "linux-6.1", SOCKTAB_VARIANT_LINUX_6_1 },
-};
 
 static long involuntary_csw(void)
 {
@@ -207,7 +196,7 @@ int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int ro
 	if (rounds > n)
 		rounds = n;
 	for (int rd = 0; rd < rounds && !err; rd++)
-		err = run_one(variants[variant].v, lo, hi, occ,
+		err = run_one(bench_variants[variant].v, lo, hi, occ,
 			      n / rounds + (rd == rounds - 1 ? n % rounds : 0), seed, &r);
 	if (!err) {
 		finish(&r);
@@ -218,79 +207,77 @@ int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int ro
 	return err;
 }
 
-int socktab_cli_bench_connect(int argc, char **argv)
+int bench_connect_main(int argc, char **argv)
 {
-	int lo = 32768, hi = 60999, n = 2000, rounds = 5;
-	char sweep_buf[256] = "0,0.5,0.95";
-	const char *variant = "all", *plot = NULL;
+	enum { O_RANGE = 256, O_OCC, O_SWEEP, O_VARIANT, O_ROUNDS, O_PLOT, O_SEED };
+	static const struct option longopts[] = {
+		{ "range", required_argument, NULL, O_RANGE },
+		{ "occupancy", required_argument, NULL, O_OCC },
+		{ "sweep", required_argument, NULL, O_SWEEP },
+		{ "variant", required_argument, NULL, O_VARIANT },
+		{ "rounds", required_argument, NULL, O_ROUNDS },
+		{ "plot", required_argument, NULL, O_PLOT },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const variant_names[] = { "socktab", "linux", "linux-6.1", "all", NULL };
+	const struct opt_parser op = { "socktab bench connect", "hN:", longopts };
+	int lo = 32768, hi = 60999, n = 2000, rounds = 5, variant = 3, c;
+	const char *plot = NULL;
 	uint64_t seed = (uint64_t)time(NULL);
-	double occ[32];
-	int nocc = 0;
+	double occ[32] = { 0, 0.5, 0.95 };
+	int nocc = 3;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	opt_start();
+	while ((c = opt_next(&op, argc, argv)) != -1) {
+		int bad = 0;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (c) {
+		case 'h':
 			help();
 			return 0;
-		} else if (!strcmp(a, "--range") && v) {
-			if (sscanf(v, "%d-%d", &lo, &hi) != 2 || lo < 1 || hi > 65535 || hi < lo) {
-				fprintf(stderr, "bench connect: bad --range '%s'\n", v);
-				return 2;
-			}
-			i++;
-		} else if ((!strcmp(a, "--occupancy") || !strcmp(a, "--sweep")) && v) {
-			snprintf(sweep_buf, sizeof(sweep_buf), "%s", v);
-			i++;
-		} else if (!strcmp(a, "--variant") && v) {
-			variant = v;
-			i++;
-		} else if (!strcmp(a, "-N") && v) {
-			n = atoi(v);
-			if (n < 1 || n > 10000000) {
-				fprintf(stderr, "bench connect: bad -N '%s'\n", v);
-				return 2;
-			}
-			i++;
-		} else if (!strcmp(a, "--rounds") && v) {
-			rounds = atoi(v);
-			if (rounds < 1 || rounds > 1000) {
-				fprintf(stderr, "bench connect: bad --rounds '%s'\n", v);
-				return 2;
-			}
-			i++;
-		} else if (!strcmp(a, "--plot") && v) {
-			plot = v;
-			i++;
-		} else if (!strcmp(a, "--seed") && v) {
-			seed = strtoull(v, NULL, 0);
-			i++;
-		} else {
-			fprintf(stderr, "bench connect: unknown or incomplete option '%s'\n", a);
+		case O_RANGE:
+			bad = opt_port_range(&op, "--range", optarg, &lo, &hi);
+			break;
+		case O_OCC:
+			bad = opt_real(&op, "--occupancy", optarg, 0, 1, &occ[0]);
+			nocc = 1;
+			break;
+		case O_SWEEP:
+			bad = opt_real_list(&op, "--sweep", optarg, 0, 1, occ, 32, &nocc);
+			break;
+		case O_VARIANT:
+			bad = opt_choice(&op, "--variant", optarg, variant_names, &variant);
+			break;
+		case 'N':
+			bad = opt_count_int(&op, "-N", optarg, 1, 10000000, &n);
+			break;
+		case O_ROUNDS:
+			bad = opt_count_int(&op, "--rounds", optarg, 1, 1000, &rounds);
+			break;
+		case O_PLOT:
+			plot = optarg;
+			bad = opt_output_file(&op, "--plot", plot);
+			break;
+		case O_SEED:
+			bad = opt_seed(&op, "--seed", optarg, &seed);
+			break;
+		default:
 			return 2;
 		}
-	}
-	for (char *tok = strtok(sweep_buf, ","); tok && nocc < 32; tok = strtok(NULL, ",")) {
-		char *end;
-		double f = strtod(tok, &end);
-
-		if (*end || f < 0 || f > 1) {
-			fprintf(stderr, "bench connect: bad occupancy '%s' (0..1)\n", tok);
+		if (bad)
 			return 2;
-		}
-		occ[nocc++] = f;
 	}
-	if (!nocc)
+	if (optind < argc) {
+		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
 		return 2;
+	}
 	int vsel[3], nv = 0;
 
 	for (int j = 0; j < 3; j++)
-		if (!strcmp(variant, "all") || !strcmp(variant, variants[j].name))
+		if (variant == 3 || variant == j)
 			vsel[nv++] = j;
-	if (!nv) {
-		fprintf(stderr, "bench connect: unknown variant '%s'\n", variant);
-		return 2;
-	}
 
 	if (rounds > n)
 		rounds = n;
@@ -315,13 +302,16 @@ int socktab_cli_bench_connect(int argc, char **argv)
 	struct result warm = { 0 };
 
 	warm.lat = calloc((size_t)n, sizeof(uint64_t));
-	if (!warm.lat || err || run_one(variants[vsel[0]].v, lo, hi, occ[0], n / rounds, seed,
-					&warm)) {
-		fprintf(stderr, "bench connect: out of memory\n");
+	if (!warm.lat)
+		err = -ENOMEM;
+	if (!err)
+		err = run_one(bench_variants[vsel[0]].v, lo, hi, occ[0], n / rounds, seed, &warm);
+	free(warm.lat);
+	if (err) {
+		fprintf(stderr, "bench connect: %s\n", strerror(-err));
 		socktab_thread_unregister();
 		return 1;
 	}
-	free(warm.lat);
 
 	/* Round-robin over the rows; the last round takes the remainder of N. */
 	for (int rd = 0; rd < rounds && !err; rd++)
@@ -329,7 +319,7 @@ int socktab_cli_bench_connect(int argc, char **argv)
 			for (int b = 0; b < nocc && !err; b++) {
 				int cnt = n / rounds + (rd == rounds - 1 ? n % rounds : 0);
 
-				err = run_one(variants[vsel[a]].v, lo, hi, occ[b], cnt, seed,
+				err = run_one(bench_variants[vsel[a]].v, lo, hi, occ[b], cnt, seed,
 					      &res[a][b]);
 			}
 	if (err) {
@@ -346,8 +336,8 @@ int socktab_cli_bench_connect(int argc, char **argv)
 			       "connect_ns_median=%.1f\nconnect_ns_p99=%.1f\n"
 			       "ports_tried_mean=%.2f\n"
 			       "connects_per_sec=%.0f\nfailures=%d\ninvoluntary_csw=%ld\n",
-			       variants[vsel[a]].name, occ[b], r->mean, r->median, r->p99, r->tried,
-			       1e9 / r->mean, r->failures, r->preempted);
+			       bench_variants[vsel[a]].name, occ[b], r->mean, r->median, r->p99,
+			       r->tried, 1e9 / r->mean, r->failures, r->preempted);
 		}
 	printf("\n%-10s %9s %15s %17s %14s %12s %9s %6s\n", "variant", "occupancy",
 	       "connect_ns_mean", "connect_ns_median", "connect_ns_p99", "ports_tried", "vs_first",
@@ -355,9 +345,9 @@ int socktab_cli_bench_connect(int argc, char **argv)
 	for (int a = 0; a < nv; a++)
 		for (int b = 0; b < nocc; b++)
 			printf("%-10s %9.2f %15.1f %17.1f %14.1f %12.2f %8.2fx %6ld\n",
-			       variants[vsel[a]].name, occ[b], res[a][b].mean, res[a][b].median,
-			       res[a][b].p99, res[a][b].tried, res[a][b].mean / res[a][0].mean,
-			       res[a][b].preempted);
+			       bench_variants[vsel[a]].name, occ[b], res[a][b].mean,
+			       res[a][b].median, res[a][b].p99, res[a][b].tried,
+			       res[a][b].mean / res[a][0].mean, res[a][b].preempted);
 	for (int a = 0; a < nv; a++)
 		for (int b = 0; b < nocc; b++)
 			free(res[a][b].lat);
@@ -374,7 +364,7 @@ int socktab_cli_bench_connect(int argc, char **argv)
 					  .ylabel = "connect() ns (mean)",
 					  .logy = true };
 		for (int a = 0; a < nv && a < BENCH_PLOT_MAX_SERIES; a++) {
-			pl.name[a] = variants[vsel[a]].name;
+			pl.name[a] = bench_variants[vsel[a]].name;
 			pl.npoints[a] = nocc < BENCH_PLOT_MAX_POINTS ? nocc : BENCH_PLOT_MAX_POINTS;
 			for (int b = 0; b < pl.npoints[a]; b++) {
 				pl.x[a][b] = occ[b];

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "loopback.h"
-#include "replay.h"
+#include "script.h"
 #include "socktab/socktab.h"
 
 struct sctx {
