@@ -5,7 +5,7 @@
  *
  * Two hosts: a client net and a server net share nothing but "the wire". Both hosts call
  * themselves 127.0.0.1 (each net is its own namespace), so a segment from (127.0.0.1, sport) to
- * (127.0.0.1, dport) is delivered by socktab_lookup_tcp4() in the *receiving* net: that lookup is
+ * (127.0.0.1, dport) is delivered by socktab_lookup_tcp4(, SOCKTAB_LOOPBACK_IFINDEX, 0) in the *receiving* net: that lookup is
  * the whole wire. The server net has one SO_REUSEPORT listener per thread on 127.0.0.1:12867
  * (neper's data port); the SYN's listener lookup picks one by the reuseport hash.
  *
@@ -18,7 +18,7 @@
  *           finds the client's TIME_WAIT entry.
  *   connect socket(), socktab_connect() (the variant's port choice; SYN_SENT in the client's
  *           ehash), SYN -> server lookup (established miss, then the listener), child from
- *           socktab_sock_new_child(); SYN-ACK -> client lookup (SYN_SENT -> ESTABLISHED); ACK ->
+ *           socktab_sock_new_child(, SOCKTAB_LOOPBACK_IFINDEX, 0); SYN-ACK -> client lookup (SYN_SENT -> ESTABLISHED); ACK ->
  *           server lookup (child -> ESTABLISHED, accepted).
  *   request server lookup finds the child; response: client lookup finds the client socket.
  * Every lookup's answer is checked against the socket the model expects (wire_errors counts
@@ -103,7 +103,7 @@ void bench_crr_cfg_init(struct bench_crr_cfg *c)
 static struct socktab_sock *wire(struct crr_ctx *x, struct socktab_net *net, uint16_t sport,
 				 uint16_t dport)
 {
-	return socktab_lookup_tcp4(net, x->loop, sport, x->loop, dport);
+	return socktab_lookup_tcp4(net, x->loop, sport, x->loop, dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 }
 
 /* Deliver and check that @want gets it; then move it to @state (0: leave it). */
@@ -205,7 +205,7 @@ static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
 	addr(&local, x->loop, lport);
 	addr(&remote, x->loop, f->cport);
 	child = socktab_sock_new_child(ln, (struct sockaddr *)&local, (struct sockaddr *)&remote,
-				       sizeof(local));
+				       sizeof(local), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	socktab_sock_put(ln);
 	if (!child) {
 		err = -errno;

@@ -148,7 +148,7 @@ static int st_build(const struct bench_lookup_cfg *c, bool shared, struct st_tab
 		ra.sin_addr.s_addr = k.saddr;
 		ra.sin_port = k.sport;
 		child = socktab_sock_new_child(ln, (struct sockaddr *)&la, (struct sockaddr *)&ra,
-					       sizeof(la));
+					       sizeof(la), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		if (!child) {
 			fprintf(stderr, "bench lookup: socket %llu: %s\n", (unsigned long long)i,
 				strerror(errno));
@@ -171,12 +171,6 @@ static void st_free(struct st_table *st)
 		socktab_net_free(st->owner);
 }
 
-/* The peers' key and socktab's burst key are the same 12 bytes. */
-_Static_assert(sizeof(struct peer_key) == sizeof(struct socktab_tuple4) &&
-		       offsetof(struct peer_key, sport) == offsetof(struct socktab_tuple4, sport) &&
-		       offsetof(struct peer_key, daddr) == offsetof(struct socktab_tuple4, daddr),
-	       "key layouts differ");
-
 static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, uint64_t n,
 			   int burst)
 {
@@ -184,12 +178,17 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 
 	if (burst > 1) {
 		struct socktab_sock *out[256];
+		struct socktab_tuple4 k[256];
 
 		for (uint64_t j = 0; j < n; j += (uint64_t)burst) {
 			unsigned b = n - j < (uint64_t)burst ? (unsigned)(n - j) : (unsigned)burst;
 
-			socktab_lookup_tcp_burst(net, (const struct socktab_tuple4 *)&q[j], b, out,
-						 SOCKTAB_LOOKUP_ESTABLISHED);
+			/* socktab's burst key also carries the ingress device. */
+			for (unsigned i = 0; i < b; i++)
+				k[i] = (struct socktab_tuple4){ q[j + i].saddr, q[j + i].daddr,
+								q[j + i].sport, q[j + i].dport,
+								SOCKTAB_LOOPBACK_IFINDEX, 0 };
+			socktab_lookup_tcp_burst(net, k, b, out, SOCKTAB_LOOKUP_ESTABLISHED);
 			for (unsigned i = 0; i < b; i++)
 				if (out[i]) {
 					hits++;
@@ -201,7 +200,7 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 	for (uint64_t j = 0; j < n; j++) {
 		struct socktab_sock *sk =
 			socktab_lookup_established4(net, q[j].saddr, q[j].sport, q[j].daddr,
-						    q[j].dport);
+						    q[j].dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 		if (sk) {
 			hits++;

@@ -3,7 +3,7 @@
  * socktab bench udp: the UDP 4-tuple hash experiment, before and after. One local (address, port),
  * 127.0.0.1:8000, holds N sockets each connected to its own peer (and M unconnected ones, all
  * with SO_REUSEADDR); the loop looks up datagrams from those N peers and from U peers nobody is
- * connected to, round-robin, with socktab_lookup_udp4() (+ socktab_sock_put()). With --hash4
+ * connected to, round-robin, with socktab_lookup_udp4(, SOCKTAB_LOOPBACK_IFINDEX, 0) (+ socktab_sock_put()). With --hash4
  * both, rounds of the two modes alternate in one run (the switch only tells lookups whether to
  * consult hash4), each mode's throughput is the median of its rounds, and hash4_speedup is
  * on / off. Without hash4 every lookup scores the whole hash2 chain of the port (N + M sockets);
@@ -73,7 +73,7 @@ static double round_run(struct socktab_net *net, const struct key *keys, size_t 
 
 	for (uint64_t i = 0; i < n; i++) {
 		struct socktab_sock *sk =
-			socktab_lookup_udp4(net, keys[p].saddr, keys[p].sport, daddr, dport);
+			socktab_lookup_udp4(net, keys[p].saddr, keys[p].sport, daddr, dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 		if (!sk) {
 			miss++;

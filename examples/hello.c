@@ -30,7 +30,7 @@ int main(void)
 	socktab_getsockname(sk, (struct sockaddr *)&me, &len);
 	/* A segment from 127.0.0.1:80 to our local port finds the socket. */
 	found = socktab_lookup_tcp4(net, dst.sin_addr.s_addr, dst.sin_port, me.sin_addr.s_addr,
-				    me.sin_port);
+				    me.sin_port, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	printf("connected from port %u, lookup %s\n", ntohs(me.sin_port),
 	       found == sk ? "found it" : "FAILED");
 	socktab_sock_put(found);

@@ -42,17 +42,17 @@ int main(void)
 
 	/* A SYN from the peer: no connection matches, so the lookup returns the listener. */
 	hit = socktab_lookup_tcp4(net, peer.sin_addr.s_addr, peer.sin_port, local.sin_addr.s_addr,
-				  local.sin_port);
+				  local.sin_port, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	STEP(hit == ln, "SYN: lookup finds the listener");
 	child = socktab_sock_new_child(hit, (struct sockaddr *)&local, (struct sockaddr *)&peer,
-				       sizeof(local));
+				       sizeof(local), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	socktab_sock_put(hit);
 	STEP(child && socktab_get_state(child) == SOCKTAB_TCP_SYN_RECV,
 	     "child socket in SYN_RECV (SYN-ACK sent)");
 
 	/* The peer's ACK completes the handshake; later segments find the child, not the listener. */
 	hit = socktab_lookup_tcp4(net, peer.sin_addr.s_addr, peer.sin_port, local.sin_addr.s_addr,
-				  local.sin_port);
+				  local.sin_port, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	STEP(hit == child && socktab_set_state(child, SOCKTAB_TCP_ESTABLISHED) == 0,
 	     "ACK: lookup finds the child, ESTABLISHED");
 	socktab_sock_put(hit);
@@ -62,7 +62,7 @@ int main(void)
 		     socktab_set_state(child, SOCKTAB_TCP_FIN_WAIT2) == 0 && socktab_close(child) == 0,
 	     "active close");
 	hit = socktab_lookup_established4(net, peer.sin_addr.s_addr, peer.sin_port,
-					  local.sin_addr.s_addr, local.sin_port);
+					  local.sin_addr.s_addr, local.sin_port, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	STEP(hit && socktab_get_state(hit) == SOCKTAB_TCP_TIME_WAIT,
 	     "late segment: lookup finds the TIME_WAIT entry");
 	socktab_sock_put(hit);

@@ -213,13 +213,34 @@ void lb_attach(struct socktab_sock *sk, struct socktab_net *net)
 	P(sk)->net = net;
 }
 
+/*
+ * The ingress device of a packet the host sends to itself (R91): the device that holds the
+ * destination address, as its local route says (lo for 127.0.0.0/8 and ::1).
+ */
+static int ingress_dev(struct socktab_net *net, int family, const void *daddr)
+{
+	struct socktab_route_result res;
+
+	if (socktab_route_lookup(net, family, daddr, 0, &res) || res.type != SOCKTAB_RTN_LOCAL)
+		return SOCKTAB_LOOPBACK_IFINDEX;
+	return res.ifindex;
+}
+
+static int tuple_ingress(struct socktab_net *net, const struct tuple *t)
+{
+	return t->v4 ? ingress_dev(net, AF_INET, &t->r4) : ingress_dev(net, AF_INET6, &t->r6);
+}
+
 static struct socktab_sock *lookup(struct socktab_net *net, const struct tuple *t, bool listener)
 {
+	int dif = tuple_ingress(net, t);
+
 	if (t->v4)
-		return listener ? socktab_lookup_listener4(net, t->l4, t->lport, t->r4, t->rport)
-				: socktab_lookup_tcp4(net, t->l4, t->lport, t->r4, t->rport);
-	return listener ? socktab_lookup_listener6(net, &t->l6, t->lport, &t->r6, t->rport)
-			: socktab_lookup_tcp6(net, &t->l6, t->lport, &t->r6, t->rport);
+		return listener ? socktab_lookup_listener4(net, t->l4, t->lport, t->r4, t->rport,
+							   dif, 0)
+				: socktab_lookup_tcp4(net, t->l4, t->lport, t->r4, t->rport, dif, 0);
+	return listener ? socktab_lookup_listener6(net, &t->l6, t->lport, &t->r6, t->rport, dif, 0)
+			: socktab_lookup_tcp6(net, &t->l6, t->lport, &t->r6, t->rport, dif, 0);
 }
 
 /*
@@ -274,7 +295,8 @@ static int deliver_syn(struct socktab_sock *sk)
 	family = socktab_sock_family(found);
 	len = make_sa(&la, family, &t, true);
 	make_sa(&ra, family, &t, false);
-	child = socktab_sock_new_child(found, (struct sockaddr *)&la, (struct sockaddr *)&ra, len);
+	child = socktab_sock_new_child(found, (struct sockaddr *)&la, (struct sockaddr *)&ra, len,
+				       tuple_ingress(net, &t), 0);
 	if (!child) {
 		err = -errno;
 		socktab_sock_put(found);
@@ -444,11 +466,12 @@ static struct socktab_sock *udp_lookup(struct socktab_net *net, const struct soc
 		const struct sockaddr_in *a = (const void *)from, *b = (const void *)to;
 
 		return socktab_lookup_udp4(net, a->sin_addr.s_addr, a->sin_port, b->sin_addr.s_addr,
-					   b->sin_port);
+					   b->sin_port, ingress_dev(net, AF_INET, &b->sin_addr), 0);
 	}
 	const struct sockaddr_in6 *a = (const void *)from, *b = (const void *)to;
 
-	return socktab_lookup_udp6(net, &a->sin6_addr, a->sin6_port, &b->sin6_addr, b->sin6_port);
+	return socktab_lookup_udp6(net, &a->sin6_addr, a->sin6_port, &b->sin6_addr, b->sin6_port,
+				   ingress_dev(net, AF_INET6, &b->sin6_addr), 0);
 }
 
 int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len)

@@ -14,17 +14,20 @@
  */
 #include "ehash.h"
 
-/* ehash.c's match4() with no device: the key of socktab_lookup_established4(). */
+/* ehash.c's match4(): the key of socktab_lookup_established4(), device rule included. */
 static inline bool match4(const struct socktab_sock *sk, const struct socktab_net *net,
-			  uint64_t acookie, uint32_t ports)
+			  uint64_t acookie, uint32_t ports, const struct socktab_tuple4 *k)
 {
 	return RD(sk->net) == net && RD(sk->portpair) == ports && RD(sk->addrpair) == acookie &&
-	       RD(sk->v4key);
+	       RD(sk->v4key) &&
+	       socktab__bound_dev_eq(k->sdif && RD(net->tcp_l3mdev_accept), RD(sk->bound_dev_if),
+				     k->dif, k->sdif);
 }
 
 /* The R21 walk of one chain, from a first entry already loaded. Inside RCU read side. */
 static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32_t slot,
-				  uintptr_t first, uint64_t acookie, uint32_t ports)
+				  uintptr_t first, uint64_t acookie, uint32_t ports,
+				  const struct socktab_tuple4 *k)
 {
 	struct socktab__tables *t = net->tab;
 	struct socktab_sock *sk;
@@ -34,11 +37,11 @@ static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32
 		for (; !socktab__is_nulls(p);
 		     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
 			sk = socktab__node_sk(p);
-			if (RD(sk->hash) != hash || !match4(sk, net, acookie, ports))
+			if (RD(sk->hash) != hash || !match4(sk, net, acookie, ports, k))
 				continue;
 			if (!socktab__sock_hold_not_zero(sk))
 				return NULL; /* dying: "not found", as the single lookup */
-			if (match4(sk, net, acookie, ports))
+			if (match4(sk, net, acookie, ports, k))
 				return sk;
 			socktab_sock_put(sk); /* freed and reused meanwhile: walk again */
 			break;
@@ -84,13 +87,14 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 			uint32_t ports = (uint32_t)k[i].sport | ((uint32_t)ntohs(k[i].dport) << 16);
 			uint64_t acookie = (uint64_t)k[i].saddr | ((uint64_t)k[i].daddr << 32);
 
-			out[base + i] = walk4(net, hash[i], slot[i], first[i], acookie, ports);
+			out[base + i] = walk4(net, hash[i], slot[i], first[i], acookie, ports, &k[i]);
 		}
 		socktab__rcu_read_unlock();
 		for (unsigned int i = 0; i < m; i++) {
 			if (!out[base + i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED))
 				out[base + i] = socktab_lookup_listener4(net, k[i].saddr, k[i].sport,
-									 k[i].daddr, k[i].dport);
+									 k[i].daddr, k[i].dport,
+									 k[i].dif, k[i].sdif);
 			found += out[base + i] != NULL;
 		}
 	}

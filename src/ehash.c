@@ -12,6 +12,7 @@
  * (the socket may have been freed and reused, R20) and restart when the walk ends on another
  * slot's nulls value. Entries: SYN_SENT and later states, and TIME_WAIT entries (R25).
  */
+#include "dev.h"
 #include "ehash.h"
 #include "portmap.h"
 #include "timewait.h"
@@ -54,18 +55,31 @@ void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk)
 	socktab__unlock(l);
 }
 
-static inline bool dev_ok(const struct socktab_sock *sk, uint32_t dif)
-{
-	uint32_t b = RD(sk->bound_dev_if);
+/* The device part of a key: the ingress device and its L3 master, and whether unbound sockets
+ * take VRF traffic (net.ipv4.tcp_l3mdev_accept, read only when the packet came through one). */
+struct dev_key {
+	int dif, sdif;
+	bool l3mdev_accept;
+};
 
-	return !dif || !b || b == dif;
+static inline struct dev_key dev_key(const struct socktab_net *net, int dif, int sdif)
+{
+	struct dev_key d = { dif, sdif, sdif && RD(net->tcp_l3mdev_accept) };
+
+	return d;
 }
 
+static inline bool dev_match(const struct socktab_sock *sk, const struct dev_key *d)
+{
+	return socktab__bound_dev_eq(d->l3mdev_accept, RD(sk->bound_dev_if), d->dif, d->sdif);
+}
+
+/* inet_match(): the IPv4 key, then the device (R26, R92). */
 static inline bool match4(const struct socktab_sock *sk, const struct socktab_net *net,
-			  uint64_t acookie, uint32_t ports, uint32_t dif)
+			  uint64_t acookie, uint32_t ports, const struct dev_key *d)
 {
 	return RD(sk->net) == net && RD(sk->portpair) == ports && RD(sk->addrpair) == acookie &&
-	       RD(sk->v4key) && dev_ok(sk, dif);
+	       RD(sk->v4key) && dev_match(sk, d);
 }
 
 static inline bool v6eq(const _Atomic uint64_t a[2], const uint64_t b[2])
@@ -73,13 +87,14 @@ static inline bool v6eq(const _Atomic uint64_t a[2], const uint64_t b[2])
 	return RD(a[0]) == b[0] && RD(a[1]) == b[1];
 }
 
+/* inet6_match(). */
 static inline bool match6(const struct socktab_sock *sk, const struct socktab_net *net,
 			  const uint64_t remote[2], const uint64_t local[2], uint32_t ports,
-			  uint32_t dif)
+			  const struct dev_key *d)
 {
 	return RD(sk->net) == net && RD(sk->portpair) == ports && !RD(sk->v4key) &&
 	       RD(sk->family) == AF_INET6 && v6eq(sk->v6_daddr, remote) &&
-	       v6eq(sk->v6_saddr, local) && dev_ok(sk, dif);
+	       v6eq(sk->v6_saddr, local) && dev_match(sk, d);
 }
 
 /* A lookup key, assembled once per lookup (R26). */
@@ -88,13 +103,14 @@ struct lookup_key {
 	bool v6;
 	uint64_t acookie;            /* IPv4 */
 	uint64_t remote[2], local[2]; /* IPv6 */
+	struct dev_key dev;
 };
 
 static inline bool key_match(const struct socktab_sock *sk, const struct socktab_net *net,
 			     const struct lookup_key *k)
 {
-	return k->v6 ? match6(sk, net, k->remote, k->local, k->ports, 0)
-		     : match4(sk, net, k->acookie, k->ports, 0);
+	return k->v6 ? match6(sk, net, k->remote, k->local, k->ports, &k->dev)
+		     : match4(sk, net, k->acookie, k->ports, &k->dev);
 }
 
 /* R21: the lock-free walk shared by the IPv4 and IPv6 lookups. */
@@ -134,7 +150,8 @@ out:
 }
 
 struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32_t saddr,
-						 uint16_t sport, uint32_t daddr, uint16_t dport)
+						 uint16_t sport, uint32_t daddr, uint16_t dport,
+						 int dif, int sdif)
 {
 	uint16_t lport = ntohs(dport);
 	struct lookup_key k = {
@@ -144,12 +161,14 @@ struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32
 
 	if (!net)
 		return NULL;
+	k.dev = dev_key(net, dif, sdif);
 	return ehash_lookup(net, socktab__ehashfn4(net, daddr, lport, saddr, sport), &k);
 }
 
 struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
 						 const struct in6_addr *saddr, uint16_t sport,
-						 const struct in6_addr *daddr, uint16_t dport)
+						 const struct in6_addr *daddr, uint16_t dport,
+						 int dif, int sdif)
 {
 	uint16_t lport = ntohs(dport);
 	struct lookup_key k = { .ports = (uint32_t)sport | ((uint32_t)lport << 16), .v6 = true };
@@ -158,7 +177,8 @@ struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
 		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
 		return socktab_lookup_established4(net, saddr->s6_addr32[3], sport,
-						   daddr->s6_addr32[3], dport);
+						   daddr->s6_addr32[3], dport, dif, sdif);
+	k.dev = dev_key(net, dif, sdif);
 	memcpy(k.remote, saddr, 16);
 	memcpy(k.local, daddr, 16);
 	return ehash_lookup(net, socktab__ehashfn6(net, daddr, lport, saddr, sport), &k);
@@ -166,16 +186,32 @@ struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
 
 /* Does the chain hold an entry with sk's 4-tuple on @lport (other than sk)? Key per R26. */
 static inline bool same_tuple(const struct socktab_sock *sk2, const struct socktab_sock *sk,
-			      uint32_t ports, uint32_t dif)
+			      uint32_t ports, const struct dev_key *d)
 {
 	struct socktab_net *net = RD(sk->net);
 
 	if (RD(sk->v4key))
-		return match4(sk2, net, RD(sk->addrpair), ports, dif);
+		return match4(sk2, net, RD(sk->addrpair), ports, d);
 	uint64_t remote[2] = { RD(sk->v6_daddr[0]), RD(sk->v6_daddr[1]) };
 	uint64_t local[2] = { RD(sk->v6_saddr[0]), RD(sk->v6_saddr[1]) };
 
-	return match6(sk2, net, remote, local, ports, dif);
+	return match6(sk2, net, remote, local, ports, d);
+}
+
+/*
+ * The device key of @sk's own 4-tuple check (__inet_check_established, R94): dif = its bound
+ * device, sdif = that device's L3 master, so one 4-tuple may exist once per device.
+ */
+static struct dev_key sk_dev_key(struct socktab_net *net, const struct socktab_sock *sk)
+{
+	int dif = (int)RD(sk->bound_dev_if), sdif = 0;
+
+	if (dif) {
+		socktab__rcu_read_lock();
+		sdif = socktab__l3mdev_master(socktab__ifcfg_rcu(net), dif);
+		socktab__rcu_read_unlock();
+	}
+	return dev_key(net, dif, sdif);
 }
 
 /*
@@ -188,7 +224,7 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
 {
 	struct socktab__tables *t = net->tab;
 	uint32_t ports = (uint32_t)socktab__sk_dport(sk) | ((uint32_t)lport << 16);
-	uint32_t dif = RD(sk->bound_dev_if);
+	struct dev_key d = sk_dev_key(net, sk);
 
 	SOCKTAB__ASSERT_RCU();
 	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
@@ -197,7 +233,7 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
 	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
 		struct socktab_sock *sk2 = socktab__node_sk(p);
 
-		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, dif))
+		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, &d))
 			continue;
 		if (RD(sk2->state) == SOCKTAB_TCP_TIME_WAIT)
 			break;
@@ -220,7 +256,7 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	struct socktab__tables *t = net->tab;
 	pthread_mutex_t *l = socktab__ehash_lock(t, hash);
 	uint32_t ports = (uint32_t)socktab__sk_dport(sk) | ((uint32_t)lport << 16);
-	uint32_t dif = RD(sk->bound_dev_if);
+	struct dev_key d = sk_dev_key(net, sk);
 	struct socktab_sock *tw = NULL;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, lport)); /* a TIME_WAIT taken over leaves it */
@@ -232,7 +268,7 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_relaxed)) {
 		struct socktab_sock *sk2 = socktab__node_sk(p);
 
-		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, dif))
+		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, &d))
 			continue;
 		/* Taking the entry over needs a reference (R61): it pins this incarnation until
 		 * the caller has descheduled it, even if the reaper drops the list's reference. */

@@ -314,12 +314,15 @@ struct lkey {
 	bool v6;
 	uint32_t addr4;          /* IPv4: the address scanned (0 in the wildcard pass) */
 	struct in6_addr addr6;   /* IPv6: likewise */
+	int dif, sdif;           /* ingress device and its L3 master */
+	bool l3mdev_accept;      /* net.ipv4.tcp_l3mdev_accept, when sdif is set */
 };
 
-/* R31 / R32. */
+/* R31 / R32, with the device rule of R92 (compute_score / inet6 compute_score). */
 static int score(const struct socktab_sock *sk, const struct lkey *k)
 {
-	int fam = RD(sk->family), sc;
+	int fam = RD(sk->family);
+	uint32_t bound;
 
 	if (RD(sk->net) != k->net || socktab__sk_num(sk) != k->hnum ||
 	    RD(sk->state) != SOCKTAB_TCP_LISTEN)
@@ -327,16 +330,18 @@ static int score(const struct socktab_sock *sk, const struct lkey *k)
 	if (!k->v6) {
 		if (socktab__ipv6_only(sk) || socktab__sk_rcv_saddr(sk) != k->addr4)
 			return -1;
-		sc = RD(sk->bound_dev_if) ? 2 : 1;
-		return sc + (fam == AF_INET);
-	}
-	if (fam != AF_INET6)
-		return -1;
-	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+	} else {
+		if (fam != AF_INET6)
+			return -1;
+		struct in6_addr a = socktab__v6_load(sk->v6_saddr);
 
-	if (memcmp(&a, &k->addr6, 16))
+		if (memcmp(&a, &k->addr6, 16))
+			return -1;
+	}
+	bound = RD(sk->bound_dev_if);
+	if (!socktab__bound_dev_eq(k->l3mdev_accept, bound, k->dif, k->sdif))
 		return -1;
-	return RD(sk->bound_dev_if) ? 2 : 1;
+	return (bound ? 2 : 1) + (!k->v6 && fam == AF_INET);
 }
 
 /*
@@ -414,49 +419,57 @@ again:
 }
 
 struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t saddr,
-					      uint16_t sport, uint32_t daddr, uint16_t dport)
+					      uint16_t sport, uint32_t daddr, uint16_t dport, int dif,
+					      int sdif)
 {
-	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr };
+	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr, .dif = dif,
+			  .sdif = sdif };
 
 	if (!net)
 		return NULL;
+	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	return listener_lookup(net, &k, socktab__ehashfn4(net, daddr, k.hnum, saddr, sport));
 }
 
 struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 					      const struct in6_addr *saddr, uint16_t sport,
-					      const struct in6_addr *daddr, uint16_t dport)
+					      const struct in6_addr *daddr, uint16_t dport, int dif,
+					      int sdif)
 {
-	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true };
+	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true, .dif = dif, .sdif = sdif };
 
 	if (!net || !saddr || !daddr)
 		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
 		return socktab_lookup_listener4(net, saddr->s6_addr32[3], sport,
-						daddr->s6_addr32[3], dport);
+						daddr->s6_addr32[3], dport, dif, sdif);
+	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	k.addr6 = *daddr;
 	return listener_lookup(net, &k, socktab__ehashfn6(net, daddr, k.hnum, saddr, sport));
 }
 
 struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-					 uint32_t daddr, uint16_t dport)
+					 uint32_t daddr, uint16_t dport, int dif, int sdif)
 {
-	struct socktab_sock *sk = socktab_lookup_established4(net, saddr, sport, daddr, dport);
+	struct socktab_sock *sk =
+		socktab_lookup_established4(net, saddr, sport, daddr, dport, dif, sdif);
 
-	return sk ? sk : socktab_lookup_listener4(net, saddr, sport, daddr, dport);
+	return sk ? sk : socktab_lookup_listener4(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
-					 uint16_t dport)
+					 uint16_t dport, int dif, int sdif)
 {
-	struct socktab_sock *sk = socktab_lookup_established6(net, saddr, sport, daddr, dport);
+	struct socktab_sock *sk =
+		socktab_lookup_established6(net, saddr, sport, daddr, dport, dif, sdif);
 
-	return sk ? sk : socktab_lookup_listener6(net, saddr, sport, daddr, dport);
+	return sk ? sk : socktab_lookup_listener6(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
-					uint16_t sport, const void *daddr, uint16_t dport)
+					uint16_t sport, const void *daddr, uint16_t dport, int dif,
+					int sdif)
 {
 	uint32_t s4, d4;
 
@@ -465,18 +478,36 @@ struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, con
 	if (family == AF_INET) {
 		memcpy(&s4, saddr, 4);
 		memcpy(&d4, daddr, 4);
-		return socktab_lookup_tcp4(net, s4, sport, d4, dport);
+		return socktab_lookup_tcp4(net, s4, sport, d4, dport, dif, sdif);
 	}
 	if (family == AF_INET6)
-		return socktab_lookup_tcp6(net, saddr, sport, daddr, dport);
+		return socktab_lookup_tcp6(net, saddr, sport, daddr, dport, dif, sdif);
 	return NULL;
 }
 
 /* ---- children ---- */
 
+/*
+ * The device a child is bound to (R94): the listener's; for an unbound listener, the VRF of
+ * the ingress device with tcp_l3mdev_accept (inet_request_bound_dev_if), and for IPv6 with a
+ * link-local peer the ingress device itself (tcp_v6_init_req).
+ */
+static int child_dev(struct socktab_net *net, const struct socktab_sock *listener,
+		     const struct in6_addr *remote, bool v4, int dif, int sdif)
+{
+	int bound = (int)RD(listener->bound_dev_if);
+
+	if (bound)
+		return bound;
+	if (!v4 && socktab__v6_needs_scope(remote))
+		return dif;
+	return RD(net->tcp_l3mdev_accept) ? sdif : 0;
+}
+
 struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 					    const struct sockaddr *local,
-					    const struct sockaddr *remote, socklen_t len)
+					    const struct sockaddr *remote, socklen_t len, int dif,
+					    int sdif)
 {
 	struct socktab_net *net;
 	struct socktab_sock *child = NULL, *tw = NULL;
@@ -487,7 +518,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	int family, err = -EINVAL;
 	bool v4;
 
-	if (!listener || !local || !remote) {
+	if (!listener || !local || !remote || dif < 0 || sdif < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -527,7 +558,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	WR(child->portpair, (uint32_t)rport_be);
 	WR(child->reuse, RD(listener->reuse)); /* children inherit SO_REUSEADDR (R48) */
 	WR(child->reuseport, RD(listener->reuseport));
-	WR(child->bound_dev_if, RD(listener->bound_dev_if));
+	WR(child->bound_dev_if, (uint32_t)child_dev(net, listener, &ra, v4, dif, sdif));
 	child->v6only = listener->v6only;
 	child->uid = listener->uid;
 	WR(child->state, SOCKTAB_TCP_SYN_RECV);

@@ -9,8 +9,11 @@
  *
  * The index. For a destination D = (net, IPv4-or-IPv6 key, local address, remote address,
  * remote port) with at least PM_BUILD ehash entries, a bitmap over the 65536 local ports: bit p
- * is set iff ehash holds an entry (live or TIME_WAIT, any bound device) with D's 4-tuple on local
- * port p. A summary level per parity has one bit per 64-port word, set iff every port of that
+ * is set iff ehash holds an entry (live or TIME_WAIT) with D's 4-tuple on local port p that is
+ * bound to no device: only those conflict with an unbound socket's connect() (R94), and only
+ * unbound sockets search the index. An entry bound to a device after it was hashed leaves its
+ * bit set until it goes (the walk then merely skips a usable port); one unbound later is
+ * rejected by the locked check like any port the index misses. A summary level per parity has one bit per 64-port word, set iff every port of that
  * parity in the word is busy, so a search crosses a full 64-port word with one bit test and the
  * whole 65536-port space with 16 word loads. Searches AND in the net's reserved-port bitmap.
  * Bytes per hot destination: sizeof(struct socktab__portmap) = 8192 (bits) + 256 (summaries)
@@ -284,6 +287,8 @@ void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
 	atomic_fetch_add_explicit(sketch_cell(net, 1, hash0), 1, memory_order_relaxed);
 	if (!atomic_load_explicit(&net->pm_live, memory_order_relaxed))
 		return;
+	if (RD(sk->bound_dev_if))
+		return; /* not busy for the unbound sockets the index serves */
 	socktab__rcu_read_lock();
 	pm = pm_find_rcu(net, sk, hash0);
 	if (pm)
@@ -313,7 +318,8 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 	socktab__rcu_read_lock();
 	pm = pm_find_rcu(net, sk, hash0);
 	if (pm) {
-		/* Another entry with the same 4-tuple keeps the port busy (it is in this chain). */
+		/* Another unbound entry with the same 4-tuple keeps the port busy (it is in this
+		 * chain). */
 		for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
 							memory_order_relaxed);
 		     !socktab__is_nulls(p);
@@ -321,7 +327,8 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 					      memory_order_relaxed)) {
 			struct socktab_sock *sk2 = (struct socktab_sock *)p;
 
-			if (sk2 != sk && RD(sk2->hash) == hash && same_tuple(sk2, sk))
+			if (sk2 != sk && RD(sk2->hash) == hash && !RD(sk2->bound_dev_if) &&
+			    same_tuple(sk2, sk))
 				goto out;
 		}
 		if (pm_clear(pm, sk_lport(sk)) < PM_FREE)
@@ -348,7 +355,7 @@ static void probe_port(struct socktab_net *net, struct socktab__portmap *pm, uin
 		struct socktab_sock *sk2 = (struct socktab_sock *)p;
 
 		if (RD(sk2->hash) == hash && RD(sk2->portpair) == ports &&
-		    pm_match(pm, sk2, hash - port)) {
+		    !RD(sk2->bound_dev_if) && pm_match(pm, sk2, hash - port)) {
 			pm_set(pm, port);
 			break;
 		}

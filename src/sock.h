@@ -116,6 +116,18 @@ static inline bool socktab__ipv6_only(const struct socktab_sock *sk)
 	return RD(sk->family) == AF_INET6 && sk->v6only;
 }
 
+/*
+ * inet_bound_dev_eq() (R92): does a socket bound to device @bound (0: none) take a packet that
+ * arrived on @dif, whose L3 master (VRF) is @sdif (0: none)? An unbound socket takes traffic of
+ * a VRF only with the protocol's l3mdev_accept sysctl.
+ */
+static inline bool socktab__bound_dev_eq(bool l3mdev_accept, uint32_t bound, int dif, int sdif)
+{
+	if (!bound)
+		return !sdif || l3mdev_accept;
+	return (int)bound == dif || (int)bound == sdif;
+}
+
 /* The socket's lock is held (debug builds). */
 #define SOCKTAB__ASSERT_SK_LOCKED(sk) SOCKTAB__ASSERT_LOCKED(&(sk)->lock)
 

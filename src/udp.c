@@ -189,6 +189,9 @@ struct ukey {
 	uint16_t sport;             /* remote port, network order */
 	uint32_t saddr, daddr;      /* IPv4 */
 	struct in6_addr saddr6, daddr6;
+	int dif, sdif;              /* ingress device and its L3 master */
+	bool l3mdev_accept;         /* net.ipv4.udp_l3mdev_accept, when sdif is set */
+	bool tcp_l3mdev_accept;     /* hash4's inet_match reads the TCP one */
 };
 
 /* R71, IPv4: -1 unless the socket may take the datagram; higher is a better match. */
@@ -215,6 +218,8 @@ static int score4(const struct socktab_sock *sk, const struct ukey *k)
 			return -1;
 		sc += 4;
 	}
+	if (!socktab__bound_dev_eq(k->l3mdev_accept, RD(sk->bound_dev_if), k->dif, k->sdif))
+		return -1;
 	if (RD(sk->bound_dev_if))
 		sc += 4;
 	return sc;
@@ -245,6 +250,8 @@ static int score6(const struct socktab_sock *sk, const struct ukey *k)
 			return -1;
 		sc++;
 	}
+	if (!socktab__bound_dev_eq(k->l3mdev_accept, RD(sk->bound_dev_if), k->dif, k->sdif))
+		return -1;
 	if (RD(sk->bound_dev_if))
 		sc++;
 	return sc;
@@ -309,7 +316,8 @@ static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t s
 static bool match4(const struct socktab_sock *sk, const struct ukey *k)
 {
 	if (RD(sk->net) != k->net ||
-	    RD(sk->portpair) != (((uint32_t)k->hnum << 16) | k->sport))
+	    RD(sk->portpair) != (((uint32_t)k->hnum << 16) | k->sport) ||
+	    !socktab__bound_dev_eq(k->tcp_l3mdev_accept, RD(sk->bound_dev_if), k->dif, k->sdif))
 		return false;
 	if (!k->v6)
 		return RD(sk->v4key) &&
@@ -409,6 +417,10 @@ static struct socktab_sock *lookup_ref(struct socktab_net *net, struct ukey *k)
 {
 	struct socktab_sock *sk;
 
+	if (k->sdif) {
+		k->l3mdev_accept = RD(net->udp_l3mdev_accept);
+		k->tcp_l3mdev_accept = RD(net->tcp_l3mdev_accept);
+	}
 	socktab__rcu_read_lock();
 	do
 		sk = lookup_rcu(net, k);
@@ -418,10 +430,10 @@ static struct socktab_sock *lookup_ref(struct socktab_net *net, struct ukey *k)
 }
 
 struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-					 uint32_t daddr, uint16_t dport)
+					 uint32_t daddr, uint16_t dport, int dif, int sdif)
 {
 	struct ukey k = { .net = net, .hnum = ntohs(dport), .sport = sport, .saddr = saddr,
-			  .daddr = daddr };
+			  .daddr = daddr, .dif = dif, .sdif = sdif };
 
 	if (!net)
 		return NULL;
@@ -430,15 +442,16 @@ struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr
 
 struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
-					 uint16_t dport)
+					 uint16_t dport, int dif, int sdif)
 {
-	struct ukey k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport };
+	struct ukey k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport,
+			  .dif = dif, .sdif = sdif };
 
 	if (!net || !saddr || !daddr)
 		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
 		return socktab_lookup_udp4(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3],
-					   dport);
+					   dport, dif, sdif);
 	k.saddr6 = *saddr;
 	k.daddr6 = *daddr;
 	return lookup_ref(net, &k);

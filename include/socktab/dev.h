@@ -27,6 +27,9 @@
 extern "C" {
 #endif
 
+/* The ifindex of lo, which every net has: the ingress device of traffic to 127.0.0.0/8 and ::1. */
+#define SOCKTAB_LOOPBACK_IFINDEX 1
+
 /* Longest device name, with its terminating NUL (IFNAMSIZ). */
 #define SOCKTAB_IFNAMSIZ 16
 

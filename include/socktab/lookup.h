@@ -4,6 +4,14 @@
  * and may run on any registered thread while control calls change the tables on others.
  * Addresses and ports are in network byte order; saddr/sport are the packet's source (the remote
  * peer), daddr/dport its destination (local).
+ *
+ * Every lookup takes the packet's ingress device: @dif, the ifindex of the device it arrived on
+ * (for traffic a stack sends to itself, the device that holds the destination address: lo for
+ * 127.0.0.1 and ::1, R91), and @sdif, the ifindex of that device's VRF or 0 (socktab/dev.h). A
+ * socket bound to a device (SO_BINDTODEVICE, or a link-local scope) takes only packets whose
+ * dif or sdif is that device; an unbound socket takes packets of a VRF only with
+ * net.ipv4.tcp_l3mdev_accept / udp_l3mdev_accept (R92). The same 4-tuple may therefore be
+ * connected once per device.
  */
 #ifndef SOCKTAB_LOOKUP_H
 #define SOCKTAB_LOOKUP_H
@@ -24,29 +32,31 @@ extern "C" {
  * Context: registered thread; enters the RCU read side itself (callers may already be inside one).
  */
 struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-					 uint32_t daddr, uint16_t dport);
+					 uint32_t daddr, uint16_t dport, int dif, int sdif);
 struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
-					 uint16_t dport);
+					 uint16_t dport, int dif, int sdif);
 struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32_t saddr,
-						 uint16_t sport, uint32_t daddr, uint16_t dport);
+						 uint16_t sport, uint32_t daddr, uint16_t dport, int dif, int sdif);
 struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
 						 const struct in6_addr *saddr, uint16_t sport,
-						 const struct in6_addr *daddr, uint16_t dport);
+						 const struct in6_addr *daddr, uint16_t dport, int dif, int sdif);
 struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t saddr,
-					      uint16_t sport, uint32_t daddr, uint16_t dport);
+					      uint16_t sport, uint32_t daddr, uint16_t dport, int dif, int sdif);
 struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 					      const struct in6_addr *saddr, uint16_t sport,
-					      const struct in6_addr *daddr, uint16_t dport);
+					      const struct in6_addr *daddr, uint16_t dport, int dif, int sdif);
 /* Family-dispatching form: @saddr/@daddr point to a uint32_t (AF_INET) or struct in6_addr.
  * Context: as above. */
 struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
-					uint16_t sport, const void *daddr, uint16_t dport);
+					uint16_t sport, const void *daddr, uint16_t dport, int dif, int sdif);
 
-/* An IPv4 segment's addresses and ports, network byte order: source = the remote peer. */
+/* An IPv4 segment's addresses and ports (network byte order; source = the remote peer) and its
+ * ingress device and VRF. */
 struct socktab_tuple4 {
 	uint32_t saddr, daddr;
 	uint16_t sport, dport;
+	int32_t dif, sdif;
 };
 
 /* socktab_lookup_tcp_burst() flag: established and TIME_WAIT entries only, no listeners. */
@@ -73,10 +83,10 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
  * Context: registered thread; lock-free, enters the RCU read side itself.
  */
 struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-					 uint32_t daddr, uint16_t dport);
+					 uint32_t daddr, uint16_t dport, int dif, int sdif);
 struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
-					 uint16_t dport);
+					 uint16_t dport, int dif, int sdif);
 
 /* Drop a reference returned by a lookup. Context: any registered thread. */
 void socktab_sock_put(struct socktab_sock *sk);

@@ -67,15 +67,18 @@ int socktab_listen_backlog(struct socktab_sock *sk);
 
 /*
  * Create the child socket of @listener for a connection from @remote to @local (the SYN's source
- * and destination): it inherits the listener's port and owner (kernel __inet_inherit_port), is
+ * and destination) that arrived on device @dif (VRF @sdif, or 0): it inherits the listener's
+ * port and owner (kernel __inet_inherit_port) and device (R94: an unbound listener's IPv6 child
+ * of a link-local peer gets @dif, and with net.ipv4.tcp_l3mdev_accept a child gets the VRF), is
  * inserted into ehash in state SYN_RECV and returned with the caller's reference (close it with
- * socktab_close()). Errors (NULL, errno): EINVAL (not a listener, bad address), EADDRINUSE (the
- * 4-tuple exists), ENOMEM.
+ * socktab_close()). Errors (NULL, errno): EINVAL (not a listener, bad address or device),
+ * EADDRINUSE (the 4-tuple exists on that device), ENOMEM.
  * Context: registered thread, outside RCU read side; takes the listener's lock and bucket locks.
  */
 struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 					    const struct sockaddr *local,
-					    const struct sockaddr *remote, socklen_t len);
+					    const struct sockaddr *remote, socklen_t len, int dif,
+					    int sdif);
 
 /*
  * Move a hashed TCP socket to @state (the embedding stack drives the state machine:

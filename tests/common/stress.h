@@ -160,7 +160,7 @@ static inline struct socktab_sock *stress_group_lookup(struct stress_group *g, u
 	uint16_t sport = (uint16_t)(stress_rand(rng) & 0xffff);
 	uint64_t g0 = atomic_load(&g->steps);
 	struct socktab_sock *f = socktab_lookup_listener4(g->net, htonl(0x7f000002), htons(sport),
-							  htonl(0x7f000001), htons(g->port));
+							  htonl(0x7f000001), htons(g->port), SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 	*sure = atomic_load(&g->steps) - g0 <= 1;
 	return f;

@@ -311,8 +311,8 @@ static struct socktab_sock *lookup_est(struct socktab_net *net, const struct tup
 {
 	if (t->family == AF_INET)
 		return socktab_lookup_established4(net, t->raddr.s6_addr32[3], t->rport,
-						   t->laddr.s6_addr32[3], t->lport);
-	return socktab_lookup_established6(net, &t->raddr, t->rport, &t->laddr, t->lport);
+						   t->laddr.s6_addr32[3], t->lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+	return socktab_lookup_established6(net, &t->raddr, t->rport, &t->laddr, t->lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 }
 
 /* Does @sk carry the key @t (as an ehash entry)? Reads the internal key words. */
@@ -411,9 +411,9 @@ static void check_udp_sock(int n, int i, uint64_t *hashed, uint64_t *hashed4)
 		violation("connected UDP socket %d holds no port", i);
 	if (t.family == AF_INET)
 		f = socktab_lookup_udp4(nets[n].net, t.raddr.s6_addr32[3], t.rport,
-					t.laddr.s6_addr32[3], t.lport);
+					t.laddr.s6_addr32[3], t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	else
-		f = socktab_lookup_udp6(nets[n].net, &t.raddr, t.rport, &t.laddr, t.lport);
+		f = socktab_lookup_udp6(nets[n].net, &t.raddr, t.rport, &t.laddr, t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	if (!f || socktab__sk_num(f) != ntohs(t.lport) || find_sock(f) < 0 || !socks[find_sock(f)].udp)
 		violation("UDP lookup from socket %d's peer (port %u) returned %p", i, ntohs(t.lport),
 			  (void *)f);
@@ -485,7 +485,7 @@ static void check_net(int n)
 				t.raddr.s6_addr32[3] = htonl(0x7f000009);
 				t.lport = a->sin_port;
 				f = socktab_lookup_listener4(net, t.raddr.s6_addr32[3], t.rport,
-							     t.laddr.s6_addr32[3], t.lport);
+							     t.laddr.s6_addr32[3], t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 			} else {
 				const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&l;
 
@@ -499,7 +499,7 @@ static void check_net(int n)
 					socktab__v6_map(&t.raddr, htonl(0x7f000009));
 				t.lport = a->sin6_port;
 				f = socktab_lookup_listener6(net, &t.raddr, t.rport, &t.laddr,
-							     t.lport);
+							     t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 			}
 			if (!f)
 				violation("listener %d (port %u) not found by a listener lookup", i,
@@ -799,7 +799,7 @@ static void op_child(struct input *in, int i)
 	}
 	errno = 0;
 	c = socktab_sock_new_child(socks[i].sk, (struct sockaddr *)&l, (struct sockaddr *)&r,
-				   u8(in) & 1 ? ll : lenr);
+				   u8(in) & 1 ? ll : lenr, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	if (!c) {
 		if (errno != EINVAL && errno != EADDRINUSE)
 			violation("socktab_sock_new_child failed with errno %d", errno);
@@ -857,8 +857,8 @@ static void op_lookup(struct input *in)
 	case 4:
 		f = t.family == AF_INET
 			    ? socktab_lookup_udp4(net, t.raddr.s6_addr32[3], t.rport,
-						  t.laddr.s6_addr32[3], t.lport)
-			    : socktab_lookup_udp6(net, &t.raddr, t.rport, &t.laddr, t.lport);
+						  t.laddr.s6_addr32[3], t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0)
+			    : socktab_lookup_udp6(net, &t.raddr, t.rport, &t.laddr, t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 		if (f && (f->proto != SOCKTAB_UDP || find_sock(f) < 0 ||
 			  socktab__sk_num(f) != ntohs(t.lport)))
 			violation("UDP lookup returned an unknown socket or another port");
@@ -871,15 +871,15 @@ static void op_lookup(struct input *in)
 	case 1:
 		f = t.family == AF_INET
 			    ? socktab_lookup_listener4(net, t.raddr.s6_addr32[3], t.rport,
-						       t.laddr.s6_addr32[3], t.lport)
-			    : socktab_lookup_listener6(net, &t.raddr, t.rport, &t.laddr, t.lport);
+						       t.laddr.s6_addr32[3], t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0)
+			    : socktab_lookup_listener6(net, &t.raddr, t.rport, &t.laddr, t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 		check_result(n, f, &t, true);
 		break;
 	default: {
 		const void *ra = t.family == AF_INET ? (const void *)&t.raddr.s6_addr32[3] : &t.raddr;
 		const void *la = t.family == AF_INET ? (const void *)&t.laddr.s6_addr32[3] : &t.laddr;
 
-		f = socktab_lookup_tcp(net, t.family, ra, t.rport, la, t.lport);
+		f = socktab_lookup_tcp(net, t.family, ra, t.rport, la, t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 		/* Established first, then listeners: a result is one or the other. */
 		if (f && RD(f->state) == SOCKTAB_TCP_LISTEN)
 			check_result(n, f, &t, true);

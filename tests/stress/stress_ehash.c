@@ -147,7 +147,7 @@ static void *reader(void *arg)
 
 		if (stress_rand(&rng) % 8 == 0) /* a tuple that is never connected: port 999 */
 			rport = htons(999);
-		struct socktab_sock *f = socktab_lookup_tcp4(net, raddr, rport, laddr, lport);
+		struct socktab_sock *f = socktab_lookup_tcp4(net, raddr, rport, laddr, lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 		bool st = stress_read_stable(&s->seq, s1);
 
 		atomic_fetch_add_explicit(&n_lookups, 1, memory_order_relaxed);

@@ -179,7 +179,7 @@ static void *reader(void *arg)
 			p1[k] = atomic_load_explicit(&C[k].peer, memory_order_relaxed);
 			k1[k] = atomic_load_explicit(&C[k].sk, memory_order_relaxed);
 		}
-		r = socktab_lookup_udp4(net, saddr, sport, ip("127.0.0.1"), htons(PORT));
+		r = socktab_lookup_udp4(net, saddr, sport, ip("127.0.0.1"), htons(PORT), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		atomic_thread_fence(memory_order_acquire);
 		for (int k = 0; k < NCHURN; k++) {
 			s2[k] = atomic_load_explicit(&C[k].seq, memory_order_relaxed);

@@ -261,7 +261,7 @@ static void listen_step(struct slot *s, uint64_t *rng)
 		r.sin_port = htons((uint16_t)(30000 + stress_rand(rng) % 30000));
 		begin(s);
 		c = socktab_sock_new_child(sk, (struct sockaddr *)&l, (struct sockaddr *)&r,
-					   sizeof(r));
+					   sizeof(r), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		if (!c) {
 			violation("child of listener %u failed: %s", s->port, strerror(errno));
 			end(s);
@@ -454,10 +454,10 @@ static void check_conn(struct slot *s, uint64_t *rng)
 	if (negative) /* port 999 is never a destination: nobody holds this tuple */
 		n.rport = htons(999);
 	if (n.family == AF_INET)
-		f = socktab_lookup_tcp4(net, n.raddr[3], n.rport, n.laddr[3], n.lport);
+		f = socktab_lookup_tcp4(net, n.raddr[3], n.rport, n.laddr[3], n.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	else
 		f = socktab_lookup_tcp6(net, (const struct in6_addr *)n.raddr, n.rport,
-					(const struct in6_addr *)n.laddr, n.lport);
+					(const struct in6_addr *)n.laddr, n.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	bool st = stable(s, &n);
 
 	atomic_fetch_add_explicit(&n_lookups, 1, memory_order_relaxed);
@@ -486,7 +486,7 @@ static void check_listen(struct slot *s, uint64_t *rng)
 	take(s, &n);
 	if (stress_rand(rng) % 2) {
 		f = socktab_lookup_listener4(net, htonl(0x7f000009), htons(12345), htonl(0x7f000001),
-					     htons(s->port));
+					     htons(s->port), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		bool st = stable(s, &n);
 
 		atomic_fetch_add_explicit(&n_listener_lookups, 1, memory_order_relaxed);
@@ -504,7 +504,7 @@ static void check_listen(struct slot *s, uint64_t *rng)
 	}
 	uint32_t laddr[4] = { 0, 0, 0, htonl(0x7f000001) };
 
-	f = socktab_lookup_established4(net, n.raddr[3], n.rport, laddr[3], htons(s->port));
+	f = socktab_lookup_established4(net, n.raddr[3], n.rport, laddr[3], htons(s->port), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	bool st = stable(s, &n);
 
 	atomic_fetch_add_explicit(&n_lookups, 1, memory_order_relaxed);
@@ -530,7 +530,7 @@ static void check_udp(struct slot *s, uint64_t *rng)
 	from_peer = n.connected && stress_rand(rng) % 2;
 	src = from_peer ? n.raddr[3] : htonl(0x7f000005);
 	sport = from_peer ? n.rport : htons((uint16_t)(40000 + stress_rand(rng) % 1000));
-	f = socktab_lookup_udp4(net, src, sport, htonl(0x7f000001), htons(s->port));
+	f = socktab_lookup_udp4(net, src, sport, htonl(0x7f000001), htons(s->port), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	bool st = stable(s, &n);
 
 	atomic_fetch_add_explicit(&n_udp_lookups, 1, memory_order_relaxed);

@@ -166,7 +166,7 @@ static int child(struct ctx *c)
 	/* The SYN comes from socket 1's address and port. */
 	socktab_getsockname(c->sk[1], (struct sockaddr *)&r, &len);
 	c->sk[2] = socktab_sock_new_child(c->sk[0], (struct sockaddr *)&l, (struct sockaddr *)&r,
-					  sizeof(l));
+					  sizeof(l), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	return made(c->sk[2]);
 }
 

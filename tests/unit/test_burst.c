@@ -39,7 +39,7 @@ static struct socktab_sock *fill(struct socktab_net *net, struct socktab_sock **
 	for (int i = 0; i < NSOCK; i++) {
 		sa4(&ra, htonl(0x0a000000u + (uint32_t)i * 7), (uint16_t)(1000 + i));
 		kids[i] = socktab_sock_new_child(ln, (struct sockaddr *)&la, (struct sockaddr *)&ra,
-						 sizeof(la));
+						 sizeof(la), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		if (!kids[i])
 			return NULL;
 		socktab_set_state(kids[i], SOCKTAB_TCP_ESTABLISHED);
@@ -81,9 +81,9 @@ static void compare(struct socktab_net *net, unsigned flags)
 	for (unsigned i = 0; i < n; i++) {
 		struct socktab_sock *one =
 			flags ? socktab_lookup_established4(net, k[i].saddr, k[i].sport, k[i].daddr,
-							    k[i].dport)
+							    k[i].dport, SOCKTAB_LOOPBACK_IFINDEX, 0)
 			      : socktab_lookup_tcp4(net, k[i].saddr, k[i].sport, k[i].daddr,
-						    k[i].dport);
+						    k[i].dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 		CHECK_EQ((uintptr_t)out[i], (uintptr_t)one);
 		expect += one != NULL;

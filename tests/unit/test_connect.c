@@ -339,7 +339,7 @@ TEST(variants_same_rules)
 			CHECK_EQ(check_port(s[i]) % 2, i < 4 ? 0 : 1);
 			struct socktab_sock *f = socktab_lookup_tcp4(
 				net, htonl(0x7f000001), htons(80), htonl(0x7f000001),
-				htons((uint16_t)check_port(s[i])));
+				htons((uint16_t)check_port(s[i])), SOCKTAB_LOOPBACK_IFINDEX, 0);
 			CHECK(f == s[i]);
 			socktab_sock_put(f);
 		}

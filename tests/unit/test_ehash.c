@@ -32,23 +32,23 @@ TEST(lookup_finds_exactly)
 		/* Packet from the peer (dst:1000+i) to us (127.0.0.1:port). */
 		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4(dst), htons((uint16_t)(1000 + i)),
 							     ip4("127.0.0.1"),
-							     htons((uint16_t)ports[i]));
+							     htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f == s[i]);
 		socktab_sock_put(f);
 		/* Each field changed alone must miss. */
 		CHECK(!socktab_lookup_tcp4(net, ip4(dst), htons((uint16_t)(1001 + i)),
-					   ip4("127.0.0.1"), htons((uint16_t)ports[i])));
+					   ip4("127.0.0.1"), htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0));
 		CHECK(!socktab_lookup_tcp4(net, ip4(dst), htons((uint16_t)(1000 + i)),
-					   ip4("127.0.0.2"), htons((uint16_t)ports[i])));
+					   ip4("127.0.0.2"), htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0));
 		CHECK(!socktab_lookup_tcp4(net, ip4("127.1.1.1"), htons((uint16_t)(1000 + i)),
-					   ip4("127.0.0.1"), htons((uint16_t)ports[i])));
+					   ip4("127.0.0.1"), htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0));
 		CHECK(!socktab_lookup_tcp4(net, ip4(dst), htons((uint16_t)(1000 + i)),
-					   ip4("127.0.0.1"), htons((uint16_t)(ports[i] ^ 1))));
+					   ip4("127.0.0.1"), htons((uint16_t)(ports[i] ^ 1)), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	}
 	for (int i = 0; i < 200; i++)
 		socktab_close(s[i]);
 	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(1000), ip4("127.0.0.1"),
-				   htons((uint16_t)ports[0])));
+				   htons((uint16_t)ports[0]), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	socktab_net_free(net);
 }
 
@@ -65,25 +65,25 @@ TEST(lookup_v6_and_mapped)
 	inet_pton(AF_INET6, "::ffff:127.0.0.5", &m2);
 	CHECK_EQ(check_connect6(a, "::1", 8080), 0);
 	CHECK_EQ(check_connect6(b, "::ffff:127.0.0.5", 8080), 0);
-	f = socktab_lookup_tcp6(net, &lo6, htons(8080), &lo6, htons((uint16_t)check_port(a)));
+	f = socktab_lookup_tcp6(net, &lo6, htons(8080), &lo6, htons((uint16_t)check_port(a)), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == a);
 	socktab_sock_put(f);
 	/* An IPv4 lookup never finds the IPv6 socket (its v4 alias is 127.0.0.6). */
 	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.6"), htons(8080), ip4("127.0.0.6"),
-				   htons((uint16_t)check_port(a))));
+				   htons((uint16_t)check_port(a)), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	f = socktab_lookup_tcp4(net, ip4("127.0.0.5"), htons(8080), ip4("127.0.0.1"),
-				htons((uint16_t)check_port(b)));
+				htons((uint16_t)check_port(b)), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
 	socktab_sock_put(f);
-	f = socktab_lookup_tcp6(net, &m2, htons(8080), &m1, htons((uint16_t)check_port(b)));
+	f = socktab_lookup_tcp6(net, &m2, htons(8080), &m1, htons((uint16_t)check_port(b)), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
 	socktab_sock_put(f);
 	uint32_t s4 = ip4("127.0.0.5"), d4 = ip4("127.0.0.1");
 
-	f = socktab_lookup_tcp(net, AF_INET, &s4, htons(8080), &d4, htons((uint16_t)check_port(b)));
+	f = socktab_lookup_tcp(net, AF_INET, &s4, htons(8080), &d4, htons((uint16_t)check_port(b)), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
 	socktab_sock_put(f);
-	CHECK(!socktab_lookup_tcp(net, AF_UNIX, &s4, 1, &d4, 1));
+	CHECK(!socktab_lookup_tcp(net, AF_UNIX, &s4, 1, &d4, 1, SOCKTAB_LOOPBACK_IFINDEX, 0));
 	socktab_close(a);
 	socktab_close(b);
 	socktab_net_free(net);
@@ -106,17 +106,17 @@ TEST(shared_tables_isolate_nets)
 	CHECK_EQ(check_bind4(b, "127.0.0.1", 40000), 0); /* different net: no conflict */
 	CHECK_EQ(check_connect4(a, "127.0.0.1", 80), 0);
 	CHECK_EQ(check_connect4(b, "127.0.0.1", 80), 0);
-	f = socktab_lookup_tcp4(n1, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000));
+	f = socktab_lookup_tcp4(n1, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == a);
 	socktab_sock_put(f);
-	f = socktab_lookup_tcp4(n2, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000));
+	f = socktab_lookup_tcp4(n2, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
 	socktab_sock_put(f);
 	socktab_close(a);
-	f = socktab_lookup_tcp4(n1, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000));
+	f = socktab_lookup_tcp4(n1, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(!f);
 	socktab_net_free(n1); /* tables stay alive for n2 */
-	f = socktab_lookup_tcp4(n2, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000));
+	f = socktab_lookup_tcp4(n2, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
 	socktab_sock_put(f);
 	socktab_close(b);
@@ -143,7 +143,7 @@ TEST(one_slot_table)
 	for (int i = 0; i < 64; i += 2) {
 		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(80),
 							     ip4("127.0.0.1"),
-							     htons((uint16_t)check_port(s[i])));
+							     htons((uint16_t)check_port(s[i])), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f == s[i]);
 		socktab_sock_put(f);
 	}

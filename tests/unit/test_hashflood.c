@@ -106,7 +106,7 @@ static int insert_all(struct socktab_net *net, struct socktab_sock **listener)
 
 		r.sin_addr.s_addr = tuples[i].raddr;
 		if (!socktab_sock_new_child(*listener, (struct sockaddr *)&l, (struct sockaddr *)&r,
-					    sizeof(r)))
+					    sizeof(r), SOCKTAB_LOOPBACK_IFINDEX, 0))
 			return -1;
 	}
 	return 0;
@@ -121,7 +121,7 @@ static double lookup_ns(struct socktab_net *net)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (int i = 0; i < reps; i++) {
 		struct socktab_sock *sk = socktab_lookup_established4(
-			net, tuples[0].raddr, tuples[0].rport, htonl(0x7f000001), htons(LPORT));
+			net, tuples[0].raddr, tuples[0].rport, htonl(0x7f000001), htons(LPORT), SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 		if (!sk)
 			return -1;

@@ -84,21 +84,21 @@ TEST(specific_beats_wildcard)
 	CHECK(w);
 	CHECK_EQ(check_bind4(s, "127.0.0.2", 6000), 0);
 	CHECK_EQ(socktab_listen(s, 5), 0);
-	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"), htons(6000));
+	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"), htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == s);
 	socktab_sock_put(f);
-	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.3"), htons(6000));
+	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.3"), htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == w);
 	socktab_sock_put(f);
 	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.3"),
-				   htons(6001)));
+				   htons(6001), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	socktab_close(s);
-	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"), htons(6000));
+	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"), htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == w);
 	socktab_sock_put(f);
 	socktab_close(w);
 	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"),
-				   htons(6000)));
+				   htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	socktab_net_free(net);
 }
 
@@ -115,18 +115,18 @@ TEST(v4_wildcard_beats_v6_dual)
 	check_setint(v4, SOL_SOCKET, SO_REUSEPORT, 1);
 	CHECK_EQ(check_bind6(v6, "::", 7000), 0);
 	CHECK_EQ(socktab_listen(v6, 5), 0);
-	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(1), ip4("127.0.0.1"), htons(7000));
+	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(1), ip4("127.0.0.1"), htons(7000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == v6); /* the dual-stack listener takes IPv4 while alone */
 	socktab_sock_put(f);
 	CHECK_EQ(check_bind4(v4, "0.0.0.0", 7000), 0);
 	CHECK_EQ(socktab_listen(v4, 5), 0);
 	for (int i = 0; i < 20; i++) {
 		f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons((uint16_t)(1000 + i)),
-					ip4("127.0.0.1"), htons(7000));
+					ip4("127.0.0.1"), htons(7000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f == v4);
 		socktab_sock_put(f);
 	}
-	f = socktab_lookup_tcp6(net, &lo6, htons(1), &lo6, htons(7000));
+	f = socktab_lookup_tcp6(net, &lo6, htons(1), &lo6, htons(7000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == v6); /* IPv6 traffic never reaches an AF_INET socket */
 	socktab_sock_put(f);
 	socktab_close(v4);
@@ -148,7 +148,7 @@ TEST(reuseport_group_selection)
 	for (int sport = 20000; sport < 20400; sport++) {
 		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
 							     htons((uint16_t)sport),
-							     ip4("127.0.0.1"), htons(8000));
+							     ip4("127.0.0.1"), htons(8000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		int k = -1;
 
 		for (int i = 0; i < 4; i++)
@@ -158,7 +158,7 @@ TEST(reuseport_group_selection)
 		hits[k]++;
 		struct socktab_sock *g = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
 							     htons((uint16_t)sport),
-							     ip4("127.0.0.1"), htons(8000));
+							     ip4("127.0.0.1"), htons(8000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(g == f); /* stable while membership is fixed */
 		socktab_sock_put(f);
 		socktab_sock_put(g);
@@ -178,7 +178,7 @@ TEST(reuseport_group_selection)
 	for (int sport = 20000; sport < 20050; sport++) {
 		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
 							     htons((uint16_t)sport),
-							     ip4("127.0.0.1"), htons(8000));
+							     ip4("127.0.0.1"), htons(8000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f == m[1] || f == m[3]);
 		socktab_sock_put(f);
 	}
@@ -202,7 +202,7 @@ TEST(reuseport_group_grows)
 	for (int sport = 1; sport < 300; sport++) {
 		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
 							     htons((uint16_t)sport),
-							     ip4("127.0.0.1"), htons(8100));
+							     ip4("127.0.0.1"), htons(8100), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f);
 		CHECK_EQ(socktab_get_state(f), SOCKTAB_TCP_LISTEN);
 		socktab_sock_put(f);
@@ -227,25 +227,25 @@ TEST(child_sockets)
 	CHECK_EQ(check_connect4(c, "127.0.0.1", 9000), 0);
 	remote = check_sin("127.0.0.1", check_port(c));
 	f = socktab_lookup_tcp4(net, remote.sin_addr.s_addr, remote.sin_port, local.sin_addr.s_addr,
-				local.sin_port);
+				local.sin_port, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == ln); /* the SYN finds the listener */
 	socktab_sock_put(f);
 	child = socktab_sock_new_child(ln, (struct sockaddr *)&local, (struct sockaddr *)&remote,
-				       sizeof(local));
+				       sizeof(local), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(child);
 	CHECK_EQ(check_port(child), 9000);
 	CHECK_EQ(socktab_get_state(child), SOCKTAB_TCP_SYN_RECV);
 	errno = 0;
 	CHECK(!socktab_sock_new_child(ln, (struct sockaddr *)&local, (struct sockaddr *)&remote,
-				      sizeof(local)));
+				      sizeof(local), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	CHECK_EQ(errno, EADDRINUSE);
 	f = socktab_lookup_tcp4(net, remote.sin_addr.s_addr, remote.sin_port, local.sin_addr.s_addr,
-				local.sin_port);
+				local.sin_port, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == child);
 	socktab_sock_put(f);
 	/* The client side is found by packets from the server. */
 	f = socktab_lookup_tcp4(net, local.sin_addr.s_addr, local.sin_port, remote.sin_addr.s_addr,
-				remote.sin_port);
+				remote.sin_port, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == c);
 	socktab_sock_put(f);
 	socktab_close(ln);
@@ -261,7 +261,7 @@ TEST(child_sockets)
 	socktab_close(b);
 	socktab_close(c);
 	CHECK(!socktab_sock_new_child(c, (struct sockaddr *)&local, (struct sockaddr *)&remote,
-				      sizeof(local)));
+				      sizeof(local), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	socktab_net_free(net);
 }
 

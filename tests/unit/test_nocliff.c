@@ -83,9 +83,12 @@ static void abort_close(struct socktab_sock *sk)
 struct twin {
 	struct socktab_sock *a, *b;
 	int dest, port;
+	bool bound; /* bound to lo */
 };
 
 static struct twin open_[MAXOPEN];
+/* Holders of each 4-tuple: bit 0 unbound, bit 1 bound to lo. An unbound connect() may share a
+ * 4-tuple with a device-bound holder (R94); a lo-bound one conflicts with both kinds. */
 static unsigned char busy[NDEST][65536];
 
 /* Apply the same setup to both nets: reserved ports and ports bound by bind() (R55, R66). */
@@ -158,7 +161,8 @@ TEST(same_ports_as_linux)
 					CHECK_EQ(set_range(t->a, slo, slo + 250), 0);
 					CHECK_EQ(set_range(t->b, slo, slo + 250), 0);
 				}
-				if ((r >> 24) % 50 == 1) { /* SO_BINDTODEVICE: the plain walk */
+				t->bound = (r >> 24) % 50 == 1;
+				if (t->bound) { /* SO_BINDTODEVICE: the plain walk */
 					CHECK_EQ(check_setint(t->a, SOL_SOCKET, SO_BINDTOIFINDEX,
 							      1), 0);
 					CHECK_EQ(check_setint(t->b, SOL_SOCKET, SO_BINDTOIFINDEX,
@@ -183,15 +187,15 @@ TEST(same_ports_as_linux)
 				CHECK(t->port < 40010 || t->port > 40019);
 				CHECK(t->port != 40100 && t->port != 40201 && t->port != 40302);
 				t->dest = dest_key(d);
-				CHECK_EQ(busy[t->dest][t->port], 0);
-				busy[t->dest][t->port] = 1;
+				CHECK_EQ(busy[t->dest][t->port] & (t->bound ? 3 : 1), 0);
+				busy[t->dest][t->port] |= t->bound ? 2 : 1;
 				nhot += t->dest == 0;
 				nopen++;
 			} else if (nopen) {
 				int k = (int)((r >> 40) % (uint64_t)nopen);
 				struct twin *t = &open_[k];
 
-				busy[t->dest][t->port] = 0;
+				busy[t->dest][t->port] &= (unsigned char)~(t->bound ? 2 : 1);
 				nhot -= t->dest == 0;
 				abort_close(t->a);
 				abort_close(t->b);

@@ -26,7 +26,7 @@ static int establish4(struct socktab_sock *sk, int dport)
 static int lookup_state4(struct socktab_net *net, int lport, int dport)
 {
 	struct socktab_sock *sk = socktab_lookup_tcp4(net, htonl(LOOP4), htons((uint16_t)dport),
-						      htonl(LOOP4), htons((uint16_t)lport));
+						      htonl(LOOP4), htons((uint16_t)lport), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	int st;
 
 	if (!sk)
@@ -104,7 +104,7 @@ TEST(tw_created_on_close_v6)
 	CHECK_EQ(check_port(sk), 40000);
 	CHECK_EQ(socktab_close(sk), 0);
 	CHECK_EQ(stats(net).time_wait, 1);
-	tw = socktab_lookup_tcp6(net, &lo, htons(443), &lo, htons(40000));
+	tw = socktab_lookup_tcp6(net, &lo, htons(443), &lo, htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(tw);
 	CHECK_EQ(socktab_get_state(tw), SOCKTAB_TCP_TIME_WAIT);
 	socktab_sock_put(tw);

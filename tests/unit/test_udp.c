@@ -188,7 +188,7 @@ static struct socktab_sock *look(struct socktab_net *net, const char *s, int sp,
 	for (int on = 0; on < 2; on++) {
 		socktab_net_set_udp_hash4(net, on);
 		r[on] = socktab_lookup_udp4(net, ip(s), htons((uint16_t)sp), ip(d),
-					    htons((uint16_t)dp));
+					    htons((uint16_t)dp), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		socktab_sock_put(r[on]);
 	}
 	return r[0] == r[1] ? r[0] : (struct socktab_sock *)1;
@@ -223,7 +223,7 @@ TEST(lookup_order)
 	{
 		struct sockaddr_in6 a = sin6("::ffff:127.0.0.9", 1), b = sin6("::ffff:127.0.0.2", 7000);
 		struct socktab_sock *r = socktab_lookup_udp6(net, &a.sin6_addr, a.sin6_port,
-							     &b.sin6_addr, b.sin6_port);
+							     &b.sin6_addr, b.sin6_port, SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 		CHECK(r == v6);
 		socktab_sock_put(r);
@@ -282,7 +282,7 @@ TEST(bad_input_changes_nothing)
 	CHECK_EQ(socktab_udp_sendto(b, (struct sockaddr *)&s, sizeof(s), &src, &to), 0);
 	CHECK_EQ(((struct sockaddr_in *)&src)->sin_addr.s_addr, ip("127.0.0.1"));
 	CHECK_EQ(((struct sockaddr_in *)&to)->sin_port, htons(7000));
-	CHECK(socktab_lookup_udp4(NULL, 0, 0, 0, 0) == NULL);
+	CHECK(socktab_lookup_udp4(NULL, 0, 0, 0, 0, SOCKTAB_LOOPBACK_IFINDEX, 0) == NULL);
 	CHECK_EQ(socktab_close(a), 0);
 	CHECK_EQ(socktab_close(b), 0);
 	CHECK_EQ(socktab_close(b), -EBADF);
