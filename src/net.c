@@ -152,7 +152,8 @@ static int params_valid(const struct socktab_net_params *p)
 	if ((unsigned)p->variant > SOCKTAB_VARIANT_LINUX_6_1 || p->rcu_precheck < -1 ||
 	    p->rcu_precheck > 1 || p->lport_hash_inside < -1 || p->lport_hash_inside > 1)
 		return 0;
-	if (p->sock_priv_size > (1u << 20))
+	if (p->sock_priv_size > (1u << 20) || p->tw_priv_size > SOCKTAB_TW_PRIV_MAX ||
+	    p->tw_priv_size > p->sock_priv_size)
 		return 0;
 	if (p->udp_hash_entries == 0 || p->udp_hash_entries > 65536)
 		return 0;
@@ -251,6 +252,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	atomic_init(&net->tw_reuse_delay_ms, p->tw_reuse_delay_ms);
 	atomic_init(&net->autobind_reuse, p->autobind_reuse != 0);
 	net->net_raw = p->net_raw != 0;
+	net->tw_priv_size = (uint32_t)p->tw_priv_size;
 	/* UDP table last: its secrets derive from the net's. */
 	if (socktab__dev_init(net) == 0) {
 		net->udp = socktab__udp_table_new(net, p->udp_hash_entries, p->udp_hash4);

@@ -110,6 +110,7 @@ struct socktab_net {
 	_Atomic uint8_t udp_l3mdev_accept; /* (a) net.ipv4.udp_l3mdev_accept */
 	_Atomic uint8_t tcp_rfc1337;       /* (a) net.ipv4.tcp_rfc1337 */
 	uint8_t net_raw;                   /* (c) callers hold CAP_NET_RAW */
+	uint32_t tw_priv_size;             /* (c) caller bytes a TIME_WAIT entry keeps */
 	pthread_mutex_t reuseport_lock;    /* guards every reuseport group of this net */
 
 	_Atomic uint32_t *perturb;         /* (a) table_perturb (R54, R57) */

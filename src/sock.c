@@ -54,6 +54,7 @@ void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net,
 	sk->userlocks = 0;
 	sk->linger_on = 0;
 	sk->tw_ts = 0;
+	WR(sk->tw_substate, 0);
 	sk->on_twlist = 0;
 	sk->rcu_free = 0;
 	sk->sock_connected = 0;
@@ -106,7 +107,8 @@ struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int fami
 
 void *socktab_sock_priv(struct socktab_sock *sk)
 {
-	if (!sk || RD(sk->net)->pool.priv_size == 0)
+	/* A TIME_WAIT entry has only its own small area (socktab_tw_priv()). */
+	if (!sk || RD(sk->net)->pool.priv_size == 0 || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT)
 		return NULL;
 	return sk->priv;
 }

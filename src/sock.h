@@ -48,6 +48,8 @@ struct socktab_sock {
 	uint8_t userlocks;                 /* (s) SOCKTAB__*_LOCK, CONNECT_BIND */
 	uint8_t linger_on;                 /* (s) SO_LINGER */
 	uint8_t tw_ts;                     /* (c) TIME_WAIT entry recorded a peer timestamp */
+	_Atomic uint8_t tw_substate;       /* (t, read without it) TIME_WAIT entry: SOCKTAB_TCP_FIN_WAIT2
+					    * or _TIME_WAIT */
 	uint8_t on_twlist;                 /* (t) TIME_WAIT entry still on the net's list */
 	uint8_t in_pool;                   /* (p) on the pool's free list */
 	uint8_t rcu_free;                  /* (s) was a listener: back to the pool after a grace period */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * TIME_WAIT entries (R48, R61-R63).
+ * TIME_WAIT entries (R48, R61-R63, R100).
  *
  * A TIME_WAIT entry is a socket object from the same type-stable pool, in state TIME_WAIT. The
  * active closer's socket is swapped for it in place: in its ehash chain (one store, so a reader
@@ -81,6 +81,13 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 	tw->tw_ts = net->tcp_timestamps;
 	tw->tw_entry_ns = now;
 	tw->tw_expire_ns = now + net->tw_len_ns;
+	/* Both FINs seen (CLOSING): TIME_WAIT proper; otherwise the peer's FIN is still to come,
+	 * the FIN_WAIT2 substate of an orphaned socket (tcp_time_wait(sk, TCP_FIN_WAIT2)). */
+	WR(tw->tw_substate, RD(sk->state) == SOCKTAB_TCP_CLOSING ? SOCKTAB_TCP_TIME_WAIT
+							      : SOCKTAB_TCP_FIN_WAIT2);
+	/* The caller's TIME_WAIT state: the first tw_priv_size bytes of the socket's area. */
+	memset(tw->priv, 0, net->pool.priv_size);
+	memcpy(tw->priv, sk->priv, net->tw_priv_size);
 	WR(tw->state, SOCKTAB_TCP_TIME_WAIT);
 	/* The list's reference; published by the chain's release store below. */
 	atomic_store_explicit(&tw->refcnt, 1, memory_order_release);
@@ -163,6 +170,98 @@ void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw
 	if (had)
 		socktab_sock_put(tw);
 	socktab_sock_put(tw);
+}
+
+/* Kill @tw now: out of ehash and its bind bucket, off the list (dropping the list's reference).
+ * The caller keeps its own reference. Takes the bhash and TIME_WAIT list locks. */
+static void tw_kill(struct socktab_net *net, struct socktab_sock *tw)
+{
+	pthread_mutex_t *l = socktab__bhash_lock(net, socktab__sk_num(tw));
+	bool had;
+
+	socktab__lock(l);
+	socktab__tw_kill_locked(net, tw);
+	socktab__unlock(l);
+	socktab__lock(&net->tw_lock);
+	had = tw->on_twlist;
+	if (had)
+		tw_list_del_locked(net, tw);
+	socktab__unlock(&net->tw_lock);
+	if (had)
+		socktab_sock_put(tw);
+}
+
+struct socktab_tw *socktab_sock_tw(struct socktab_sock *sk)
+{
+	if (!sk || RD(sk->state) != SOCKTAB_TCP_TIME_WAIT)
+		return NULL;
+	return (struct socktab_tw *)sk;
+}
+
+static struct socktab_sock *tw_sk(struct socktab_tw *tw)
+{
+	struct socktab_sock *sk = (struct socktab_sock *)tw;
+
+	return sk && RD(sk->state) == SOCKTAB_TCP_TIME_WAIT ? sk : NULL;
+}
+
+int socktab_tw_substate(struct socktab_tw *t)
+{
+	struct socktab_sock *tw = tw_sk(t);
+
+	return tw ? RD(tw->tw_substate) : -EINVAL;
+}
+
+void *socktab_tw_priv(struct socktab_tw *t)
+{
+	struct socktab_sock *tw = tw_sk(t);
+
+	return tw && RD(tw->net)->tw_priv_size ? tw->priv : NULL;
+}
+
+int socktab_tw_fin(struct socktab_tw *t)
+{
+	struct socktab_sock *tw = tw_sk(t);
+	struct socktab_net *net;
+
+	if (!tw)
+		return -EINVAL;
+	net = RD(tw->net);
+	socktab__lock(&net->tw_lock);
+	if (RD(tw->tw_substate) == SOCKTAB_TCP_FIN_WAIT2 && tw->on_twlist) {
+		/* TIME_WAIT from now on, for a full period: back to the list's tail. */
+		tw_list_del_locked(net, tw);
+		tw->tw_expire_ns = socktab__now(net) + net->tw_len_ns;
+		tw_list_add_locked(net, tw);
+		WR(tw->tw_substate, SOCKTAB_TCP_TIME_WAIT);
+	}
+	socktab__unlock(&net->tw_lock);
+	return 0;
+}
+
+int socktab_tw_reset(struct socktab_tw *t)
+{
+	struct socktab_sock *tw = tw_sk(t);
+	struct socktab_net *net;
+
+	if (!tw)
+		return -EINVAL;
+	net = RD(tw->net);
+	/* TIME_WAIT assassination (RFC 1337) unless the net refuses it; FIN_WAIT2 always dies. */
+	if (RD(tw->tw_substate) == SOCKTAB_TCP_TIME_WAIT && RD(net->tcp_rfc1337))
+		return 0;
+	tw_kill(net, tw);
+	return 1;
+}
+
+int socktab_tw_kill(struct socktab_tw *t)
+{
+	struct socktab_sock *tw = tw_sk(t);
+
+	if (!tw)
+		return -EINVAL;
+	tw_kill(RD(tw->net), tw);
+	return 0;
 }
 
 /*

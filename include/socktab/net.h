@@ -73,7 +73,13 @@ struct socktab_net_params {
 				      * socktab_net_set_udp_hash4() */
 	int net_raw;                 /* callers hold CAP_NET_RAW (1): IP_TRANSPARENT, rebinding a
 				      * device-bound socket */
+	size_t tw_priv_size;         /* bytes of a socket's caller data that close() carries into
+				      * its TIME_WAIT entry (socktab_tw_priv()); at most
+				      * SOCKTAB_TW_PRIV_MAX and sock_priv_size (0) */
 };
+
+/* The largest tw_priv_size: room for the sequence numbers and timestamps TIME_WAIT needs. */
+#define SOCKTAB_TW_PRIV_MAX 64
 
 /*
  * Fill @p with the defaults listed above (and @p->size).

@@ -96,11 +96,37 @@ int socktab_get_state(struct socktab_sock *sk);
 /*
  * close(2). An actively closed connection (ESTABLISHED, FIN_WAIT1/2, CLOSING) leaves a TIME_WAIT
  * entry that keeps its 4-tuple and port until it expires or is recycled, unless SO_LINGER {1, 0}
- * is set (abortive close: everything is removed at once). After the call @sk must not be used:
- * its memory returns to the pool; a second close of a not-yet-reused socket gives -EBADF.
+ * is set (abortive close: everything is removed at once). The entry starts in the FIN_WAIT2
+ * substate (the peer's FIN is still to come) unless the socket was CLOSING, and takes the first
+ * tw_priv_size bytes of the socket's caller data (socktab/net.h). After the call @sk must not
+ * be used: its memory returns to the pool; a second close of a not-yet-reused socket gives
+ * -EBADF.
  * Context: registered thread, outside RCU read side; takes socket, bucket and TIME_WAIT locks.
  */
 int socktab_close(struct socktab_sock *sk);
+
+/*
+ * TIME_WAIT entries. A TCP lookup may return one (its state is SOCKTAB_TCP_TIME_WAIT);
+ * socktab_sock_tw() gives it as a struct socktab_tw, NULL for any other socket. On a TIME_WAIT
+ * entry only these calls, socktab_get_state(), socktab_sock_family() and socktab_sock_put()
+ * apply; socktab_sock_priv() returns NULL (the connection's data is gone), socktab_tw_priv()
+ * the tw_priv_size bytes close() kept (NULL when 0).
+ * socktab_tw_substate(): SOCKTAB_TCP_FIN_WAIT2 (waiting for the peer's FIN) or
+ * SOCKTAB_TCP_TIME_WAIT. socktab_tw_fin(): the peer's FIN reached a FIN_WAIT2 entry: it becomes
+ * TIME_WAIT for a full period (0; no effect in TIME_WAIT). socktab_tw_reset(): an in-window RST
+ * reached the entry (R100): a FIN_WAIT2 entry dies; a TIME_WAIT entry dies unless
+ * net.ipv4.tcp_rfc1337 is set; returns 1 if it died (its port is free at once), 0 if not.
+ * socktab_tw_kill(): remove the entry now. All return -EINVAL for NULL or an entry that is no
+ * longer TIME_WAIT.
+ * Context: registered thread holding a reference on the entry (from a lookup); fin, reset and
+ * kill take the bucket and TIME_WAIT list locks, the others none.
+ */
+struct socktab_tw *socktab_sock_tw(struct socktab_sock *sk);
+int socktab_tw_substate(struct socktab_tw *tw);
+void *socktab_tw_priv(struct socktab_tw *tw);
+int socktab_tw_fin(struct socktab_tw *tw);
+int socktab_tw_reset(struct socktab_tw *tw);
+int socktab_tw_kill(struct socktab_tw *tw);
 
 /*
  * setsockopt(2) / getsockopt(2). Supported: SOL_SOCKET SO_REUSEADDR, SO_REUSEPORT, SO_LINGER

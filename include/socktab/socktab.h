@@ -9,6 +9,7 @@
  *   socktab/lookup.h   the packet path: TCP and UDP lookups
  *   socktab/udp.h      UDP's sendto() side, the hash4 switch and counters
  *   socktab/dev.h      devices, addresses and routes
+ *   socktab/diag.h     socket dumps (what ss shows)
  *
  * Error policy: every int-returning function returns 0 (or a non-negative value where stated) on
  * success and a negative errno on failure; a failed call leaves every table exactly as it was
@@ -36,5 +37,6 @@
 #include "socktab/lookup.h"
 #include "socktab/udp.h"
 #include "socktab/dev.h"
+#include "socktab/diag.h"
 
 #endif /* SOCKTAB_SOCKTAB_H */

@@ -20,6 +20,8 @@ extern "C" {
 struct socktab_net;
 /* A socket of a net: TCP or UDP, IPv4 or IPv6 (socktab/sock.h). */
 struct socktab_sock;
+/* A TIME_WAIT entry: what an actively closed TCP connection leaves (socktab/sock.h). */
+struct socktab_tw;
 
 /* Transport protocol of a socket (socktab_socket()). */
 enum socktab_proto {

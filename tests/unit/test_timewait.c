@@ -712,7 +712,192 @@ TEST(tw_expiry_lazy_for_bind)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(tw_created_on_close, tw_created_on_close_v6, tw_created_from_fin_wait1,
+/* ---- the TIME_WAIT API: type, caller state, substate, RST (R100), kill ---- */
+
+/* A 1-port net with 16 bytes of caller data per socket, 8 of them kept in TIME_WAIT. */
+static struct socktab_net *tw_priv_net(uint64_t *clk)
+{
+	struct socktab_net_params p;
+
+	*clk = T0;
+	socktab_net_params_init(&p);
+	p.port_low = p.port_high = 40000;
+	p.clock = check_clock;
+	p.clock_arg = clk;
+	p.sock_priv_size = 16;
+	p.tw_priv_size = 8;
+	return socktab_net_new(&p);
+}
+
+/* The TIME_WAIT entry of 127.0.0.1:40000 <-> 127.0.0.1:80, referenced, or NULL. */
+static struct socktab_sock *tw_lookup(struct socktab_net *net)
+{
+	struct socktab_sock *sk = socktab_lookup_established4(net, htonl(LOOP4), htons(80),
+							      htonl(LOOP4), htons(40000),
+							      SOCKTAB_LOOPBACK_IFINDEX, 0);
+
+	if (sk && !socktab_sock_tw(sk)) {
+		socktab_sock_put(sk);
+		return NULL;
+	}
+	return sk;
+}
+
+/* close() keeps tw_priv_size bytes of the caller's data, never more, and the socket's own
+ * data is unreachable through the entry. */
+TEST(tw_api_priv)
+{
+	uint64_t clk;
+	struct socktab_net *net = tw_priv_net(&clk);
+	struct socktab_sock *sk, *tw;
+	unsigned char *p;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk && !socktab_sock_tw(sk));
+	p = socktab_sock_priv(sk);
+	CHECK(p);
+	memset(p, 0xab, 16);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	tw = tw_lookup(net);
+	CHECK(tw);
+	CHECK(socktab_sock_priv(tw) == NULL);
+	p = socktab_tw_priv(socktab_sock_tw(tw));
+	CHECK(p);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(p[i], 0xab);
+	CHECK(socktab_tw_priv(NULL) == NULL);
+	socktab_sock_put(tw);
+	socktab_net_free(net);
+}
+
+TEST(tw_api_priv_limits)
+{
+	struct socktab_net_params p;
+
+	socktab_net_params_init(&p);
+	p.sock_priv_size = 128;
+	p.tw_priv_size = SOCKTAB_TW_PRIV_MAX + 1;
+	errno = 0;
+	CHECK(!socktab_net_new(&p));
+	CHECK_EQ(errno, EINVAL);
+	p.sock_priv_size = 4;
+	p.tw_priv_size = 8; /* more than the socket has */
+	CHECK(!socktab_net_new(&p));
+}
+
+/* An ESTABLISHED close waits for the peer's FIN (FIN_WAIT2 substate); the FIN makes it
+ * TIME_WAIT for a full period from then on. */
+TEST(tw_api_fin)
+{
+	uint64_t clk;
+	struct socktab_net *net = tw_priv_net(&clk);
+	struct socktab_sock *sk, *tw;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	tw = tw_lookup(net);
+	CHECK(tw);
+	CHECK_EQ(socktab_tw_substate(socktab_sock_tw(tw)), SOCKTAB_TCP_FIN_WAIT2);
+	clk += 50 * SEC;
+	CHECK_EQ(socktab_tw_fin(socktab_sock_tw(tw)), 0);
+	CHECK_EQ(socktab_tw_substate(socktab_sock_tw(tw)), SOCKTAB_TCP_TIME_WAIT);
+	socktab_sock_put(tw);
+	clk += 30 * SEC; /* 80 s after close, 30 s after the FIN: still there */
+	CHECK_EQ(socktab_net_tick(net), 0);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_TIME_WAIT);
+	clk += 31 * SEC;
+	CHECK_EQ(socktab_net_tick(net), 1);
+	CHECK_EQ(lookup_state4(net, 40000, 80), 0);
+	CHECK_EQ(socktab_tw_fin(NULL), -EINVAL);
+	socktab_net_free(net);
+}
+
+/* A CLOSING socket's close is TIME_WAIT at once. */
+TEST(tw_api_closing)
+{
+	uint64_t clk;
+	struct socktab_net *net = tw_priv_net(&clk);
+	struct socktab_sock *sk, *tw;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_CLOSING), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	tw = tw_lookup(net);
+	CHECK(tw);
+	CHECK_EQ(socktab_tw_substate(socktab_sock_tw(tw)), SOCKTAB_TCP_TIME_WAIT);
+	socktab_sock_put(tw);
+	socktab_net_free(net);
+}
+
+/* R100: RST kills a FIN_WAIT2 entry whatever tcp_rfc1337 says, a TIME_WAIT entry only with
+ * tcp_rfc1337 = 0; the killed entry's port is free for bind() at once. */
+TEST(tw_api_reset)
+{
+	for (int rfc1337 = 0; rfc1337 <= 1; rfc1337++) {
+		for (int closing = 0; closing <= 1; closing++) {
+			uint64_t clk;
+			struct socktab_net *net = tw_priv_net(&clk);
+			struct socktab_sock *sk, *tw, *b;
+			int died;
+
+			CHECK(net);
+			CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_rfc1337",
+						    rfc1337 ? "1" : "0"),
+				 0);
+			sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+			CHECK_EQ(establish4(sk, 80), 0);
+			if (closing)
+				CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_CLOSING), 0);
+			CHECK_EQ(socktab_close(sk), 0);
+			tw = tw_lookup(net);
+			CHECK(tw);
+			died = socktab_tw_reset(socktab_sock_tw(tw));
+			CHECK_EQ(died, !(closing && rfc1337));
+			socktab_sock_put(tw);
+			CHECK_EQ(lookup_state4(net, 40000, 80), died ? 0 : SOCKTAB_TCP_TIME_WAIT);
+			CHECK_EQ(stats(net).time_wait, died ? 0 : 1);
+			b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+			CHECK_EQ(check_bind4(b, "127.0.0.1", 40000), died ? 0 : -EADDRINUSE);
+			socktab_close(b);
+			socktab_net_free(net);
+		}
+	}
+}
+
+/* socktab_tw_kill() removes the entry; the API refuses what is not a TIME_WAIT entry. */
+TEST(tw_api_kill)
+{
+	uint64_t clk;
+	struct socktab_net *net = tw_priv_net(&clk);
+	struct socktab_sock *sk, *tw;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK(!socktab_sock_tw(sk));
+	CHECK_EQ(socktab_tw_kill(socktab_sock_tw(sk)), -EINVAL);
+	CHECK_EQ(socktab_close(sk), 0);
+	tw = tw_lookup(net);
+	CHECK(tw);
+	CHECK_EQ(socktab_tw_kill(socktab_sock_tw(tw)), 0);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(lookup_state4(net, 40000, 80), 0);
+	/* The caller's reference still pins the memory; the entry is no longer TIME_WAIT-hashed
+	 * but a second kill finds nothing to do. */
+	socktab_sock_put(tw);
+	CHECK_EQ(socktab_tw_reset(NULL), -EINVAL);
+	CHECK_EQ(socktab_tw_substate(NULL), -EINVAL);
+	socktab_net_free(net);
+}
+
+CHECK_MAIN(tw_api_priv, tw_api_priv_limits, tw_api_fin, tw_api_closing, tw_api_reset,
+	   tw_api_kill, tw_created_on_close, tw_created_on_close_v6, tw_created_from_fin_wait1,
 	   tw_linger_zero_no_tw, tw_linger_nonzero_keeps_tw, tw_not_from_passive_states,
 	   tw_reuse0_blocks_until_expiry, tw_tick_expires, tw_tick_counts, tw_len_param,
 	   tw_reuse1_after_delay, tw_reuse2_after_delay, tw_reuse_default_is_2,
