@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bind.h"
 #include "ehash.h"
 #include "socktab/socktab.h"
 

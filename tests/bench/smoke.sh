@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Benchmark smoke runs (a few seconds each; docs/benchmarks.md has the real runs): every
+# benchmark runs and prints the key=value lines its readers rely on.
+#   tests/bench/smoke.sh SOCKTAB_EXE
+# Prints one line per check and "N passed, M failed".
+set -u
+exe=$1
+pass=0
+fail=0
+out=$(mktemp)
+trap 'rm -f "$out" "$out.png"' EXIT
+
+# check LABEL PATTERN... -- CMD...: CMD succeeds and prints a line matching every PATTERN.
+check() {
+	local label=$1 pats=() p
+	shift
+	while [ "$1" != -- ]; do pats+=("$1"); shift; done
+	shift
+	if ! timeout 300 "$@" >"$out" 2>&1; then
+		echo "FAIL $label: exit status $?"
+		tail -n 5 "$out" | sed 's/^/    | /'
+		fail=$((fail + 1))
+		return
+	fi
+	for p in "${pats[@]}"; do
+		if ! grep -qE "$p" "$out"; then
+			echo "FAIL $label: no line matches $p"
+			fail=$((fail + 1))
+			return
+		fi
+	done
+	echo "PASS $label"
+	pass=$((pass + 1))
+}
+
+peers=()
+"$exe" bench lookup --help 2>&1 | grep -q 'rte_hash yes' && peers+=('^ratio_vs_rte_hash=[0-9]')
+"$exe" bench lookup --help 2>&1 | grep -q 'lfht yes' && peers+=('^ratio_vs_lfht=[0-9]')
+check "bench lookup --peer all (20k sockets)" '^mem_latency_ns=[0-9]' "${peers[@]}" -- \
+	"$exe" bench lookup --sockets 20000 --lookups 200000 --peer all --seed 1
+check "bench crr -T 2 -F 400, each variant" '^wire_errors=0$' '^throughput=[0-9]' -- \
+	"$exe" bench crr -T 2 -F 400 -N 4000 --seed 1
+check "bench crr --time-wait" '^wire_errors=0$' '^close=fin_time_wait$' -- \
+	"$exe" bench crr -T 1 -F 50 -N 500 --time-wait --variant socktab --seed 1
+check "bench connect --sweep (small range)" '^ports_tried_mean=' -- \
+	"$exe" bench connect --range 32768-33791 --sweep 0,0.95 -N 200 --rounds 2 --seed 1
+check "bench udp --connected 50" '^hash4_speedup=[0-9]' -- \
+	"$exe" bench udp --connected 50 --hash4 both -l 0.2
+check "bench rss --queues 4" '^rss_on_queue_pct=100' -- \
+	"$exe" bench rss --queues 4 --occupancy 0.2 -N 200 --seed 1
+if command -v gnuplot >/dev/null 2>&1; then
+	check "bench crr --sweep --plot (gnuplot)" 'throughput' -- bash -c \
+		"'$exe' bench crr -F 50,100 -N 500 --seed 1 --plot '$out.png' && test -s '$out.png'"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
