@@ -12,36 +12,39 @@
  * Rules implemented: R37-R45 (entry checks, overlap relation, conflict predicate, which owners are
  * compared, fast paths), R49-R50 (bind(0)), R58 (bucket reset when only connect() owners remain),
  * R60 (IP_BIND_ADDRESS_NO_PORT), R64-R66 (ranges, reserved ports).
- * Departures: no VRF/l3mdev (always 0); the set of local addresses is
- * loopback (127/8, ::1), the wildcards, and IPv4 multicast/broadcast.
+ * VRF (R98): a bucket belongs to one L3 master (the VRF of its owners' bound device, or 0), so
+ * the same port binds once in the default domain and once per VRF; with tcp_l3mdev_accept
+ * everything shares domain 0. The domain is the one the socket had when it took the port; a
+ * later SO_BINDTODEVICE does not move it (the kernel's does not either).
  */
 #include <stdlib.h>
 
 #include "addr.h"
 #include "bind.h"
+#include "dev.h"
 #include "listen.h"
 #include "timewait.h"
 #include "udp.h"
 
 struct socktab__tb *socktab__tb_find_locked(struct socktab__bhead *head, struct socktab_net *net,
-				     uint16_t port)
+				     uint16_t port, int l3mdev)
 {
 	SOCKTAB__ASSERT_LOCKED(&head->lock);
 	for (struct socktab__tb *tb = atomic_load_explicit(&head->chain, memory_order_relaxed); tb;
 	     tb = atomic_load_explicit(&tb->next, memory_order_relaxed))
-		if (tb->net == net && tb->port == port)
+		if (tb->net == net && tb->port == port && tb->l3mdev == l3mdev)
 			return tb;
 	return NULL;
 }
 
 /* Caller is inside an RCU read-side section. */
 struct socktab__tb *socktab__tb_find_rcu(struct socktab__bhead *head, struct socktab_net *net,
-					 uint16_t port)
+					 uint16_t port, int l3mdev)
 {
 	SOCKTAB__ASSERT_RCU();
 	for (struct socktab__tb *tb = atomic_load_explicit(&head->chain, memory_order_acquire); tb;
 	     tb = atomic_load_explicit(&tb->next, memory_order_acquire))
-		if (tb->net == net && tb->port == port)
+		if (tb->net == net && tb->port == port && tb->l3mdev == l3mdev)
 			return tb;
 	return NULL;
 }
@@ -102,7 +105,8 @@ static void *take_or_alloc(void **slot, size_t size)
 
 /* Caller holds head->lock. The new bucket starts as "connect() only" (-1/-1, R55). */
 struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struct socktab_net *net,
-					      uint16_t port, struct socktab__bind_prealloc *pa)
+					      uint16_t port, int l3mdev,
+					      struct socktab__bind_prealloc *pa)
 {
 	struct socktab__tb *tb;
 
@@ -112,6 +116,7 @@ struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struc
 		return NULL;
 	tb->net = net;
 	tb->port = port;
+	tb->l3mdev = l3mdev;
 	atomic_init(&tb->fastreuse, -1);
 	atomic_init(&tb->fastreuseport, -1);
 	atomic_init(&tb->next, atomic_load_explicit(&head->chain, memory_order_relaxed));
@@ -654,11 +659,24 @@ static bool tb_has_owners(const struct socktab__tb *tb)
 	return false;
 }
 
+int socktab__sk_bound_l3mdev(const struct socktab_sock *sk)
+{
+	struct socktab_net *net = RD(sk->net);
+	int dev = (int)RD(sk->bound_dev_if), m;
+
+	if (!dev || RD(net->tcp_l3mdev_accept))
+		return 0;
+	socktab__rcu_read_lock();
+	m = socktab__l3mdev_master(socktab__ifcfg_rcu(net), dev);
+	socktab__rcu_read_unlock();
+	return m;
+}
+
 /*
  * R49: bind(0) / listen() without bind. On success returns 0 with *portp set and the bhash lock
  * of that port held (the caller finishes the bind under it).
  */
-static int find_open_port(struct socktab_net *net, struct socktab_sock *sk, int *portp,
+static int find_open_port(struct socktab_net *net, struct socktab_sock *sk, int l3mdev, int *portp,
 			  struct socktab__bhead **headp)
 {
 	struct socktab__tables *t = net->tab;
@@ -704,7 +722,7 @@ other_parity_scan:;
 
 		socktab__lock(&head->lock);
 		WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)port << 16));
-		struct socktab__tb *tb = socktab__tb_find_locked(head, net, (uint16_t)port);
+		struct socktab__tb *tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 
 		if (!tb || ((!use_hash2_on_bind(sk) || !addr_any_conflict(sk, tb, relax, false)) &&
 			    !csk_bind_conflict(sk, tb, socktab__tb2_find_locked(net, tb, sk), relax, false))) {
@@ -742,22 +760,22 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 	struct socktab__tb2 *tb2;
 	bool tb_created = false, tb2_created = false, first;
 	bool check = true;
-	int port = snum, ret;
+	int port = snum, ret, l3mdev = socktab__sk_bound_l3mdev(sk);
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!port) {
-		ret = find_open_port(net, sk, &port, &head);
+		ret = find_open_port(net, sk, l3mdev, &port, &head);
 		if (ret)
 			return ret;
 		check = false;
-		tb = socktab__tb_find_locked(head, net, (uint16_t)port);
+		tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 	} else {
 		head = &t->bhash[socktab__bhashfn(net, (uint16_t)port) & t->bhash_mask];
 		socktab__lock(&head->lock);
-		tb = socktab__tb_find_locked(head, net, (uint16_t)port);
+		tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 	}
 	if (!tb) {
-		tb = socktab__tb_create_locked(head, net, (uint16_t)port, NULL);
+		tb = socktab__tb_create_locked(head, net, (uint16_t)port, l3mdev, NULL);
 		if (!tb) {
 			ret = -ENOMEM;
 			goto fail;

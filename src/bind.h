@@ -14,11 +14,12 @@ enum { SOCKTAB__ADDR_ANY = 0, SOCKTAB__ADDR_MAPPED = 1, SOCKTAB__ADDR_V6 = 2 };
 #define SOCKTAB__FASTREUSEPORT_ANY 1
 #define SOCKTAB__FASTREUSEPORT_STRICT 2
 
-/* bhash entry: one per (net, port) in use (kernel inet_bind_bucket, R14). */
+/* bhash entry: one per (net, port, L3 master) in use (kernel inet_bind_bucket, R14, R98). */
 struct socktab__tb {
 	_Atomic(struct socktab__tb *) next; /* (r,b) bhash chain, walked under RCU by connect() */
 	struct socktab_net *net;           /* (c) */
 	uint16_t port;                     /* (c) */
+	int l3mdev;                        /* (c) VRF of its owners, 0: none (R98) */
 	_Atomic int8_t fastreuse;          /* (r,b) -1: connect() only; 0; 1 */
 	_Atomic int8_t fastreuseport;      /* (r,b) -1; 0; ANY; STRICT */
 	uint8_t fast_ipv6_only;            /* (b) recorded by the reuseport fast path (R44) */
@@ -61,12 +62,16 @@ void socktab__bind_spare_release(void);
 
 /* Bucket lookups: caller holds head->lock (the _rcu form: inside an RCU read-side section). */
 struct socktab__tb *socktab__tb_find_locked(struct socktab__bhead *head, struct socktab_net *net,
-					    uint16_t port);
+					    uint16_t port, int l3mdev);
 struct socktab__tb *socktab__tb_find_rcu(struct socktab__bhead *head, struct socktab_net *net,
-					 uint16_t port);
+					 uint16_t port, int l3mdev);
 /* Caller holds head->lock. From @pa when given, else allocated (NULL on -ENOMEM). */
 struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struct socktab_net *net,
-					      uint16_t port, struct socktab__bind_prealloc *pa);
+					      uint16_t port, int l3mdev,
+					      struct socktab__bind_prealloc *pa);
+/* inet_sk_bound_l3mdev(): the VRF whose bind buckets @sk uses (R98): the L3 master of its bound
+ * device, or 0 with net.ipv4.tcp_l3mdev_accept (everything then shares bucket 0). */
+int socktab__sk_bound_l3mdev(const struct socktab_sock *sk);
 /* Caller holds head->lock. Frees @tb (after a grace period) once it has no address bucket. */
 void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct socktab__tb *tb);
 /* Caller holds the bhash lock of tb->port; takes the bhash2 lock. */

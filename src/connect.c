@@ -95,6 +95,7 @@ struct choice {
 	struct socktab__tb *tb;
 	struct socktab_sock *tw; /* TIME_WAIT entry taken over (R61), with a reference */
 	bool inserted;           /* sk is already in ehash (the R56 check inserted it) */
+	int l3mdev;              /* the bind-bucket domain of sk (R98), set before the walk */
 	uint16_t port;
 	uint32_t i;              /* position of the port in its pass (R57) */
 };
@@ -114,7 +115,7 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 
 	/* Lockless phase (R55 step 2). */
 	socktab__rcu_read_lock();
-	tb = socktab__tb_find_rcu(head, net, port);
+	tb = socktab__tb_find_rcu(head, net, port, c->l3mdev);
 	if (tb && (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0)) {
 		socktab__rcu_read_unlock();
 		return 0;
@@ -128,7 +129,7 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 
 	/* Locked phase (R55 step 3). */
 	socktab__lock(&head->lock);
-	tb = socktab__tb_find_locked(head, net, port);
+	tb = socktab__tb_find_locked(head, net, port, c->l3mdev);
 	c->tw = NULL;
 	if (tb) {
 		if (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0 ||
@@ -140,7 +141,7 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 		c->inserted = true;
 	} else {
 		/* No bucket: nobody in this net holds the port, no ehash check needed. */
-		tb = socktab__tb_create_locked(head, net, port, pa);
+		tb = socktab__tb_create_locked(head, net, port, c->l3mdev, pa);
 		c->inserted = false;
 	}
 	c->head = head;
@@ -228,6 +229,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	 * to be undone. */
 	if (socktab__bind_prealloc(&pa))
 		return -ENOMEM;
+	c.l3mdev = socktab__sk_bound_l3mdev(sk);
 	off64 = port_offset(net, sk);
 	socktab__port_range(net, sk, &low, &high, &w.local_ports);
 	w.step = w.local_ports ? 1 : 2;

@@ -860,6 +860,21 @@ int socktab_dev_flags(struct socktab_net *net, int ifindex)
 	return ret;
 }
 
+int socktab_dev_master(struct socktab_net *net, int ifindex)
+{
+	const struct socktab__ifcfg *c;
+	int ret = -ENODEV;
+
+	if (!net)
+		return -EINVAL;
+	socktab__rcu_read_lock();
+	c = socktab__ifcfg_rcu(net);
+	if (socktab__dev_get(c, ifindex))
+		ret = socktab__l3mdev_master(c, ifindex);
+	socktab__rcu_read_unlock();
+	return ret;
+}
+
 /* Parse a public (family, address, prefix length) triple into the v4-mapped form. */
 static int parse_prefix(int family, const void *addr, int plen, struct in6_addr *a)
 {

@@ -580,8 +580,18 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 		goto fail;
 	}
 	bool created;
-	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create_locked(net, listener->tb2->tb, child,
-								      &pa, &created);
+	struct socktab__tb *tb = listener->tb2->tb;
+	int l3mdev = socktab__sk_bound_l3mdev(child);
+
+	/* A child in another VRF domain than its listener's bucket owns the port in its own
+	 * (__inet_inherit_port); the buckets come from @pa, so this cannot fail. */
+	if (tb->l3mdev != l3mdev) {
+		tb = socktab__tb_find_locked(head, net, port, l3mdev);
+		if (!tb)
+			tb = socktab__tb_create_locked(head, net, port, l3mdev, &pa);
+	}
+	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create_locked(net, tb, child, &pa,
+								      &created);
 
 	if (created) {
 		tb2->fastreuse = listener->tb2->fastreuse;

@@ -76,6 +76,9 @@ int socktab_dev_set_master(struct socktab_net *net, int ifindex, int master_ifin
 int socktab_dev_index(struct socktab_net *net, const char *name);
 int socktab_dev_name(struct socktab_net *net, int ifindex, char *buf, size_t len);
 int socktab_dev_flags(struct socktab_net *net, int ifindex);
+/* The VRF device @ifindex belongs to (itself for a VRF), 0 when none, -ENODEV: what a lookup
+ * of a packet arriving on @ifindex takes as its sdif. */
+int socktab_dev_master(struct socktab_net *net, int ifindex);
 
 /*
  * Add or delete an address on device @ifindex: @family AF_INET (@addr: struct in_addr, @plen
@@ -95,8 +98,9 @@ int socktab_addr_del(struct socktab_net *net, int ifindex, int family, const voi
 /*
  * Add or delete a unicast route to @dst/@plen through device @ifindex in the table of that
  * device's VRF (the main table when it has none), with preferred source @prefsrc (NULL: the
- * device's address, chosen as the kernel does). -EINVAL, -ENODEV, -EEXIST, -ESRCH (delete: no
- * such route), -ENOMEM. Routes the address calls install are not touched by these.
+ * device's address, chosen as the kernel does). -EINVAL, -ENODEV, -ENETDOWN (the device is
+ * down), -EEXIST, -ESRCH (delete: no such route), -ENOMEM. Routes the address calls install are
+ * not touched by these; a device going down loses its routes.
  * Context: registered thread; takes the net's device lock.
  */
 int socktab_route_add(struct socktab_net *net, int family, const void *dst, int plen,
