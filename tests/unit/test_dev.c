@@ -396,6 +396,7 @@ TEST(dev_lookup_by_ingress)
 
 		conn[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
 		CHECK_EQ(check_setint(conn[i], SOL_SOCKET, SO_BINDTOIFINDEX, dev[1]), 0);
+		CHECK_EQ(check_setint(conn[i], IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1), 0);
 		CHECK_EQ(check_bind4(conn[i], "198.51.100.7", 0), 0);
 		CHECK_EQ(socktab_connect(conn[i], (struct sockaddr *)&to, sizeof(to)), 0);
 		n++;
