@@ -13,6 +13,7 @@
  * the call.
  */
 #include "ehash.h"
+#include "listen.h"
 
 /* ehash.c's match4(): the key of socktab_lookup_established4(), device rule included. */
 static inline bool match4(const struct socktab_sock *sk, const struct socktab_net *net,
@@ -27,7 +28,7 @@ static inline bool match4(const struct socktab_sock *sk, const struct socktab_ne
 /* The R21 walk of one chain, from a first entry already loaded. Inside RCU read side. */
 static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32_t slot,
 				  uintptr_t first, uint64_t acookie, uint32_t ports,
-				  const struct socktab_tuple4 *k)
+				  const struct socktab_tuple4 *k, bool ref)
 {
 	struct socktab__tables *t = net->tab;
 	struct socktab_sock *sk;
@@ -39,12 +40,9 @@ static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32
 			sk = socktab__node_sk(p);
 			if (RD(sk->hash) != hash || !match4(sk, net, acookie, ports, k))
 				continue;
-			if (!socktab__sock_hold_not_zero(sk))
+			if (ref && !socktab__sock_hold_not_zero(sk))
 				return NULL; /* dying: "not found", as the single lookup */
-			if (match4(sk, net, acookie, ports, k))
-				return sk;
-			socktab_sock_put(sk); /* freed and reused meanwhile: walk again */
-			break;
+			return sk;
 		}
 		if (socktab__is_nulls(p) && socktab__nulls_value(p) == slot)
 			return NULL;
@@ -62,7 +60,10 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 	uintptr_t first[BURST_CHUNK];
 	int found = 0;
 
-	if (!net || (n && (!keys || !out)) || (flags & ~SOCKTAB_LOOKUP_ESTABLISHED))
+	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
+
+	if (!net || (n && (!keys || !out)) ||
+	    (flags & ~(SOCKTAB_LOOKUP_ESTABLISHED | SOCKTAB_LOOKUP_NOREF)))
 		return -EINVAL;
 	struct socktab__tables *t = net->tab;
 
@@ -87,14 +88,15 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 			uint32_t ports = (uint32_t)k[i].sport | ((uint32_t)ntohs(k[i].dport) << 16);
 			uint64_t acookie = (uint64_t)k[i].saddr | ((uint64_t)k[i].daddr << 32);
 
-			out[base + i] = walk4(net, hash[i], slot[i], first[i], acookie, ports, &k[i]);
+			out[base + i] = walk4(net, hash[i], slot[i], first[i], acookie, ports, &k[i],
+					      ref);
 		}
 		socktab__rcu_read_unlock();
 		for (unsigned int i = 0; i < m; i++) {
 			if (!out[base + i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED))
-				out[base + i] = socktab_lookup_listener4(net, k[i].saddr, k[i].sport,
-									 k[i].daddr, k[i].dport,
-									 k[i].dif, k[i].sdif);
+				out[base + i] = socktab__lookup_listener4(net, k[i].saddr, k[i].sport,
+									  k[i].daddr, k[i].dport,
+									  k[i].dif, k[i].sdif, ref);
 			found += out[base + i] != NULL;
 		}
 	}

@@ -113,9 +113,13 @@ static inline bool key_match(const struct socktab_sock *sk, const struct socktab
 		     : match4(sk, net, k->acookie, k->ports, &k->dev);
 }
 
-/* R21: the lock-free walk shared by the IPv4 and IPv6 lookups. */
+/*
+ * R21: the lock-free walk shared by the IPv4 and IPv6 lookups. With @ref, the result is pinned
+ * with increment-if-not-zero (a dying entry is "not found", as in the kernel); without, the
+ * caller's read-side section keeps it valid (sockets are freed after a grace period).
+ */
 static struct socktab_sock *ehash_lookup(struct socktab_net *net, uint32_t hash,
-					 const struct lookup_key *k)
+					 const struct lookup_key *k, bool ref)
 {
 	struct socktab__tables *t = net->tab;
 	uint32_t slot = hash & t->ehash_mask;
@@ -130,14 +134,8 @@ begin:
 		sk = socktab__node_sk(p);
 		if (RD(sk->hash) != hash || !key_match(sk, net, k))
 			continue;
-		if (!socktab__sock_hold_not_zero(sk)) {
+		if (ref && !socktab__sock_hold_not_zero(sk))
 			sk = NULL; /* dying: the kernel reports "not found" too */
-			goto out;
-		}
-		if (!key_match(sk, net, k)) { /* freed and reused meanwhile */
-			socktab_sock_put(sk);
-			goto begin;
-		}
 		goto out;
 	}
 	/* Ended on another slot's chain: a node we stood on was moved. Walk again. */
@@ -149,9 +147,9 @@ out:
 	return sk;
 }
 
-struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32_t saddr,
-						 uint16_t sport, uint32_t daddr, uint16_t dport,
-						 int dif, int sdif)
+struct socktab_sock *socktab__lookup_established4(struct socktab_net *net, uint32_t saddr,
+						  uint16_t sport, uint32_t daddr, uint16_t dport,
+						  int dif, int sdif, bool ref)
 {
 	uint16_t lport = ntohs(dport);
 	struct lookup_key k = {
@@ -162,13 +160,13 @@ struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32
 	if (!net)
 		return NULL;
 	k.dev = dev_key(net, dif, sdif);
-	return ehash_lookup(net, socktab__ehashfn4(net, daddr, lport, saddr, sport), &k);
+	return ehash_lookup(net, socktab__ehashfn4(net, daddr, lport, saddr, sport), &k, ref);
 }
 
-struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
-						 const struct in6_addr *saddr, uint16_t sport,
-						 const struct in6_addr *daddr, uint16_t dport,
-						 int dif, int sdif)
+struct socktab_sock *socktab__lookup_established6(struct socktab_net *net,
+						  const struct in6_addr *saddr, uint16_t sport,
+						  const struct in6_addr *daddr, uint16_t dport,
+						  int dif, int sdif, bool ref)
 {
 	uint16_t lport = ntohs(dport);
 	struct lookup_key k = { .ports = (uint32_t)sport | ((uint32_t)lport << 16), .v6 = true };
@@ -176,12 +174,12 @@ struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
 	if (!net || !saddr || !daddr)
 		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab_lookup_established4(net, saddr->s6_addr32[3], sport,
-						   daddr->s6_addr32[3], dport, dif, sdif);
+		return socktab__lookup_established4(net, saddr->s6_addr32[3], sport,
+						    daddr->s6_addr32[3], dport, dif, sdif, ref);
 	k.dev = dev_key(net, dif, sdif);
 	memcpy(k.remote, saddr, 16);
 	memcpy(k.local, daddr, 16);
-	return ehash_lookup(net, socktab__ehashfn6(net, daddr, lport, saddr, sport), &k);
+	return ehash_lookup(net, socktab__ehashfn6(net, daddr, lport, saddr, sport), &k, ref);
 }
 
 /* Does the chain hold an entry with sk's 4-tuple on @lport (other than sk)? Key per R26. */

@@ -24,6 +24,16 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 				      uint16_t lport, uint32_t hash, bool port_was_bound,
 				      struct socktab_sock **twp);
 
+/* The established lookups (ehash.c); @ref: pin the result, else the caller is inside an RCU
+ * read-side section and the result is valid until it ends. */
+struct socktab_sock *socktab__lookup_established4(struct socktab_net *net, uint32_t saddr,
+						  uint16_t sport, uint32_t daddr, uint16_t dport,
+						  int dif, int sdif, bool ref);
+struct socktab_sock *socktab__lookup_established6(struct socktab_net *net,
+						  const struct in6_addr *saddr, uint16_t sport,
+						  const struct in6_addr *daddr, uint16_t dport,
+						  int dif, int sdif, bool ref);
+
 /* connect.c: choose @sk's local port (or check its bound one) and insert it into ehash.
  * Caller holds the socket lock. */
 int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk);

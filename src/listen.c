@@ -277,7 +277,6 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 	socktab__tw_reap(net, 8);
 	/* R46: LISTEN first, so the port is re-validated as a listener's (no SO_REUSEADDR pass). */
 	WR(sk->state, SOCKTAB_TCP_LISTEN);
-	sk->rcu_free = 1;
 	err = socktab__get_port(net, sk, socktab__sk_num(sk));
 	if (!err) {
 		err = listen_hash(net, sk);
@@ -385,8 +384,10 @@ static struct socktab_sock *lhash2_walk(struct socktab_net *net, const struct lk
 	return result;
 }
 
+/* The listener for @k; pinned with a reference when @ref, else valid for the caller's RCU
+ * read-side section (listeners are freed after a grace period). */
 static struct socktab_sock *listener_lookup(struct socktab_net *net, struct lkey *k,
-					    uint32_t phash)
+					    uint32_t phash, bool ref)
 {
 	struct socktab_sock *sk;
 	struct lkey any = *k;
@@ -404,8 +405,8 @@ again:
 		if (restart)
 			goto again;
 	}
-	if (sk) {
-		/* Type-stable pool: pin it, then make sure it is still a listener on this port. */
+	if (sk && ref) {
+		/* Pin it, then make sure it is still a listener on this port. */
 		if (!socktab__sock_hold_not_zero(sk))
 			goto again;
 		if (RD(sk->state) != SOCKTAB_TCP_LISTEN || RD(sk->net) != net ||
@@ -418,71 +419,30 @@ again:
 	return sk;
 }
 
-struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t saddr,
-					      uint16_t sport, uint32_t daddr, uint16_t dport, int dif,
-					      int sdif)
+struct socktab_sock *socktab__lookup_listener4(struct socktab_net *net, uint32_t saddr,
+					       uint16_t sport, uint32_t daddr, uint16_t dport, int dif,
+					       int sdif, bool ref)
 {
 	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr, .dif = dif,
 			  .sdif = sdif };
 
-	if (!net)
-		return NULL;
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
-	return listener_lookup(net, &k, socktab__ehashfn4(net, daddr, k.hnum, saddr, sport));
+	return listener_lookup(net, &k, socktab__ehashfn4(net, daddr, k.hnum, saddr, sport), ref);
 }
 
-struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
-					      const struct in6_addr *saddr, uint16_t sport,
-					      const struct in6_addr *daddr, uint16_t dport, int dif,
-					      int sdif)
+struct socktab_sock *socktab__lookup_listener6(struct socktab_net *net,
+					       const struct in6_addr *saddr, uint16_t sport,
+					       const struct in6_addr *daddr, uint16_t dport, int dif,
+					       int sdif, bool ref)
 {
 	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true, .dif = dif, .sdif = sdif };
 
-	if (!net || !saddr || !daddr)
-		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab_lookup_listener4(net, saddr->s6_addr32[3], sport,
-						daddr->s6_addr32[3], dport, dif, sdif);
+		return socktab__lookup_listener4(net, saddr->s6_addr32[3], sport,
+						 daddr->s6_addr32[3], dport, dif, sdif, ref);
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	k.addr6 = *daddr;
-	return listener_lookup(net, &k, socktab__ehashfn6(net, daddr, k.hnum, saddr, sport));
-}
-
-struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-					 uint32_t daddr, uint16_t dport, int dif, int sdif)
-{
-	struct socktab_sock *sk =
-		socktab_lookup_established4(net, saddr, sport, daddr, dport, dif, sdif);
-
-	return sk ? sk : socktab_lookup_listener4(net, saddr, sport, daddr, dport, dif, sdif);
-}
-
-struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
-					 uint16_t sport, const struct in6_addr *daddr,
-					 uint16_t dport, int dif, int sdif)
-{
-	struct socktab_sock *sk =
-		socktab_lookup_established6(net, saddr, sport, daddr, dport, dif, sdif);
-
-	return sk ? sk : socktab_lookup_listener6(net, saddr, sport, daddr, dport, dif, sdif);
-}
-
-struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
-					uint16_t sport, const void *daddr, uint16_t dport, int dif,
-					int sdif)
-{
-	uint32_t s4, d4;
-
-	if (!saddr || !daddr)
-		return NULL;
-	if (family == AF_INET) {
-		memcpy(&s4, saddr, 4);
-		memcpy(&d4, daddr, 4);
-		return socktab_lookup_tcp4(net, s4, sport, d4, dport, dif, sdif);
-	}
-	if (family == AF_INET6)
-		return socktab_lookup_tcp6(net, saddr, sport, daddr, dport, dif, sdif);
-	return NULL;
+	return listener_lookup(net, &k, socktab__ehashfn6(net, daddr, k.hnum, saddr, sport), ref);
 }
 
 /* ---- children ---- */

@@ -288,8 +288,9 @@ void socktab_net_free(struct socktab_net *net)
 		sk->linger_secs = 0;
 		socktab_close(sk);
 	}
+	socktab__pool_flush(&net->pool);
 	socktab__synchronize_rcu();
-	/* Bind buckets are freed through call_rcu: wait for those callbacks to run. */
+	/* Sockets and bind buckets are freed through call_rcu: wait for those callbacks to run. */
 	socktab__rcu_barrier();
 	/* UDP sockets (and listeners) went back to the pool from call_rcu callbacks under the pool
 	 * lock; TSan cannot see the barrier, but it sees this lock order them before the
@@ -531,17 +532,17 @@ unsigned int socktab_version_num(void)
 	return SOCKTAB_VERSION_NUM;
 }
 
-static _Thread_local int registered;
+_Thread_local int socktab__registered;
 
 void socktab_thread_register(void)
 {
-	if (registered++ == 0)
+	if (socktab__registered++ == 0)
 		socktab__rcu_register_thread();
 }
 
 void socktab_thread_unregister(void)
 {
-	if (registered > 0 && --registered == 0) {
+	if (socktab__registered > 0 && --socktab__registered == 0) {
 		socktab__bind_spare_release();
 		socktab__rcu_unregister_thread();
 	}

@@ -72,6 +72,8 @@ struct socktab__pool {
 	size_t obj_size;                   /* (c) */
 	size_t priv_size;                  /* (c) caller bytes per socket */
 	struct socktab_sock *free;         /* (p) */
+	struct socktab_sock *limbo;        /* (p) freed, waiting for a batch's grace period */
+	uint32_t nlimbo;                   /* (p) */
 	struct socktab_sock *all;          /* (p) */
 	void **slabs;                      /* (p) */
 	size_t nslabs, slab_cap;           /* (p) */
@@ -187,8 +189,10 @@ bool socktab__port_reserved(struct socktab_net *net, uint16_t port);
 int socktab__pool_init(struct socktab__pool *p, size_t obj_size);
 /* A socket with refcnt 0 and state FREE; the caller initialises and publishes it. */
 struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p);
-/* @sk is unhashed and its refcount reached zero. */
-void socktab__pool_free(struct socktab__pool *p, struct socktab_sock *sk);
+/* @sk is unhashed and its refcount reached zero: back to the free list after a grace period
+ * (batched). socktab__pool_flush() submits the batch in progress. */
+void socktab__pool_free_rcu(struct socktab__pool *p, struct socktab_sock *sk);
+void socktab__pool_flush(struct socktab__pool *p);
 void socktab__pool_destroy(struct socktab__pool *p);
 
 #endif /* SOCKTAB_SRC_NET_H */

@@ -90,16 +90,67 @@ struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
 	return sk;
 }
 
-/* @sk is unhashed and its refcount reached zero. */
-void socktab__pool_free(struct socktab__pool *p, struct socktab_sock *sk)
+/* Back on the free list. Caller holds the pool lock. */
+static void free_locked(struct socktab__pool *p, struct socktab_sock *sk)
 {
-	socktab__lock(&p->lock);
 	SOCKTAB__ASSERT(!sk->in_pool); /* a double free would hand one object out twice */
 	SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !sk->tb2 && !sk->bind_pprev);
 	sk->in_pool = 1;
 	sk->pool_next = p->free;
 	p->free = sk;
+}
+
+/* A batch's grace period is over: every socket of it goes back on the free list. */
+static void limbo_free_rcu(struct rcu_head *head)
+{
+	struct socktab_sock *sk = caa_container_of(head, struct socktab_sock, rcu), *next;
+	struct socktab__pool *p = &RD(sk->net)->pool;
+
+	socktab__rcu_cb_enter(sk);
+	socktab__lock(&p->lock);
+	for (; sk; sk = next) {
+		next = sk->pool_next;
+		free_locked(p, sk);
+	}
 	socktab__unlock(&p->lock);
+}
+
+/*
+ * Sockets are freed after a grace period, in batches: one call_rcu per LIMBO_BATCH sockets, so a
+ * connection-churning workload does not pay a callback per close. The batch is carried by its
+ * first socket's rcu head and linked through pool_next. Caller holds nothing.
+ */
+#define LIMBO_BATCH 64
+
+void socktab__pool_free_rcu(struct socktab__pool *p, struct socktab_sock *sk)
+{
+	struct socktab_sock *batch = NULL;
+
+	socktab__lock(&p->lock);
+	sk->pool_next = p->limbo;
+	p->limbo = sk;
+	if (++p->nlimbo >= LIMBO_BATCH) {
+		batch = p->limbo;
+		p->limbo = NULL;
+		p->nlimbo = 0;
+	}
+	socktab__unlock(&p->lock);
+	if (batch)
+		socktab__call_rcu(batch, &batch->rcu, limbo_free_rcu);
+}
+
+/* Hand the batch in progress to call_rcu now (net teardown, before its barrier). */
+void socktab__pool_flush(struct socktab__pool *p)
+{
+	struct socktab_sock *batch;
+
+	socktab__lock(&p->lock);
+	batch = p->limbo;
+	p->limbo = NULL;
+	p->nlimbo = 0;
+	socktab__unlock(&p->lock);
+	if (batch)
+		socktab__call_rcu(batch, &batch->rcu, limbo_free_rcu);
 }
 
 void socktab__pool_destroy(struct socktab__pool *p)

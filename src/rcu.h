@@ -9,6 +9,8 @@
 #ifndef SOCKTAB_SRC_RCU_H
 #define SOCKTAB_SRC_RCU_H
 
+#include <assert.h>
+
 #include <urcu/urcu-memb.h>
 
 #if defined(__SANITIZE_THREAD__)
@@ -52,8 +54,14 @@ static inline void socktab__rcu_barrier(void)
 	urcu_memb_barrier();
 }
 
+/* How often the calling thread called socktab_thread_register() (net.c). */
+extern _Thread_local int socktab__registered;
+
 static inline void socktab__rcu_read_lock(void)
 {
+	/* An unregistered reader would not hold grace periods back: a use-after-free waiting to
+	 * happen. Debug builds stop here instead. */
+	assert(socktab__registered && "socktab_thread_register() was not called on this thread");
 	urcu_memb_read_lock();
 }
 

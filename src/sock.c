@@ -56,7 +56,6 @@ void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net,
 	sk->tw_ts = 0;
 	WR(sk->tw_substate, 0);
 	sk->on_twlist = 0;
-	sk->rcu_free = 0;
 	sk->sock_connected = 0;
 	sk->rss_queue = -1;
 	sk->sport = 0;
@@ -113,14 +112,6 @@ void *socktab_sock_priv(struct socktab_sock *sk)
 	return sk->priv;
 }
 
-static void sock_free_rcu(struct rcu_head *head)
-{
-	struct socktab_sock *sk = caa_container_of(head, struct socktab_sock, rcu);
-
-	socktab__rcu_cb_enter(sk);
-	socktab__pool_free(&RD(sk->net)->pool, sk);
-}
-
 void socktab_sock_put(struct socktab_sock *sk)
 {
 	if (!sk)
@@ -128,12 +119,9 @@ void socktab_sock_put(struct socktab_sock *sk)
 	/* acq_rel: the last holder sees every access the others made before they let go. */
 	if (atomic_fetch_sub_explicit(&sk->refcnt, 1, memory_order_acq_rel) == 1) {
 		WR(sk->state, SOCKTAB__FREE);
-		/* Listeners are SOCK_RCU_FREE (R23): lhash2 readers may still walk through this one,
-		 * so its memory is not reused before they are done. */
-		if (sk->rcu_free)
-			socktab__call_rcu(sk, &sk->rcu, sock_free_rcu);
-		else
-			socktab__pool_free(&RD(sk->net)->pool, sk);
+		/* Every socket is SOCK_RCU_FREE (R23, which the kernel applies to listeners and UDP):
+		 * an RCU-scoped lookup may hold it without a reference until its section ends. */
+		socktab__pool_free_rcu(&RD(sk->net)->pool, sk);
 	}
 }
 

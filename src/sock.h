@@ -52,13 +52,12 @@ struct socktab_sock {
 					    * or _TIME_WAIT */
 	uint8_t on_twlist;                 /* (t) TIME_WAIT entry still on the net's list */
 	uint8_t in_pool;                   /* (p) on the pool's free list */
-	uint8_t rcu_free;                  /* (s) was a listener: back to the pool after a grace period */
 	int rss_queue;                     /* (s) RSS queue wanted for replies, -1: any (rss.c) */
 	uint8_t sock_connected;            /* (s) socket-level SS_CONNECTED: set once established,
 					    * cleared only by connect(AF_UNSPEC); connect() then says EISCONN */
 	uint16_t sport;                    /* (s) port getsockname reports (kernel inet_sport): kept
 					    * after the port is given back by a reset or disconnect */
-	struct rcu_head rcu;               /* for that deferred free */
+	struct rcu_head rcu;               /* back to the pool after a grace period */
 	int linger_secs;                   /* (s) */
 	uint32_t local_port_range;         /* (s) IP_LOCAL_PORT_RANGE, hi << 16 | lo */
 	uid_t uid;                         /* (s) owner uid (SO_REUSEPORT same-owner rule) */

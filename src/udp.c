@@ -413,7 +413,9 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 	return lookup1_rcu(net, k);
 }
 
-static struct socktab_sock *lookup_ref(struct socktab_net *net, struct ukey *k)
+/* The receiving socket, pinned when @ref (a closing one is skipped: it is leaving the chains);
+ * else valid for the caller's read-side section (UDP sockets are freed after a grace period). */
+static struct socktab_sock *lookup(struct socktab_net *net, struct ukey *k, bool ref)
 {
 	struct socktab_sock *sk;
 
@@ -424,37 +426,34 @@ static struct socktab_sock *lookup_ref(struct socktab_net *net, struct ukey *k)
 	socktab__rcu_read_lock();
 	do
 		sk = lookup_rcu(net, k);
-	while (sk && !socktab__sock_hold_not_zero(sk)); /* closing: it is leaving the chains */
+	while (sk && ref && !socktab__sock_hold_not_zero(sk));
 	socktab__rcu_read_unlock();
 	return sk;
 }
 
-struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-					 uint32_t daddr, uint16_t dport, int dif, int sdif)
+struct socktab_sock *socktab__lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+					  uint32_t daddr, uint16_t dport, int dif, int sdif,
+					  bool ref)
 {
 	struct ukey k = { .net = net, .hnum = ntohs(dport), .sport = sport, .saddr = saddr,
 			  .daddr = daddr, .dif = dif, .sdif = sdif };
 
-	if (!net)
-		return NULL;
-	return lookup_ref(net, &k);
+	return lookup(net, &k, ref);
 }
 
-struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
-					 uint16_t sport, const struct in6_addr *daddr,
-					 uint16_t dport, int dif, int sdif)
+struct socktab_sock *socktab__lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
+					  uint16_t sport, const struct in6_addr *daddr,
+					  uint16_t dport, int dif, int sdif, bool ref)
 {
 	struct ukey k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport,
 			  .dif = dif, .sdif = sdif };
 
-	if (!net || !saddr || !daddr)
-		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab_lookup_udp4(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3],
-					   dport, dif, sdif);
+		return socktab__lookup_udp4(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3],
+					    dport, dif, sdif, ref);
 	k.saddr6 = *saddr;
 	k.daddr6 = *daddr;
-	return lookup_ref(net, &k);
+	return lookup(net, &k, ref);
 }
 
 /* ---- hashing (writers) ---- */
@@ -796,7 +795,6 @@ busy:
 void socktab__udp_init_sock(struct socktab_sock *sk)
 {
 	sk->proto = SOCKTAB_UDP;
-	sk->rcu_free = 1; /* SOCK_RCU_FREE (R23): readers take no reference on their walk */
 	atomic_store_explicit(&sk->udp_node1.pprev, NULL, memory_order_relaxed);
 	atomic_store_explicit(&sk->udp_node4.pprev, NULL, memory_order_relaxed);
 	WR(sk->udp_hash4, 0);
@@ -1012,7 +1010,7 @@ int socktab__udp_close(struct socktab_sock *sk)
 	unhash(RD(sk->net), sk);
 	WR(sk->state, SOCKTAB__FREE);
 	socktab__unlock(&sk->lock);
-	socktab_sock_put(sk); /* back to the pool after a grace period (rcu_free) */
+	socktab_sock_put(sk); /* back to the pool after a grace period */
 	return 0;
 }
 

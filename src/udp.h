@@ -36,6 +36,14 @@ struct socktab__udp_table {
 #define SOCKTAB__UDP1_NULLS_BASE (3u << 29) /* nulls values: never an ehash or lhash2 slot's */
 #define SOCKTAB__UDP2_NULLS_BASE (2u << 29)
 
+/* The datagram lookups (udp.c); @ref as socktab__lookup_established4(). */
+struct socktab_sock *socktab__lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+					  uint32_t daddr, uint16_t dport, int dif, int sdif,
+					  bool ref);
+struct socktab_sock *socktab__lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
+					  uint16_t sport, const struct in6_addr *daddr,
+					  uint16_t dport, int dif, int sdif, bool ref);
+
 struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint32_t entries,
 						  int hash4_on);
 void socktab__udp_table_free(struct socktab__udp_table *t);

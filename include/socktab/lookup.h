@@ -12,6 +12,17 @@
  * dif or sdif is that device; an unbound socket takes packets of a VRF only with
  * net.ipv4.tcp_l3mdev_accept / udp_l3mdev_accept (R92). The same 4-tuple may therefore be
  * connected once per device.
+ *
+ * Two forms of every lookup:
+ * - socktab_lookup_*() return the socket with a reference (release it with socktab_sock_put()),
+ *   so it may be kept after the call; they enter the RCU read side themselves.
+ * - socktab_lookup_*_rcu() take no reference and do no atomic write: call them between
+ *   socktab_rcu_read_lock() and socktab_rcu_read_unlock(); the result is valid until the
+ *   unlock, and not after (every socket and TIME_WAIT entry is freed only after a grace period,
+ *   so it cannot be reused meanwhile, though it may be closing: its state may change under
+ *   you). To keep one beyond the section, take a reference with socktab_sock_hold() inside it.
+ *   A poll-mode core wraps a whole burst of packets in one section. The read side is liburcu's
+ *   urcu-memb flavour: a section costs two thread-local writes and no fence.
  */
 #ifndef SOCKTAB_LOOKUP_H
 #define SOCKTAB_LOOKUP_H
@@ -21,6 +32,22 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * Enter / leave an RCU read-side section (nests). A thread must be registered
+ * (socktab_thread_register(); debug builds assert it). Do not call control functions (bind,
+ * connect, close, ...) inside a section.
+ * Context: registered thread.
+ */
+void socktab_rcu_read_lock(void);
+void socktab_rcu_read_unlock(void);
+
+/*
+ * Take a reference on @sk, found by an _rcu lookup in the current section: 0, or -ENOENT when
+ * it is already being freed (treat it as not found), -EINVAL for NULL.
+ * Context: inside an RCU read-side section.
+ */
+int socktab_sock_hold(struct socktab_sock *sk);
 
 /*
  * The TCP socket a segment belongs to: established and TIME_WAIT entries first, then listeners
@@ -46,6 +73,30 @@ struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t 
 struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 					      const struct in6_addr *saddr, uint16_t sport,
 					      const struct in6_addr *daddr, uint16_t dport, int dif, int sdif);
+/* The RCU-scoped forms of the lookups above: no reference. Context: inside
+ * socktab_rcu_read_lock() ... socktab_rcu_read_unlock(). */
+struct socktab_sock *socktab_lookup_tcp4_rcu(struct socktab_net *net, uint32_t saddr,
+					     uint16_t sport, uint32_t daddr, uint16_t dport,
+					     int dif, int sdif);
+struct socktab_sock *socktab_lookup_tcp6_rcu(struct socktab_net *net,
+					     const struct in6_addr *saddr, uint16_t sport,
+					     const struct in6_addr *daddr, uint16_t dport, int dif,
+					     int sdif);
+struct socktab_sock *socktab_lookup_established4_rcu(struct socktab_net *net, uint32_t saddr,
+						     uint16_t sport, uint32_t daddr,
+						     uint16_t dport, int dif, int sdif);
+struct socktab_sock *socktab_lookup_established6_rcu(struct socktab_net *net,
+						     const struct in6_addr *saddr, uint16_t sport,
+						     const struct in6_addr *daddr, uint16_t dport,
+						     int dif, int sdif);
+struct socktab_sock *socktab_lookup_listener4_rcu(struct socktab_net *net, uint32_t saddr,
+						  uint16_t sport, uint32_t daddr, uint16_t dport,
+						  int dif, int sdif);
+struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
+						  const struct in6_addr *saddr, uint16_t sport,
+						  const struct in6_addr *daddr, uint16_t dport,
+						  int dif, int sdif);
+
 /* Family-dispatching form: @saddr/@daddr point to a uint32_t (AF_INET) or struct in6_addr.
  * Context: as above. */
 struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
@@ -59,8 +110,10 @@ struct socktab_tuple4 {
 	int32_t dif, sdif;
 };
 
-/* socktab_lookup_tcp_burst() flag: established and TIME_WAIT entries only, no listeners. */
+/* socktab_lookup_tcp_burst() flags: established and TIME_WAIT entries only, no listeners; no
+ * references (the RCU-scoped form: call inside a read-side section). */
 #define SOCKTAB_LOOKUP_ESTABLISHED 1u
+#define SOCKTAB_LOOKUP_NOREF 2u
 
 /*
  * Burst form of socktab_lookup_tcp4() (or of socktab_lookup_established4() with
@@ -69,7 +122,8 @@ struct socktab_tuple4 {
  * the cache misses of different keys overlap. Returns how many keys were found, or -EINVAL (NULL
  * net, NULL arrays with n > 0, unknown flag).
  * Context: registered thread; enters the RCU read side itself (callers may already be inside
- * one). Each out[i] must be released with socktab_sock_put().
+ * one). Each out[i] must be released with socktab_sock_put(), unless SOCKTAB_LOOKUP_NOREF was
+ * given: then the caller is inside a read-side section and the results live as long as it.
  */
 int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
 			     unsigned int n, struct socktab_sock **out, unsigned int flags);
@@ -87,6 +141,14 @@ struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr
 struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
 					 uint16_t dport, int dif, int sdif);
+/* The RCU-scoped forms: no reference. Context: inside an RCU read-side section. */
+struct socktab_sock *socktab_lookup_udp4_rcu(struct socktab_net *net, uint32_t saddr,
+					     uint16_t sport, uint32_t daddr, uint16_t dport,
+					     int dif, int sdif);
+struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
+					     const struct in6_addr *saddr, uint16_t sport,
+					     const struct in6_addr *daddr, uint16_t dport, int dif,
+					     int sdif);
 
 /* Drop a reference returned by a lookup. Context: any registered thread. */
 void socktab_sock_put(struct socktab_sock *sk);

@@ -2,8 +2,8 @@
 /*
  * Stress: reader threads look up while writer threads connect, establish and close (graceful,
  * leaving short TIME_WAIT entries that expire and get recycled, or abortive), and one thread
- * keeps replacing members of a SO_REUSEPORT listener group. Sockets return to
- * the type-stable pool at once, so readers meet recycled objects.
+ * keeps replacing members of a SO_REUSEPORT listener group. Half the lookups take a reference,
+ * half rely on an RCU read-side section alone (and read the socket's caller data inside it).
  *
  * Each writer owns slots; a slot has a sequence counter (odd while it changes) and, when even and
  * marked present, the 4-tuple of an ESTABLISHED socket. A reader that sees the same even sequence
@@ -42,7 +42,7 @@ static struct slot slots[MAX_WRITERS * SLOTS_PER_WRITER];
 static int nwriters = 2, nreaders = 2;
 static _Atomic int stop;
 static _Atomic uint64_t n_lookups, n_hits, n_checked, n_ops, n_violations, n_connect_fail;
-static _Atomic uint64_t n_listener_lookups;
+static _Atomic uint64_t n_listener_lookups, n_norefs;
 
 static void violation(const char *what)
 {
@@ -83,6 +83,10 @@ static void *writer(void *arg)
 			dst.sin_addr.s_addr = htonl(0x7f000001 + (uint32_t)(stress_rand(&rng) % 4));
 			dst.sin_port = htons((uint16_t)(1000 + stress_rand(&rng) % 4));
 			sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+			/* The connection's own state, written plainly as a stack writes it: a
+			 * reader holding the socket without a reference reads it (see reader). */
+			if (sk)
+				*(uint64_t *)socktab_sock_priv(sk) = stress_rand(&rng) | 1;
 			if (!sk || socktab_connect(sk, (struct sockaddr *)&dst, sizeof(dst))) {
 				atomic_fetch_add(&n_connect_fail, 1);
 				if (sk)
@@ -147,7 +151,30 @@ static void *reader(void *arg)
 
 		if (stress_rand(&rng) % 8 == 0) /* a tuple that is never connected: port 999 */
 			rport = htons(999);
-		struct socktab_sock *f = socktab_lookup_tcp4(net, raddr, rport, laddr, lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+		/* Half the lookups take no reference: the RCU section alone keeps the socket,
+		 * while writers close sockets concurrently. Its caller data must still be the
+		 * connection's (a nonzero cookie), never a reused socket's: a socket freed and
+		 * reused inside the section would also show as a data race under TSan. */
+		bool norefs = stress_rand(&rng) & 1;
+		struct socktab_sock *f;
+
+		if (norefs) {
+			socktab_rcu_read_lock();
+			f = socktab_lookup_tcp4_rcu(net, raddr, rport, laddr, lport,
+						    SOCKTAB_LOOPBACK_IFINDEX, 0);
+			/* A socket (not a TIME_WAIT entry, which has no caller data and may die in
+			 * the section) keeps its data even once closed: only reuse, which the
+			 * section forbids, would clear it. */
+			int st = f ? socktab_get_state(f) : 0;
+
+			if (st > 0 && st != SOCKTAB_TCP_TIME_WAIT &&
+			    !*(volatile uint64_t *)socktab_sock_priv(f))
+				violation("an RCU-scoped lookup result lost its caller data");
+			atomic_fetch_add_explicit(&n_norefs, 1, memory_order_relaxed);
+		} else {
+			f = socktab_lookup_tcp4(net, raddr, rport, laddr, lport,
+						SOCKTAB_LOOPBACK_IFINDEX, 0);
+		}
 		bool st = stress_read_stable(&s->seq, s1);
 
 		atomic_fetch_add_explicit(&n_lookups, 1, memory_order_relaxed);
@@ -164,7 +191,9 @@ static void *reader(void *arg)
 			if (f != expect)
 				violation("a socket present for the whole lookup was missed");
 		}
-		if (f)
+		if (norefs)
+			socktab_rcu_read_unlock();
+		else if (f)
 			socktab_sock_put(f);
 	}
 	socktab_thread_unregister();
@@ -193,6 +222,7 @@ int main(int argc, char **argv)
 	}
 	socktab_thread_register();
 	stress_net_params(&p);
+	p.sock_priv_size = sizeof(uint64_t);
 	net = socktab_net_new(&p);
 	if (!net) {
 		perror("socktab_net_new");
@@ -219,16 +249,18 @@ int main(int argc, char **argv)
 	socktab_net_stats(net, &st);
 	uint64_t leaked = st.established + st.time_wait + st.bind_buckets;
 
-	printf("stress_ehash: ops=%llu lookups=%llu listener_lookups=%llu hits=%llu checked=%llu "
-	       "connect_fail=%llu tw_recycled=%llu violations=%llu leaked=%llu\n",
+	printf("stress_ehash: ops=%llu lookups=%llu rcu_lookups=%llu listener_lookups=%llu "
+	       "hits=%llu checked=%llu connect_fail=%llu tw_recycled=%llu violations=%llu "
+	       "leaked=%llu\n",
 	       (unsigned long long)n_ops, (unsigned long long)n_lookups,
+	       (unsigned long long)n_norefs,
 	       (unsigned long long)n_listener_lookups,
 	       (unsigned long long)n_hits, (unsigned long long)n_checked,
 	       (unsigned long long)n_connect_fail, (unsigned long long)st.tw_recycled,
 	       (unsigned long long)n_violations, (unsigned long long)leaked);
 	socktab_net_free(net);
 	socktab_thread_unregister();
-	int ok = n_violations == 0 && leaked == 0 && n_checked > 0;
+	int ok = n_violations == 0 && leaked == 0 && n_checked > 0 && n_norefs > 0;
 
 	printf("%d passed, %d failed\n", ok, !ok);
 	return ok ? 0 : 1;
