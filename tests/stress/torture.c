@@ -655,7 +655,9 @@ static uint64_t drain_and_count_leaks(void)
 		if (!st.time_wait)
 			break;
 	}
-	/* Listeners and UDP sockets go back to the pool after a grace period. */
+	/* Sockets go back to the pool after a grace period, in batches: hand over the batch in
+	 * progress and wait for the callbacks. */
+	socktab__pool_flush(&net->pool);
 	urcu_memb_synchronize_rcu();
 	urcu_memb_barrier();
 	socktab_net_stats(net, &st);
