@@ -45,7 +45,7 @@ static void http_data(struct stack *st, struct conn *c, const uint8_t *d, uint32
 				   "\r\n" HTTP_BODY,
 				   sizeof(HTTP_BODY) - 1);
 
-		conn_send(c, resp, (uint32_t)len);
+		conn_send(st, c, resp, (uint32_t)len);
 		c->flags |= CF_APP_CLOSED;
 		st->c.http_responses++;
 		return;
@@ -55,7 +55,7 @@ static void http_data(struct stack *st, struct conn *c, const uint8_t *d, uint32
 		c->flags |= CF_APP_CLOSED;
 }
 
-static void sockperf_data(struct conn *c, const uint8_t *d, uint32_t n)
+static void sockperf_data(struct stack *st, struct conn *c, const uint8_t *d, uint32_t n)
 {
 	while (n) {
 		if (c->u.sp.got < SP_HDR) { /* collect the header */
@@ -81,13 +81,13 @@ static void sockperf_data(struct conn *c, const uint8_t *d, uint32_t n)
 			c->u.sp.left = len - SP_HDR;
 			if (c->u.sp.reply) {
 				h[9] &= (uint8_t)~SP_CLIENT;
-				conn_send(c, h, SP_HDR);
+				conn_send(st, c, h, SP_HDR);
 			}
 		}
 		uint32_t k = c->u.sp.left < n ? c->u.sp.left : n;
 
 		if (k && c->u.sp.reply)
-			conn_send(c, d, k);
+			conn_send(st, c, d, k);
 		d += k;
 		n -= k;
 		c->u.sp.left -= k;
@@ -102,18 +102,18 @@ void app_open(struct stack *st, struct conn *c)
 		client_open(st, c);
 }
 
-/* @n never exceeds conn_rcv_space(c): the echoes always find room in the send buffer. */
+/* @n never exceeds conn_rcv_space(): the echoes always find room in the send buffer. */
 void app_data(struct stack *st, struct conn *c, const uint8_t *d, uint32_t n)
 {
 	switch (c->app) {
 	case APP_ECHO:
-		conn_send(c, d, n);
+		conn_send(st, c, d, n);
 		break;
 	case APP_HTTP:
 		http_data(st, c, d, n);
 		break;
 	case APP_SOCKPERF:
-		sockperf_data(c, d, n);
+		sockperf_data(st, c, d, n);
 		break;
 	case APP_CLIENT:
 		client_data(st, c, d, n);

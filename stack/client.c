@@ -99,8 +99,7 @@ void client_open(struct stack *st, struct conn *c)
 {
 	char line[32];
 
-	(void)st;
-	conn_send(c, line, flow_line(c->u.cl.flow, line, sizeof(line)));
+	conn_send(st, c, line, flow_line(c->u.cl.flow, line, sizeof(line)));
 }
 
 /* The flow's exchange is over, well (@ok) or not. */

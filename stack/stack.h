@@ -34,6 +34,9 @@
 #define ST_MTU 1500            /* the TUN device's MTU: our segments never exceed it */
 #define ST_MAX_PORTS 16        /* how many ports each --tcp-echo/--http/... option may name */
 #define ST_SNDBUF_MAX 65536    /* bytes a connection may hold unacknowledged or unsent */
+#define ST_SNDBUFS_MAX 4096    /* connections holding a send buffer at once (ST_SNDBUF_MAX
+				* each: 256 MiB at most); an echo connection that finds none
+				* free is offered a zero window until one is */
 #define ST_RCV_WND 65535       /* the receive window we advertise at most (no window scaling) */
 #define ST_RTO_SYN_MS 1000     /* first retransmission timeout of a SYN or SYN-ACK */
 #define ST_RTO_MIN_MS 200      /* first retransmission timeout of data and FIN (TCP_RTO_MIN) */
@@ -190,6 +193,7 @@ struct stack {
 	struct conn *conns;         /* live TCP connections and UDP peer sockets */
 	uint32_t n_conns;           /* TCP connections among them */
 	uint32_t n_udp_peers;
+	uint32_t n_sndbufs;         /* connections holding a send buffer */
 	struct conn *rto_head;      /* armed retransmission timers */
 	uint64_t rng;               /* xorshift state: initial sequence numbers */
 	double icmp_tokens;         /* ICMP error rate limit (token bucket) */
@@ -270,8 +274,8 @@ void tcp_send_raw(struct stack *st, int family, const union st_addr *src,
 		  const union st_addr *dst, uint16_t sport, uint16_t dport, uint32_t seq,
 		  uint32_t ack, uint8_t flags, uint16_t wnd, const void *data, uint32_t len);
 void tcp_send_reset(struct stack *st, const struct pkt *p, const struct seg *s);
-uint32_t conn_send(struct conn *c, const void *data, uint32_t len);
-uint32_t conn_rcv_space(const struct conn *c);
+uint32_t conn_send(struct stack *st, struct conn *c, const void *data, uint32_t len);
+uint32_t conn_rcv_space(const struct stack *st, const struct conn *c);
 void tcp_output(struct stack *st, struct conn *c);
 void tcp_ack_advance(struct stack *st, struct conn *c, uint32_t ack);
 void rto_arm(struct stack *st, struct conn *c, uint32_t ms);

@@ -254,7 +254,7 @@ static void sync_input(struct stack *st, const struct seg *s, struct conn *c)
 
 	if (len && (state == SOCKTAB_TCP_ESTABLISHED || state == SOCKTAB_TCP_FIN_WAIT1 ||
 		    state == SOCKTAB_TCP_FIN_WAIT2)) {
-		uint32_t room = conn_rcv_space(c);
+		uint32_t room = conn_rcv_space(st, c);
 
 		if (len > room) { /* beyond our window: the peer sends it again later */
 			len = room;

@@ -93,14 +93,17 @@ void tcp_send_raw(struct stack *st, int family, const union st_addr *src,
 }
 
 /* Room the application has for incoming bytes: what we advertise as our window. The echo
- * applications copy what they get into the send buffer, so their room is what is left there;
- * the others consume it at once. */
-uint32_t conn_rcv_space(const struct conn *c)
+ * applications copy what they get into the send buffer, so their room is what is left there
+ * (none while every send buffer of the stack is taken); the others consume it at once. */
+uint32_t conn_rcv_space(const struct stack *st, const struct conn *c)
 {
 	uint32_t room = ST_RCV_WND;
 
-	if (c->app == APP_ECHO || c->app == APP_SOCKPERF)
+	if (c->app == APP_ECHO || c->app == APP_SOCKPERF) {
+		if (!c->buf && st->n_sndbufs >= ST_SNDBUFS_MAX)
+			return 0;
 		room = ST_SNDBUF_MAX - c->buf_len;
+	}
 	return room < ST_RCV_WND ? room : ST_RCV_WND;
 }
 
@@ -109,7 +112,7 @@ static void send_seg(struct stack *st, struct conn *c, uint32_t seq, uint8_t fla
 		     const void *data, uint32_t len)
 {
 	tcp_send_raw(st, c->family, &c->laddr, &c->raddr, c->lport, c->rport, seq, c->tw.rcv_nxt,
-		     flags, (uint16_t)conn_rcv_space(c), data, len);
+		     flags, (uint16_t)conn_rcv_space(st, c), data, len);
 	if (flags & TH_ACK)
 		c->flags &= (uint8_t)~CF_ACK_NOW;
 }
@@ -149,13 +152,19 @@ void tcp_send_reset(struct stack *st, const struct pkt *p, const struct seg *s)
 
 /* Queue @len bytes for sending: how many fit (the rest is the caller's to keep or drop). The
  * buffer grows by doubling up to ST_SNDBUF_MAX and is freed when empty, so idle connections
- * cost only their socket. */
-uint32_t conn_send(struct conn *c, const void *data, uint32_t len)
+ * cost only their socket; at most ST_SNDBUFS_MAX connections hold one (the HTTP and client
+ * applications, whose few bytes always go out, are counted but never refused). */
+uint32_t conn_send(struct stack *st, struct conn *c, const void *data, uint32_t len)
 {
 	if (len > ST_SNDBUF_MAX - c->buf_len)
 		len = ST_SNDBUF_MAX - c->buf_len;
 	if (!len)
 		return 0;
+	if (!c->buf) {
+		if (st->n_sndbufs >= ST_SNDBUFS_MAX && (c->app == APP_ECHO || c->app == APP_SOCKPERF))
+			return 0;
+		st->n_sndbufs++;
+	}
 	if (c->buf_len + len > c->buf_cap) {
 		uint32_t cap = c->buf_cap ? c->buf_cap : 2048;
 		uint8_t *b;
@@ -163,8 +172,11 @@ uint32_t conn_send(struct conn *c, const void *data, uint32_t len)
 		while (cap < c->buf_len + len)
 			cap *= 2;
 		b = realloc(c->buf, cap);
-		if (!b)
+		if (!b) {
+			if (!c->buf)
+				st->n_sndbufs--;
 			return 0;
+		}
 		c->buf = b;
 		c->buf_cap = cap;
 	}
@@ -259,10 +271,11 @@ void tcp_ack_advance(struct stack *st, struct conn *c, uint32_t ack)
 		memmove(c->buf, c->buf + data, c->buf_len - data);
 		c->buf_len -= data;
 	}
-	if (!c->buf_len) {
+	if (!c->buf_len && c->buf) {
 		free(c->buf);
 		c->buf = NULL;
 		c->buf_cap = 0;
+		st->n_sndbufs--;
 	}
 	if (fin_acked)
 		c->flags |= CF_FIN_ACKED;
@@ -353,6 +366,8 @@ static void conn_release(struct stack *st, struct conn *c)
 		st->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	if (c->buf)
+		st->n_sndbufs--;
 	free(c->buf);
 	c->buf = NULL;
 	st->n_conns--;
@@ -417,6 +432,7 @@ void conn_free_all(struct stack *st)
 		free(c->buf);
 		c->buf = NULL;
 	}
+	st->n_sndbufs = 0;
 	st->conns = NULL;
 	st->rto_head = NULL;
 }
