@@ -4,8 +4,8 @@
 # socktab's connect(). The kernel's `ss` must show 20,000 distinct 4-tuples, every port in the
 # default range 32768-60999, and connect()'s parity rule: all even ports (relative to the range's
 # low end) before any odd one. The range has 14,116 even ports, so 20,000 flows toward one
-# destination take all of them and 5,884 odd ones (docs/rules.md R54, R58, O1). Then a short
-# tcp_crr run (--crr): close, reconnect, with TIME_WAIT on the stack's side.
+# destination take all of them and 5,884 odd ones (docs/rules.md R54, R58, O1). Then 100 IPv6
+# flows, and a short tcp_crr run (--crr): close, reconnect, with TIME_WAIT on the stack's side.
 . "$(dirname "$0")/common.sh" "$@"
 
 "$PEER" echo-server 9000 >"$TMP/server" &
@@ -27,6 +27,13 @@ check "parity: the rest odd ($((20000 - even)))" [ $((20000 - even)) = 5884 ]
 check "serve exits cleanly" stop_serve
 check "tcp_active_ok=20000" [ "$(counter tcp_active_ok)" = 20000 ]
 check "tcp_active_failed=0" [ "$(counter tcp_active_failed)" = 0 ]
+
+# IPv6: 100 flows.
+check "serve starts (IPv6 flows)" start_serve --connect "[2001:db8::1]:9000" --flows 100
+check "IPv6: 100 flows echo-checked" wait_for '^connect_done=1 ok=100 failed=0' "$OUT" 30
+check "IPv6: kernel ss shows them" \
+	[ "$(ss -tanH state established '( sport = :9000 )' | grep -c '\[2001:db8::2\]')" = 100 ]
+check "serve exits cleanly" stop_serve
 
 # tcp_crr for 3 s with 16 flows.
 check "serve starts (crr)" start_serve --connect 192.0.2.1:9000 --flows 16 --crr --duration 3

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # 500 kernel UDP clients against --udp-echo --udp-connect-per-peer, 10 datagrams each: every
 # echo comes back, and the stack made one connected socket per peer (all in socktab's 4-tuple
-# hash). The same run with --udp-hash4 off gives the lookup cost without that hash.
+# hash). The same run with --udp-hash4 off gives the lookup cost without that hash. Then 100
+# IPv6 peers.
 . "$(dirname "$0")/common.sh" "$@"
 
 declare -A mean
@@ -21,6 +22,10 @@ for h in on off; do
 	mean[$h]=$(counter lookup_ns_mean)
 	echo "hash4=$h lookups=$(counter lookups) lookup_ns_mean=${mean[$h]}"
 done
+check "serve starts (IPv6)" start_serve --udp-echo 4433 --udp-connect-per-peer
+check "IPv6: 100 peers x 3 echoes" timeout 30 "$PEER" udp-peers 2001:db8::2 4433 100 3
+check "serve exits cleanly" stop_serve
+check "IPv6: udp_connected_socks=100" [ "$(counter udp_connected_socks)" = 100 ]
 check "lookups cost less with hash4 (${mean[on]} ns vs ${mean[off]} ns)" \
 	awk -v on="${mean[on]}" -v off="${mean[off]}" 'BEGIN { exit !(on < off) }'
 finish
