@@ -13,6 +13,7 @@
  * until --duration ends the run. At most --parallel flows are in their handshake or waiting
  * for their echo at any time, so that the kernel's SYN and accept queues are not flooded.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,7 +33,7 @@ void client_pump(struct stack *st)
 	union st_addr raddr;
 	uint16_t rport;
 
-	if (!cfg->flows)
+	if (!cfg->flows || cl->stopped)
 		return;
 	if (family == AF_INET) {
 		raddr.v4 = ((const struct sockaddr_in *)&cfg->connect_to)->sin_addr;
@@ -58,10 +59,14 @@ void client_pump(struct stack *st)
 				      cfg->connect_len);
 		if (!err)
 			err = socktab_getsockname(sk, (struct sockaddr *)&local, &len);
-		if (err) { /* e.g. EADDRNOTAVAIL: every port toward ADDR:PORT is taken */
-			if (!st->c.tcp_connect_errors++)
+		if (err) {
+			if (!st->c.tcp_connect_errors++ || err != -EADDRNOTAVAIL)
 				fprintf(stderr, "socktab serve: connect: %s\n", strerror(-err));
 			socktab_close(sk);
+			/* EADDRNOTAVAIL: every port toward ADDR:PORT is taken for now (TIME_WAIT
+			 * frees them); anything else (no route...) will not change: stop. */
+			if (err != -EADDRNOTAVAIL && err != -ENOMEM)
+				cl->stopped = true;
 			break;
 		}
 		if (family == AF_INET) {

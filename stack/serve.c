@@ -3,9 +3,9 @@
  * `socktab serve`: the command line, the setup and the poll loop.
  *
  * Setup, in the order an embedding stack needs it:
- *   1. a socktab net whose sockets each carry a struct conn (sock_priv_size) and whose
+ *   1. the TUN device, with the kernel side configured (tun.c);
+ *   2. a socktab net whose sockets each carry a struct conn (sock_priv_size) and whose
  *      TIME_WAIT entries keep its struct tw_part (tw_priv_size);
- *   2. the TUN device, with the kernel side configured (tun.c);
  *   3. the device and our addresses declared in the net (socktab_dev_add, socktab_addr_add
  *      with the peer's prefix length): bind() then accepts our addresses, connect() finds a
  *      route and a source address, and lookups know the device packets arrive on;
@@ -389,7 +389,7 @@ static int open_services(struct stack *st)
 }
 
 /*
- * Steps 1, 3 and 4 of the setup (the TUN device is serve_main's): the net, the device and our
+ * Steps 2 to 4 of the setup (the TUN device is serve_main's): the net, the device and our
  * addresses in it, the listeners and UDP sockets. Also what a test uses to run the stack
  * without a device (tun_fd -1: what it sends is dropped).
  */

@@ -181,6 +181,7 @@ struct st_cfg {
 struct st_client {
 	uint32_t started, active, pending, next_id;
 	bool done_printed;
+	bool stopped;               /* connect() failed for good: start no more flows */
 };
 
 /* The stack. One thread drives it. */

@@ -2,7 +2,7 @@
 /*
  * TCP output: building segments, the send buffer, the retransmission timer and the ends of a
  * connection. A deliberately small TCP: no window scaling, SACK or timestamps (we offer none in
- * our SYN and SYN-ACK, so the peer uses none), one fixed-size buffer per connection, a simple
+ * our SYN and SYN-ACK, so the peer uses none), one bounded buffer per connection, a simple
  * RTO with exponential backoff and go-back-N retransmission, no congestion control.
  *
  * Ends of a connection, and what each leaves in socktab:
