@@ -49,21 +49,28 @@ check() {
 	fi
 }
 
-# The test's verdict: the last line, and the exit status.
+# The test's verdict: the last line, and the exit status. After a failure, what the last
+# `socktab serve` said comes first.
 finish() {
+	if [ "$fail" -ne 0 ]; then
+		echo "--- last socktab serve: stderr, then the end of stdout"
+		tail -n 20 "$TMP/serve.err" 2>/dev/null
+		tail -n 40 "$OUT" 2>/dev/null
+	fi
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ]
 	exit $?
 }
 
-# start_serve ARGS...: `socktab serve` on st0 with the addresses above, waiting (5 s at most)
-# for its ready=1.
+# start_serve ARGS...: `socktab serve` on st0 with the addresses above, waiting (20 s at most:
+# a loaded machine or a sanitizer build starts slowly) for its ready=1.
 start_serve() {
 	"$SOCKTAB" serve --tun st0 --peer-addr 192.0.2.1/24 --addr 192.0.2.2 \
 		--peer-addr6 2001:db8::1/64 --addr6 2001:db8::2 "$@" >"$OUT" 2>"$TMP/serve.err" &
 	SERVE_PID=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 200); do
 		grep -q '^ready=1' "$OUT" 2>/dev/null && return 0
+		kill -0 "$SERVE_PID" 2>/dev/null || break
 		sleep 0.1
 	done
 	echo "socktab serve did not become ready:" >&2
