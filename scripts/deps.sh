@@ -32,6 +32,11 @@ done
 opt=()
 command -v gnuplot >/dev/null 2>&1 || opt+=(gnuplot-nox)
 pkg-config --exists libdpdk 2>/dev/null || opt+=(libdpdk-dev)
+# Optional: the real clients of tests/real (`meson test --suite real`, root only): curl,
+# ApacheBench and sockperf. A test whose client is missing is skipped (exit 77).
+command -v curl >/dev/null 2>&1 || opt+=(curl)
+command -v ab >/dev/null 2>&1 || opt+=(apache2-utils)
+command -v sockperf >/dev/null 2>&1 || opt+=(sockperf)
 if [ ${#opt[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		echo "deps: installing optional ${opt[*]}" >&2
@@ -39,9 +44,9 @@ if [ ${#opt[@]} -gt 0 ]; then
 		apt-get install -y --no-install-recommends "${opt[@]}" >/dev/null 2>&1 ||
 			{ apt-get update >/dev/null 2>&1 &&
 			  apt-get install -y --no-install-recommends "${opt[@]}" >/dev/null 2>&1; } ||
-			echo "deps: could not install ${opt[*]} (optional; benchmarks run without them)" >&2
+			echo "deps: could not install ${opt[*]} (optional; benchmarks and tests run without them)" >&2
 	else
-		echo "deps: optional packages missing (bench --plot, lookup peers): apt-get install -y ${opt[*]}" >&2
+		echo "deps: optional packages missing (bench --plot, lookup peers, tests/real clients): apt-get install -y ${opt[*]}" >&2
 	fi
 fi
 [ ${#pkgs[@]} -eq 0 ] && exit 0

@@ -9,6 +9,7 @@
 
 #include "bench.h"
 #include "replay.h"
+#include "serve.h"
 #include "socktab/socktab.h"
 
 /* A command or a benchmark: its name, its entry point (argv[0] is the name), one line on it. */
@@ -53,11 +54,15 @@ static void usage(FILE *f)
 		"  replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
 		"  replay --random N [--seed S]\n"
 		"                 run .sock conformance scripts on socktab and the live kernel\n"
+		"  serve --tun DEV --peer-addr A/P --addr A [--tcp-echo|--http|--udp-echo PORT]...\n"
+		"                 [--connect ADDR:PORT --flows N [--crr]] [--duration S]\n"
+		"                 a TCP/UDP/ICMP endpoint on a TUN device, demultiplexed by socktab\n"
 		"  version        print the library version\n"
 		"  help           this text\n"
 		"\n"
 		"Run 'socktab bench --help' for the benchmarks, and\n"
-		"'socktab bench <benchmark> --help' or 'socktab replay --help' for details.\n");
+		"'socktab bench <benchmark> --help', 'socktab replay --help' or\n"
+		"'socktab serve --help' for details.\n");
 }
 
 /* "connect, crr, ...": the benchmarks' names. */
@@ -96,7 +101,7 @@ static int bench(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "socktab: which command? (bench, replay, version, help)\n");
+		fprintf(stderr, "socktab: which command? (bench, replay, serve, version, help)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -111,7 +116,9 @@ int main(int argc, char **argv)
 		return bench(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "replay"))
 		return rp_main(argc - 1, argv + 1);
-	fprintf(stderr, "socktab: unknown command '%s' (commands: bench, replay, version, help)\n",
+	if (!strcmp(argv[1], "serve"))
+		return serve_main(argc - 1, argv + 1);
+	fprintf(stderr, "socktab: unknown command '%s' (commands: bench, replay, serve, version, help)\n",
 		argv[1]);
 	return 2;
 }

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * TCP input. A segment is checked, then socktab says whose it is (lk_tcp: connections and
+ * TIME_WAIT entries first, then listeners), and what it found decides the path:
+ *   nothing          a reset, by RFC 793's rule (tcp_send_reset)
+ *   TIME_WAIT entry  tcp_tw.c
+ *   listener         a SYN makes a child socket (socktab_sock_new_child) in SYN_RECV
+ *   connection       the state machine below, on the struct conn in the socket's area
+ * Every state change goes through socktab_set_state(), so that socktab's view (lookups, ss,
+ * what close() leaves behind) is the connection's.
+ *
+ * Simplifications: no reassembly queue (an out-of-order segment gets a duplicate ACK and is
+ * dropped; the peer retransmits), no simultaneous open, no urgent data.
+ */
+#include <string.h>
+
+#include "stack.h"
+
+static bool seq_lt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Header length, checksum and options. False: drop the segment. */
+static bool seg_parse(const struct pkt *p, struct seg *s)
+{
+	const uint8_t *t = p->l4;
+	size_t doff;
+
+	if (p->l4_len < 20)
+		return false;
+	doff = (size_t)(t[12] >> 4) * 4;
+	if (doff < 20 || doff > p->l4_len)
+		return false;
+	if (csum_fold(csum_add(csum_pseudo(p->family, &p->src, &p->dst, IPPROTO_TCP, p->l4_len),
+			       t, p->l4_len)) != 0)
+		return false;
+	memset(s, 0, sizeof(*s));
+	memcpy(&s->sport, t, 2);
+	memcpy(&s->dport, t + 2, 2);
+	s->seq = get32(t + 4);
+	s->ack = get32(t + 8);
+	s->flags = t[13] & 0x3f;
+	s->wnd = (uint16_t)(t[14] << 8 | t[15]);
+	for (size_t i = 20; i < doff;) { /* options: only MSS matters to us */
+		size_t olen;
+
+		if (t[i] == 0)
+			break;
+		if (t[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= doff || (olen = t[i + 1]) < 2 || i + olen > doff)
+			return false;
+		if (t[i] == 2 && olen == 4)
+			s->mss = (uint16_t)(t[i + 2] << 8 | t[i + 3]);
+		i += olen;
+	}
+	s->data = t + doff;
+	s->len = (uint32_t)(p->l4_len - doff);
+	return true;
+}
+
+/* The MSS we use toward a peer: what it announced (RFC 1122 defaults if nothing: 536 for IPv4,
+ * 1220 for IPv6), at most what our MTU allows. */
+static void set_mss(struct conn *c, uint16_t peer_mss)
+{
+	uint16_t m = peer_mss ? peer_mss : c->family == AF_INET ? 536 : 1220;
+
+	if (m >= 64 && m < c->mss)
+		c->mss = m;
+}
+
+/*
+ * A segment reached a listener. A SYN makes the connection's socket: socktab_sock_new_child()
+ * inserts it into the established table in SYN_RECV, with the listener's port, and the
+ * SYN-ACK goes out. An ACK gets a reset (no such connection); anything else is dropped. @isn is
+ * nonzero when the SYN takes over a TIME_WAIT entry (its sequence space continues).
+ */
+void tcp_listen_input(struct stack *st, const struct pkt *p, const struct seg *s,
+		      struct socktab_sock *listener, uint32_t isn)
+{
+	struct sockaddr_storage local, remote;
+	struct socktab_sock *child;
+	struct conn *c;
+	socklen_t len = p->family == AF_INET ? sizeof(struct sockaddr_in)
+					     : sizeof(struct sockaddr_in6);
+
+	if (s->flags & TH_RST)
+		return;
+	if (s->flags & TH_ACK) {
+		tcp_send_reset(st, p, s);
+		return;
+	}
+	if (!(s->flags & TH_SYN))
+		return;
+	if (st->n_conns >= (uint32_t)st->cfg.max_conns) { /* as a full backlog: drop, the peer
+							    * retries */
+		st->c.tcp_syn_dropped++;
+		return;
+	}
+	sockaddr_make(&local, p->family, &p->dst, s->dport);
+	sockaddr_make(&remote, p->family, &p->src, s->sport);
+	child = socktab_sock_new_child(listener, (struct sockaddr *)&local,
+				       (struct sockaddr *)&remote, len, st->ifindex, 0);
+	if (!child) {
+		st->c.tcp_syn_dropped++;
+		return;
+	}
+	c = socktab_sock_priv(child);
+	conn_link(st, c, child, p->family, &p->dst, s->dport, &p->src, s->sport);
+	c->app = ((struct conn *)socktab_sock_priv(listener))->app;
+	c->iss = isn ? isn : tcp_isn(st);
+	c->snd_una = c->iss;
+	c->tw.snd_nxt = c->iss + 1;
+	c->tw.rcv_nxt = s->seq + 1;
+	c->snd_wnd = s->wnd;
+	set_mss(c, s->mss);
+	tcp_send_syn(st, c);
+	rto_arm(st, c, ST_RTO_SYN_MS);
+}
+
+/* SYN_SENT: our SYN is out; a SYN-ACK that acknowledges it establishes the connection, a reset
+ * that does refuses it (ECONNREFUSED to a socket user). */
+static void syn_sent_input(struct stack *st, const struct pkt *p, const struct seg *s,
+			   struct conn *c)
+{
+	if (s->flags & TH_ACK) {
+		if (s->ack != c->iss + 1) {
+			tcp_send_reset(st, p, s);
+			return;
+		}
+		if (s->flags & TH_RST) {
+			st->c.tcp_refused++;
+			conn_abort(st, c);
+			return;
+		}
+	}
+	if ((s->flags & (TH_SYN | TH_ACK | TH_RST)) != (TH_SYN | TH_ACK))
+		return;
+	c->tw.rcv_nxt = s->seq + 1;
+	c->snd_una = s->ack;
+	c->snd_wnd = s->wnd;
+	c->retries = 0;
+	set_mss(c, s->mss);
+	rto_disarm(st, c);
+	socktab_set_state(c->sk, SOCKTAB_TCP_ESTABLISHED);
+	c->flags |= CF_ACK_NOW;
+	app_open(st, c);
+	tcp_output(st, c);
+}
+
+/* SYN_RECV: the third segment of the handshake. True when the connection is now ESTABLISHED
+ * and the rest of the segment (data, FIN) is to be processed. */
+static bool syn_recv_input(struct stack *st, const struct pkt *p, const struct seg *s,
+			   struct conn *c)
+{
+	if (s->flags & TH_RST) {
+		if (s->seq == c->tw.rcv_nxt)
+			conn_abort(st, c);
+		return false;
+	}
+	if (s->flags & TH_SYN) { /* the SYN again: our SYN-ACK was lost */
+		if (s->seq + 1 == c->tw.rcv_nxt)
+			tcp_send_syn(st, c);
+		return false;
+	}
+	if (!(s->flags & TH_ACK))
+		return false;
+	if (s->ack != c->iss + 1) {
+		tcp_send_reset(st, p, s);
+		return false;
+	}
+	c->snd_una = s->ack;
+	c->snd_wnd = s->wnd;
+	c->retries = 0;
+	rto_disarm(st, c);
+	socktab_set_state(c->sk, SOCKTAB_TCP_ESTABLISHED);
+	st->c.tcp_accepted++;
+	app_open(st, c);
+	return true;
+}
+
+/*
+ * The synchronized states (ESTABLISHED, FIN_WAIT1/2, CLOSE_WAIT, CLOSING, LAST_ACK), in the
+ * order of RFC 793's "segment arrives": sequence number, RST, SYN, ACK, data, FIN.
+ */
+static void sync_input(struct stack *st, const struct seg *s, struct conn *c)
+{
+	const uint8_t *data = s->data;
+	uint32_t seq = s->seq, len = s->len;
+	bool fin = s->flags & TH_FIN;
+	int state;
+
+	if (s->flags & TH_RST) {
+		/* RFC 5961: only a reset at exactly rcv_nxt ends the connection; one elsewhere
+		 * in the window gets a challenge ACK. */
+		if (seq == c->tw.rcv_nxt) {
+			st->c.tcp_rst_rcvd++;
+			conn_abort(st, c);
+		} else if (!seq_lt(seq, c->tw.rcv_nxt) && seq_lt(seq, c->tw.rcv_nxt + ST_RCV_WND)) {
+			tcp_send_ack(st, c);
+		}
+		return;
+	}
+	if ((s->flags & TH_SYN) || !(s->flags & TH_ACK)) {
+		if (s->flags & TH_SYN) /* RFC 5961 4.2: challenge ACK */
+			tcp_send_ack(st, c);
+		return;
+	}
+	if (seq_lt(seq, c->tw.rcv_nxt)) { /* starts with bytes we have: trim them */
+		uint32_t dup = c->tw.rcv_nxt - seq;
+
+		if (dup >= len + fin) { /* nothing new: a retransmission */
+			if (len || fin)
+				tcp_send_ack(st, c);
+			return;
+		}
+		data += dup;
+		len -= dup;
+		seq = c->tw.rcv_nxt;
+	}
+	if (seq != c->tw.rcv_nxt) { /* a hole before it: ask again with a duplicate ACK */
+		tcp_send_ack(st, c);
+		return;
+	}
+	if (seq_lt(c->tw.snd_nxt, s->ack)) { /* acknowledges what we never sent */
+		tcp_send_ack(st, c);
+		return;
+	}
+	if (seq_lt(c->snd_una, s->ack))
+		tcp_ack_advance(st, c, s->ack);
+	c->snd_wnd = s->wnd;
+
+	state = socktab_get_state(c->sk);
+	if (c->flags & CF_FIN_ACKED) {
+		if (state == SOCKTAB_TCP_FIN_WAIT1) {
+			socktab_set_state(c->sk, SOCKTAB_TCP_FIN_WAIT2);
+			state = SOCKTAB_TCP_FIN_WAIT2;
+		} else if (state == SOCKTAB_TCP_CLOSING) {
+			conn_to_timewait(st, c);
+			return;
+		} else if (state == SOCKTAB_TCP_LAST_ACK) {
+			conn_finish(st, c);
+			return;
+		}
+	}
+
+	if (len && (state == SOCKTAB_TCP_ESTABLISHED || state == SOCKTAB_TCP_FIN_WAIT1 ||
+		    state == SOCKTAB_TCP_FIN_WAIT2)) {
+		uint32_t room = conn_rcv_space(st, c);
+
+		if (len > room) { /* beyond our window: the peer sends it again later */
+			len = room;
+			fin = false;
+		}
+		c->flags |= CF_ACK_NOW;
+		if (len) {
+			c->tw.rcv_nxt += len;
+			/* After the application has closed, bytes are acknowledged and dropped. */
+			if (!(c->flags & CF_APP_CLOSED))
+				app_data(st, c, data, len);
+		}
+	} else if (len) { /* data after the peer's FIN: not possible, ignore the segment */
+		fin = false;
+	}
+
+	if (fin && !(c->flags & CF_FIN_RCVD)) {
+		c->tw.rcv_nxt++;
+		c->flags |= CF_FIN_RCVD | CF_ACK_NOW;
+		state = socktab_get_state(c->sk);
+		if (state == SOCKTAB_TCP_ESTABLISHED) {
+			socktab_set_state(c->sk, SOCKTAB_TCP_CLOSE_WAIT);
+			app_fin(st, c);
+		} else if (state == SOCKTAB_TCP_FIN_WAIT1) {
+			socktab_set_state(c->sk, SOCKTAB_TCP_CLOSING);
+		}
+	}
+
+	/* FIN_WAIT2: our FIN is acknowledged and the application has closed, so the socket is
+	 * an orphan; as in the kernel it becomes a TIME_WAIT entry now (waiting for the peer's
+	 * FIN in the FIN_WAIT2 substate, or TIME_WAIT proper if that FIN is here). */
+	if (socktab_get_state(c->sk) == SOCKTAB_TCP_FIN_WAIT2) {
+		if (c->flags & CF_ACK_NOW)
+			tcp_send_ack(st, c);
+		conn_to_timewait(st, c);
+		return;
+	}
+	tcp_output(st, c);
+}
+
+void tcp_input(struct stack *st, const struct pkt *p)
+{
+	struct socktab_sock *sk;
+	struct conn *c;
+	struct seg s;
+
+	if (!seg_parse(p, &s)) {
+		st->c.rx_invalid++;
+		return;
+	}
+	sk = lk_tcp(st, p, s.sport, s.dport);
+	if (!sk) {
+		tcp_send_reset(st, p, &s);
+		return;
+	}
+	if (socktab_sock_tw(sk)) {
+		tcp_tw_input(st, p, &s, sk);
+	} else if (socktab_get_state(sk) == SOCKTAB_TCP_LISTEN) {
+		tcp_listen_input(st, p, &s, sk, 0);
+	} else if ((c = socktab_sock_priv(sk)) && c->kind == SK_TCP_CONN && c->sk == sk) {
+		int state = socktab_get_state(sk);
+
+		if (state == SOCKTAB_TCP_SYN_SENT)
+			syn_sent_input(st, p, &s, c);
+		else if (state != SOCKTAB_TCP_SYN_RECV || syn_recv_input(st, p, &s, c))
+			sync_input(st, &s, c);
+	}
+	/* The lookup's reference: released last, after any socktab_close() above. */
+	socktab_sock_put(sk);
+}

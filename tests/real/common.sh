@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Shared by the tests/real tests: `. common.sh SOCKTAB PEER` at the top of a test.
+#
+# Each test runs in a network namespace of its own (the script re-executes itself under
+# `unshare -n`), with lo up and nothing else but the TUN device `socktab serve` creates there:
+# the kernel side is 192.0.2.1/24 and 2001:db8::1/64, the stack answers on 192.0.2.2 and
+# 2001:db8::2. Traffic never leaves the namespace. Without root or /dev/net/tun the test is
+# skipped (exit 77). The last line is always "N passed, M failed".
+set -u
+SOCKTAB=$(realpath "$1")
+PEER=$(realpath "$2")
+pass=0
+fail=0
+
+skip() {
+	echo "SKIP: $1"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, TUN)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+command -v ip >/dev/null && command -v unshare >/dev/null || skip "needs ip and unshare"
+if [ -z "${SOCKTAB_REAL_NS:-}" ]; then
+	exec env SOCKTAB_REAL_NS=1 unshare -n bash "$0" "$@"
+fi
+ip link set lo up
+
+TMP=$(mktemp -d)
+OUT=$TMP/serve.out
+SERVE_PID=
+cleanup() {
+	[ -n "$SERVE_PID" ] && kill -KILL "$SERVE_PID" 2>/dev/null
+	jobs -p | xargs -r kill -KILL 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# check DESCRIPTION COMMAND...: one check, counted.
+check() {
+	local what=$1
+	shift
+	if "$@"; then
+		pass=$((pass + 1))
+		echo "PASS $what"
+	else
+		fail=$((fail + 1))
+		echo "FAIL $what"
+	fi
+}
+
+# The test's verdict: the last line, and the exit status. After a failure, what the last
+# `socktab serve` said comes first.
+finish() {
+	if [ "$fail" -ne 0 ]; then
+		echo "--- last socktab serve: stderr, then the end of stdout"
+		tail -n 20 "$TMP/serve.err" 2>/dev/null
+		tail -n 40 "$OUT" 2>/dev/null
+	fi
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+
+# start_serve ARGS...: `socktab serve` on st0 with the addresses above, waiting (20 s at most:
+# a loaded machine or a sanitizer build starts slowly) for its ready=1.
+start_serve() {
+	"$SOCKTAB" serve --tun st0 --peer-addr 192.0.2.1/24 --addr 192.0.2.2 \
+		--peer-addr6 2001:db8::1/64 --addr6 2001:db8::2 "$@" >"$OUT" 2>"$TMP/serve.err" &
+	SERVE_PID=$!
+	for _ in $(seq 200); do
+		grep -q '^ready=1' "$OUT" 2>/dev/null && return 0
+		kill -0 "$SERVE_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "socktab serve did not become ready:" >&2
+	cat "$TMP/serve.err" >&2
+	return 1
+}
+
+# stop_serve: SIGTERM, then its exit counters are in $OUT.
+stop_serve() {
+	kill -TERM "$SERVE_PID" 2>/dev/null
+	wait "$SERVE_PID"
+	local rc=$?
+	SERVE_PID=
+	return $rc
+}
+
+# counter NAME: a key=value the stack printed at exit.
+counter() {
+	grep "^$1=" "$OUT" | tail -n1 | cut -d= -f2
+}
+
+# wait_for PATTERN FILE SECONDS: until a line matches.
+wait_for() {
+	local end=$((SECONDS + $3))
+	while [ $SECONDS -lt $end ]; do
+		grep -q "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
