@@ -67,6 +67,8 @@ static bool wanted(const struct socktab_diag_cursor *c, const struct socktab_soc
 
 	if (RD(sk->net) != c->net || st == SOCKTAB__FREE)
 		return false;
+	if (st == SOCKTAB_TCP_TIME_WAIT) /* inet_diag filters a minisock on its substate */
+		st = RD(sk->tw_substate);
 	if (f->states && !(f->states & (1u << st)))
 		return false;
 	if (f->family && RD(sk->family) != f->family)
@@ -114,7 +116,8 @@ static int push(struct socktab_diag_cursor *c, const struct socktab_sock *sk)
 	if (st == SOCKTAB_TCP_TIME_WAIT) {
 		uint64_t now = socktab__now(c->net);
 
-		e->tw_substate = RD(sk->tw_substate);
+		e->timewait = 1;
+		e->state = RD(sk->tw_substate);
 		e->expires_ms = sk->tw_expire_ns > now ? (sk->tw_expire_ns - now) / 1000000u : 0;
 	}
 	return 0;

@@ -155,6 +155,31 @@ static int sk_lock_open(struct socktab_sock *sk)
 	return 0;
 }
 
+/*
+ * tcp_time_wait(sk, TCP_TIME_WAIT) for a socket the caller still holds: the peer's FIN reached
+ * it in FIN_WAIT1/FIN_WAIT2, or the ACK of our FIN reached it in CLOSING. A TIME_WAIT entry takes
+ * over the 4-tuple and the port (as socktab_close() would make it), and the socket is done: state
+ * CLOSE, out of the tables, its addresses kept. Caller holds the socket lock.
+ */
+static int sk_time_wait(struct socktab_net *net, struct socktab_sock *sk)
+{
+	int st = RD(sk->state);
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	if ((st != SOCKTAB_TCP_FIN_WAIT1 && st != SOCKTAB_TCP_FIN_WAIT2 &&
+	     st != SOCKTAB_TCP_CLOSING) ||
+	    !socktab__ehash_hashed(sk) || !sk->tb2)
+		return -EINVAL;
+	if (socktab__tw_create_and_swap(net, sk, SOCKTAB_TCP_TIME_WAIT)) {
+		/* No entry could be had: close without one, as the kernel does when
+		 * tcp_max_tw_buckets is reached. */
+		socktab__sk_done(net, sk);
+		return 0;
+	}
+	WR(sk->state, SOCKTAB_TCP_CLOSE);
+	return 0;
+}
+
 int socktab_set_state(struct socktab_sock *sk, int state)
 {
 	int err;
@@ -184,6 +209,9 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 	case SOCKTAB_TCP_CLOSE:
 		if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
 			socktab__sk_done(RD(sk->net), sk);
+		break;
+	case SOCKTAB_TCP_TIME_WAIT:
+		err = sk_time_wait(RD(sk->net), sk);
 		break;
 	default:
 		err = -EINVAL;
@@ -420,7 +448,12 @@ int socktab_close(struct socktab_sock *sk)
 			      st == SOCKTAB_TCP_FIN_WAIT2 || st == SOCKTAB_TCP_CLOSING;
 		bool abort = sk->linger_on && sk->linger_secs == 0;
 
-		if (!(active && !abort && sk->tb2 && socktab__tw_create_and_swap(net, sk) == 0)) {
+		/* Both FINs seen (CLOSING): TIME_WAIT proper; otherwise the peer's FIN is still
+		 * to come, the FIN_WAIT2 substate of an orphan (tcp_time_wait(TCP_FIN_WAIT2)). */
+		int sub = st == SOCKTAB_TCP_CLOSING ? SOCKTAB_TCP_TIME_WAIT : SOCKTAB_TCP_FIN_WAIT2;
+
+		if (!(active && !abort && sk->tb2 &&
+		      socktab__tw_create_and_swap(net, sk, sub) == 0)) {
 			socktab__ehash_remove(net->tab, sk);
 			atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
 		}

@@ -52,7 +52,7 @@ static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
  * owns its port. Returns -ENOMEM when no entry can be allocated (then the caller closes without
  * one, as the kernel does when tcp_max_tw_buckets is reached).
  */
-int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk)
+int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk, int substate)
 {
 	struct socktab__tables *t = net->tab;
 	struct socktab_sock *tw = socktab__pool_alloc(&net->pool);
@@ -81,10 +81,7 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 	tw->tw_ts = net->tcp_timestamps;
 	tw->tw_entry_ns = now;
 	tw->tw_expire_ns = now + net->tw_len_ns;
-	/* Both FINs seen (CLOSING): TIME_WAIT proper; otherwise the peer's FIN is still to come,
-	 * the FIN_WAIT2 substate of an orphaned socket (tcp_time_wait(sk, TCP_FIN_WAIT2)). */
-	WR(tw->tw_substate, RD(sk->state) == SOCKTAB_TCP_CLOSING ? SOCKTAB_TCP_TIME_WAIT
-							      : SOCKTAB_TCP_FIN_WAIT2);
+	WR(tw->tw_substate, (uint8_t)substate);
 	/* The caller's TIME_WAIT state: the first tw_priv_size bytes of the socket's area. */
 	memset(tw->priv, 0, net->pool.priv_size);
 	memcpy(tw->priv, sk->priv, net->tw_priv_size);
@@ -219,7 +216,8 @@ void *socktab_tw_priv(struct socktab_tw *t)
 	return tw && RD(tw->net)->tw_priv_size ? tw->priv : NULL;
 }
 
-int socktab_tw_fin(struct socktab_tw *t)
+/* A full period from now (inet_twsk_reschedule): back to the list's tail, the newest. */
+static int tw_rearm(struct socktab_tw *t, bool fin)
 {
 	struct socktab_sock *tw = tw_sk(t);
 	struct socktab_net *net;
@@ -228,15 +226,25 @@ int socktab_tw_fin(struct socktab_tw *t)
 		return -EINVAL;
 	net = RD(tw->net);
 	socktab__lock(&net->tw_lock);
-	if (RD(tw->tw_substate) == SOCKTAB_TCP_FIN_WAIT2 && tw->on_twlist) {
-		/* TIME_WAIT from now on, for a full period: back to the list's tail. */
+	if (tw->on_twlist) {
 		tw_list_del_locked(net, tw);
 		tw->tw_expire_ns = socktab__now(net) + net->tw_len_ns;
 		tw_list_add_locked(net, tw);
-		WR(tw->tw_substate, SOCKTAB_TCP_TIME_WAIT);
+		if (fin)
+			WR(tw->tw_substate, SOCKTAB_TCP_TIME_WAIT);
 	}
 	socktab__unlock(&net->tw_lock);
 	return 0;
+}
+
+int socktab_tw_fin(struct socktab_tw *t)
+{
+	return tw_rearm(t, true);
+}
+
+int socktab_tw_rearm(struct socktab_tw *t)
+{
+	return tw_rearm(t, false);
 }
 
 int socktab_tw_reset(struct socktab_tw *t)

@@ -86,6 +86,7 @@ void ss_dump(struct stack *st, FILE *f)
 	flt.proto = st->cfg.ss_proto;
 	flt.lport = (uint16_t)st->cfg.ss_sport;
 	flt.rport = (uint16_t)st->cfg.ss_dport;
+	flt.states = st->cfg.ss_states; /* a TIME_WAIT entry is filtered on its substate */
 	cur = socktab_diag_open(st->net, &flt);
 	if (!cur) {
 		fprintf(stderr, "socktab serve: socktab_diag_open failed\n");
@@ -94,14 +95,10 @@ void ss_dump(struct stack *st, FILE *f)
 	fprintf(f, "%-11s %-6s %-6s %-45s %s\n", "State", "Recv-Q", "Send-Q",
 		"Local Address:Port", "Peer Address:Port");
 	while (socktab_diag_next(cur, &e) == 1) {
-		int s = e.state;
+		int s = e.state; /* a TIME_WAIT entry's substate, as ss shows it */
 		const char *name;
 
-		if (s == SOCKTAB_TCP_TIME_WAIT && e.tw_substate == SOCKTAB_TCP_FIN_WAIT2)
-			s = SOCKTAB_TCP_FIN_WAIT2;
 		if (s <= 0 || s >= NSTATES)
-			continue;
-		if (st->cfg.ss_states && !(st->cfg.ss_states & (1u << s)))
 			continue;
 		name = shown[s];
 		addr_port(&e.local, e.family, l, sizeof(l));

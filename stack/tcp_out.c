@@ -397,27 +397,22 @@ void conn_finish(struct stack *st, struct conn *c)
  * keeps the 4-tuple and the port, and copies our struct tw_part into it. From CLOSING the entry
  * is TIME_WAIT proper; from FIN_WAIT2 it waits for the peer's FIN (substate FIN_WAIT2, as the
  * kernel's orphaned sockets do). When the peer's FIN has already come in FIN_WAIT2, the kernel
- * makes a TIME_WAIT entry at once; socktab_close() cannot be told so, so we find the new entry
- * and tell it with socktab_tw_fin() (one more lookup).
+ * makes a TIME_WAIT entry at once: socktab_set_state(TIME_WAIT) does that before the close.
  */
 void conn_to_timewait(struct stack *st, struct conn *c)
 {
-	struct socktab_sock *sk = c->sk, *t;
-	int family = c->family, state = socktab_get_state(sk);
-	union st_addr laddr = c->laddr, raddr = c->raddr;
-	uint16_t lport = c->lport, rport = c->rport;
+	struct socktab_sock *sk = c->sk;
+	int state = socktab_get_state(sk);
 	bool peer_fin = c->flags & CF_FIN_RCVD;
 
 	app_gone(st, c);
 	conn_release(st, c);
+	/* Both FINs seen: the entry is TIME_WAIT proper now (tcp_time_wait); else close() leaves
+	 * one in the FIN_WAIT2 substate that the peer's FIN will move on (tcp_tw.c). */
+	if (state == SOCKTAB_TCP_FIN_WAIT2 && peer_fin)
+		socktab_set_state(sk, SOCKTAB_TCP_TIME_WAIT);
 	socktab_close(sk);
 	st->c.tcp_timewait++;
-	if (state != SOCKTAB_TCP_FIN_WAIT2 || !peer_fin)
-		return;
-	t = lk_tcp_established(st, family, &raddr, rport, &laddr, lport);
-	if (socktab_sock_tw(t))
-		socktab_tw_fin(socktab_sock_tw(t));
-	socktab_sock_put(t);
 }
 
 /* At exit: every open connection gets a reset, so that no peer keeps waiting for a stack that

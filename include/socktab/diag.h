@@ -21,7 +21,8 @@ extern "C" {
 /* Which entries a dump reports. Zeroed fields select everything. Later versions may use the
  * reserved words: leave them zero. */
 struct socktab_diag_filter {
-	uint32_t states;      /* bit (1u << SOCKTAB_TCP_x) per wanted state; 0: all states */
+	uint32_t states;      /* bit (1u << SOCKTAB_TCP_x) per wanted state (a TIME_WAIT entry's
+			       * is its substate); 0: all states */
 	int proto;            /* SOCKTAB_TCP or SOCKTAB_UDP; 0: both */
 	int family;           /* AF_INET or AF_INET6; 0: both */
 	uint16_t lport;       /* local port, host order; 0: any */
@@ -34,8 +35,9 @@ struct socktab_diag_entry {
 	int proto;            /* SOCKTAB_TCP or SOCKTAB_UDP */
 	int family;           /* AF_INET or AF_INET6 (the socket's) */
 	int state;            /* SOCKTAB_TCP_*; a UDP socket is CLOSE, or ESTABLISHED when
-			       * connected */
-	int tw_substate;      /* TIME_WAIT: SOCKTAB_TCP_FIN_WAIT2 or SOCKTAB_TCP_TIME_WAIT; else 0 */
+			       * connected; a TIME_WAIT entry reports its substate, FIN_WAIT2 or
+			       * TIME_WAIT, as inet_diag does (ss shows FIN-WAIT-2 for the first) */
+	int timewait;         /* 1 for a TIME_WAIT entry, whatever its substate */
 	int bound_dev_if;     /* SO_BINDTODEVICE, 0: none */
 	uint64_t expires_ms;  /* TIME_WAIT: milliseconds left on the net's clock; else 0 */
 	struct sockaddr_storage local;  /* in the socket's family; port in network order */

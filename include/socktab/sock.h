@@ -84,8 +84,11 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
  * Move a hashed TCP socket to @state (the embedding stack drives the state machine:
  * SYN_SENT -> ESTABLISHED -> FIN_WAIT1...). SOCKTAB_TCP_CLOSE is the kernel's tcp_done() (a reset
  * or a refused connect): the socket leaves ehash and, unless bind() locked it, its port; it stays
- * open. LISTEN and TIME_WAIT are reached through socktab_listen()/socktab_close() only (-EINVAL).
- * -EOPNOTSUPP on a UDP socket.
+ * open. SOCKTAB_TCP_TIME_WAIT is the kernel's tcp_time_wait() for a socket still held: the peer's
+ * FIN reached it in FIN_WAIT1/FIN_WAIT2 (or our FIN's ACK in CLOSING); a TIME_WAIT entry (substate
+ * TIME_WAIT) takes over the 4-tuple and the port, and the socket becomes CLOSE, keeping its
+ * addresses; close it as usual (-EINVAL from any other state). LISTEN is reached through
+ * socktab_listen() only (-EINVAL). -EOPNOTSUPP on a UDP socket.
  * Context: registered thread; takes the socket lock.
  */
 int socktab_set_state(struct socktab_sock *sk, int state);
@@ -112,12 +115,15 @@ int socktab_close(struct socktab_sock *sk);
  * apply; socktab_sock_priv() returns NULL (the connection's data is gone), socktab_tw_priv()
  * the tw_priv_size bytes close() kept (NULL when 0).
  * socktab_tw_substate(): SOCKTAB_TCP_FIN_WAIT2 (waiting for the peer's FIN) or
- * SOCKTAB_TCP_TIME_WAIT. socktab_tw_fin(): the peer's FIN reached a FIN_WAIT2 entry: it becomes
- * TIME_WAIT for a full period (0; no effect in TIME_WAIT). socktab_tw_reset(): an in-window RST
- * reached the entry (R100): a FIN_WAIT2 entry dies; a TIME_WAIT entry dies unless
- * net.ipv4.tcp_rfc1337 is set; returns 1 if it died (its port is free at once), 0 if not.
+ * SOCKTAB_TCP_TIME_WAIT. socktab_tw_fin(): the peer's FIN (or its retransmission) reached the
+ * entry: it is TIME_WAIT for a full period from now (0). socktab_tw_rearm(): restart the period
+ * without changing the substate (an in-window segment, inet_twsk_reschedule). socktab_tw_reset():
+ * an in-window RST reached the entry (R100): a FIN_WAIT2 entry dies; a TIME_WAIT entry dies
+ * unless net.ipv4.tcp_rfc1337 is set; returns 1 if it died (its port is free at once), 0 if not.
  * socktab_tw_kill(): remove the entry now. All return -EINVAL for NULL or an entry that is no
- * longer TIME_WAIT.
+ * longer TIME_WAIT. The socktab_tw_priv() bytes are the caller's to update (e.g. rcv_nxt after
+ * the peer's FIN); a lookup on another thread may read them meanwhile, so the caller orders
+ * such accesses itself.
  * Context: registered thread holding a reference on the entry (from a lookup); fin, reset and
  * kill take the bucket and TIME_WAIT list locks, the others none.
  */
@@ -125,6 +131,7 @@ struct socktab_tw *socktab_sock_tw(struct socktab_sock *sk);
 int socktab_tw_substate(struct socktab_tw *tw);
 void *socktab_tw_priv(struct socktab_tw *tw);
 int socktab_tw_fin(struct socktab_tw *tw);
+int socktab_tw_rearm(struct socktab_tw *tw);
 int socktab_tw_reset(struct socktab_tw *tw);
 int socktab_tw_kill(struct socktab_tw *tw);
 
