@@ -9,6 +9,11 @@
  * Sockets are non-blocking: a "blocking" connect is connect() + poll(POLLOUT) for 2 s (the
  * script format's timeout, reported as EINPROGRESS), accept waits at most 1 s for POLLIN, and
  * readable polls up to 1 s for the expected count (0.1 s when expecting 0).
+ *
+ * Devices are made in the case's namespace over rtnetlink (netlink.c): a script's dummy device
+ * is a `dummy` where the kernel has that driver and an `ifb` configured to match where it does
+ * not (up, NOARP, no IPv6 address generation, no router solicitations); both drop what they
+ * transmit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -28,7 +37,12 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "netlink.h"
 #include "script.h"
+
+#ifndef IN6_ADDR_GEN_MODE_NONE
+#define IN6_ADDR_GEN_MODE_NONE 1
+#endif
 
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
@@ -36,8 +50,13 @@
 
 struct kctx {
 	int *fd; /* slot -> fd, -1 when none; a replaced fd stays open until the child exits */
+	bool *udp; /* slot -> a datagram socket */
 	int nslot;
 };
+
+/* The rtnl kind of a script's dummy device: "dummy", or "ifb" on a kernel without the dummy
+ * driver. Decided once, in the parent, before the first case that needs it is forked. */
+static const char *dummy_kind;
 
 static int ms_connect(void)
 {
@@ -95,8 +114,10 @@ static int k_socket(void *ctx, int slot, int udp, int family, int uid)
 		err = errno;
 	if (uid && (setresuid((uid_t)-1, 0, (uid_t)-1) || setresgid((gid_t)-1, 0, (gid_t)-1)))
 		_exit(4); /* cannot return to root: nothing after this would be meaningful */
-	if (fd >= 0)
+	if (fd >= 0) {
 		k->fd[slot] = fd;
+		k->udp[slot] = udp;
+	}
 	return err;
 }
 
@@ -169,6 +190,7 @@ static int k_accept(void *ctx, int slot, int newslot)
 	if (fd < 0)
 		return errno;
 	k->fd[newslot] = fd;
+	k->udp[newslot] = false;
 	return 0;
 }
 
@@ -254,6 +276,108 @@ static int k_readable(void *ctx, const int *slots, int n, int expect, int *count
 	}
 }
 
+/* ---------------------------------------------------------------- devices and addresses */
+
+static int write_proc(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, value, strlen(value)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/* A device that drops what it sends, configured as the format's dummy: up, NOARP, no IPv6
+ * address of its own (addrgenmode none, set while it is still down) and no router
+ * solicitations. */
+static int dummy_add(const char *name)
+{
+	char path[128];
+	int err, idx;
+
+	if ((err = rp_nl_link_add(name, dummy_kind)))
+		return err;
+	idx = (int)if_nametoindex(name);
+	if (!idx) {
+		err = rp_script_error("link add %s: the new device has no ifindex", name);
+		goto undo;
+	}
+	if ((err = rp_nl_link_addrgenmode(idx, IN6_ADDR_GEN_MODE_NONE))) {
+		err = rp_script_error("link add %s: addrgenmode none: %s", name, strerror(err));
+		goto undo;
+	}
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/router_solicitations", name);
+	if ((err = write_proc(path, "0\n")) == 0) {
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", name);
+		err = write_proc(path, "0\n");
+	}
+	if (err) {
+		err = rp_script_error("link add %s: IPv6 settings: %s", name, strerror(err));
+		goto undo;
+	}
+	if ((err = rp_nl_link_flags(name, IFF_UP | IFF_NOARP, IFF_UP | IFF_NOARP))) {
+		err = rp_script_error("link add %s: up: %s", name, strerror(err));
+		goto undo;
+	}
+	return 0;
+undo:
+	rp_nl_link_del(name);
+	return err;
+}
+
+static int k_link(void *ctx, enum rp_linkop what, const char *dev)
+{
+	(void)ctx;
+	switch (what) {
+	case RP_LINK_ADD:
+		return dummy_add(dev);
+	case RP_LINK_UP:
+		return rp_nl_link_flags(dev, IFF_UP, IFF_UP);
+	case RP_LINK_DOWN:
+		return rp_nl_link_flags(dev, 0, IFF_UP);
+	case RP_LINK_DEL:
+		return rp_nl_link_del(dev);
+	}
+	return EINVAL;
+}
+
+static int k_addr_change(void *ctx, int add, const struct rp_addr *a, int plen, const char *dev)
+{
+	int idx = (int)if_nametoindex(dev), err;
+	struct rp_nl_route rt;
+	uint64_t deadline;
+
+	if (!idx)
+		return ENODEV;
+	(void)ctx;
+	if (!add)
+		return rp_nl_addr(0, a->family, a->bytes, plen, idx, 0);
+	err = rp_nl_addr(1, a->family, a->bytes, plen, idx, a->family == AF_INET6 ? IFA_F_NODAD : 0);
+	if (err || a->family == AF_INET)
+		return err;
+	/* IPv6: the local route comes from deferred work (addrconf_dad_completed) moments after the
+	 * request returned; the address is usable once it is there. */
+	deadline = now_ms() + 2000;
+	while (rp_nl_route_get(AF_INET6, a->bytes, idx, true, &rt) || rt.type != RTN_LOCAL ||
+	       rt.oif != idx) {
+		if (now_ms() >= deadline)
+			return rp_script_error("addr add: no local route for the address after 2 s");
+		poll(NULL, 0, 1);
+	}
+	return 0;
+}
+
+static int k_dev_index(void *ctx, const char *dev)
+{
+	int idx = (int)if_nametoindex(dev);
+
+	(void)ctx;
+	return idx ? idx : -ENODEV;
+}
+
 static const struct rp_backend kernel_backend = {
 	.name = "kernel",
 	.sysctl = k_sysctl,
@@ -271,6 +395,9 @@ static const struct rp_backend kernel_backend = {
 	.getpeername = k_getpeername,
 	.state = k_state,
 	.readable = k_readable,
+	.link = k_link,
+	.addr_change = k_addr_change,
+	.dev_index = k_dev_index,
 };
 
 /* A fresh namespace holds only lo, and it is down: bring it up (it then owns 127/8 and ::1). */
@@ -328,6 +455,32 @@ int rp_kernel_probe(void)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : EPERM;
 }
 
+static bool case_adds_links(const struct rp_case *c)
+{
+	for (int i = 0; i < c->nops; i++)
+		if (c->ops[i].kind == RP_LINK && c->ops[i].ival[0] == RP_LINK_ADD)
+			return true;
+	return false;
+}
+
+/* "dummy" when this kernel can make one in a new namespace, else "ifb" (6.18.44 of the project
+ * machine has no CONFIG_DUMMY). Tried once, in a throwaway child and namespace. */
+static const char *probe_dummy_kind(void)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return "ifb";
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWNET) || rp_nl_link_add("probe0", "dummy") ? 1 : 0);
+	if (waitpid(pid, &st, 0) < 0)
+		return "ifb";
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "dummy" : "ifb";
+}
+
 int rp_kernel_run_case(const struct rp_script *s, const struct rp_case *c, rp_emit_fn emit,
 		       void *arg)
 {
@@ -336,6 +489,8 @@ int rp_kernel_run_case(const struct rp_script *s, const struct rp_case *c, rp_em
 	struct rp_outcome o;
 	size_t have = 0;
 
+	if (!dummy_kind && case_adds_links(c))
+		dummy_kind = probe_dummy_kind();
 	if (pipe2(p, O_CLOEXEC)) {
 		perror("socktab replay: pipe");
 		return -1;
@@ -355,9 +510,11 @@ int rp_kernel_run_case(const struct rp_script *s, const struct rp_case *c, rp_em
 		signal(SIGPIPE, SIG_IGN);
 		if (unshare(CLONE_NEWNET) || lo_up())
 			_exit(3);
+		memset(&k, 0, sizeof(k));
 		k.nslot = s->nnames + 1;
 		k.fd = malloc(sizeof(int) * (size_t)k.nslot);
-		if (!k.fd)
+		k.udp = calloc((size_t)k.nslot, sizeof(bool));
+		if (!k.fd || !k.udp)
 			_exit(3);
 		for (int i = 0; i < k.nslot; i++)
 			k.fd[i] = -1;
