@@ -313,6 +313,24 @@ static int syn_meets_tw(struct socktab_sock *sk, struct socktab_sock *tw_sk, boo
 }
 
 /*
+ * Can listener @ln answer the SYN of @t (which arrived on @dif)? The request is routed back to
+ * the client's address through the device the child will have (inet_csk_route_req with
+ * ir_iif: the listener's device, or for IPv6 an unbound listener and a link-local peer the
+ * receiving device); when that route fails, as through a device that is down, the SYN is
+ * dropped. The client's address is local, so any other route is lost as well.
+ */
+static bool synack_reaches(struct socktab_net *net, struct socktab_sock *ln, const struct tuple *t,
+			   int dif)
+{
+	int oif = bound_dev(ln);
+
+	if (!oif && !t->v4 && IN6_IS_ADDR_LINKLOCAL(&t->l6))
+		oif = dif;
+	return t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif) != 0
+		     : ingress_dev(net, AF_INET6, &t->l6, oif) != 0;
+}
+
+/*
  * Deliver the client's SYN: the packet goes from the client's local address/port to its peer.
  * In the listener's view local = the client's remote side, remote = the client's local side.
  */
@@ -357,6 +375,10 @@ static int deliver_syn(struct socktab_sock *sk)
 	if (P(found)->qlen > backlog) { /* sk_acceptq_is_full(): the SYN is dropped */
 		socktab_sock_put(found);
 		return -EINPROGRESS;
+	}
+	if (!synack_reaches(net, found, &t, dif)) {
+		socktab_sock_put(found);
+		return -EINPROGRESS; /* no SYN-ACK: the client keeps retransmitting its SYN */
 	}
 	family = socktab_sock_family(found);
 	len = make_sa(&la, family, &t, true);
@@ -618,12 +640,22 @@ int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t 
 		socktab_sock_put(rcv);
 		return 0;
 	}
-	/* the ICMP error, looked up as the kernel does: back to the source, which a link-local
-	 * source is reached through the device the datagram came in on */
-	back = udp_ingress(net, &src, src.ss_family == AF_INET6 &&
-					      IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)&src)->sin6_addr)
-				      ? dif
-				      : 0);
+	/*
+	 * The ICMP port unreachable, looked up as the kernel does. __udp4_lib_err takes the device
+	 * the ICMP packet itself came in on, skb->dev: lo for traffic the host sends itself, so
+	 * a sender bound to another device never hears of it. __udp6_lib_err takes inet6_iif(),
+	 * the device of the local route toward the source (a link-local source is reached
+	 * through the device the datagram came in on).
+	 */
+	if (src.ss_family == AF_INET)
+		back = SOCKTAB_LOOPBACK_IFINDEX;
+	else if (IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&src)->sin6_addr))
+		back = SOCKTAB_LOOPBACK_IFINDEX;
+	else
+		back = udp_ingress(net, &src,
+				   IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)&src)->sin6_addr)
+					   ? dif
+					   : 0);
 	rcv = back ? udp_lookup(net, &to, &src, back) : NULL;
 	if (rcv) {
 		if (socktab_get_state(rcv) == SOCKTAB_TCP_ESTABLISHED)
