@@ -381,6 +381,8 @@ static int parse_scope(struct rp_parser *P, const char *t, struct rp_addr *a)
 		a->scope_id = (uint32_t)v;
 		return 0;
 	}
+	if (!isalpha((unsigned char)t[0]))
+		return fail(P, "bad scope '%%%s' (want %%DEV or %%N)", t);
 	if (use_dev(P, t, true, &slot))
 		return -1;
 	a->scope_dev = slot + 1;
@@ -463,7 +465,7 @@ static int parse_prefix(struct rp_parser *P, const char *t, struct rp_addr *a, i
 			       "198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32, fe80::/64)", t);
 	}
 	if (parse_num(P, slash + 1, lo, hi, &v))
-		return -1;
+		return fail(P, "prefix %s: the length must be %d..%d, inside the range", t, lo, hi);
 	*plen = (int)v;
 	return 0;
 }
