@@ -300,7 +300,7 @@ static void record_tcp(struct kctx *k, int slot, const struct sockaddr *dst)
  */
 static int traffic_check(struct kctx *k, int slot, const struct sockaddr *dst, bool tcp_connect)
 {
-	int fd = k->fd[slot], dev = sock_dev(fd), oif, type, dd;
+	int fd = k->fd[slot], dev = sock_dev(fd), oif, type, dd, family;
 	struct sockaddr_storage ss;
 	struct naddr src, d;
 	socklen_t l = sizeof(ss);
@@ -309,6 +309,7 @@ static int traffic_check(struct kctx *k, int slot, const struct sockaddr *dst, b
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &l))
 		return 0; /* no socket to send with: the call fails */
+	family = ss.ss_family;
 	norm(&ss, &src);
 	if (dst) {
 		memset(&ss, 0, sizeof(ss));
@@ -330,7 +331,7 @@ static int traffic_check(struct kctx *k, int slot, const struct sockaddr *dst, b
 		} else {
 			bool v4 = src.family == AF_INET && (!src.mapped || d.family == AF_INET);
 
-			if (!v4 || sock_transparent(fd, ss.ss_family == AF_INET ? AF_INET : AF_INET6))
+			if (!v4 || sock_transparent(fd, family))
 				return rp_script_error("traffic rule: source %s is not local",
 						       n_str(&src, b1, sizeof(b1)));
 			if (st != RTN_BROADCAST && st != RTN_MULTICAST)
