@@ -169,6 +169,41 @@ static int s_readable(void *ctx, const int *slots, int n, int expect, int *count
 	return 0;
 }
 
+/* Devices and addresses through socktab's device API (socktab/dev.h): a dummy device is a plain
+ * device, up from the start; names resolve to the net's ifindexes. */
+static int s_link(void *ctx, enum rp_linkop what, const char *dev)
+{
+	struct sctx *c = ctx;
+	int idx;
+
+	if (what == RP_LINK_ADD) {
+		idx = socktab_dev_add(c->net, dev, 1);
+		return idx < 0 ? -idx : 0;
+	}
+	idx = socktab_dev_index(c->net, dev);
+	if (idx < 0)
+		return -idx;
+	if (what == RP_LINK_DEL)
+		return -socktab_dev_del(c->net, idx);
+	return -socktab_dev_set_up(c->net, idx, what == RP_LINK_UP);
+}
+
+static int s_addr_change(void *ctx, int add, const struct rp_addr *a, int plen, const char *dev)
+{
+	struct sctx *c = ctx;
+	int idx = socktab_dev_index(c->net, dev);
+
+	if (idx < 0)
+		return -idx;
+	return add ? -socktab_addr_add(c->net, idx, a->family, a->bytes, plen)
+		   : -socktab_addr_del(c->net, idx, a->family, a->bytes, plen);
+}
+
+static int s_dev_index(void *ctx, const char *dev)
+{
+	return socktab_dev_index(((struct sctx *)ctx)->net, dev);
+}
+
 static const struct rp_backend socktab_backend = {
 	.name = "socktab",
 	.sysctl = s_sysctl,
@@ -186,6 +221,9 @@ static const struct rp_backend socktab_backend = {
 	.getpeername = s_getpeername,
 	.state = s_state,
 	.readable = s_readable,
+	.link = s_link,
+	.addr_change = s_addr_change,
+	.dev_index = s_dev_index,
 };
 
 int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_emit_fn emit,

@@ -12,6 +12,7 @@
  * expected one.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,58 @@ struct rp_exec {
 	int *last_port;
 	int range_lo, range_hi;
 	bool any_noparity;
+	/* Device slot -> ifindex on this backend (0: unknown). lo is 1; a device gets its index
+	 * from `link add` and keeps it after `link del`, so scripts can still name it. */
+	int *devidx;
 };
+
+/* The reason of the last RP_ESCRIPT (one executor per process: the kernel backend runs each case
+ * in its own child). */
+static char script_error[106];
+
+int rp_script_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(script_error, sizeof(script_error), fmt, ap);
+	va_end(ap);
+	return RP_ESCRIPT;
+}
+
+/* The device slot whose ifindex is @ifindex, or -1. */
+static int dev_of_index(const struct rp_exec *X, long long ifindex)
+{
+	if (ifindex <= 0)
+		return -1;
+	for (int k = 0; k < X->s->ndevs; k++)
+		if (X->devidx[k] == ifindex)
+			return k;
+	return -1;
+}
+
+/* A scope or ifindex written as a number must not be a device's index: the backends number their
+ * devices differently, so results are compared by device name. RP_ESCRIPT, or 0. */
+static int check_raw_index(const struct rp_exec *X, long long ifindex, const char *what)
+{
+	int k = dev_of_index(X, ifindex);
+
+	if (k < 0)
+		return 0;
+	return rp_script_error("%s %lld is the ifindex of %s here: write the device name", what,
+			       ifindex, X->s->devs[k]);
+}
+
+/* The ifindex of device slot + 1 @dev1: RP_ESCRIPT when the device never got one (its
+ * `link add` failed). */
+static int dev_index(const struct rp_exec *X, int dev1, int *ifindex)
+{
+	*ifindex = X->devidx[dev1 - 1];
+	if (*ifindex > 0)
+		return 0;
+	return rp_script_error("device %s has no ifindex (its link add failed)",
+			       X->s->devs[dev1 - 1]);
+}
 
 static int sa_port(const struct sockaddr_storage *ss)
 {
@@ -43,23 +95,46 @@ static int sa_port(const struct sockaddr_storage *ss)
 					: ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
 }
 
-static void sa_addr(const struct sockaddr_storage *ss, struct rp_addr *a)
+/* What a backend reported, as an rp_addr: a scope id becomes the device that has it. */
+static void sa_addr(const struct rp_exec *X, const struct sockaddr_storage *ss, struct rp_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->family = ss->ss_family;
-	if (ss->ss_family == AF_INET)
+	if (ss->ss_family == AF_INET) {
 		memcpy(a->bytes, &((const struct sockaddr_in *)ss)->sin_addr, 4);
-	else
-		memcpy(a->bytes, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	} else {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+		int k = dev_of_index(X, s6->sin6_scope_id);
+
+		memcpy(a->bytes, &s6->sin6_addr, 16);
+		if (k >= 0)
+			a->scope_dev = k + 1;
+		else
+			a->scope_id = s6->sin6_scope_id;
+	}
 }
 
-void rp_addr_str(const struct rp_addr *a, char *buf, size_t cap)
+void rp_addr_str(const struct rp_script *s, const struct rp_addr *a, char *buf, size_t cap)
 {
-	if (!inet_ntop(a->family == AF_INET ? AF_INET : AF_INET6, a->bytes, buf, (socklen_t)cap))
+	size_t n;
+
+	if (!inet_ntop(a->family == AF_INET ? AF_INET : AF_INET6, a->bytes, buf, (socklen_t)cap)) {
 		snprintf(buf, cap, "?");
+		return;
+	}
+	n = strlen(buf);
+	if (a->scope_dev && s && a->scope_dev <= s->ndevs)
+		snprintf(buf + n, cap - n, "%%%s", s->devs[a->scope_dev - 1]);
+	else if (a->scope_dev)
+		snprintf(buf + n, cap - n, "%%dev%d", a->scope_dev - 1);
+	else if (a->scope_id)
+		snprintf(buf + n, cap - n, "%%%u", a->scope_id);
 }
 
-static socklen_t make_sa(const struct rp_addr *a, int port, struct sockaddr_storage *ss)
+/* The sockaddr of @a and @port, its scope resolved to this backend's ifindex: the length, or
+ * RP_ESCRIPT (negated) when the scope cannot be used. */
+static int make_sa(const struct rp_exec *X, const struct rp_addr *a, int port,
+		   struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (a->family == AF_INET) {
@@ -75,6 +150,17 @@ static socklen_t make_sa(const struct rp_addr *a, int port, struct sockaddr_stor
 	s6->sin6_family = AF_INET6;
 	s6->sin6_port = htons((uint16_t)port);
 	memcpy(&s6->sin6_addr, a->bytes, 16);
+	if (a->scope_dev) {
+		int idx;
+
+		if (dev_index(X, a->scope_dev, &idx))
+			return -RP_ESCRIPT;
+		s6->sin6_scope_id = (uint32_t)idx;
+	} else if (a->scope_id) {
+		if (check_raw_index(X, a->scope_id, "scope"))
+			return -RP_ESCRIPT;
+		s6->sin6_scope_id = a->scope_id;
+	}
 	return sizeof(*s6);
 }
 
@@ -102,6 +188,8 @@ const char *rp_errstr(int err, char *buf, size_t cap)
 		return "ok";
 	if (err == RP_ENOTIMPL)
 		return "not implemented";
+	if (err == RP_ESCRIPT)
+		return "SCRIPT ERROR";
 	n = rp_errno_name(err);
 	if (n)
 		return n;
@@ -179,6 +267,17 @@ enum rp_verdict rp_exec_setsockopt(struct rp_exec *X, const struct rp_op *op,
 		struct linger lg = { op->ival[0], op->ival[1] };
 
 		o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, &lg, sizeof(lg));
+	} else if (op->optkind == RP_OPT_DEVNAME) {
+		/* the name with its NUL, or optlen 0 for `none` */
+		o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, op->text ? op->text : "",
+					op->text ? (socklen_t)strlen(op->text) + 1 : 0);
+	} else if (op->optkind == RP_OPT_IFINDEX) {
+		if (op->dev)
+			o->err = dev_index(X, op->dev, &v);
+		else
+			o->err = check_raw_index(X, v = op->ival[0], "ifindex");
+		if (!o->err)
+			o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, &v, sizeof(v));
 	} else {
 		v = op->ival[0];
 		o->err = be->setsockopt(X->ctx, slot, op->level, op->optname, &v, sizeof(v));
@@ -193,9 +292,9 @@ static enum rp_verdict sockaddr_call(struct rp_exec *X, const struct rp_op *op,
 						 socklen_t len))
 {
 	struct sockaddr_storage ss;
-	socklen_t len = make_sa(&op->addr, resolve(X, &op->p1), &ss);
+	int len = make_sa(X, &op->addr, resolve(X, &op->p1), &ss);
 
-	o->err = call(X->ctx, op->slot, (struct sockaddr *)&ss, len);
+	o->err = len < 0 ? -len : call(X->ctx, op->slot, (struct sockaddr *)&ss, (socklen_t)len);
 	return RP_BY_ERRNO;
 }
 
@@ -268,6 +367,29 @@ enum rp_verdict rp_exec_close(struct rp_exec *X, const struct rp_op *op, struct 
 	return RP_BY_ERRNO;
 }
 
+enum rp_verdict rp_exec_link(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	const char *name = X->s->devs[op->dev - 1];
+
+	o->err = X->be->link(X->ctx, (enum rp_linkop)op->ival[0], name);
+	if (!o->err && op->ival[0] == RP_LINK_ADD) {
+		int idx = X->be->dev_index(X->ctx, name);
+
+		if (idx <= 0)
+			o->err = rp_script_error("link add %s: the new device has no ifindex", name);
+		else
+			X->devidx[op->dev - 1] = idx;
+	}
+	return RP_BY_ERRNO;
+}
+
+enum rp_verdict rp_exec_addrchg(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	o->err = X->be->addr_change(X->ctx, op->ival[0], &op->addr, op->plen,
+				    X->s->devs[op->dev - 1]);
+	return RP_BY_ERRNO;
+}
+
 enum rp_verdict rp_exec_sleep(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
 {
 	struct timespec ts = { op->ival[0] / 1000, (long)(op->ival[0] % 1000) * 1000000L };
@@ -319,26 +441,29 @@ enum rp_verdict rp_exec_port(struct rp_exec *X, const struct rp_op *op, struct r
 	return RP_JUDGED;
 }
 
-/* addr and peer: the address (and for peer the port) from @name, against the expectation. */
+/* addr and peer: the address (and for peer the port) from @name, against the expectation. The
+ * scope is part of the address: a scope id compares as the device that has it. */
 static enum rp_verdict name_check(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o,
 				  int (*name)(void *ctx, int slot, struct sockaddr_storage *ss))
 {
 	bool peer = op->kind == RP_PEER;
 	struct sockaddr_storage ss;
-	char b1[64];
+	char b1[80];
 
 	o->err = name(X->ctx, op->slot, &ss);
 	if (o->err)
 		return RP_BY_ERRNO;
-	sa_addr(&ss, &o->addr);
+	sa_addr(X, &ss, &o->addr);
 	o->nval = 1;
 	o->val[0] = sa_port(&ss);
-	rp_addr_str(&o->addr, b1, sizeof(b1));
+	rp_addr_str(X->s, &o->addr, b1, sizeof(b1));
 	if (op->expect_err) {
 		snprintf(o->reason, sizeof(o->reason), "got %s", b1);
 		return RP_JUDGED;
 	}
 	if (o->addr.family != op->expaddr.family || memcmp(o->addr.bytes, op->expaddr.bytes, 16) ||
+	    o->addr.scope_dev != op->expaddr.scope_dev ||
+	    o->addr.scope_id != op->expaddr.scope_id ||
 	    (peer && o->val[0] != resolve(X, &op->expport))) {
 		if (peer)
 			snprintf(o->reason, sizeof(o->reason), "got %s %lld", b1, o->val[0]);
@@ -367,6 +492,7 @@ enum rp_verdict rp_exec_getsockopt(struct rp_exec *X, const struct rp_op *op,
 		int i;
 		uint32_t u;
 		struct linger lg;
+		char name[64];
 	} u;
 	socklen_t len = op->optkind == RP_OPT_LINGER  ? sizeof(struct linger)
 			: op->optkind == RP_OPT_RANGE ? sizeof(uint32_t)
@@ -374,9 +500,45 @@ enum rp_verdict rp_exec_getsockopt(struct rp_exec *X, const struct rp_op *op,
 	char eb[32];
 
 	memset(&u, 0, sizeof(u));
+	if (op->optkind == RP_OPT_DEVNAME)
+		len = 16; /* IFNAMSIZ: the kernel refuses a shorter buffer */
 	o->err = X->be->getsockopt(X->ctx, op->slot, op->level, op->optname, &u, &len);
 	if (o->err)
 		return RP_BY_ERRNO;
+	if (op->optkind == RP_OPT_DEVNAME) {
+		/* optlen 0: no device binding */
+		snprintf(o->name, sizeof(o->name), "%.*s", (int)(len < 16 ? len : 15), u.name);
+		if (op->expect_err) {
+			snprintf(o->reason, sizeof(o->reason), "got %s", o->name[0] ? o->name : "none");
+			return RP_JUDGED;
+		}
+		if (strcmp(o->name, op->exptext)) {
+			snprintf(o->reason, sizeof(o->reason), "got %s", o->name[0] ? o->name : "none");
+			return RP_JUDGED;
+		}
+		o->pass = 1;
+		return RP_JUDGED;
+	}
+	if (op->optkind == RP_OPT_IFINDEX) {
+		/* compared as a device when one of the case's devices has the index */
+		int k = dev_of_index(X, u.i);
+		bool ok;
+
+		o->nval = 1;
+		o->val[0] = u.i;
+		o->valdev = k + 1;
+		ok = !op->expect_err && (op->expdev ? o->valdev == op->expdev
+						    : k < 0 && o->val[0] == op->expv[0]);
+		if (!ok) {
+			if (k >= 0)
+				snprintf(o->reason, sizeof(o->reason), "got %s", X->s->devs[k]);
+			else
+				snprintf(o->reason, sizeof(o->reason), "got %d", u.i);
+			return RP_JUDGED;
+		}
+		o->pass = 1;
+		return RP_JUDGED;
+	}
 	if (op->optkind == RP_OPT_LINGER) {
 		o->nval = 2;
 		o->val[0] = u.lg.l_onoff;
@@ -502,6 +664,11 @@ static void exec_op(struct rp_exec *X, const struct rp_op *op, struct rp_outcome
 		snprintf(o->reason, sizeof(o->reason), "udp: not implemented in socktab backend");
 		return;
 	}
+	if (o->err == RP_ESCRIPT) {
+		o->pass = 0;
+		snprintf(o->reason, sizeof(o->reason), "SCRIPT ERROR: %s", script_error);
+		return;
+	}
 	/* an action, or a check whose call failed: passes only if that error was expected */
 	o->pass = o->err == op->expect_err;
 	if (!o->pass)
@@ -518,10 +685,12 @@ void rp_exec_case(const struct rp_script *s, const struct rp_case *c, const stru
 	X.notimpl = calloc(n, sizeof(bool));
 	X.noparity = calloc(n, sizeof(bool));
 	X.last_port = calloc(n, sizeof(int));
-	if (!X.open || !X.notimpl || !X.noparity || !X.last_port) {
+	X.devidx = calloc((size_t)s->ndevs + 1, sizeof(int));
+	if (!X.open || !X.notimpl || !X.noparity || !X.last_port || !X.devidx) {
 		perror("socktab replay");
 		exit(2);
 	}
+	X.devidx[0] = 1; /* lo: LOOPBACK_IFINDEX in every namespace */
 	for (int i = 0; i < c->nops; i++) {
 		struct rp_outcome o;
 
@@ -534,6 +703,7 @@ void rp_exec_case(const struct rp_script *s, const struct rp_case *c, const stru
 	free(X.notimpl);
 	free(X.noparity);
 	free(X.last_port);
+	free(X.devidx);
 }
 
 /* ---------------------------------------------------------------- collecting outcomes */

@@ -10,8 +10,8 @@
  *     child and client become ESTABLISHED and the child joins the listener's accept queue;
  *   - a listener with a full queue: the SYN is dropped and the blocking connect times out
  *     (-EINPROGRESS), the client stays SYN_SENT, as on the kernel until its SYN retransmit;
- *   - a TIME_WAIT entry for that 4-tuple: a new SYN is accepted by the TIME_WAIT (timestamps on),
- *     so the listener lookup runs;
+ *   - a TIME_WAIT entry for that 4-tuple (the SYN comes from the address and port of the entry's
+ *     old peer): syn_meets_tw() decides whether a listener gets it (R100);
  *   - the client itself (connect to its own address and port): TCP simultaneous open, the
  *     socket is ESTABLISHED with itself;
  *   - nothing: RST, -ECONNREFUSED, and the client goes to CLOSE (tcp_done releases a port that
@@ -23,8 +23,15 @@
  *   abortive close (SO_LINGER {1, 0}, or unread data, as tcp_close() does) resets the peer
  *   (tcp_reset: SO_ERROR ECONNRESET, EPIPE from CLOSE_WAIT; state CLOSE). Closing or
  *   disconnecting a listener resets the children still in its queue (inet_csk_listen_stop).
- * Known gap: a reset that reaches a peer already in TIME_WAIT (FIN_WAIT2 substate) kills that
- *   entry in the kernel; socktab has no call for that, so the entry stays.
+ * TIME_WAIT of a peer that closed first (R100): the entry starts in the FIN_WAIT2 substate. The
+ *   other side's close sends it a FIN (socktab_tw_fin: TIME_WAIT substate), or a RST when that
+ *   close is abortive (unread data, SO_LINGER {1, 0}) or a disconnect, which ends the entry
+ *   (socktab_tw_reset); data sent to it ends it too (TCP_TW_RST). A SYN from the old peer's
+ *   address and port meeting the entry: see syn_meets_tw().
+ * Devices (R91): a packet the host sends to itself arrives on the device that holds its
+ *   destination, found by the sender's own output route (through its bound device, or a
+ *   link-local scope); every lookup gets that device as dif (no VRF: sdif 0). A route that is
+ *   not local sends the packet out of a device, where nothing receives it.
  * UDP: a datagram is queued (rx) on the socket socktab_lookup_udp4/6 returns for its source and
  *   destination. When there is none, the ICMP port unreachable goes back through the same lookup
  *   reversed, and a *connected* socket found there records ECONNREFUSED (__udp4_lib_err without
@@ -213,34 +220,114 @@ void lb_attach(struct socktab_sock *sk, struct socktab_net *net)
 	P(sk)->net = net;
 }
 
+/* The device @sk is bound to (SO_BINDTODEVICE, or a link-local scope), 0 for none. */
+static int bound_dev(struct socktab_sock *sk)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+
+	if (socktab_getsockopt(sk, SOL_SOCKET, SO_BINDTOIFINDEX, &v, &len))
+		return 0;
+	return v;
+}
+
 /*
- * The ingress device of a packet the host sends to itself (R91): the device that holds the
- * destination address, as its local route says (lo for 127.0.0.0/8 and ::1).
+ * The ingress device of a packet the host sends to itself (R91): the output route toward the
+ * destination, looked up as the sender does (through @oif, its bound device or the scope it
+ * named), must be local, and the device that holds the address is the one the packet arrives
+ * on (lo for 127.0.0.0/8 and ::1). 0 when the route is not local: the packet leaves through a
+ * device and nothing in the host receives it.
  */
-static int ingress_dev(struct socktab_net *net, int family, const void *daddr)
+static int ingress_dev(struct socktab_net *net, int family, const void *daddr, int oif)
 {
 	struct socktab_route_result res;
 
-	if (socktab_route_lookup(net, family, daddr, 0, &res) || res.type != SOCKTAB_RTN_LOCAL)
-		return SOCKTAB_LOOPBACK_IFINDEX;
+	if (socktab_route_lookup(net, family, daddr, oif, &res) || res.type != SOCKTAB_RTN_LOCAL)
+		return 0;
 	return res.ifindex;
 }
 
-static int tuple_ingress(struct socktab_net *net, const struct tuple *t)
+static int tuple_ingress(struct socktab_net *net, const struct tuple *t, int oif)
 {
-	return t->v4 ? ingress_dev(net, AF_INET, &t->r4) : ingress_dev(net, AF_INET6, &t->r6);
+	return t->v4 ? ingress_dev(net, AF_INET, &t->r4, oif)
+		     : ingress_dev(net, AF_INET6, &t->r6, oif);
 }
 
-static struct socktab_sock *lookup(struct socktab_net *net, const struct tuple *t, bool listener)
+/* The TCP socket a segment from the local side of @t to its remote side reaches, arriving on
+ * device @dif (listeners only, with @listener). */
+static struct socktab_sock *lookup(struct socktab_net *net, const struct tuple *t, int dif,
+				   bool listener)
 {
-	int dif = tuple_ingress(net, t);
-
 	if (t->v4)
 		return listener ? socktab_lookup_listener4(net, t->l4, t->lport, t->r4, t->rport,
 							   dif, 0)
 				: socktab_lookup_tcp4(net, t->l4, t->lport, t->r4, t->rport, dif, 0);
 	return listener ? socktab_lookup_listener6(net, &t->l6, t->lport, &t->r6, t->rport, dif, 0)
 			: socktab_lookup_tcp6(net, &t->l6, t->lport, &t->r6, t->rport, dif, 0);
+}
+
+/* The RST that refuses a connect: tcp_done() sets CLOSE; the failing blocking connect() then
+ * runs tcp_disconnect(), which clears the end of stream again: not readable. */
+static int refuse_connect(struct socktab_sock *sk)
+{
+	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+
+	socktab_set_state(sk, SOCKTAB_TCP_CLOSE);
+	/* The RST's ECONNREFUSED replaces any pending error, and connect() returning it consumes
+	 * it (sock_error): SO_ERROR reads 0 afterwards. tcp_disconnect() forgets the local address
+	 * too. */
+	P(sk)->so_error = 0;
+	socktab_connect(sk, &unspec, sizeof(unspec));
+	return -ECONNREFUSED;
+}
+
+/*
+ * A SYN from the old peer's address and port reached TIME_WAIT entry @tw
+ * (tcp_timewait_state_process). Returns 1 when the SYN goes on to the listener lookup, else the
+ * connect()'s result.
+ * - TIME_WAIT substate: with timestamps (the default) the new SYN is acceptable (TCP_TW_SYN): a
+ *   listener takes it and the entry is ended. With no listener the entry answers with an ACK,
+ *   which the SYN_SENT socket finds unacceptable: it sends a RST whose seq is the entry's
+ *   rcv_nxt, in the window (R100). If that RST ends the entry (tcp_rfc1337 = 0), the SYN
+ *   retransmitted after 1 s meets nothing and is refused; if not, the connect stays SYN_SENT.
+ * - FIN_WAIT2 substate: the entry dies either way (a RST for an in-window SYN, or an ACK
+ *   answered by a RST for one beyond the window); what happens next is the retransmitted SYN's
+ *   business. The model takes the second path, which a new SYN's sequence number makes the
+ *   usual one: the SYN then reaches a listener, or is refused.
+ */
+static int syn_meets_tw(struct socktab_sock *sk, struct socktab_sock *tw_sk, bool has_listener)
+{
+	struct socktab_tw *tw = socktab_sock_tw(tw_sk);
+	int died;
+
+	if (!tw)
+		return -EINPROGRESS;
+	if (socktab_tw_substate(tw) == SOCKTAB_TCP_TIME_WAIT && has_listener) {
+		socktab_tw_kill(tw);
+		return 1;
+	}
+	died = socktab_tw_reset(tw);
+	if (died != 1)
+		return -EINPROGRESS; /* rfc1337: the entry keeps answering; still SYN_SENT */
+	return has_listener ? 1 : refuse_connect(sk);
+}
+
+/*
+ * Can listener @ln answer the SYN of @t (which arrived on @dif)? The request is routed back to
+ * the client's address through the device the child will have (inet_csk_route_req with
+ * ir_iif: the listener's device, or for IPv6 an unbound listener and a link-local peer the
+ * receiving device); when that route fails, as through a device that is down, the SYN is
+ * dropped. The client's address is local, so any other route is lost as well.
+ */
+static bool synack_reaches(struct socktab_net *net, struct socktab_sock *ln, const struct tuple *t,
+			   int dif)
+{
+	int oif = bound_dev(ln);
+
+	if (!oif && !t->v4 && IN6_IS_ADDR_LINKLOCAL(&t->l6))
+		oif = dif;
+	return t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif) != 0
+		     : ingress_dev(net, AF_INET6, &t->l6, oif) != 0;
 }
 
 /*
@@ -250,39 +337,36 @@ static struct socktab_sock *lookup(struct socktab_net *net, const struct tuple *
 static int deliver_syn(struct socktab_sock *sk)
 {
 	struct socktab_net *net = P(sk)->net;
-	struct socktab_sock *found, *child;
+	struct socktab_sock *found, *child, *ln;
 	struct sockaddr_storage la, ra;
 	struct tuple t;
 	socklen_t len;
-	int err, family, backlog;
+	int err, family, backlog, dif;
 
 	if ((err = get_tuple(sk, &t)))
 		return err;
-	found = lookup(net, &t, false);
+	dif = tuple_ingress(net, &t, bound_dev(sk));
+	if (!dif)
+		return -EINPROGRESS; /* sent out of a device: no answer comes */
+	found = lookup(net, &t, dif, false);
 	if (found && socktab_get_state(found) == SOCKTAB_TCP_TIME_WAIT) {
+		ln = lookup(net, &t, dif, true);
+		err = syn_meets_tw(sk, found, ln != NULL);
 		socktab_sock_put(found);
-		found = lookup(net, &t, true);
+		found = ln;
+		if (err != 1) {
+			if (found)
+				socktab_sock_put(found);
+			return err;
+		}
 	}
 	if (found == sk) {
 		socktab_sock_put(found);
 		P(sk)->self = true;
 		return socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
 	}
-	if (!found) {
-		/* RST: tcp_done() sets CLOSE; the failing blocking connect() then runs
-		 * tcp_disconnect(), which clears the end of stream again: not readable. */
-		socktab_set_state(sk, SOCKTAB_TCP_CLOSE);
-		/* The RST's ECONNREFUSED replaces any pending error, and connect() returning
-		 * it consumes it (sock_error): SO_ERROR reads 0 afterwards. The failed blocking
-		 * connect() then runs tcp_disconnect(): the local address is forgotten too. */
-		P(sk)->so_error = 0;
-		{
-			struct sockaddr unspec = { .sa_family = AF_UNSPEC };
-
-			socktab_connect(sk, &unspec, sizeof(unspec));
-		}
-		return -ECONNREFUSED;
-	}
+	if (!found)
+		return refuse_connect(sk);
 	if (socktab_get_state(found) != SOCKTAB_TCP_LISTEN) {
 		socktab_sock_put(found);
 		return -EINPROGRESS;
@@ -292,11 +376,15 @@ static int deliver_syn(struct socktab_sock *sk)
 		socktab_sock_put(found);
 		return -EINPROGRESS;
 	}
+	if (!synack_reaches(net, found, &t, dif)) {
+		socktab_sock_put(found);
+		return -EINPROGRESS; /* no SYN-ACK: the client keeps retransmitting its SYN */
+	}
 	family = socktab_sock_family(found);
 	len = make_sa(&la, family, &t, true);
 	make_sa(&ra, family, &t, false);
 	child = socktab_sock_new_child(found, (struct sockaddr *)&la, (struct sockaddr *)&ra, len,
-				       tuple_ingress(net, &t), 0);
+				       dif, 0);
 	if (!child) {
 		err = -errno;
 		socktab_sock_put(found);
@@ -317,6 +405,37 @@ static int deliver_syn(struct socktab_sock *sk)
 	P(found)->qlen++;
 	socktab_sock_put(found);
 	return 0;
+}
+
+/*
+ * A segment from @sk whose peer has closed first reaches the peer's TIME_WAIT entry, if it
+ * has one (the peer's address, as @sk sends to it). @what: 'R' a RST (an abortive close or a
+ * disconnect: an in-window RST, socktab_tw_reset()), 'F' a FIN (socktab_tw_fin()), 'D' data (in
+ * the FIN_WAIT2 substate new data ends the entry with a RST, TCP_TW_RST). Returns true when an
+ * entry was found.
+ */
+static bool segment_to_tw(struct socktab_sock *sk, char what)
+{
+	struct socktab_net *net = P(sk)->net;
+	struct socktab_sock *found;
+	struct socktab_tw *tw;
+	struct tuple t;
+	int dif;
+
+	if (get_tuple(sk, &t) || !(dif = tuple_ingress(net, &t, bound_dev(sk))))
+		return false;
+	found = lookup(net, &t, dif, false);
+	if (!found)
+		return false;
+	tw = socktab_sock_tw(found);
+	if (tw && what == 'R')
+		socktab_tw_reset(tw);
+	else if (tw && what == 'F')
+		socktab_tw_fin(tw);
+	else if (tw && socktab_tw_substate(tw) == SOCKTAB_TCP_FIN_WAIT2)
+		socktab_tw_kill(tw);
+	socktab_sock_put(found);
+	return tw != NULL;
 }
 
 int lb_connect(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len)
@@ -355,6 +474,8 @@ int lb_disconnect(struct socktab_sock *sk)
 		P(sk)->so_error = ECONNRESET;
 	if (peer && need_reset(st))
 		receive_rst(peer);
+	else if (!peer && st == SOCKTAB_TCP_CLOSE_WAIT)
+		segment_to_tw(sk, 'R'); /* the peer closed first: the RST meets its TIME_WAIT */
 	P(sk)->eof = false;
 	P(sk)->rx = 0;
 	P(sk)->self = false;
@@ -387,6 +508,10 @@ int lb_close(struct socktab_sock *sk)
 	} else if (peer && st == SOCKTAB_TCP_ESTABLISHED) {
 		P(peer)->eof = true;
 		socktab_set_state(peer, SOCKTAB_TCP_CLOSE_WAIT);
+	} else if (!peer && st == SOCKTAB_TCP_CLOSE_WAIT) {
+		/* The peer closed first and left a TIME_WAIT entry in its FIN_WAIT2 substate: a RST
+		 * ends it (R100), a FIN moves it on to the TIME_WAIT substate. */
+		segment_to_tw(sk, abortive ? 'R' : 'F');
 	}
 	if (abortive)
 		socktab_setsockopt(sk, SOL_SOCKET, SO_LINGER, &lg0, sizeof(lg0));
@@ -434,8 +559,10 @@ int lb_send(struct socktab_sock *sk)
 	} else if (P(sk)->peer) {
 		P(P(sk)->peer)->rx++;
 	} else {
-		/* The peer is gone (its TIME_WAIT answers data with RST): the byte is sent,
-		 * then the connection is reset. */
+		/* The peer is gone: its TIME_WAIT entry (FIN_WAIT2 substate) answers new data with
+		 * a RST and ends itself (TCP_TW_RST), or no socket at all answers with a RST. The
+		 * byte is sent, then the connection is reset. */
+		segment_to_tw(sk, 'D');
 		receive_rst(sk);
 	}
 	return 0;
@@ -458,20 +585,29 @@ int lb_take_error(struct socktab_sock *sk)
 
 /* ---- UDP ---- */
 
-/* The socket a datagram from @from to @to is delivered to, referenced, or NULL. */
+/* The socket a datagram from @from to @to, arriving on device @dif, is delivered to,
+ * referenced, or NULL. */
 static struct socktab_sock *udp_lookup(struct socktab_net *net, const struct sockaddr_storage *from,
-				       const struct sockaddr_storage *to)
+				       const struct sockaddr_storage *to, int dif)
 {
 	if (from->ss_family == AF_INET) {
 		const struct sockaddr_in *a = (const void *)from, *b = (const void *)to;
 
 		return socktab_lookup_udp4(net, a->sin_addr.s_addr, a->sin_port, b->sin_addr.s_addr,
-					   b->sin_port, ingress_dev(net, AF_INET, &b->sin_addr), 0);
+					   b->sin_port, dif, 0);
 	}
 	const struct sockaddr_in6 *a = (const void *)from, *b = (const void *)to;
 
 	return socktab_lookup_udp6(net, &a->sin6_addr, a->sin6_port, &b->sin6_addr, b->sin6_port,
-				   ingress_dev(net, AF_INET6, &b->sin6_addr), 0);
+				   dif, 0);
+}
+
+/* The device a datagram to @to arrives on when sent through @oif (0: it leaves the host). */
+static int udp_ingress(struct socktab_net *net, const struct sockaddr_storage *to, int oif)
+{
+	if (to->ss_family == AF_INET)
+		return ingress_dev(net, AF_INET, &((const struct sockaddr_in *)to)->sin_addr, oif);
+	return ingress_dev(net, AF_INET6, &((const struct sockaddr_in6 *)to)->sin6_addr, oif);
 }
 
 int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len)
@@ -479,20 +615,48 @@ int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t 
 	struct socktab_net *net = P(sk)->net;
 	struct sockaddr_storage src, to;
 	struct socktab_sock *rcv;
-	int err = socktab_udp_sendto(sk, sa, len, &src, &to);
+	int err = socktab_udp_sendto(sk, sa, len, &src, &to), oif, dif, back;
 
 	if (err)
 		return err;
 	/* sock_error() when the first buffer is allocated: a pending ICMP error wins. */
 	if ((err = lb_take_error(sk)))
 		return -err;
-	rcv = udp_lookup(net, &src, &to);
+	/* The output interface: the scope of a link-local destination (udpv6_sendmsg), else the
+	 * socket's device. */
+	oif = bound_dev(sk);
+	if (sa && sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *d6 = (const void *)sa;
+
+		if (d6->sin6_scope_id && IN6_IS_ADDR_LINKLOCAL(&d6->sin6_addr))
+			oif = (int)d6->sin6_scope_id;
+	}
+	dif = udp_ingress(net, &to, oif);
+	if (!dif)
+		return 0; /* it leaves through a device: lost */
+	rcv = udp_lookup(net, &src, &to, dif);
 	if (rcv) {
 		P(rcv)->rx++;
 		socktab_sock_put(rcv);
 		return 0;
 	}
-	rcv = udp_lookup(net, &to, &src); /* the ICMP error, looked up as the kernel does */
+	/*
+	 * The ICMP port unreachable, looked up as the kernel does. __udp4_lib_err takes the device
+	 * the ICMP packet itself came in on, skb->dev: lo for traffic the host sends itself, so
+	 * a sender bound to another device never hears of it. __udp6_lib_err takes inet6_iif(),
+	 * the device of the local route toward the source (a link-local source is reached
+	 * through the device the datagram came in on).
+	 */
+	if (src.ss_family == AF_INET)
+		back = SOCKTAB_LOOPBACK_IFINDEX;
+	else if (IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&src)->sin6_addr))
+		back = SOCKTAB_LOOPBACK_IFINDEX;
+	else
+		back = udp_ingress(net, &src,
+				   IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)&src)->sin6_addr)
+					   ? dif
+					   : 0);
+	rcv = back ? udp_lookup(net, &to, &src, back) : NULL;
 	if (rcv) {
 		if (socktab_get_state(rcv) == SOCKTAB_TCP_ESTABLISHED)
 			P(rcv)->so_error = ECONNREFUSED;

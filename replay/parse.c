@@ -128,6 +128,13 @@ static const struct {
 	{ "IPV6_V6ONLY", IPPROTO_IPV6, IPV6_V6ONLY, RP_OPT_INT },
 	{ "IP_BIND_ADDRESS_NO_PORT", IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, RP_OPT_INT },
 	{ "IP_LOCAL_PORT_RANGE", IPPROTO_IP, IP_LOCAL_PORT_RANGE, RP_OPT_RANGE },
+	/* devices (R87, R89) */
+	{ "SO_BINDTODEVICE", SOL_SOCKET, SO_BINDTODEVICE, RP_OPT_DEVNAME },
+	{ "SO_BINDTOIFINDEX", SOL_SOCKET, SO_BINDTOIFINDEX, RP_OPT_IFINDEX },
+	{ "IP_FREEBIND", IPPROTO_IP, IP_FREEBIND, RP_OPT_INT },
+	{ "IP_TRANSPARENT", IPPROTO_IP, IP_TRANSPARENT, RP_OPT_INT },
+	{ "IPV6_FREEBIND", IPPROTO_IPV6, IPV6_FREEBIND, RP_OPT_INT },
+	{ "IPV6_TRANSPARENT", IPPROTO_IPV6, IPV6_TRANSPARENT, RP_OPT_INT },
 };
 
 static const char *const sysctl_keys[] = {
@@ -136,6 +143,10 @@ static const char *const sysctl_keys[] = {
 	"net.ipv4.tcp_tw_reuse",	 "net.ipv4.tcp_tw_reuse_delay",
 	"net.ipv4.tcp_fastopen",	 "net.ipv4.tcp_syncookies",
 	"net.core.somaxconn",
+	/* devices and addresses */
+	"net.ipv4.ip_nonlocal_bind",	 "net.ipv6.ip_nonlocal_bind",
+	"net.ipv4.tcp_l3mdev_accept",	 "net.ipv4.udp_l3mdev_accept",
+	"net.ipv4.tcp_rfc1337",
 };
 
 /* ---------------------------------------------------------------- parser */
@@ -147,6 +158,8 @@ struct rp_parser {
 	bool quiet;    /* the fuzzer's minimizer parses broken scripts on purpose */
 	bool *defined; /* per slot, in the current case */
 	int ndefined;
+	bool *dev_known; /* per device slot: lo, or `link add` earlier in the current case */
+	int ndev_known;
 	int nops_cap;
 	char err[256];
 };
@@ -245,6 +258,63 @@ static int def_name(struct rp_parser *P, const char *t, int *slot)
 	return 0;
 }
 
+/* A device name: [a-z][a-z0-9]{0,7}. */
+static bool valid_dev(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n < 1 || n > 8 || !(*t >= 'a' && *t <= 'z'))
+		return false;
+	for (; *t; t++)
+		if (!((*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9')))
+			return false;
+	return true;
+}
+
+/* The device slot of @name (slot 0 is lo, which every script has). */
+static int intern_dev(struct rp_script *s, const char *name)
+{
+	if (!s->ndevs) {
+		s->devs = rp_xrealloc(NULL, sizeof(char *));
+		s->devs[0] = rp_xstrdup("lo");
+		s->ndevs = 1;
+	}
+	for (int i = 0; i < s->ndevs; i++)
+		if (!strcmp(s->devs[i], name))
+			return i;
+	s->devs = rp_xrealloc(s->devs, sizeof(char *) * (size_t)(s->ndevs + 1));
+	s->devs[s->ndevs] = rp_xstrdup(name);
+	return s->ndevs++;
+}
+
+static void grow_dev_known(struct rp_parser *P)
+{
+	if (P->ndev_known < P->s->ndevs) {
+		P->dev_known = rp_xrealloc(P->dev_known, (size_t)P->s->ndevs);
+		memset(P->dev_known + P->ndev_known, 0, (size_t)(P->s->ndevs - P->ndev_known));
+		P->ndev_known = P->s->ndevs;
+	}
+}
+
+/*
+ * A device name in a statement: its slot into *@slot. With @need_index, the statement needs
+ * the device's ifindex (a scope, SO_BINDTOIFINDEX DEV), so the device must be lo or have been
+ * added by `link add` earlier in the case (it stays known after `link del`).
+ */
+static int use_dev(struct rp_parser *P, const char *t, bool need_index, int *slot)
+{
+	if (!t)
+		return fail(P, "missing device name");
+	if (!valid_dev(t))
+		return fail(P, "bad device name '%s' (want [a-z][a-z0-9]{0,7})", t);
+	*slot = intern_dev(P->s, t);
+	grow_dev_known(P);
+	P->dev_known[0] = true;
+	if (need_index && !P->dev_known[*slot])
+		return fail(P, "device '%s' has no ifindex here: no 'link add %s dummy' before", t, t);
+	return 0;
+}
+
 static int parse_port(struct rp_parser *P, const char *t, struct rp_port *p)
 {
 	long v;
@@ -262,40 +332,142 @@ static int parse_port(struct rp_parser *P, const char *t, struct rp_port *p)
 	return 0;
 }
 
-/* Only loopback and wildcard addresses: the kernel backend must never leave lo. */
+/*
+ * The IPv4 addresses a script may use: the wildcard, 127.0.0.0/8, and the three documentation
+ * ranges (RFC 5737). Every packet of the kernel backend must stay in the case's namespace: a
+ * documentation address is only reachable while a device of the case holds it.
+ */
+static bool allowed_v4(const uint8_t *b)
+{
+	return !memcmp(b, "\0\0\0\0", 4) || b[0] == 127 || !memcmp(b, "\xc0\x00\x02", 3) ||
+	       !memcmp(b, "\xc6\x33\x64", 3) || !memcmp(b, "\xcb\x00\x71", 3);
+}
+
+static bool is_mapped(const uint8_t *b)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(b, mapped, 12);
+}
+
+/* 2001:db8::/32 (RFC 3849). */
+static bool is_doc6(const uint8_t *b)
+{
+	return !memcmp(b, "\x20\x01\x0d\xb8", 4);
+}
+
+/* fe80::/64: the link-local prefix as addrconf uses it. */
+static bool is_ll64(const uint8_t *b)
+{
+	return !memcmp(b, "\xfe\x80\0\0\0\0\0\0", 8);
+}
+
+#define ALLOWED_ADDRS                                                                       \
+	"0.0.0.0, 127.0.0.0/8, 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, ::, ::1, "   \
+	"2001:db8::/32, fe80::/64, and the IPv4 ones as ::ffff:a.b.c.d"
+
+/* The scope of `ADDR%SCOPE`: a device name (known in the case) or a decimal ifindex. */
+static int parse_scope(struct rp_parser *P, const char *t, struct rp_addr *a)
+{
+	long long v;
+	char *end;
+	int slot;
+
+	if (isdigit((unsigned char)t[0])) {
+		errno = 0;
+		v = strtoll(t, &end, 10);
+		if (*end || errno || v < 0 || v > 4294967295LL)
+			return fail(P, "bad scope '%%%s' (want %%DEV or %%N)", t);
+		a->scope_id = (uint32_t)v;
+		return 0;
+	}
+	if (!isalpha((unsigned char)t[0]))
+		return fail(P, "bad scope '%%%s' (want %%DEV or %%N)", t);
+	if (use_dev(P, t, true, &slot))
+		return -1;
+	a->scope_dev = slot + 1;
+	return 0;
+}
+
+/*
+ * An address: a wildcard, loopback or documentation address (ALLOWED_ADDRS), IPv6 ones with an
+ * optional scope `%DEV` or `%N`. Anything else is refused: the kernel backend must never send a
+ * packet toward an address that no device of the case can hold.
+ */
 static int parse_addr(struct rp_parser *P, const char *t, struct rp_addr *a)
 {
+	char buf[INET6_ADDRSTRLEN + 16];
+	const char *pct;
 	struct in_addr a4;
 	struct in6_addr a6;
 
 	if (!t)
 		return fail(P, "missing address");
 	memset(a, 0, sizeof(*a));
-	if (!strchr(t, ':') && inet_pton(AF_INET, t, &a4) == 1) {
-		const uint8_t *b = (const uint8_t *)&a4;
-
-		if (a4.s_addr != 0 && b[0] != 127)
-			return fail(P, "address %s is not loopback (allowed: 0.0.0.0, 127.0.0.0/8)", t);
+	pct = strchr(t, '%');
+	if (strlen(t) >= sizeof(buf))
+		return fail(P, "bad address '%s'", t);
+	snprintf(buf, sizeof(buf), "%s", t);
+	if (pct)
+		buf[pct - t] = 0;
+	if (!strchr(buf, ':') && inet_pton(AF_INET, buf, &a4) == 1) {
+		if (pct)
+			return fail(P, "address %s: a scope needs an IPv6 address", t);
+		if (!allowed_v4((const uint8_t *)&a4))
+			return fail(P, "address %s is not allowed (allowed: " ALLOWED_ADDRS ")", t);
 		a->family = AF_INET;
 		memcpy(a->bytes, &a4, 4);
 		return 0;
 	}
-	if (inet_pton(AF_INET6, t, &a6) == 1) {
-		static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
-		bool ok = IN6_IS_ADDR_UNSPECIFIED(&a6) || IN6_IS_ADDR_LOOPBACK(&a6) ||
-			  (!memcmp(a6.s6_addr, mapped, 12) &&
-			   (a6.s6_addr[12] == 127 || !memcmp(a6.s6_addr + 12, "\0\0\0\0", 4)));
+	if (inet_pton(AF_INET6, buf, &a6) == 1) {
+		const uint8_t *b = a6.s6_addr;
+		bool ok = IN6_IS_ADDR_UNSPECIFIED(&a6) || IN6_IS_ADDR_LOOPBACK(&a6) || is_doc6(b) ||
+			  is_ll64(b) || (is_mapped(b) && allowed_v4(b + 12));
 
 		if (!ok)
-			return fail(P,
-				    "address %s is not loopback (allowed: ::, ::1, ::ffff:0.0.0.0, "
-				    "::ffff:127.0.0.0/104)",
-				    t);
+			return fail(P, "address %s is not allowed (allowed: " ALLOWED_ADDRS ")", t);
 		a->family = AF_INET6;
 		memcpy(a->bytes, &a6, 16);
-		return 0;
+		return pct ? parse_scope(P, pct + 1, a) : 0;
 	}
 	return fail(P, "bad address '%s'", t);
+}
+
+/*
+ * ADDR/PLEN of `addr add|del`: a documentation address whose prefix stays inside its range
+ * (IPv4 /24../32, 2001:db8:: /32../128, fe80:: /64../128), no scope.
+ */
+static int parse_prefix(struct rp_parser *P, const char *t, struct rp_addr *a, int *plen)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	char *slash;
+	long v;
+	int lo, hi;
+
+	if (!t || strlen(t) >= sizeof(buf) || !(slash = strchr(strcpy(buf, t), '/')))
+		return fail(P, "bad prefix '%s' (want ADDR/PLEN)", t ? t : "");
+	*slash = 0;
+	if (strchr(buf, '%'))
+		return fail(P, "prefix %s: no scope here (the device is named by 'dev')", t);
+	if (parse_addr(P, buf, a))
+		return -1;
+	if (a->family == AF_INET && a->bytes[0] != 0 && a->bytes[0] != 127) {
+		lo = 24;
+		hi = 32;
+	} else if (a->family == AF_INET6 && is_doc6(a->bytes)) {
+		lo = 32;
+		hi = 128;
+	} else if (a->family == AF_INET6 && is_ll64(a->bytes)) {
+		lo = 64;
+		hi = 128;
+	} else {
+		return fail(P, "prefix %s: want a documentation address (192.0.2.0/24, "
+			       "198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32, fe80::/64)", t);
+	}
+	if (parse_num(P, slash + 1, lo, hi, &v))
+		return fail(P, "prefix %s: the length must be %d..%d, inside the range", t, lo, hi);
+	*plen = (int)v;
+	return 0;
 }
 
 static int find_option(struct rp_parser *P, const char *t, struct rp_op *op)
@@ -444,6 +616,34 @@ static int p_setsockopt(struct rp_parser *P, struct rp_op *op, const struct rp_w
 		if (parse_port(P, w->arg[2], &op->p1) || parse_port(P, w->arg[3], &op->p2))
 			return -1;
 		return 0;
+	case RP_OPT_DEVNAME:
+		/* SO_BINDTODEVICE DEV|none: any valid name (a missing device gives ENODEV) */
+		if (w->narg != 3)
+			return fail(P, "usage: setsockopt NAME SO_BINDTODEVICE DEV|none");
+		if (strcmp(w->arg[2], "none")) {
+			int slot;
+
+			if (use_dev(P, w->arg[2], false, &slot))
+				return -1;
+			op->text = rp_xstrdup(w->arg[2]);
+		}
+		return 0;
+	case RP_OPT_IFINDEX:
+		/* SO_BINDTOIFINDEX DEV|N */
+		if (w->narg != 3)
+			return fail(P, "usage: setsockopt NAME SO_BINDTOIFINDEX DEV|N");
+		if (isalpha((unsigned char)w->arg[2][0])) {
+			int slot;
+
+			if (use_dev(P, w->arg[2], true, &slot))
+				return -1;
+			op->dev = slot + 1;
+			return 0;
+		}
+		if (parse_num(P, w->arg[2], -2147483647L, 2147483647L, &v))
+			return -1;
+		op->ival[0] = (int)v;
+		return 0;
 	case RP_OPT_LINGER:
 		if (w->narg != 4)
 			return fail(P, "usage: setsockopt NAME SO_LINGER ONOFF SECS");
@@ -483,6 +683,65 @@ static int p_listen(struct rp_parser *P, struct rp_op *op, const struct rp_words
 			return -1;
 		op->ival[0] = (int)v;
 	}
+	return 0;
+}
+
+/*
+ * link add DEV dummy | link set DEV up|down | link del DEV. The VRF forms of a later revision
+ * (`link add DEV vrf TABLE`, `link set DEV master VRF|nomaster`) are refused by name: the
+ * reference kernel has no VRF driver, so no VRF behaviour can be checked.
+ */
+static int p_link(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	const char *sub = w->arg[0];
+	int slot;
+
+	if (!strcmp(sub, "add") && w->narg >= 3 && !strcmp(w->arg[2], "vrf"))
+		return fail(P, "link add DEV vrf: no VRF in this revision of the format");
+	if (!strcmp(sub, "set") && w->narg >= 3 &&
+	    (!strcmp(w->arg[2], "master") || !strcmp(w->arg[2], "nomaster")))
+		return fail(P, "link set DEV master|nomaster: no VRF in this revision of the format");
+	if (!strcmp(sub, "add")) {
+		if (w->narg != 3 || strcmp(w->arg[2], "dummy"))
+			return fail(P, "usage: link add DEV dummy");
+		op->ival[0] = RP_LINK_ADD;
+	} else if (!strcmp(sub, "set")) {
+		if (w->narg != 3 || (strcmp(w->arg[2], "up") && strcmp(w->arg[2], "down")))
+			return fail(P, "usage: link set DEV up|down");
+		op->ival[0] = w->arg[2][0] == 'u' ? RP_LINK_UP : RP_LINK_DOWN;
+	} else if (!strcmp(sub, "del")) {
+		if (w->narg != 2)
+			return fail(P, "usage: link del DEV");
+		op->ival[0] = RP_LINK_DEL;
+	} else {
+		return fail(P, "usage: link add DEV dummy | link set DEV up|down | link del DEV");
+	}
+	if (use_dev(P, w->arg[1], false, &slot))
+		return -1;
+	op->dev = slot + 1;
+	/* lo holds 127.0.0.0/8 and ::1 for every case: it stays, and stays up */
+	if (slot == 0 && op->ival[0] == RP_LINK_DEL)
+		return fail(P, "link del lo: lo cannot be removed");
+	if (slot == 0 && op->ival[0] == RP_LINK_DOWN)
+		return fail(P, "link set lo down: lo must stay up");
+	if (op->ival[0] == RP_LINK_ADD) {
+		grow_dev_known(P);
+		P->dev_known[slot] = true;
+	}
+	return 0;
+}
+
+/* addr add|del ADDR/PLEN dev DEV (four operands; one operand is the `addr` check) */
+static int p_addrchg(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	int slot;
+
+	if ((strcmp(w->arg[0], "add") && strcmp(w->arg[0], "del")) || strcmp(w->arg[2], "dev"))
+		return fail(P, "usage: addr add|del ADDR/PLEN dev DEV");
+	op->ival[0] = w->arg[0][0] == 'a';
+	if (parse_prefix(P, w->arg[1], &op->addr, &op->plen) || use_dev(P, w->arg[3], false, &slot))
+		return -1;
+	op->dev = slot + 1;
 	return 0;
 }
 
@@ -587,7 +846,32 @@ static int e_getsockopt(struct rp_parser *P, struct rp_op *op, const struct rp_w
 	}
 	if (rhs_is_errno(w->rhs, w->nrhs, op))
 		return 0;
-	op->nexp = op->optkind == RP_OPT_INT ? 1 : 2;
+	if (op->optkind == RP_OPT_DEVNAME) {
+		/* SO_BINDTODEVICE => DEV|none: compared as a name */
+		int slot;
+
+		if (w->nrhs != 1)
+			return fail(P, "getsockopt SO_BINDTODEVICE: expected DEV, none or an errno name");
+		if (!strcmp(w->rhs[0], "none")) {
+			op->exptext = rp_xstrdup("");
+			return 0;
+		}
+		if (use_dev(P, w->rhs[0], false, &slot))
+			return -1;
+		op->exptext = rp_xstrdup(w->rhs[0]);
+		return 0;
+	}
+	if (op->optkind == RP_OPT_IFINDEX && w->nrhs == 1 && isalpha((unsigned char)w->rhs[0][0])) {
+		/* SO_BINDTOIFINDEX => DEV: the device's ifindex on the backend that runs it */
+		int slot;
+
+		if (use_dev(P, w->rhs[0], true, &slot))
+			return -1;
+		op->expdev = slot + 1;
+		op->nexp = 1;
+		return 0;
+	}
+	op->nexp = op->optkind == RP_OPT_INT || op->optkind == RP_OPT_IFINDEX ? 1 : 2;
 	if (w->nrhs != op->nexp)
 		return fail(P, "getsockopt %s: expected %d value(s)", w->arg[1], op->nexp);
 	for (int i = 0; i < w->nrhs; i++) {
@@ -683,11 +967,19 @@ static const struct rp_stmt stmts[] = {
 	  .usage = "usage: close NAME", .exec = rp_exec_close },
 	{ .word = "sleep", .kind = RP_SLEEP, .nargs = RP_ARGS(1), .usage = "usage: sleep MS",
 	  .parse = p_sleep, .exec = rp_exec_sleep },
+	/* devices and addresses */
+	{ .word = "link", .kind = RP_LINK, .nargs = RP_ARGS(2) | RP_ARGS(3) | RP_ARGS(4),
+	  .usage = "usage: link add DEV dummy | link set DEV up|down | link del DEV",
+	  .parse = p_link, .exec = rp_exec_link },
 	/* checks: the expectation is required */
 	{ .word = "port", .kind = RP_PORT, .flags = SOCK_CHECK, .nargs = RP_ARGS(1),
 	  .usage = "usage: port NAME => ...", .expect = e_port, .exec = rp_exec_port },
 	{ .word = "addr", .kind = RP_ADDR, .flags = SOCK_CHECK, .nargs = RP_ARGS(1),
-	  .usage = "usage: addr NAME => ...", .expect = e_addr, .exec = rp_exec_addr },
+	  .usage = "usage: addr NAME => ADDR, or addr add|del ADDR/PLEN dev DEV",
+	  .expect = e_addr, .exec = rp_exec_addr },
+	{ .word = "addr", .kind = RP_ADDRCHG, .nargs = RP_ARGS(4),
+	  .usage = "usage: addr add|del ADDR/PLEN dev DEV", .parse = p_addrchg,
+	  .exec = rp_exec_addrchg },
 	{ .word = "peer", .kind = RP_PEER, .flags = SOCK_CHECK, .nargs = RP_ARGS(1),
 	  .usage = "usage: peer NAME => ...", .expect = e_peer, .exec = rp_exec_peer },
 	{ .word = "getsockopt", .kind = RP_GETSOCKOPT, .flags = SOCK_CHECK, .nargs = RP_ARGS(2),
@@ -875,6 +1167,7 @@ void rp_free_script(struct rp_script *s)
 			free(op->bytes);
 			free(op->text);
 			free(op->text2);
+			free(op->exptext);
 			/* All slots: a bad glob is allocated before nlist counts it (ops are
 			 * zeroed, so the others are NULL). */
 			for (int k = 0; k < RP_MAXLIST; k++)
@@ -887,6 +1180,9 @@ void rp_free_script(struct rp_script *s)
 		free(s->lines[i].text);
 	for (int i = 0; i < s->nnames; i++)
 		free(s->names[i]);
+	for (int i = 0; i < s->ndevs; i++)
+		free(s->devs[i]);
+	free(s->devs);
 	free(s->lines);
 	free(s->cases);
 	free(s->names);
@@ -919,6 +1215,7 @@ struct rp_script *rp_parse_text(const char *file, char *text, char *errbuf, size
 
 	memset(s, 0, sizeof(*s));
 	s->file = rp_xstrdup(file);
+	intern_dev(s, "lo");
 	P.s = s;
 	P.file = file;
 	snprintf(basename, sizeof(basename), "%s", base);
@@ -988,6 +1285,8 @@ struct rp_script *rp_parse_text(const char *file, char *text, char *errbuf, size
 			P.nops_cap = 0;
 			if (P.defined)
 				memset(P.defined, 0, (size_t)P.ndefined);
+			if (P.dev_known)
+				memset(P.dev_known, 0, (size_t)P.ndev_known);
 			goto next;
 		} else if (!strncmp(line, "repeat", 6) &&
 			   (isspace((unsigned char)line[6]) || !line[6])) {
@@ -1028,6 +1327,7 @@ next:
 		goto bad;
 	}
 	free(P.defined);
+	free(P.dev_known);
 	return s;
 bad:
 	snprintf(errbuf, errcap, "%s", P.err);
@@ -1035,6 +1335,7 @@ bad:
 		free(rep_text[k]);
 	free(rep_text);
 	free(P.defined);
+	free(P.dev_known);
 	rp_free_script(s);
 	return NULL;
 }

@@ -22,6 +22,12 @@
 
 /* A result that is not an errno: a backend that cannot run a statement (none does today). */
 #define RP_ENOTIMPL 100000
+/*
+ * A result that is not an errno: the runner refused to run the statement, because running it
+ * would break a rule of the format (the traffic rule of the kernel backend, a scope or ifindex
+ * that names no device of the case). The line fails; rp_script_error() holds the reason.
+ */
+#define RP_ESCRIPT 100001
 
 enum rp_kind {
 	/* actions: the expectation is ok or an errno */
@@ -38,6 +44,8 @@ enum rp_kind {
 	RP_FASTOPEN,
 	RP_CLOSE,
 	RP_SLEEP,
+	RP_LINK,     /* link add|set|del: op->ival[0] is the enum rp_linkop */
+	RP_ADDRCHG,  /* addr add|del: op->ival[0] is 1 for add */
 	/* checks */
 	RP_PORT,
 	RP_ADDR,
@@ -54,11 +62,22 @@ struct rp_port {
 	int value;
 };
 
-/* An address literal, already validated as loopback/wildcard. */
+/*
+ * An address literal, already validated (a wildcard, a loopback or a documentation address), or
+ * an address a backend reported. An AF_INET6 address may carry a scope (`ADDR%DEV`, `ADDR%N`):
+ * either a device of the script, or a raw ifindex that belongs to none of the case's devices.
+ * Outcomes carry the scope the same way, so that backends whose devices have other ifindexes
+ * still compare equal.
+ */
 struct rp_addr {
 	int family; /* AF_INET or AF_INET6 */
 	uint8_t bytes[16];
+	int scope_dev;     /* the scope as a device: its device slot + 1; 0 when none */
+	uint32_t scope_id; /* the scope as a raw ifindex (when scope_dev is 0); 0 when none */
 };
+
+/* Sub-statements of RP_LINK. */
+enum rp_linkop { RP_LINK_ADD, RP_LINK_UP, RP_LINK_DOWN, RP_LINK_DEL };
 
 enum rp_portcheck { RP_PC_EQ, RP_PC_NE, RP_PC_IN, RP_PC_EVEN, RP_PC_ODD };
 
@@ -71,8 +90,18 @@ struct rp_pcheck {
 #define RP_MAXCHECK 8  /* checks of one `port` line */
 #define RP_MAXLIST 32  /* names of one `readable`/`distinct` line */
 
-/* How a getsockopt option is passed. */
-enum rp_optkind { RP_OPT_INT, RP_OPT_RANGE, RP_OPT_LINGER, RP_OPT_ERROR };
+/*
+ * How a socket option is passed: an int, a port range, a struct linger, SO_ERROR (an int read
+ * as an errno), SO_BINDTODEVICE (a device name) and SO_BINDTOIFINDEX (an int that is an ifindex).
+ */
+enum rp_optkind {
+	RP_OPT_INT,
+	RP_OPT_RANGE,
+	RP_OPT_LINGER,
+	RP_OPT_ERROR,
+	RP_OPT_DEVNAME,
+	RP_OPT_IFINDEX,
+};
 
 struct rp_stmt;
 
@@ -91,7 +120,9 @@ struct rp_op {
 	uint8_t *bytes;   /* setsockopt bytes:HEX */
 	int nbytes;
 	struct rp_addr addr;
-	char *text;       /* sysctl key */
+	int plen;         /* addr add|del: the prefix length */
+	int dev;          /* link, addr add|del, SO_BINDTOIFINDEX DEV: device slot + 1 (0: none) */
+	char *text;       /* sysctl key; SO_BINDTODEVICE's name (NULL: none) */
 	char *text2;      /* sysctl value */
 	/* readable/distinct: names; a trailing '*' is a glob (prefix[]) resolved at run time. */
 	int nlist;
@@ -106,6 +137,8 @@ struct rp_op {
 	long long expv[RP_MAXV]; /* getsockopt values, state, readable count */
 	struct rp_addr expaddr;
 	struct rp_port expport;
+	int expdev;       /* getsockopt SO_BINDTOIFINDEX => DEV: device slot + 1 */
+	char *exptext;    /* getsockopt SO_BINDTODEVICE => DEV ("" for none) */
 };
 
 struct rp_line {
@@ -129,6 +162,8 @@ struct rp_script {
 	int ncases;
 	char **names; /* interned socket names: slot -> name */
 	int nnames;
+	char **devs;  /* interned device names: device slot -> name; slot 0 is "lo" */
+	int ndevs;
 };
 
 struct rp_outcome {
@@ -137,6 +172,8 @@ struct rp_outcome {
 	int err;   /* errno of the call (0 = success), or RP_ENOTIMPL */
 	int nval;
 	long long val[RP_MAXV];
+	int valdev;     /* getsockopt SO_BINDTOIFINDEX: the device slot + 1 of val[0], 0 if none */
+	char name[16];  /* getsockopt SO_BINDTODEVICE: the name read ("" for none) */
 	struct rp_addr addr;
 	int range_lo, range_hi; /* the net's ephemeral range when the op ran */
 	int noparity;           /* the socket set IP_LOCAL_PORT_RANGE: parity is random */
@@ -164,6 +201,12 @@ struct rp_backend {
 	int (*state)(void *ctx, int slot, int *state);
 	/* How many of @slots are readable; may wait (bounded) for @expect to be reached. */
 	int (*readable)(void *ctx, const int *slots, int n, int expect, int *count);
+	/* Devices and addresses, by device name: link add (a dummy device), up/down, del; an
+	 * address added to or removed from a device (@plen its prefix length). */
+	int (*link)(void *ctx, enum rp_linkop what, const char *dev);
+	int (*addr_change)(void *ctx, int add, const struct rp_addr *a, int plen, const char *dev);
+	/* The ifindex of device @dev, or a negative errno (-ENODEV). */
+	int (*dev_index)(void *ctx, const char *dev);
 };
 
 typedef void (*rp_emit_fn)(void *arg, const struct rp_outcome *o);
@@ -240,6 +283,8 @@ enum rp_verdict rp_exec_send(struct rp_exec *X, const struct rp_op *op, struct r
 enum rp_verdict rp_exec_fastopen(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_close(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_sleep(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_link(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_addrchg(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_port(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_addr(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_peer(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
@@ -289,10 +334,16 @@ int rp_run_backend(int which, const struct rp_script *s, const struct rp_case *c
 		   struct rp_collect *C);
 void rp_collect_free(struct rp_collect *C);
 
-/* "ok", an errno name, "not implemented" or "errno N" (in @buf). */
+/* "ok", an errno name, "not implemented", "script error" or "errno N" (in @buf). */
 const char *rp_errstr(int err, char *buf, size_t cap);
-/* An address as inet_ntop writes it. */
-void rp_addr_str(const struct rp_addr *a, char *buf, size_t cap);
+/* An address as inet_ntop writes it, with its scope as `%DEV` (a device of @s) or `%N`. */
+void rp_addr_str(const struct rp_script *s, const struct rp_addr *a, char *buf, size_t cap);
+
+/*
+ * Refuse a statement (RP_ESCRIPT): record why, for the line's verdict, and return RP_ESCRIPT.
+ * The backends call it from inside a statement; the executor reports the text as the reason.
+ */
+int rp_script_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- parse.c ---- */
 
