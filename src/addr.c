@@ -127,6 +127,16 @@ int socktab__bind_check_v4(const struct socktab_sock *sk, uint32_t v4)
 	return 0;
 }
 
+bool socktab__v4_is_group(struct socktab_net *net, uint32_t v4, int dev)
+{
+	int type;
+
+	socktab__rcu_read_lock();
+	type = socktab__inet_addr_type(socktab__ifcfg_rcu(net), v4, dev);
+	socktab__rcu_read_unlock();
+	return type == SOCKTAB_RTN_BROADCAST || type == SOCKTAB_RTN_MULTICAST;
+}
+
 int socktab__bind_check_v6(struct socktab_sock *sk, const struct in6_addr *a, uint32_t scope_id)
 {
 	struct socktab_net *net = RD(sk->net);

@@ -53,6 +53,8 @@ int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *add
 		       uint32_t *scope_id);
 /* R85: may @sk bind IPv4 @v4 (AF_INET, or v4-mapped on AF_INET6)? 0, -EADDRNOTAVAIL, -ENODEV. */
 int socktab__bind_check_v4(const struct socktab_sock *sk, uint32_t v4);
+/* Is IPv4 @v4 a broadcast or multicast address for a socket bound to @dev (R85)? */
+bool socktab__v4_is_group(struct socktab_net *net, uint32_t v4, int dev);
 /* R86: the locked steps for a specific IPv6 address: the scope becomes the bound device (kept
  * even if bind() then fails), -EINVAL without a device for a link-local address, -ENODEV for a
  * device that does not exist, -EADDRNOTAVAIL for an address that is not local. Caller holds the

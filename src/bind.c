@@ -854,6 +854,10 @@ int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, u
 	*saved = sk->v6only;
 	if (specific_v6)
 		sk->v6only = 1;
+	/* __inet_bind: a broadcast or multicast address names the socket but is no source
+	 * (inet_saddr stays 0): connect() and sends take the route's. */
+	if (RD(sk->family) == AF_INET && v4)
+		sk->saddr_any = socktab__v4_is_group(RD(sk->net), v4, (int)RD(sk->bound_dev_if));
 	return 0;
 }
 
@@ -864,6 +868,7 @@ void socktab__bind_undo_addr(struct socktab_sock *sk, uint8_t saved)
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	sk->v6only = saved;
+	sk->saddr_any = 0;
 	WR(sk->addrpair, 0);
 	socktab__v6_store(sk->v6_saddr, &any);
 }

@@ -505,36 +505,59 @@ done:
 }
 
 /*
- * IPv6 source address selection (RFC 6724 as ipv6_dev_get_saddr applies it), reduced to the
- * rules that matter without tentative or deprecated addresses: the destination itself (rule 1),
- * a scope that fits the destination's (rule 2), an address of the output device (rule 5), the
- * longest common prefix (rule 8). Link-local destinations take only the output device's.
+ * IPv6 source address selection as ipv6_dev_get_saddr applies RFC 6724, reduced to the rules that
+ * matter without tentative, deprecated, temporary or home addresses, compared in rule order:
+ * the destination itself (rule 1); an appropriate scope (rule 2: the smallest scope that reaches
+ * the destination's, else the largest); the output device (rule 5); the longest common prefix,
+ * counted up to the address's own prefix length (rule 8). A device lists its newest address
+ * first, and the first best candidate wins a tie. Link-local destinations take only the output
+ * device's addresses.
  */
+static int v6_scope_rank(int s, int dscope)
+{
+	/* ipv6_get_saddr_eval: ret = scope >= dst ? -scope : scope - 128 (greater is better). */
+	return s >= dscope ? -s : s - 128;
+}
+
+static int v6_scope_of(const struct socktab__ifa *f)
+{
+	/* __ipv6_addr_src_scope: loopback 1 (node-local), link-local 2, global 14. */
+	return f->scope == SOCKTAB__SCOPE_HOST ? 1 : f->scope == SOCKTAB__SCOPE_LINK ? 2 : 14;
+}
+
 static bool v6_select_src(const struct socktab__ifcfg *c, const struct in6_addr *d, int outdev,
 			  struct in6_addr *src)
 {
-	int dscope = addr_scope(AF_INET6, d), l3 = socktab__l3mdev_master(c, outdev);
+	int dscope = v6_linklocal(d) ? 2 : 14, l3 = socktab__l3mdev_master(c, outdev);
 	const struct socktab__ifa *best = NULL;
-	int best_score = -1;
+	int bs = 0, bo = 0, bp = 0;
 
-	for (uint32_t i = 0; i < c->naddr; i++) {
-		const struct socktab__ifa *f = &c->addr[i];
-		int score;
+	/* The output device's addresses first, then the others of its L3 domain; newest first. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = c->naddr; i-- > 0;) {
+			const struct socktab__ifa *f = &c->addr[i];
+			int sc, on, pl;
 
-		if (f->family != AF_INET6 || socktab__l3mdev_master(c, f->ifindex) != l3)
-			continue;
-		if (dscope != SOCKTAB__SCOPE_UNIVERSE && f->ifindex != outdev)
-			continue;
-		if (!memcmp(&f->addr, d, 16)) {
-			*src = f->addr;
-			return true;
-		}
-		/* Rule 2 (a narrower scope than the destination's loses), rule 5, rule 8. */
-		score = (f->scope <= dscope ? 1 << 16 : 0) + (f->ifindex == outdev ? 1 << 8 : 0) +
-			common_bits(&f->addr, d);
-		if (score > best_score) {
+			if (f->family != AF_INET6 || socktab__l3mdev_master(c, f->ifindex) != l3 ||
+			    (f->ifindex == outdev) != (pass == 0))
+				continue;
+			if (dscope != 14 && f->ifindex != outdev)
+				continue;
+			if (!memcmp(&f->addr, d, 16)) {
+				*src = f->addr;
+				return true;
+			}
+			sc = v6_scope_rank(v6_scope_of(f), dscope);
+			on = f->ifindex == outdev;
+			pl = common_bits(&f->addr, d);
+			if (pl > f->plen)
+				pl = f->plen;
+			if (best && (sc < bs || (sc == bs && (on < bo || (on == bo && pl <= bp)))))
+				continue;
 			best = f;
-			best_score = score;
+			bs = sc;
+			bo = on;
+			bp = pl;
 		}
 	}
 	if (!best)
@@ -551,9 +574,11 @@ static int route6(const struct socktab__ifcfg *c, const struct in6_addr *d, int 
 	uint32_t vrf = 0;
 
 	if (oif) {
+		/* A device that is gone: the strict lookup finds no route through it (the kernel
+		 * keeps a stale scope or binding and fails here, unlike IPv4's ENODEV). */
 		dev = socktab__dev_get(c, oif);
 		if (!dev)
-			return -ENODEV;
+			return -ENETUNREACH;
 		vrf = l3mdev_table(c, oif);
 	}
 	r = fib_lookup(c, AF_INET6, d, dev && (dev->flags & SOCKTAB_DEV_VRF) ? 0 : oif, vrf);

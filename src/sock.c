@@ -51,6 +51,7 @@ void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net,
 	WR(sk->freebind, 0);
 	WR(sk->transparent, 0);
 	sk->broadcast = 0;
+	sk->saddr_any = 0;
 	sk->userlocks = 0;
 	sk->linger_on = 0;
 	sk->tw_ts = 0;
@@ -330,8 +331,8 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
 	struct socktab_net *net;
 	struct socktab__dest d;
-	struct in6_addr daddr6, saddr6;
-	uint32_t daddr4, saddr4;
+	struct in6_addr daddr6, saddr6, old_saddr6;
+	uint32_t daddr4, saddr4, old_saddr4;
 	uint16_t dport;
 	bool v4, had_saddr;
 	int family, err, st;
@@ -383,7 +384,13 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		socktab__v6_map(&daddr6, daddr4);
 	if (family == AF_INET)
 		socktab__v6_map(&saddr6, socktab__sk_rcv_saddr(sk));
-	had_saddr = has_src(v4, &saddr6);
+	/* A socket bound to a broadcast address has no source: it takes the route's and moves to
+	 * it (inet_bhash2_update_saddr), as below. */
+	old_saddr6 = socktab__v6_load(sk->v6_saddr);
+	old_saddr4 = socktab__sk_rcv_saddr(sk);
+	had_saddr = has_src(v4, &saddr6) && !sk->saddr_any;
+	if (!had_saddr)
+		memset(&saddr6, 0, sizeof(saddr6));
 	err = tcp_route(sk, v4, &daddr6, &saddr6, d.scope_id);
 	if (err)
 		goto out;
@@ -412,14 +419,16 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		socktab__v6_store(sk->v6_daddr, &any);
 		WR(sk->v4key, family == AF_INET);
 		if (!had_saddr) {
-			socktab__bhash2_update_saddr(sk, &any);
-			socktab__v6_store(sk->v6_saddr, &any);
-			WR(sk->addrpair, 0);
+			/* Back to the address bind() gave (a broadcast one), or to none. */
+			socktab__bhash2_update_saddr(sk, &old_saddr6);
+			socktab__v6_store(sk->v6_saddr, &old_saddr6);
+			WR(sk->addrpair, (uint64_t)old_saddr4 << 32);
 		} else {
 			WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
 		}
 		goto out;
 	}
+	sk->saddr_any = 0; /* it has the route's source now */
 	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&net->n_connects, 1, memory_order_relaxed);
 	err = 0;

@@ -45,6 +45,8 @@ struct socktab_sock {
 	_Atomic uint8_t freebind;          /* (s) IP_FREEBIND / IPV6_FREEBIND (one flag, R87) */
 	_Atomic uint8_t transparent;       /* (s) IP_TRANSPARENT / IPV6_TRANSPARENT */
 	uint8_t broadcast;                 /* (s) SO_BROADCAST (UDP sends) */
+	uint8_t saddr_any;                 /* (s) bound to an IPv4 broadcast/multicast address: it
+					    * names the socket but is no source (inet_saddr = 0) */
 	uint8_t userlocks;                 /* (s) SOCKTAB__*_LOCK, CONNECT_BIND */
 	uint8_t linger_on;                 /* (s) SO_LINGER */
 	uint8_t tw_ts;                     /* (c) TIME_WAIT entry recorded a peer timestamp */

@@ -375,7 +375,10 @@ int socktab_getsockopt(struct socktab_sock *sk, int level, int optname, void *op
 	if (err)
 		return err;
 	o = find_opt(sk, level, optname);
-	if (!o || !o->get) {
+	if (!o && RD(sk->family) == AF_INET && level != SOL_SOCKET && level != IPPROTO_IP &&
+	    level != SOCKTAB_SOL) {
+		err = -EOPNOTSUPP; /* ip_getsockopt: any level but SOL_IP */
+	} else if (!o || !o->get) {
 		err = -ENOPROTOOPT;
 	} else if (o->kind == OPT_RAW) {
 		err = o->get(sk, &v, optval, optlen);

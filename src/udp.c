@@ -843,7 +843,8 @@ static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif,
 	if (d->v4) {
 		uint32_t own4 = socktab__sk_rcv_saddr(sk);
 
-		if (RD(sk->family) == AF_INET6 && !socktab__v6_is_mapped(&own))
+		/* A broadcast/multicast binding names the socket but is no source. */
+		if ((RD(sk->family) == AF_INET6 && !socktab__v6_is_mapped(&own)) || sk->saddr_any)
 			own4 = 0;
 		socktab__v6_map(&src, own4);
 		socktab__v6_map(&d->daddr6, d->daddr4);
