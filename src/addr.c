@@ -13,7 +13,7 @@ int socktab__parse_dest(const struct socktab_sock *sk, const struct sockaddr *ad
 			struct socktab__dest *d, unsigned int flags)
 {
 	bool dgram = flags & SOCKTAB__DEST_DGRAM, sending = flags & SOCKTAB__DEST_SEND;
-	int family = RD(sk->family);
+	int family = sk->family;
 
 	memset(d, 0, sizeof(*d));
 	if (family == AF_INET || (dgram && addr->sa_family == AF_INET)) {
@@ -106,16 +106,16 @@ int socktab__parse_endpoint(int family, const struct sockaddr *sa, socklen_t len
 
 int socktab__bind_check_v4(const struct socktab_sock *sk, uint32_t v4)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	int dev = (int)RD(sk->bound_dev_if), type, err = 0;
 
-	if (!v4 || RD(sk->freebind) || RD(sk->transparent) || RD(net->ip_nonlocal_bind))
+	if (!v4 || socktab__skf(sk, SOCKTAB__SKF_FREEBIND) || socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT) || RD(net->ip_nonlocal_bind))
 		return 0;
 	socktab__rcu_read_lock();
 	const struct socktab__ifcfg *c = socktab__ifcfg_rcu(net);
 
 	/* inet6_bind: a v4-mapped bind checks the bound device exists (AF_INET does not). */
-	if (RD(sk->family) == AF_INET6 && dev && !socktab__dev_get(c, dev))
+	if (sk->family == AF_INET6 && dev && !socktab__dev_get(c, dev))
 		err = -ENODEV;
 	type = socktab__inet_addr_type(c, v4, dev);
 	socktab__rcu_read_unlock();
@@ -139,7 +139,7 @@ bool socktab__v4_is_group(struct socktab_net *net, uint32_t v4, int dev)
 
 int socktab__bind_check_v6(struct socktab_sock *sk, const struct in6_addr *a, uint32_t scope_id)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	int dev, err = 0;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
@@ -155,7 +155,7 @@ int socktab__bind_check_v6(struct socktab_sock *sk, const struct in6_addr *a, ui
 
 	if (dev && !socktab__dev_get(c, dev))
 		err = -ENODEV;
-	else if (a->s6_addr[0] != 0xff && !RD(sk->freebind) && !RD(sk->transparent) &&
+	else if (a->s6_addr[0] != 0xff && !socktab__skf(sk, SOCKTAB__SKF_FREEBIND) && !socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT) &&
 		 !RD(net->ip6_nonlocal_bind) && !socktab__ipv6_chk_addr(c, a, dev))
 		err = -EADDRNOTAVAIL;
 	socktab__rcu_read_unlock();
@@ -172,12 +172,12 @@ int socktab__bind_addr(const struct socktab_sock *sk, const struct sockaddr *add
 		       bool stream, struct in6_addr *a6, uint32_t *v4, int *snum,
 		       uint32_t *scope_id)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	int err;
 
 	*v4 = 0;
 	*scope_id = 0;
-	if (RD(sk->family) == AF_INET) {
+	if (sk->family == AF_INET) {
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
 
 		if (len < (socklen_t)sizeof(*sin))

@@ -156,9 +156,9 @@ void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct sockta
 
 static int sk_addr_type(const struct socktab_sock *sk, struct in6_addr *a, uint32_t *v4)
 {
-	*a = socktab__v6_load(sk->v6_saddr);
+	*a = socktab__sk_v6_saddr(sk);
 	*v4 = socktab__sk_rcv_saddr(sk);
-	if (RD(sk->family) == AF_INET || socktab__v6_is_mapped(a))
+	if (sk->family == AF_INET || socktab__v6_is_mapped(a))
 		return SOCKTAB__ADDR_MAPPED;
 	return socktab__v6_is_any(a) ? SOCKTAB__ADDR_ANY : SOCKTAB__ADDR_V6;
 }
@@ -166,8 +166,8 @@ static int sk_addr_type(const struct socktab_sock *sk, struct in6_addr *a, uint3
 /* R15: AF_INET6 compares the full v6 address; AF_INET matches MAPPED buckets by v4 address. */
 static bool tb2_addr_match(const struct socktab__tb2 *tb2, const struct socktab_sock *sk)
 {
-	if (RD(sk->family) == AF_INET6) {
-		struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+	if (sk->family == AF_INET6) {
+		struct in6_addr a = socktab__sk_v6_saddr(sk);
 
 		return memcmp(&tb2->addr, &a, 16) == 0;
 	}
@@ -186,14 +186,14 @@ static struct socktab__bhead2 *bhash2_head(struct socktab_net *net, const struct
 struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const struct socktab__tb *tb,
 				       const struct socktab_sock *sk)
 {
-	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
 	struct socktab__bhead2 *h2;
 	struct socktab__tb2 *tb2;
 
 	if (!tb)
 		return NULL;
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb->port));
-	if (RD(sk->family) == AF_INET)
+	if (sk->family == AF_INET)
 		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
 	h2 = bhash2_head(net, &a, tb->port);
 	socktab__lock(&h2->lock);
@@ -280,42 +280,48 @@ void socktab__bind_hash_locked(struct socktab_sock *sk, struct socktab__tb2 *tb2
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(tb2->net, port));
 	WR(sk->portpair, (pp & 0xffff) | ((uint32_t)port << 16));
 	sk->sport = port;
-	sk->tb2 = tb2;
-	sk->bind_next = tb2->owners;
+	struct socktab__bindlink *bl = socktab__sk_bl(sk);
+
+	bl->tb2 = tb2;
+	bl->next = tb2->owners;
 	if (tb2->owners)
-		tb2->owners->bind_pprev = &sk->bind_next;
-	sk->bind_pprev = &tb2->owners;
+		socktab__sk_bl(tb2->owners)->pprev = &bl->next;
+	bl->pprev = &tb2->owners;
 	tb2->owners = sk;
 }
 
 static void owners_unlink(struct socktab_sock *sk)
 {
-	*sk->bind_pprev = sk->bind_next;
-	if (sk->bind_next)
-		sk->bind_next->bind_pprev = sk->bind_pprev;
-	sk->bind_next = NULL;
-	sk->bind_pprev = NULL;
-	sk->tb2 = NULL;
+	struct socktab__bindlink *bl = socktab__sk_bl(sk);
+
+	*bl->pprev = bl->next;
+	if (bl->next)
+		socktab__sk_bl(bl->next)->pprev = bl->pprev;
+	bl->next = NULL;
+	bl->pprev = NULL;
+	bl->tb2 = NULL;
 }
 
 /* Caller holds the bhash lock: @new (a TIME_WAIT entry) takes @old's place among the owners. */
 void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab_sock *new)
 {
-	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(RD(old->net), old->tb2->port));
-	new->tb2 = old->tb2;
-	new->bind_next = old->bind_next;
-	new->bind_pprev = old->bind_pprev;
-	*new->bind_pprev = new;
-	if (new->bind_next)
-		new->bind_next->bind_pprev = &new->bind_next;
-	old->bind_next = NULL;
-	old->bind_pprev = NULL;
-	old->tb2 = NULL;
+	struct socktab__bindlink *ob = socktab__sk_bl(old), *nb = socktab__sk_bl(new);
+
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(socktab__sk_net(old), ob->tb2->port));
+	nb->tb2 = ob->tb2;
+	nb->next = ob->next;
+	nb->pprev = ob->pprev;
+	*nb->pprev = new;
+	if (nb->next)
+		socktab__sk_bl(nb->next)->pprev = &nb->next;
+	ob->next = NULL;
+	ob->pprev = NULL;
+	ob->tb2 = NULL;
 }
 
 static bool owners_all_connect_bound(const struct socktab__tb2 *tb2)
 {
-	for (const struct socktab_sock *o = tb2->owners; o; o = o->bind_next)
+	for (const struct socktab_sock *o = tb2->owners; o; o = socktab__sk_bl(o)->next)
 		if (!(o->userlocks & SOCKTAB__CONNECT_BIND))
 			return false;
 	return true;
@@ -327,7 +333,7 @@ static bool owners_all_connect_bound(const struct socktab__tb2 *tb2)
  */
 void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
-	struct socktab__tb2 *tb2 = sk->tb2;
+	struct socktab__tb2 *tb2 = socktab__sk_bl(sk)->tb2;
 	struct socktab__tb *tb;
 	struct socktab__bhead *head;
 	bool all_connect = true;
@@ -363,13 +369,13 @@ void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *s
  */
 void socktab__put_port(struct socktab_sock *sk)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	struct socktab__bhead *head;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
-	if (!sk->tb2)
+	if (!socktab__sk_bl(sk)->tb2)
 		return;
-	head = &net->tab->bhash[socktab__bhashfn(net, sk->tb2->port) & net->tab->bhash_mask];
+	head = &net->tab->bhash[socktab__bhashfn(net, socktab__sk_bl(sk)->tb2->port) & net->tab->bhash_mask];
 	socktab__lock(&head->lock);
 	socktab__bind_unhash_locked(net, sk);
 	socktab__unlock(&head->lock);
@@ -382,10 +388,10 @@ void socktab__put_port(struct socktab_sock *sk)
  */
 int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr *newaddr)
 {
-	struct socktab_net *net = RD(sk->net);
-	struct socktab__tb2 *old = sk->tb2, *tb2;
+	struct socktab_net *net = socktab__sk_net(sk);
+	struct socktab__tb2 *old = socktab__sk_bl(sk)->tb2, *tb2;
 	struct socktab__bhead *head;
-	struct in6_addr saved = socktab__v6_load(sk->v6_saddr);
+	struct in6_addr saved = socktab__sk_v6_saddr(sk);
 	uint64_t saved_pair = RD(sk->addrpair);
 	bool created;
 
@@ -394,9 +400,9 @@ int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr 
 
 	/* An AF_INET socket's wildcard is the mapped 0.0.0.0 (R15): its v4 alias must follow,
 	 * or the socket would stay in the old address bucket. */
-	if (RD(sk->family) == AF_INET && socktab__v6_is_any(&a))
+	if (sk->family == AF_INET && socktab__v6_is_any(&a))
 		socktab__v6_map(&a, 0);
-	socktab__v6_store(sk->v6_saddr, &a);
+	socktab__sk_set_v6_saddr(sk, &a);
 	if (socktab__v6_is_mapped(&a))
 		WR(sk->addrpair, (saved_pair & 0xffffffffull) | ((uint64_t)a.s6_addr32[3] << 32));
 	if (!old)
@@ -406,7 +412,7 @@ int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr 
 	tb2 = socktab__tb2_find_or_create_locked(net, old->tb, sk, NULL, &created);
 	if (!tb2) {
 		socktab__unlock(&head->lock);
-		socktab__v6_store(sk->v6_saddr, &saved);
+		socktab__sk_set_v6_saddr(sk, &saved);
 		WR(sk->addrpair, saved_pair);
 		return -ENOMEM;
 	}
@@ -429,7 +435,7 @@ void socktab__port_range(struct socktab_net *net, const struct socktab_sock *sk,
 {
 	uint32_t r = RD(net->port_range);
 	int lo = (int)(r & 0xffff), hi = (int)(r >> 16);
-	uint32_t sr = sk->local_port_range;
+	uint32_t sr = sk->cold->local_port_range;
 
 	*local_ports = sr != 0;
 	if (sr) {
@@ -461,10 +467,10 @@ static bool rcv_saddr_equal(const struct socktab_sock *sk, const struct socktab_
 {
 	bool v6only2 = socktab__ipv6_only(sk2);
 
-	if (RD(sk->family) == AF_INET6) {
-		struct in6_addr a1 = socktab__v6_load(sk->v6_saddr);
-		struct in6_addr a2 = socktab__v6_load(sk2->v6_saddr);
-		bool sk2_v6 = RD(sk2->family) == AF_INET6;
+	if (sk->family == AF_INET6) {
+		struct in6_addr a1 = socktab__sk_v6_saddr(sk);
+		struct in6_addr a2 = socktab__sk_v6_saddr(sk2);
+		bool sk2_v6 = sk2->family == AF_INET6;
 		int t1 = socktab__v6_is_mapped(&a1) ? SOCKTAB__ADDR_MAPPED
 			 : socktab__v6_is_any(&a1)  ? SOCKTAB__ADDR_ANY
 						    : SOCKTAB__ADDR_V6;
@@ -519,11 +525,11 @@ static bool bind_conflict(const struct socktab_sock *sk, const struct socktab_so
 static bool bhash2_conflict(const struct socktab_sock *sk, const struct socktab__tb2 *tb2,
 			    bool relax, bool reuseport_ok)
 {
-	for (const struct socktab_sock *sk2 = tb2->owners; sk2; sk2 = sk2->bind_next) {
+	for (const struct socktab_sock *sk2 = tb2->owners; sk2; sk2 = socktab__sk_bl(sk2)->next) {
 		if (socktab__ipv6_only(sk2)) {
-			struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+			struct in6_addr a = socktab__sk_v6_saddr(sk);
 
-			if (RD(sk->family) == AF_INET || socktab__v6_is_mapped(&a))
+			if (sk->family == AF_INET || socktab__v6_is_mapped(&a))
 				continue;
 		}
 		if (bind_conflict(sk, sk2, relax, reuseport_ok))
@@ -535,8 +541,8 @@ static bool bhash2_conflict(const struct socktab_sock *sk, const struct socktab_
 /* inet_use_hash2_on_bind(): a specific (non-wildcard) local address. */
 static bool use_hash2_on_bind(const struct socktab_sock *sk)
 {
-	if (RD(sk->family) == AF_INET6) {
-		struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+	if (sk->family == AF_INET6) {
+		struct in6_addr a = socktab__sk_v6_saddr(sk);
 
 		if (socktab__v6_is_any(&a))
 			return false;
@@ -551,8 +557,8 @@ static bool addr_any_conflict(const struct socktab_sock *sk, const struct sockta
 			      bool relax, bool reuseport_ok)
 {
 	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
-	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
-	bool sk_plain_v6 = RD(sk->family) == AF_INET6 && !socktab__v6_is_mapped(&a);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
+	bool sk_plain_v6 = sk->family == AF_INET6 && !socktab__v6_is_mapped(&a);
 	/* 0.0.0.0 and :: hash to the same bhash2 chain (R7): one walk finds both. */
 	struct socktab__bhead2 *h2 = bhash2_head(tb->net, &any6, tb->port);
 	bool conflict = false;
@@ -575,7 +581,7 @@ static bool csk_bind_conflict(const struct socktab_sock *sk, const struct sockta
 {
 	if (!use_hash2_on_bind(sk)) {
 		for (const struct socktab__tb2 *t2 = tb->tb2_list; t2; t2 = t2->tb_next)
-			for (const struct socktab_sock *sk2 = t2->owners; sk2; sk2 = sk2->bind_next)
+			for (const struct socktab_sock *sk2 = t2->owners; sk2; sk2 = socktab__sk_bl(sk2)->next)
 				if (bind_conflict(sk, sk2, relax, reuseport_ok) &&
 				    rcv_saddr_equal(sk, sk2, true))
 					return true;
@@ -595,8 +601,8 @@ static bool reuseport_match(const struct socktab__tb *tb, const struct socktab_s
 		return true;
 	if (tb->fast_family == AF_INET6) {
 		/* tb's recorded AF_INET6 address against sk, wildcard on tb's side only. */
-		struct in6_addr a1 = tb->fast_v6_rcv_saddr, a2 = socktab__v6_load(sk->v6_saddr);
-		bool sk_v6 = RD(sk->family) == AF_INET6;
+		struct in6_addr a1 = tb->fast_v6_rcv_saddr, a2 = socktab__sk_v6_saddr(sk);
+		bool sk_v6 = sk->family == AF_INET6;
 		bool m1 = socktab__v6_is_mapped(&a1), m2 = !sk_v6 || socktab__v6_is_mapped(&a2);
 
 		if (m1 && m2)
@@ -617,8 +623,8 @@ static void record_fast(struct socktab__tb *tb, const struct socktab_sock *sk)
 	tb->fastuid = sk->uid;
 	tb->fast_rcv_saddr = socktab__sk_rcv_saddr(sk);
 	tb->fast_ipv6_only = socktab__ipv6_only(sk);
-	tb->fast_family = RD(sk->family);
-	tb->fast_v6_rcv_saddr = socktab__v6_load(sk->v6_saddr);
+	tb->fast_family = sk->family;
+	tb->fast_v6_rcv_saddr = socktab__sk_v6_saddr(sk);
 }
 
 /* R45, after a successful bind/listen; @first: tb had no owner before sk. */
@@ -661,7 +667,7 @@ static bool tb_has_owners(const struct socktab__tb *tb)
 
 int socktab__sk_bound_l3mdev(const struct socktab_sock *sk)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	int dev = (int)RD(sk->bound_dev_if), m;
 
 	if (!dev || RD(net->tcp_l3mdev_accept))
@@ -800,18 +806,18 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		ret = -EADDRINUSE;
 		goto fail;
 	}
-	tb2 = sk->tb2 ? sk->tb2 : socktab__tb2_find_or_create_locked(net, tb, sk, NULL, &tb2_created);
+	tb2 = socktab__sk_bl(sk)->tb2 ? socktab__sk_bl(sk)->tb2 : socktab__tb2_find_or_create_locked(net, tb, sk, NULL, &tb2_created);
 	if (!tb2) {
 		ret = -ENOMEM;
 		goto fail;
 	}
 	update_fastreuse(tb, tb2, sk, first);
-	if (!sk->tb2) /* listen() re-validates a port the socket already owns (R46) */
+	if (!socktab__sk_bl(sk)->tb2) /* listen() re-validates a port the socket already owns (R46) */
 		socktab__bind_hash_locked(sk, tb2, (uint16_t)port);
 	socktab__unlock(&head->lock);
 	return 0;
 fail:
-	if (!sk->tb2) /* a listener re-validating its own port keeps it */
+	if (!socktab__sk_bl(sk)->tb2) /* a listener re-validating its own port keeps it */
 		WR(sk->portpair, RD(sk->portpair) & 0xffff);
 	if (tb_created)
 		socktab__tb_maybe_destroy_locked(head, tb);
@@ -833,7 +839,7 @@ int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, u
 	int err;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
-	if (RD(sk->family) == AF_INET6) {
+	if (sk->family == AF_INET6) {
 		if (socktab__v6_is_mapped(a6)) {
 			if (sk->v6only)
 				return -EINVAL;
@@ -850,14 +856,14 @@ int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, u
 		}
 	}
 	WR(sk->addrpair, (uint64_t)v4 << 32);
-	socktab__v6_store(sk->v6_saddr, a6);
+	socktab__sk_set_v6_saddr(sk, a6);
 	*saved = sk->v6only;
 	if (specific_v6)
 		sk->v6only = 1;
 	/* __inet_bind: a broadcast or multicast address names the socket but is no source
 	 * (inet_saddr stays 0): connect() and sends take the route's. */
-	if (RD(sk->family) == AF_INET && v4)
-		sk->saddr_any = socktab__v4_is_group(RD(sk->net), v4, (int)RD(sk->bound_dev_if));
+	if (sk->family == AF_INET && v4)
+		socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY, socktab__v4_is_group(socktab__sk_net(sk), v4, (int)RD(sk->bound_dev_if)));
 	return 0;
 }
 
@@ -868,18 +874,18 @@ void socktab__bind_undo_addr(struct socktab_sock *sk, uint8_t saved)
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	sk->v6only = saved;
-	sk->saddr_any = 0;
+	socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY, false);
 	WR(sk->addrpair, 0);
-	socktab__v6_store(sk->v6_saddr, &any);
+	socktab__sk_set_v6_saddr(sk, &any);
 }
 
 /* R39 after a successful bind: address/port locks, and the port getsockname shows. */
 void socktab__bind_done(struct socktab_sock *sk, int snum)
 {
-	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
-	if (RD(sk->family) == AF_INET ? socktab__sk_rcv_saddr(sk) != 0 : !socktab__v6_is_any(&a))
+	if (sk->family == AF_INET ? socktab__sk_rcv_saddr(sk) != 0 : !socktab__v6_is_any(&a))
 		sk->userlocks |= SOCKTAB__BINDADDR_LOCK;
 	if (snum)
 		sk->userlocks |= SOCKTAB__BINDPORT_LOCK;
@@ -897,26 +903,26 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 
 	if (!sk || !addr)
 		return -EINVAL;
-	net = RD(sk->net);
+	net = socktab__sk_net(sk);
 	udp = sk->proto == SOCKTAB_UDP;
 	err = socktab__bind_addr(sk, addr, len, !udp, &a6, &v4, &snum, &scope_id);
 	if (err)
 		return err;
 
-	socktab__lock(&sk->lock);
+	socktab__lock(socktab__sk_lock(sk));
 	err = -EBADF;
 	if (RD(sk->state) == SOCKTAB__FREE)
 		goto out;
 	if (!udp)
 		socktab__tw_reap(net, 8);
 	err = -EINVAL;
-	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk) || sk->tb2)
+	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk) || socktab__sk_bl(sk)->tb2)
 		goto out;
 	/* A UDP socket may also bind an IPv6 multicast group (the stream check is above). */
 	err = socktab__bind_set_addr(sk, &a6, v4, scope_id, &saved_v6only);
 	if (err)
 		goto out;
-	if (snum || !sk->bind_address_no_port) {
+	if (snum || !socktab__skf(sk, SOCKTAB__SKF_NO_PORT)) {
 		err = udp ? socktab__udp_get_port(net, sk, (uint16_t)snum)
 			  : socktab__get_port(net, sk, snum);
 		if (err) {
@@ -926,6 +932,6 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 	}
 	socktab__bind_done(sk, snum);
 out:
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }

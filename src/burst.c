@@ -19,10 +19,10 @@
 static inline bool match4(const struct socktab_sock *sk, const struct socktab_net *net,
 			  uint64_t acookie, uint32_t ports, const struct socktab_tuple4 *k)
 {
-	return RD(sk->net) == net && RD(sk->portpair) == ports && RD(sk->addrpair) == acookie &&
-	       RD(sk->v4key) &&
+	return RD(sk->portpair) == ports && RD(sk->addrpair) == acookie && RD(sk->v4key) &&
 	       socktab__bound_dev_eq(k->sdif && RD(net->tcp_l3mdev_accept), RD(sk->bound_dev_if),
-				     k->dif, k->sdif);
+				     k->dif, k->sdif) &&
+	       socktab__ehash_net_match(sk, net);
 }
 
 /* The R21 walk of one chain, from a first entry already loaded. Inside RCU read side. */
@@ -30,7 +30,6 @@ static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32
 				  uintptr_t first, uint64_t acookie, uint32_t ports,
 				  const struct socktab_tuple4 *k, bool ref)
 {
-	struct socktab__tables *t = net->tab;
 	struct socktab_sock *sk;
 	uintptr_t p = first;
 
@@ -47,7 +46,7 @@ static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32
 		if (socktab__is_nulls(p) && socktab__nulls_value(p) == slot)
 			return NULL;
 		/* Ended on another slot's chain, or restarting after a reuse. */
-		p = atomic_load_explicit(&t->ehash[slot].first, memory_order_acquire);
+		p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
 	}
 }
 
@@ -65,7 +64,6 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 	if (!net || (n && (!keys || !out)) ||
 	    (flags & ~(SOCKTAB_LOOKUP_ESTABLISHED | SOCKTAB_LOOKUP_NOREF)))
 		return -EINVAL;
-	struct socktab__tables *t = net->tab;
 
 	for (unsigned int base = 0; base < n; base += BURST_CHUNK) {
 		unsigned int m = n - base < BURST_CHUNK ? n - base : BURST_CHUNK;
@@ -74,12 +72,12 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 		for (unsigned int i = 0; i < m; i++) {
 			hash[i] = socktab__ehashfn4(net, k[i].daddr, ntohs(k[i].dport), k[i].saddr,
 						    k[i].sport);
-			slot[i] = hash[i] & t->ehash_mask;
-			__builtin_prefetch(&t->ehash[slot[i]]);
+			slot[i] = hash[i] & net->ehash_mask;
+			__builtin_prefetch(&net->ehash[slot[i]]);
 		}
 		socktab__rcu_read_lock();
 		for (unsigned int i = 0; i < m; i++) {
-			first[i] = atomic_load_explicit(&t->ehash[slot[i]].first,
+			first[i] = atomic_load_explicit(&net->ehash[slot[i]].first,
 							memory_order_acquire);
 			if (!socktab__is_nulls(first[i]))
 				__builtin_prefetch(socktab__node_sk(first[i]));

@@ -5,7 +5,7 @@
  *
  * Lock legend, written beside each shared field in the internal headers:
  *   (c)  constant after creation (for a socket: after socktab_socket() hands it out)
- *   (s)  written under the socket's own lock
+ *   (s)  written under the socket's lock (one of its net's striped locks, socktab__sk_lock)
  *   (b)  written under the bhash (port) bucket lock of the socket's port
  *   (b2) written under the bhash2 (port, address) bucket lock
  *   (e)  written under the ehash bucket lock

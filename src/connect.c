@@ -44,7 +44,7 @@ static uint64_t port_offset(struct socktab_net *net, const struct socktab_sock *
 		return socktab__siphash(w, sizeof(w), net->port_key);
 	}
 	unsigned char rec[38];
-	struct in6_addr l = socktab__v6_load(sk->v6_saddr), r = socktab__v6_load(sk->v6_daddr);
+	struct in6_addr l = socktab__sk_v6_saddr(sk), r = socktab__sk_v6_daddr(sk);
 	uint16_t dport = socktab__sk_dport(sk);
 
 	memcpy(rec, &l, 16);

@@ -637,7 +637,7 @@ bool socktab__dev_equal_l3scope(struct socktab_sock *sk, int dif)
 	if (!bound || bound == dif)
 		return true;
 	socktab__rcu_read_lock();
-	master = socktab__l3mdev_master(socktab__ifcfg_rcu(RD(sk->net)), dif);
+	master = socktab__l3mdev_master(socktab__ifcfg_rcu(socktab__sk_net(sk)), dif);
 	socktab__rcu_read_unlock();
 	return master && master == bound;
 }

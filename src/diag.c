@@ -65,13 +65,13 @@ static bool wanted(const struct socktab_diag_cursor *c, const struct socktab_soc
 	const struct socktab_diag_filter *f = &c->f;
 	int st = RD(sk->state);
 
-	if (RD(sk->net) != c->net || st == SOCKTAB__FREE)
+	if (socktab__sk_net(sk) != c->net || st == SOCKTAB__FREE)
 		return false;
 	if (st == SOCKTAB_TCP_TIME_WAIT) /* inet_diag filters a minisock on its substate */
-		st = RD(sk->tw_substate);
+		st = RD(((struct socktab_sock *)sk)->tw_flags) & SOCKTAB__TWF_SUBSTATE;
 	if (f->states && !(f->states & (1u << st)))
 		return false;
-	if (f->family && RD(sk->family) != f->family)
+	if (f->family && sk->family != f->family)
 		return false;
 	if (f->lport && socktab__sk_num(sk) != f->lport)
 		return false;
@@ -85,7 +85,7 @@ static int push(struct socktab_diag_cursor *c, const struct socktab_sock *sk)
 {
 	struct socktab_diag_entry *e;
 	struct in6_addr a;
-	int family = RD(sk->family), st = RD(sk->state);
+	int family = sk->family, st = RD(sk->state);
 	uint32_t dev = RD(sk->bound_dev_if);
 
 	if (c->n == c->cap) {
@@ -103,31 +103,32 @@ static int push(struct socktab_diag_cursor *c, const struct socktab_sock *sk)
 	e->family = family;
 	e->state = st;
 	e->bound_dev_if = (int)dev;
-	a = socktab__v6_load(sk->v6_saddr);
-	if (family == AF_INET)
-		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
+	a = socktab__sk_v6_saddr(sk);
 	socktab__make_sockaddr(&e->local, family, &a, htons(socktab__sk_num(sk)), dev);
 	if (st != SOCKTAB_TCP_LISTEN && socktab__sk_dport(sk)) {
-		a = socktab__v6_load(sk->v6_daddr);
-		if (family == AF_INET)
-			socktab__v6_map(&a, socktab__sk_daddr(sk));
+		a = socktab__sk_v6_daddr(sk);
 		socktab__make_sockaddr(&e->remote, family, &a, socktab__sk_dport(sk), dev);
 	}
 	if (st == SOCKTAB_TCP_TIME_WAIT) {
 		uint64_t now = socktab__now(c->net);
+		uint64_t exp = RD(((struct socktab__tw *)sk)->expire_ns);
 
 		e->timewait = 1;
-		e->state = RD(sk->tw_substate);
-		e->expires_ms = sk->tw_expire_ns > now ? (sk->tw_expire_ns - now) / 1000000u : 0;
+		e->state = RD(((struct socktab_sock *)sk)->tw_flags) & SOCKTAB__TWF_SUBSTATE;
+		e->expires_ms = exp > now ? (exp - now) / 1000000u : 0;
 	}
 	return 0;
 }
 
 /* Copy the wanted entries of one chain. Caller holds the chain's lock. */
-static int copy_chain(struct socktab_diag_cursor *c, uintptr_t p, size_t link_off)
+static int copy_chain(struct socktab_diag_cursor *c, uintptr_t p, bool udp1)
 {
 	for (; !socktab__is_nulls(p);) {
-		const struct socktab_sock *sk = (const struct socktab_sock *)(p - link_off);
+		/* A socket's line starts with its node; a UDP primary link is in its UDP part. */
+		const struct socktab_sock *sk =
+			udp1 ? ((const struct socktab__udp_ext *)(p - offsetof(struct socktab__udp_ext,
+									       node1)))->sk
+			     : (const struct socktab_sock *)p;
 		int err;
 
 		if (wanted(c, sk) && (err = push(c, sk)))
@@ -166,7 +167,7 @@ static int fill(struct socktab_diag_cursor *c)
 		l = &t->lhash2[c->slot].lock;
 		socktab__lock(l);
 		first = atomic_load_explicit(&t->lhash2[c->slot].head.first, memory_order_relaxed);
-		err = copy_chain(c, first, offsetof(struct socktab_sock, node));
+		err = copy_chain(c, first, false);
 		socktab__unlock(l);
 		return slot_done(c, err);
 	case PH_EHASH:
@@ -175,7 +176,7 @@ static int fill(struct socktab_diag_cursor *c)
 		l = socktab__ehash_lock(t, c->slot);
 		socktab__lock(l);
 		first = atomic_load_explicit(&t->ehash[c->slot].first, memory_order_relaxed);
-		err = copy_chain(c, first, offsetof(struct socktab_sock, node));
+		err = copy_chain(c, first, false);
 		socktab__unlock(l);
 		return slot_done(c, err);
 	case PH_UDP:
@@ -184,7 +185,7 @@ static int fill(struct socktab_diag_cursor *c)
 		l = &u->hash[c->slot].lock;
 		socktab__lock(l);
 		first = atomic_load_explicit(&u->hash[c->slot].head.first, memory_order_relaxed);
-		err = copy_chain(c, first, offsetof(struct socktab_sock, udp_node1));
+		err = copy_chain(c, first, true);
 		socktab__unlock(l);
 		return slot_done(c, err);
 	default:

@@ -78,8 +78,8 @@ static inline bool dev_match(const struct socktab_sock *sk, const struct dev_key
 static inline bool match4(const struct socktab_sock *sk, const struct socktab_net *net,
 			  uint64_t acookie, uint32_t ports, const struct dev_key *d)
 {
-	return RD(sk->net) == net && RD(sk->portpair) == ports && RD(sk->addrpair) == acookie &&
-	       RD(sk->v4key) && dev_match(sk, d);
+	return RD(sk->portpair) == ports && RD(sk->addrpair) == acookie && RD(sk->v4key) &&
+	       dev_match(sk, d) && socktab__ehash_net_match(sk, net);
 }
 
 static inline bool v6eq(const _Atomic uint64_t a[2], const uint64_t b[2])
@@ -92,9 +92,12 @@ static inline bool match6(const struct socktab_sock *sk, const struct socktab_ne
 			  const uint64_t remote[2], const uint64_t local[2], uint32_t ports,
 			  const struct dev_key *d)
 {
-	return RD(sk->net) == net && RD(sk->portpair) == ports && !RD(sk->v4key) &&
-	       RD(sk->family) == AF_INET6 && v6eq(sk->v6_daddr, remote) &&
-	       v6eq(sk->v6_saddr, local) && dev_match(sk, d);
+	if (RD(sk->portpair) != ports || RD(sk->v4key) || sk->family != AF_INET6)
+		return false;
+	const struct socktab__v6key *k = socktab__sk_v6(sk);
+
+	return v6eq(k->daddr, remote) && v6eq(k->saddr, local) && dev_match(sk, d) &&
+	       socktab__ehash_net_match(sk, net);
 }
 
 /* A lookup key, assembled once per lookup (R26). */
@@ -121,14 +124,13 @@ static inline bool key_match(const struct socktab_sock *sk, const struct socktab
 static struct socktab_sock *ehash_lookup(struct socktab_net *net, uint32_t hash,
 					 const struct lookup_key *k, bool ref)
 {
-	struct socktab__tables *t = net->tab;
-	uint32_t slot = hash & t->ehash_mask;
+	uint32_t slot = hash & net->ehash_mask;
 	struct socktab_sock *sk;
 	uintptr_t p;
 
 	socktab__rcu_read_lock();
 begin:
-	for (p = atomic_load_explicit(&t->ehash[slot].first, memory_order_acquire);
+	for (p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
 	     !socktab__is_nulls(p);
 	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
 		sk = socktab__node_sk(p);
@@ -186,12 +188,13 @@ struct socktab_sock *socktab__lookup_established6(struct socktab_net *net,
 static inline bool same_tuple(const struct socktab_sock *sk2, const struct socktab_sock *sk,
 			      uint32_t ports, const struct dev_key *d)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 
 	if (RD(sk->v4key))
 		return match4(sk2, net, RD(sk->addrpair), ports, d);
-	uint64_t remote[2] = { RD(sk->v6_daddr[0]), RD(sk->v6_daddr[1]) };
-	uint64_t local[2] = { RD(sk->v6_saddr[0]), RD(sk->v6_saddr[1]) };
+	const struct socktab__v6key *k = socktab__sk_v6(sk);
+	uint64_t remote[2] = { RD(k->daddr[0]), RD(k->daddr[1]) };
+	uint64_t local[2] = { RD(k->saddr[0]), RD(k->saddr[1]) };
 
 	return match6(sk2, net, remote, local, ports, d);
 }

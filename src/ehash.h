@@ -16,6 +16,19 @@ void socktab__ehash_del_locked(struct socktab__tables *t, struct socktab_sock *s
 void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk);
 bool socktab__ehash_hashed(const struct socktab_sock *sk);
 
+/*
+ * The net part of a key (R11, R13): compared only once the tables are shared, so a lookup in a
+ * net with its own tables never reads the socket's cold part. Evaluated after the rest of the
+ * key matched: a socket of a second net is published after tables.shared was set (net.h), so a
+ * reader that found one also sees the flag.
+ */
+static inline bool socktab__ehash_net_match(const struct socktab_sock *sk,
+					    const struct socktab_net *net)
+{
+	return !atomic_load_explicit(&net->tab->shared, memory_order_relaxed) ||
+	       socktab__sk_net(sk) == net;
+}
+
 /* Return values of the 4-tuple checks (R24, R56). */
 enum { SOCKTAB__UNIQUE = 0, SOCKTAB__NOT_UNIQUE = 1 };
 int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock *sk,

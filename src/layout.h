@@ -4,8 +4,8 @@
  * these assertions keep that count true when someone adds or moves a field. `make layout` prints
  * pahole's view of the same structs.
  *
- * Socket objects come from pool slabs aligned to SOCKTAB__CACHELINE with the object size rounded
- * up to it (pool.c), so an offset below 64 is in the object's first line.
+ * Objects come from pool slabs aligned to SOCKTAB__CACHELINE with the object stride a multiple of
+ * it (pool.c), so an offset below 64 is in the object's first line.
  */
 #ifndef SOCKTAB_SRC_LAYOUT_H
 #define SOCKTAB_SRC_LAYOUT_H
@@ -26,24 +26,30 @@ _Static_assert(SOCKTAB__CACHELINE == 64, "the budget below is counted in 64-byte
 _Static_assert(offsetof(struct socktab_sock, node) == 0, "node must be the first member");
 
 /*
- * Established lookup (ehash.c ehash_lookup/match4): per chain entry it reads the link, the cached
- * hash, the key words, state, v4key, family, the bound device and the net, then takes a
- * reference. All of it in line 0: one line per entry walked.
+ * Established and listener lookups (ehash.c match4, listen.c score): per chain entry they read
+ * the link, the cached hash, the key words, state, v4key, family, v6only and the bound device,
+ * and for a hit the refcount (referenced lookups only). All of it is the socket's one line: one
+ * line per entry walked. The net is compared only when tables are shared (it is in the cold
+ * part), the IPv6 key only for IPv6 entries.
  */
-_Static_assert(SOCKTAB__END(struct socktab_sock, node) <= 64, "ehash link in line 0");
-_Static_assert(SOCKTAB__END(struct socktab_sock, hash) <= 64, "cached hash in line 0");
-_Static_assert(SOCKTAB__END(struct socktab_sock, refcnt) <= 64, "refcount in line 0");
-_Static_assert(SOCKTAB__END(struct socktab_sock, addrpair) <= 64, "v4 address key in line 0");
-_Static_assert(SOCKTAB__END(struct socktab_sock, portpair) <= 64, "port key in line 0");
-_Static_assert(SOCKTAB__END(struct socktab_sock, state) <= 64, "state in line 0");
-_Static_assert(SOCKTAB__END(struct socktab_sock, v4key) <= 64, "v4key in line 0");
-_Static_assert(SOCKTAB__END(struct socktab_sock, family) <= 64, "family in line 0");
-_Static_assert(SOCKTAB__END(struct socktab_sock, bound_dev_if) <= 64, "device in line 0");
-_Static_assert(SOCKTAB__END(struct socktab_sock, net) <= 64, "net in line 0");
+_Static_assert(sizeof(struct socktab_sock) == SOCKTAB__CACHELINE, "a socket's hot part is one line");
+_Static_assert(_Alignof(struct socktab_sock) <= SOCKTAB__CACHELINE, "socket line alignment");
 
-/* IPv6 keys are compared only for IPv6 lookups: lines 0 and 1, never a third. */
-_Static_assert(SOCKTAB__END(struct socktab_sock, v6_daddr) <= 128, "v6 remote key in lines 0-1");
-_Static_assert(SOCKTAB__END(struct socktab_sock, v6_saddr) <= 128, "v6 local key in lines 0-1");
+/* The caller's area starts on the next line: a stack's per-packet state is one more line. */
+_Static_assert(sizeof(struct socktab_sock) % SOCKTAB__CACHELINE == 0, "caller area line-aligned");
+
+/*
+ * Memory per socket: the line, the caller's area, and a cold part of at most 56 bytes for a TCP
+ * IPv4 socket (plus the IPv6 key for AF_INET6, plus the UDP links for UDP).
+ */
+_Static_assert(sizeof(struct socktab__sk_cold) <= 56, "cold part of a socket");
+_Static_assert(sizeof(struct socktab__v6key) == 32, "IPv6 key");
+
+/* A TIME_WAIT entry: 128 bytes for IPv4 (two lines), 160 for IPv6 (stride 192). */
+_Static_assert(sizeof(struct socktab__tw) == 128, "an IPv4 TIME_WAIT entry is two lines");
+_Static_assert(offsetof(struct socktab__tw, sk) == 0, "an entry starts with the socket line");
+_Static_assert(sizeof(struct socktab__tw6) <= 192, "an IPv6 TIME_WAIT entry is three lines");
+_Static_assert(SOCKTAB__TW_PRIV >= SOCKTAB_TW_PRIV_MAX, "TIME_WAIT caller area");
 
 /* Bucket heads: one word each, so a line holds eight ehash slots and a lookup reads one. */
 _Static_assert(sizeof(struct socktab__hhead) == sizeof(void *), "a bucket head is one word");
@@ -65,8 +71,10 @@ _Static_assert(SOCKTAB__END(struct socktab__uslot2, hash4_cnt) -
 			       offsetof(struct socktab__uslot2, head) <= 16,
 	       "hash4_cnt within 16 bytes of its hash2 head");
 
-/* The net fields every lookup reads first (tables pointer, secrets, variant flag): 64 bytes. */
+/* The net fields every lookup reads first (ehash, secrets, variant flag): its first line. */
 _Static_assert(SOCKTAB__END(struct socktab_net, tab) <= 64, "net: tables pointer first");
+_Static_assert(SOCKTAB__END(struct socktab_net, ehash) <= 64, "net: ehash slots");
+_Static_assert(SOCKTAB__END(struct socktab_net, ehash_mask) <= 64, "net: ehash mask");
 _Static_assert(SOCKTAB__END(struct socktab_net, ehash_secret) <= 64, "net: ehash secret");
 _Static_assert(SOCKTAB__END(struct socktab_net, ehash6_secret) <= 64, "net: ehash6 secret");
 _Static_assert(SOCKTAB__END(struct socktab_net, ipv6_hash_secret) <= 64, "net: ipv6 secret");

@@ -38,9 +38,9 @@ static struct socktab__lhead *lhash2_slot(struct socktab_net *net, const struct 
 
 static struct in6_addr sk_bound_addr(const struct socktab_sock *sk)
 {
-	struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
 
-	if (RD(sk->family) == AF_INET)
+	if (sk->family == AF_INET)
 		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
 	return a;
 }
@@ -76,11 +76,11 @@ static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struc
 		struct socktab_sock *sk2 = (struct socktab_sock *)p;
 		struct in6_addr a2 = sk_bound_addr(sk2);
 
-		if (sk2 != sk && RD(sk2->net) == RD(sk->net) && RD(sk2->reuseport) &&
-		    RD(sk2->family) == RD(sk->family) && sk2->v6only == sk->v6only &&
+		if (sk2 != sk && socktab__sk_net(sk2) == socktab__sk_net(sk) && RD(sk2->reuseport) &&
+		    sk2->family == sk->family && sk2->v6only == sk->v6only &&
 		    RD(sk2->bound_dev_if) == RD(sk->bound_dev_if) && sk2->uid == sk->uid &&
 		    socktab__sk_num(sk2) == socktab__sk_num(sk) && !memcmp(&a, &a2, 16) &&
-		    atomic_load_explicit(&sk2->reuseport_cb, memory_order_relaxed))
+		    atomic_load_explicit(&sk2->cold->reuseport_cb, memory_order_relaxed))
 			return sk2;
 	}
 	return NULL;
@@ -100,10 +100,10 @@ static int group_add_locked(struct socktab_net *net, struct socktab_sock *sk,
 			return -ENOMEM;
 		atomic_store_explicit(&g->socks[0], sk, memory_order_relaxed);
 		atomic_store_explicit(&g->num, 1, memory_order_relaxed);
-		atomic_store_explicit(&sk->reuseport_cb, g, memory_order_release);
+		atomic_store_explicit(&sk->cold->reuseport_cb, g, memory_order_release);
 		return 0;
 	}
-	g = atomic_load_explicit(&peer->reuseport_cb, memory_order_relaxed);
+	g = atomic_load_explicit(&peer->cold->reuseport_cb, memory_order_relaxed);
 	n = atomic_load_explicit(&g->num, memory_order_relaxed);
 	if (n == g->cap) {
 		/* Full: publish a copy twice the size to every member (capacity fits in u16). */
@@ -117,7 +117,7 @@ static int group_add_locked(struct socktab_net *net, struct socktab_sock *sk,
 				atomic_load_explicit(&g->socks[i], memory_order_relaxed);
 
 			atomic_store_explicit(&ng->socks[i], m, memory_order_relaxed);
-			atomic_store_explicit(&m->reuseport_cb, ng, memory_order_release);
+			atomic_store_explicit(&m->cold->reuseport_cb, ng, memory_order_release);
 		}
 		atomic_store_explicit(&ng->num, n, memory_order_relaxed);
 		socktab__call_rcu(g, &g->rcu, group_free_rcu);
@@ -125,7 +125,7 @@ static int group_add_locked(struct socktab_net *net, struct socktab_sock *sk,
 	}
 	atomic_store_explicit(&g->socks[n], sk, memory_order_relaxed);
 	atomic_store_explicit(&g->num, n + 1, memory_order_release);
-	atomic_store_explicit(&sk->reuseport_cb, g, memory_order_release);
+	atomic_store_explicit(&sk->cold->reuseport_cb, g, memory_order_release);
 	(void)net;
 	return 0;
 }
@@ -133,10 +133,10 @@ static int group_add_locked(struct socktab_net *net, struct socktab_sock *sk,
 /* Leave the group: the last member takes our place (R35). Caller holds the reuseport lock. */
 static void group_detach_locked(struct socktab_sock *sk)
 {
-	struct socktab__reuseport *g = atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed);
+	struct socktab__reuseport *g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
 	uint32_t n;
 
-	SOCKTAB__ASSERT_LOCKED(&RD(sk->net)->reuseport_lock);
+	SOCKTAB__ASSERT_LOCKED(&socktab__sk_net(sk)->reuseport_lock);
 	if (!g)
 		return;
 	n = atomic_load_explicit(&g->num, memory_order_relaxed);
@@ -149,7 +149,7 @@ static void group_detach_locked(struct socktab_sock *sk)
 		atomic_store_explicit(&g->num, n - 1, memory_order_release);
 		break;
 	}
-	atomic_store_explicit(&sk->reuseport_cb, NULL, memory_order_release);
+	atomic_store_explicit(&sk->cold->reuseport_cb, NULL, memory_order_release);
 	if (n == 1)
 		socktab__call_rcu(g, &g->rcu, group_free_rcu);
 }
@@ -157,7 +157,7 @@ static void group_detach_locked(struct socktab_sock *sk)
 /* R35: reuseport_select_sock_by_hash without SO_INCOMING_CPU. Caller is in an RCU section. */
 static struct socktab_sock *group_select_rcu(struct socktab_sock *sk, uint32_t hash)
 {
-	struct socktab__reuseport *g = atomic_load_explicit(&sk->reuseport_cb,
+	struct socktab__reuseport *g = atomic_load_explicit(&sk->cold->reuseport_cb,
 							    memory_order_acquire);
 	uint32_t n, i0;
 
@@ -215,7 +215,7 @@ static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 		}
 	}
 	WR(sk->hash, socktab__portaddr_hash(net, &a, socktab__sk_num(sk)));
-	if (RD(sk->family) == AF_INET6 && RD(sk->reuseport)) {
+	if (sk->family == AF_INET6 && RD(sk->reuseport)) {
 		/* R33: AF_INET6 reuseport listeners go to the tail. */
 		socktab__hnode_add_tail_rcu(&sk->node, &slot->head);
 	} else {
@@ -228,7 +228,7 @@ static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 /* Remove listener @sk from lhash2 and its group. Caller holds the socket lock. */
 void socktab__listen_unhash(struct socktab_sock *sk)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	struct in6_addr a = sk_bound_addr(sk);
 	struct socktab__lhead *slot = lhash2_slot(net, &a, socktab__sk_num(sk));
 
@@ -252,26 +252,26 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 		return -EINVAL;
 	if (sk->proto == SOCKTAB_UDP) /* listen(2) on a datagram socket */
 		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
-	socktab__lock(&sk->lock);
+	socktab__lock(socktab__sk_lock(sk));
 	st = RD(sk->state);
 	if (st == SOCKTAB__FREE || st == SOCKTAB_TCP_TIME_WAIT) {
-		socktab__unlock(&sk->lock);
+		socktab__unlock(socktab__sk_lock(sk));
 		return -EBADF;
 	}
-	net = RD(sk->net);
+	net = socktab__sk_net(sk);
 	somax = (unsigned int)RD(net->somaxconn);
 	/* The kernel compares as unsigned: a negative backlog means "as large as allowed". */
 	if ((unsigned int)backlog > somax)
 		backlog = (int)somax;
 	if (st == SOCKTAB_TCP_LISTEN) {
-		sk->backlog = backlog;
-		socktab__unlock(&sk->lock);
+		sk->cold->backlog = backlog;
+		socktab__unlock(socktab__sk_lock(sk));
 		return 0;
 	}
 	/* inet_listen: only an unconnected socket; one that got connected stays SS_CONNECTED
 	 * after a reset (replay --random found this). */
-	if (st != SOCKTAB_TCP_CLOSE || sk->sock_connected) {
-		socktab__unlock(&sk->lock);
+	if (st != SOCKTAB_TCP_CLOSE || socktab__skf(sk, SOCKTAB__SKF_CONNECTED)) {
+		socktab__unlock(socktab__sk_lock(sk));
 		return -EINVAL;
 	}
 	socktab__tw_reap(net, 8);
@@ -287,9 +287,9 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 	if (err) {
 		WR(sk->state, SOCKTAB_TCP_CLOSE);
 	} else {
-		sk->backlog = backlog;
+		sk->cold->backlog = backlog;
 	}
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }
 
@@ -299,9 +299,9 @@ int socktab_listen_backlog(struct socktab_sock *sk)
 
 	if (!sk)
 		return -EINVAL;
-	socktab__lock(&sk->lock);
-	ret = RD(sk->state) == SOCKTAB_TCP_LISTEN ? sk->backlog : -EINVAL;
-	socktab__unlock(&sk->lock);
+	socktab__lock(socktab__sk_lock(sk));
+	ret = RD(sk->state) == SOCKTAB_TCP_LISTEN ? sk->cold->backlog : -EINVAL;
+	socktab__unlock(socktab__sk_lock(sk));
 	return ret;
 }
 
@@ -320,11 +320,10 @@ struct lkey {
 /* R31 / R32, with the device rule of R92 (compute_score / inet6 compute_score). */
 static int score(const struct socktab_sock *sk, const struct lkey *k)
 {
-	int fam = RD(sk->family);
+	int fam = sk->family;
 	uint32_t bound;
 
-	if (RD(sk->net) != k->net || socktab__sk_num(sk) != k->hnum ||
-	    RD(sk->state) != SOCKTAB_TCP_LISTEN)
+	if (socktab__sk_num(sk) != k->hnum || RD(sk->state) != SOCKTAB_TCP_LISTEN)
 		return -1;
 	if (!k->v6) {
 		if (socktab__ipv6_only(sk) || socktab__sk_rcv_saddr(sk) != k->addr4)
@@ -332,13 +331,14 @@ static int score(const struct socktab_sock *sk, const struct lkey *k)
 	} else {
 		if (fam != AF_INET6)
 			return -1;
-		struct in6_addr a = socktab__v6_load(sk->v6_saddr);
+		struct in6_addr a = socktab__sk_v6_saddr(sk);
 
 		if (memcmp(&a, &k->addr6, 16))
 			return -1;
 	}
 	bound = RD(sk->bound_dev_if);
-	if (!socktab__bound_dev_eq(k->l3mdev_accept, bound, k->dif, k->sdif))
+	if (!socktab__bound_dev_eq(k->l3mdev_accept, bound, k->dif, k->sdif) ||
+	    !socktab__ehash_net_match(sk, k->net))
 		return -1;
 	return (bound ? 2 : 1) + (!k->v6 && fam == AF_INET);
 }
@@ -409,7 +409,7 @@ again:
 		/* Pin it, then make sure it is still a listener on this port. */
 		if (!socktab__sock_hold_not_zero(sk))
 			goto again;
-		if (RD(sk->state) != SOCKTAB_TCP_LISTEN || RD(sk->net) != net ||
+		if (RD(sk->state) != SOCKTAB_TCP_LISTEN || !socktab__ehash_net_match(sk, net) ||
 		    socktab__sk_num(sk) != k->hnum) {
 			socktab_sock_put(sk);
 			goto again;
@@ -482,11 +482,11 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 		errno = EINVAL;
 		return NULL;
 	}
-	socktab__lock(&listener->lock);
+	socktab__lock(socktab__sk_lock(listener));
 	if (RD(listener->state) != SOCKTAB_TCP_LISTEN)
 		goto out;
-	net = RD(listener->net);
-	family = RD(listener->family);
+	net = socktab__sk_net(listener);
+	family = listener->family;
 	port = socktab__sk_num(listener);
 	if (socktab__parse_endpoint(family, local, len, &la, &lport_be) ||
 	    socktab__parse_endpoint(family, remote, len, &ra, &rport_be) || ntohs(lport_be) != port)
@@ -500,7 +500,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	 * is in ehash. */
 	if (socktab__bind_prealloc(&pa))
 		goto out;
-	child = socktab__pool_alloc(&net->pool);
+	child = socktab__pool_alloc(socktab__sock_pool(net, SOCKTAB_TCP, family));
 	if (!child) {
 		socktab__bind_prealloc_free(&pa);
 		goto out;
@@ -508,13 +508,13 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	/* The child is private until we return it: no lock of its own is needed (taking it under
 	 * the listener's would also look like a lock-order inversion, since pool objects change
 	 * roles). */
-	socktab__sock_init_fields(child, net, family);
-	memset(child->priv, 0, net->pool.priv_size);
+	socktab__sock_init_fields(child);
+	memset(socktab__sk_priv(child), 0, net->priv_size);
 	WR(child->v4key, v4);
 	WR(child->addrpair, v4 ? ((uint64_t)ra.s6_addr32[3] | (uint64_t)la.s6_addr32[3] << 32)
 			       : ((uint64_t)SOCKTAB__LOOPBACK4_IPV6 << 32));
-	socktab__v6_store(child->v6_saddr, &la);
-	socktab__v6_store(child->v6_daddr, &ra);
+	socktab__sk_set_v6_saddr(child, &la);
+	socktab__sk_set_v6_daddr(child, &ra);
 	WR(child->portpair, (uint32_t)rport_be);
 	WR(child->reuse, RD(listener->reuse)); /* children inherit SO_REUSEADDR (R48) */
 	WR(child->reuseport, RD(listener->reuseport));
@@ -540,7 +540,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 		goto fail;
 	}
 	bool created;
-	struct socktab__tb *tb = listener->tb2->tb;
+	struct socktab__tb *tb = socktab__sk_bl(listener)->tb2->tb;
 	int l3mdev = socktab__sk_bound_l3mdev(child);
 
 	/* A child in another VRF domain than its listener's bucket owns the port in its own
@@ -554,8 +554,8 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 								      &created);
 
 	if (created) {
-		tb2->fastreuse = listener->tb2->fastreuse;
-		tb2->fastreuseport = listener->tb2->fastreuseport;
+		tb2->fastreuse = socktab__sk_bl(listener)->tb2->fastreuse;
+		tb2->fastreuseport = socktab__sk_bl(listener)->tb2->fastreuseport;
 	}
 	socktab__bind_prealloc_free(&pa);
 	socktab__bind_hash_locked(child, tb2, port);
@@ -568,14 +568,14 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	if (tw)
 		socktab__tw_deschedule_put(net, tw);
 	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
-	socktab__unlock(&listener->lock);
+	socktab__unlock(socktab__sk_lock(listener));
 	return child;
 fail:
 	WR(child->state, SOCKTAB__FREE);
 	socktab_sock_put(child);
 	child = NULL;
 out:
-	socktab__unlock(&listener->lock);
+	socktab__unlock(socktab__sk_lock(listener));
 	errno = -err;
 	return NULL;
 }

@@ -5,13 +5,14 @@
  * A net holds the settings the kernel keeps per netns (port range, reserved ports, tw_reuse...),
  * its hash secrets and netns mix (R1, R6), the connect() perturbation table (R54), a socket pool
  * and the TIME_WAIT list. Tables (ehash, bhash, bhash2) are either private or shared with other
- * nets (kernel: tcp_child_ehash_entries, R13); every key compares the net, so
- * sharing changes only the layout, never an outcome.
+ * nets (kernel: tcp_child_ehash_entries, R13); once tables are shared every key also compares
+ * the net, so sharing changes only the layout, never an outcome.
  *
  * Departure from the kernel: the port-offset SipHash key (net_secret, R10) is per net, not global,
  * so two nets do not share an offset stream; nothing observable depends on it.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "hash.h"
@@ -92,19 +93,27 @@ static void tables_free(struct socktab__tables *t)
 
 static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 {
-	struct socktab__tables *t = calloc(1, sizeof(*t));
+	struct socktab__tables *t;
 	uint32_t ne = roundup_pow2(p->ehash_entries);
 	uint32_t nl = roundup_pow2(p->ehash_locks);
 	uint32_t nb = roundup_pow2(p->bhash_entries);
 
-	if (!t)
+	if (posix_memalign((void **)&t, SOCKTAB__CACHELINE, sizeof(*t)))
 		return NULL;
+	memset(t, 0, sizeof(*t));
 	if (nl > ne)
 		nl = ne;
 	t->ehash_mask = ne - 1;
 	t->ehash_locks_mask = nl - 1;
 	t->bhash_mask = nb - 1;
-	t->ehash = malloc(sizeof(*t->ehash) * ne);
+	/* A large ehash is 2 MiB-aligned and offered to transparent huge pages, as the pool's
+	 * slabs are: each lookup's slot miss would otherwise pay a page-table walk too. */
+	size_t eb = sizeof(*t->ehash) * ne, ea = eb >= (2u << 20) ? (2u << 20) : SOCKTAB__CACHELINE;
+
+	if (posix_memalign((void **)&t->ehash, ea, eb))
+		t->ehash = NULL;
+	else if (ea > SOCKTAB__CACHELINE)
+		(void)madvise(t->ehash, eb, MADV_HUGEPAGE);
 	if (posix_memalign((void **)&t->ehash_locks, SOCKTAB__CACHELINE, sizeof(*t->ehash_locks) * nl))
 		t->ehash_locks = NULL;
 	/* bhash and bhash2 are one size decision (R82); two arrays keep their types apart. */
@@ -180,6 +189,15 @@ static int params_copy(struct socktab_net_params *dst, const struct socktab_net_
 	return 0;
 }
 
+static void net_free_pools(struct socktab_net *net)
+{
+	for (int k = 0; k < SOCKTAB__K_NR; k++)
+		socktab__pool_destroy(&net->pools[k]);
+	for (int i = 0; i < SOCKTAB__SK_LOCKS; i++)
+		pthread_mutex_destroy(&net->sk_locks[i].m);
+	free(net->sk_locks);
+}
+
 struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 {
 	struct socktab_net_params copy;
@@ -191,27 +209,41 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		errno = EINVAL;
 		return NULL;
 	}
-	net = calloc(1, sizeof(*net));
-	if (!net) {
+	/* Aligned: the fields every lookup reads are the net's first line. */
+	if (posix_memalign((void **)&net, SOCKTAB__CACHELINE, sizeof(*net))) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	memset(net, 0, sizeof(*net));
 	if (p->share_tables_with) {
 		net->tab = p->share_tables_with->tab;
 		atomic_fetch_add(&net->tab->refs, 1);
+		/* Before any socket of this net can be published in them (see tables.shared). */
+		atomic_store_explicit(&net->tab->shared, 1, memory_order_release);
 	} else {
 		net->tab = tables_new(p);
 	}
 	net->perturb = calloc(SOCKTAB__PERTURB_SIZE, sizeof(*net->perturb));
-	if (!net->tab || !net->perturb ||
-	    socktab__pool_init(&net->pool, sizeof(struct socktab_sock) + p->sock_priv_size)) {
+	if (posix_memalign((void **)&net->sk_locks, SOCKTAB__CACHELINE,
+			   SOCKTAB__SK_LOCKS * sizeof(*net->sk_locks)))
+		net->sk_locks = NULL;
+	if (!net->tab || !net->perturb || !net->sk_locks) {
 		if (net->tab && atomic_fetch_sub(&net->tab->refs, 1) == 1)
 			tables_free(net->tab);
 		free(net->perturb);
+		free(net->sk_locks);
 		free(net);
 		errno = ENOMEM;
 		return NULL;
 	}
+	net->ehash = net->tab->ehash;
+	net->ehash_mask = net->tab->ehash_mask;
+	net->priv_size = (uint32_t)p->sock_priv_size;
+	net->tw_cold.net = net;
+	for (int k = 0; k < SOCKTAB__K_NR; k++)
+		socktab__pool_init(&net->pools[k], net, k, p->sock_priv_size);
+	for (int i = 0; i < SOCKTAB__SK_LOCKS; i++)
+		pthread_mutex_init(&net->sk_locks[i].m, NULL);
 
 	if (p->fixed_secret)
 		memcpy(secrets, p->secret, sizeof(secrets));
@@ -265,7 +297,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		pthread_mutex_destroy(&net->reuseport_lock);
 		if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
 			tables_free(net->tab);
-		socktab__pool_destroy(&net->pool);
+		net_free_pools(net);
 		free(net->perturb);
 		free(net);
 		errno = ENOMEM;
@@ -274,35 +306,42 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	return net;
 }
 
+/* An open socket the caller forgot: close it abortively. */
+static void close_forgotten(struct socktab_sock *sk, void *arg)
+{
+	(void)arg;
+	if (RD(sk->state) == SOCKTAB__FREE)
+		return;
+	socktab__skf_set(sk, SOCKTAB__SKF_LINGER, true);
+	sk->cold->linger_secs = 0;
+	socktab_close(sk);
+}
+
 void socktab_net_free(struct socktab_net *net)
 {
 	if (!net)
 		return;
 	/* Drop TIME_WAIT entries first: they are owned by the net, not by any caller. */
 	socktab__tw_purge(net);
-	for (struct socktab_sock *sk = net->pool.all; sk; sk = sk->all_next) {
-		if (RD(sk->state) == SOCKTAB__FREE)
-			continue;
-		/* An open socket the caller forgot: close it abortively. */
-		sk->linger_on = 1;
-		sk->linger_secs = 0;
-		socktab_close(sk);
-	}
-	socktab__pool_flush(&net->pool);
+	for (int k = SOCKTAB__K_TCP4; k <= SOCKTAB__K_UDP6; k++)
+		socktab__pool_walk(&net->pools[k], close_forgotten, NULL);
+	for (int k = 0; k < SOCKTAB__K_NR; k++)
+		socktab__pool_flush(&net->pools[k]);
 	socktab__synchronize_rcu();
 	/* Sockets and bind buckets are freed through call_rcu: wait for those callbacks to run. */
 	socktab__rcu_barrier();
-	/* UDP sockets (and listeners) went back to the pool from call_rcu callbacks under the pool
-	 * lock; TSan cannot see the barrier, but it sees this lock order them before the
-	 * teardown below. */
-	socktab__lock(&net->pool.lock);
-	socktab__unlock(&net->pool.lock);
+	/* Objects went back to their pools from call_rcu callbacks under the pool lock; TSan
+	 * cannot see the barrier, but it sees this lock order them before the teardown below. */
+	for (int k = 0; k < SOCKTAB__K_NR; k++) {
+		socktab__lock(&net->pools[k].lock);
+		socktab__unlock(&net->pools[k].lock);
+	}
 	socktab__rss_free(net);
 	if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
 		tables_free(net->tab);
 	socktab__udp_table_free(net->udp);
 	socktab__dev_destroy(net);
-	socktab__pool_destroy(&net->pool);
+	net_free_pools(net);
 	pthread_mutex_destroy(&net->settings_lock);
 	pthread_mutex_destroy(&net->tw_lock);
 	pthread_mutex_destroy(&net->reuseport_lock);
@@ -517,7 +556,9 @@ int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
 	st->tw_recycled = RD(net->n_tw_recycled);
 	st->connect_ports_tried = RD(net->n_ports_tried);
 	st->connects = RD(net->n_connects);
-	st->pool_socks = RD(net->pool.nobjs);
+	st->pool_socks = 0;
+	for (int k = 0; k < SOCKTAB__K_NR; k++)
+		st->pool_socks += RD(net->pools[k].nobjs);
 	memset(st->reserved, 0, sizeof(st->reserved));
 	return 0;
 }
@@ -584,7 +625,7 @@ uint32_t socktab__sk_ehashfn(const struct socktab_net *net, const struct socktab
 	if (RD(sk->v4key))
 		return socktab__ehashfn4(net, socktab__sk_rcv_saddr(sk), lport,
 					 socktab__sk_daddr(sk), socktab__sk_dport(sk));
-	struct in6_addr l = socktab__v6_load(sk->v6_saddr), f = socktab__v6_load(sk->v6_daddr);
+	struct in6_addr l = socktab__sk_v6_saddr(sk), f = socktab__sk_v6_daddr(sk);
 
 	return socktab__ehashfn6(net, &l, lport, &f, socktab__sk_dport(sk));
 }

@@ -55,6 +55,10 @@ struct socktab__ehash_lock {
 /* Hash tables; private to one net or shared by several (R11, R13). */
 struct socktab__tables {
 	_Atomic int refs;                  /* (a) nets using these tables */
+	_Atomic uint8_t shared;            /* (a) set for good once a second net uses them: then a
+					    * lookup's match must also be of its own net. Set before the
+					    * second net's first socket is published, so a reader that
+					    * found that socket sees it. */
 	uint32_t ehash_mask;               /* (c) */
 	uint32_t ehash_locks_mask;         /* (c) */
 	uint32_t bhash_mask;               /* (c) */
@@ -66,23 +70,43 @@ struct socktab__tables {
 	struct socktab__lhead *lhash2;     /* (c) */
 };
 
-/* Type-stable socket pool (pool.c). */
+/* One slab of a pool: @nobj objects of the pool's stride, then their cold parts. */
+struct socktab__slab {
+	unsigned char *base;
+	size_t nobj;
+};
+
+/*
+ * Object pool of one kind (pool.c). A freed object returns to the free list after a grace
+ * period; slabs are freed with the net.
+ */
 struct socktab__pool {
 	pthread_mutex_t lock;
-	size_t obj_size;                   /* (c) */
-	size_t priv_size;                  /* (c) caller bytes per socket */
+	struct socktab_net *net;           /* (c) */
+	uint8_t kind;                      /* (c) enum socktab__kind */
+	size_t stride;                     /* (c) bytes per object: its line(s) and caller area */
+	size_t cold_size;                  /* (c) bytes per cold part, 0 for TIME_WAIT entries */
 	struct socktab_sock *free;         /* (p) */
 	struct socktab_sock *limbo;        /* (p) freed, waiting for a batch's grace period */
+	struct socktab_sock *limbo_tail;   /* (p) its oldest member */
 	uint32_t nlimbo;                   /* (p) */
-	struct socktab_sock *all;          /* (p) */
-	void **slabs;                      /* (p) */
+	struct socktab__slab *slabs;       /* (p) */
 	size_t nslabs, slab_cap;           /* (p) */
 	_Atomic uint64_t nobjs;            /* (a) */
+	_Atomic uint64_t bytes;            /* (a) slab bytes */
+};
+
+/* The striped socket locks of a net. */
+#define SOCKTAB__SK_LOCKS 256
+struct socktab__sk_lock_stripe {
+	_Alignas(SOCKTAB__CACHELINE) pthread_mutex_t m;
 };
 
 struct socktab_net {
-	/* Read by every lookup: keep together. */
-	struct socktab__tables *tab;       /* (c) */
+	/* Line 0: read by every lookup. */
+	_Alignas(SOCKTAB__CACHELINE) struct socktab__tables *tab; /* (c) */
+	struct socktab__hhead *ehash;      /* (c) tab->ehash, without the indirection */
+	uint32_t ehash_mask;               /* (c) tab->ehash_mask */
 	uint32_t hash_mix;                 /* (c) netns mix (R1) */
 	uint32_t ehash_secret;             /* (c) R3 */
 	uint32_t ehash6_secret;            /* (c) R4 */
@@ -113,14 +137,17 @@ struct socktab_net {
 	_Atomic uint8_t tcp_rfc1337;       /* (a) net.ipv4.tcp_rfc1337 */
 	uint8_t net_raw;                   /* (c) callers hold CAP_NET_RAW */
 	uint32_t tw_priv_size;             /* (c) caller bytes a TIME_WAIT entry keeps */
+	uint32_t priv_size;                /* (c) caller bytes per socket */
 	pthread_mutex_t reuseport_lock;    /* guards every reuseport group of this net */
 
 	_Atomic uint32_t *perturb;         /* (a) table_perturb (R54, R57) */
 
-	struct socktab__pool pool;
+	struct socktab__pool pools[SOCKTAB__K_NR];
+	struct socktab__sk_lock_stripe *sk_locks; /* SOCKTAB__SK_LOCKS of them */
+	struct socktab__sk_cold tw_cold;   /* (c) what a TIME_WAIT entry's cold pointer names */
 
 	pthread_mutex_t tw_lock;
-	struct socktab_sock *tw_head;      /* (t) oldest first */
+	struct socktab_sock *tw_head;      /* (t) oldest first (struct socktab__tw) */
 	struct socktab_sock *tw_tail;      /* (t) */
 	_Atomic uint64_t tw_head_expire;   /* (t, read without it) oldest entry's expiry, or
 					    * UINT64_MAX: lets every control call skip tw_lock */
@@ -186,13 +213,22 @@ static inline pthread_mutex_t *socktab__ehash_lock(struct socktab__tables *t, ui
 bool socktab__port_reserved(struct socktab_net *net, uint16_t port);
 
 /* ---- pool.c ---- */
-int socktab__pool_init(struct socktab__pool *p, size_t obj_size);
-/* A socket with refcnt 0 and state FREE; the caller initialises and publishes it. */
+int socktab__pool_init(struct socktab__pool *p, struct socktab_net *net, int kind,
+		       size_t priv_size);
+/* An object of the pool's kind with refcnt 0 and state FREE; the caller initialises and
+ * publishes it. Its cold part (if any) is linked and names the net; the rest is stale. */
 struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p);
+/* The pool of a new socket of @proto and @family, or of a TIME_WAIT entry of @family. */
+struct socktab__pool *socktab__sock_pool(struct socktab_net *net, int proto, int family);
+struct socktab__pool *socktab__tw_pool(struct socktab_net *net, int family);
 /* @sk is unhashed and its refcount reached zero: back to the free list after a grace period
  * (batched). socktab__pool_flush() submits the batch in progress. */
-void socktab__pool_free_rcu(struct socktab__pool *p, struct socktab_sock *sk);
+void socktab__pool_free_rcu(struct socktab_sock *sk);
 void socktab__pool_flush(struct socktab__pool *p);
+/* Call @fn on every object of the pool, free or not. Caller holds nothing; @fn must not
+ * allocate from this pool. */
+void socktab__pool_walk(struct socktab__pool *p, void (*fn)(struct socktab_sock *, void *),
+			void *arg);
 void socktab__pool_destroy(struct socktab__pool *p);
 
 #endif /* SOCKTAB_SRC_NET_H */

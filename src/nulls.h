@@ -2,8 +2,8 @@
 /*
  * hlist_nulls for socktab: a singly linked list whose end is not NULL but a tagged "nulls" value
  * ((v << 1) | 1) naming the chain (R19). Readers walk with acquire loads and no lock; when an
- * object they stand on is freed and reused in another chain (the socket pool is type-stable, R20),
- * the walk ends on a foreign nulls value and the reader restarts.
+ * object they stand on moves to another chain (a rehash, a key changed in place, R20), the walk
+ * ends on a foreign nulls value and the reader restarts.
  *
  * liburcu has no nulls list, and the TSan recipe in shared/notes wants our own lists built on C11
  * atomics: publication is a release store, readers use acquire loads, and pprev (writer-only) is

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Type-stable socket pool (the kernel's SLAB_TYPESAFE_BY_RCU, R20).
+ * Object pools: one per kind of object per net (TCP/UDP sockets of each family, TIME_WAIT
+ * entries of each family).
  *
- * Socket objects are carved from slabs and never returned to malloc while the net lives: a freed
- * socket goes on a free list and may be handed out again at once, possibly while a lock-free
- * reader still looks at it. Readers cope through the nulls protocol (restart on a foreign chain
- * end), increment-if-not-zero references and a key re-check (ehash.c). The slabs themselves are
- * freed only by socktab__pool_destroy(), which net_free() calls after a grace period.
+ * A slab is one block: its objects first, each `stride` bytes (the socket's line and the
+ * caller's area, or a whole TIME_WAIT entry), then the cold parts of those objects. So the lines
+ * a lookup and a stack's per-packet code touch are dense, and the control state stays out of
+ * their way. An object keeps its slot and cold part for the life of the net.
+ *
+ * Objects are freed after an RCU grace period, in batches (socktab__pool_free_rcu), so a reader
+ * inside a read-side section may use whatever it found. Slabs are freed only by
+ * socktab__pool_destroy(), which net_free() calls after the last callbacks ran.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -16,11 +20,32 @@
 #define SLAB_OBJS 64
 #define HUGE_2M ((size_t)2 << 20)
 
-int socktab__pool_init(struct socktab__pool *p, size_t obj_size)
+static size_t round_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+int socktab__pool_init(struct socktab__pool *p, struct socktab_net *net, int kind,
+		       size_t priv_size)
 {
 	memset(p, 0, sizeof(*p));
-	p->priv_size = obj_size - sizeof(struct socktab_sock);
-	p->obj_size = (obj_size + 63) & ~(size_t)63;
+	p->net = net;
+	p->kind = (uint8_t)kind;
+	switch (kind) {
+	case SOCKTAB__K_TW4:
+		p->stride = sizeof(struct socktab__tw);
+		break;
+	case SOCKTAB__K_TW6:
+		p->stride = round_up(sizeof(struct socktab__tw6), SOCKTAB__CACHELINE);
+		break;
+	default:
+		p->stride = sizeof(struct socktab_sock) + round_up(priv_size, SOCKTAB__CACHELINE);
+		p->cold_size = sizeof(struct socktab__sk_cold);
+		if (kind == SOCKTAB__K_TCP6 || kind == SOCKTAB__K_UDP6)
+			p->cold_size += sizeof(struct socktab__v6key);
+		if (kind == SOCKTAB__K_UDP4 || kind == SOCKTAB__K_UDP6)
+			p->cold_size += sizeof(struct socktab__udp_ext);
+	}
 	return -pthread_mutex_init(&p->lock, NULL);
 }
 
@@ -31,7 +56,7 @@ static int pool_grow_locked(struct socktab__pool *p)
 	SOCKTAB__ASSERT_LOCKED(&p->lock);
 	if (p->nslabs == p->slab_cap) {
 		size_t cap = p->slab_cap ? p->slab_cap * 2 : 16;
-		void **n = realloc(p->slabs, cap * sizeof(*n));
+		struct socktab__slab *n = realloc(p->slabs, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -39,40 +64,57 @@ static int pool_grow_locked(struct socktab__pool *p)
 		p->slab_cap = cap;
 	}
 	/*
-	 * Slabs double from 64 sockets up to 8192, so a small net stays small while a big one ends
+	 * Slabs double from 64 objects up to 8192, so a small net stays small while a big one ends
 	 * up in a few large blocks. Blocks of 2 MiB or more are 2 MiB-aligned and offered to
 	 * transparent huge pages: with a million sockets every lookup's miss on the socket line
 	 * would otherwise pay a page-table walk too (bench lookup, perf).
 	 */
+	size_t per = p->stride + p->cold_size;
 	size_t nobj = (size_t)SLAB_OBJS << (p->nslabs < 7 ? p->nslabs : 7);
-	size_t bytes = p->obj_size * nobj, align = SOCKTAB__CACHELINE;
+	size_t bytes = per * nobj, align = SOCKTAB__CACHELINE;
 
 	if (bytes >= HUGE_2M) {
-		bytes = (bytes + HUGE_2M - 1) & ~(HUGE_2M - 1);
-		nobj = bytes / p->obj_size;
+		bytes = round_up(bytes, HUGE_2M);
+		nobj = bytes / per;
 		align = HUGE_2M;
 	}
+	bytes = round_up(bytes, SOCKTAB__CACHELINE);
 	if (posix_memalign((void **)&slab, align, bytes))
 		return -ENOMEM;
 	if (align == HUGE_2M)
 		(void)madvise(slab, bytes, MADV_HUGEPAGE); /* a hint: failure only costs speed */
 	memset(slab, 0, bytes);
-	p->slabs[p->nslabs++] = slab;
-	for (size_t i = nobj; i-- > 0;) {
-		struct socktab_sock *sk = (struct socktab_sock *)(slab + (size_t)i * p->obj_size);
+	p->slabs[p->nslabs].base = slab;
+	p->slabs[p->nslabs].nobj = nobj;
+	p->nslabs++;
+	unsigned char *cold = slab + p->stride * nobj;
 
-		pthread_mutex_init(&sk->lock, NULL);
-		sk->in_pool = 1;
-		sk->pool_next = p->free;
+	for (size_t i = nobj; i-- > 0;) {
+		struct socktab_sock *sk = (struct socktab_sock *)(slab + i * p->stride);
+		bool udp = p->kind == SOCKTAB__K_UDP4 || p->kind == SOCKTAB__K_UDP6;
+
+		sk->family = p->kind == SOCKTAB__K_TCP4 || p->kind == SOCKTAB__K_UDP4 ||
+					     p->kind == SOCKTAB__K_TW4
+				     ? AF_INET
+				     : AF_INET6;
+		sk->proto = udp ? SOCKTAB_UDP : SOCKTAB_TCP;
+		atomic_init(&sk->kind, p->kind | SOCKTAB__IN_POOL);
+		if (p->cold_size) {
+			sk->cold = (struct socktab__sk_cold *)(cold + i * p->cold_size);
+			sk->cold->net = p->net;
+			if (udp)
+				socktab__sk_udp(sk)->sk = sk;
+		} else {
+			sk->cold = &p->net->tw_cold;
+		}
+		socktab__sk_bl(sk)->pool_next = p->free;
 		p->free = sk;
-		sk->all_next = p->all;
-		p->all = sk;
 	}
 	atomic_fetch_add_explicit(&p->nobjs, nobj, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->bytes, bytes, memory_order_relaxed);
 	return 0;
 }
 
-/* Returns a socket with refcnt 0 and state FREE; the caller initialises and publishes it. */
 struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
 {
 	struct socktab_sock *sk;
@@ -83,82 +125,135 @@ struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
 		return NULL;
 	}
 	sk = p->free;
-	p->free = sk->pool_next;
-	sk->in_pool = 0;
-	sk->pool_next = NULL;
+	p->free = socktab__sk_bl(sk)->pool_next;
+	atomic_fetch_and_explicit(&sk->kind, (uint8_t)~SOCKTAB__IN_POOL, memory_order_relaxed);
+	memset(socktab__sk_bl(sk), 0, sizeof(struct socktab__bindlink));
 	socktab__unlock(&p->lock);
 	return sk;
+}
+
+struct socktab__pool *socktab__sock_pool(struct socktab_net *net, int proto, int family)
+{
+	int k = proto == SOCKTAB_UDP ? SOCKTAB__K_UDP4 : SOCKTAB__K_TCP4;
+
+	return &net->pools[k + (family == AF_INET6)];
+}
+
+struct socktab__pool *socktab__tw_pool(struct socktab_net *net, int family)
+{
+	return &net->pools[family == AF_INET6 ? SOCKTAB__K_TW6 : SOCKTAB__K_TW4];
+}
+
+static struct socktab__pool *sk_pool(struct socktab_sock *sk)
+{
+	return &socktab__sk_net(sk)->pools[socktab__sk_kind(sk)];
 }
 
 /* Back on the free list. Caller holds the pool lock. */
 static void free_locked(struct socktab__pool *p, struct socktab_sock *sk)
 {
-	SOCKTAB__ASSERT(!sk->in_pool); /* a double free would hand one object out twice */
-	SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !sk->tb2 && !sk->bind_pprev);
-	sk->in_pool = 1;
-	sk->pool_next = p->free;
+	SOCKTAB__ASSERT_LOCKED(&p->lock);
+	atomic_fetch_or_explicit(&sk->kind, SOCKTAB__IN_POOL, memory_order_relaxed);
+	socktab__sk_bl(sk)->pool_next = p->free;
 	p->free = sk;
 }
 
-/* A batch's grace period is over: every socket of it goes back on the free list. */
+/*
+ * A batch's grace period is over: every object of it goes back on the free list. The batch is a
+ * ring through pool_next; the head passed in is any member's.
+ */
 static void limbo_free_rcu(struct rcu_head *head)
 {
-	struct socktab_sock *sk = caa_container_of(head, struct socktab_sock, rcu), *next;
-	struct socktab__pool *p = &RD(sk->net)->pool;
+	struct socktab__bindlink *bl = caa_container_of(head, struct socktab__bindlink, rcu);
+	struct socktab_sock *first, *sk, *next;
+	struct socktab__pool *p;
 
-	socktab__rcu_cb_enter(sk);
+	socktab__rcu_cb_enter(bl);
+	first = sk = bl->pool_next;
+	p = sk_pool(first);
 	socktab__lock(&p->lock);
-	for (; sk; sk = next) {
-		next = sk->pool_next;
+	do {
+		next = socktab__sk_bl(sk)->pool_next;
 		free_locked(p, sk);
-	}
+		sk = next;
+	} while (sk != first);
 	socktab__unlock(&p->lock);
 }
 
 /*
- * Sockets are freed after a grace period, in batches: one call_rcu per LIMBO_BATCH sockets, so a
- * connection-churning workload does not pay a callback per close. The batch is carried by its
- * first socket's rcu head and linked through pool_next. Caller holds nothing.
+ * Objects are freed after a grace period, in batches: one call_rcu per LIMBO_BATCH objects, so a
+ * connection-churning workload does not pay a callback per close. A batch is a list through
+ * pool_next (newest first); on submission its oldest member links back to the newest, closing a
+ * ring, and carries the batch with its rcu head (which shares no bytes with pool_next).
  */
 #define LIMBO_BATCH 64
 
-void socktab__pool_free_rcu(struct socktab__pool *p, struct socktab_sock *sk)
+static void limbo_submit_locked(struct socktab__pool *p, struct socktab__bindlink **carrier)
 {
-	struct socktab_sock *batch = NULL;
+	struct socktab__bindlink *bl = socktab__sk_bl(p->limbo_tail);
 
+	SOCKTAB__ASSERT_LOCKED(&p->lock);
+	bl->pool_next = p->limbo;
+	p->limbo = p->limbo_tail = NULL;
+	p->nlimbo = 0;
+	*carrier = bl;
+}
+
+void socktab__pool_free_rcu(struct socktab_sock *sk)
+{
+	struct socktab__pool *p = sk_pool(sk);
+	struct socktab__bindlink *bl = socktab__sk_bl(sk), *carrier = NULL;
+
+	SOCKTAB__ASSERT(!(atomic_load(&sk->kind) & SOCKTAB__IN_POOL)); /* no double free */
+	SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !bl->tb2 && !bl->pprev);
 	socktab__lock(&p->lock);
-	sk->pool_next = p->limbo;
+	bl->pool_next = p->limbo;
+	if (!p->limbo)
+		p->limbo_tail = sk;
 	p->limbo = sk;
-	if (++p->nlimbo >= LIMBO_BATCH) {
-		batch = p->limbo;
-		p->limbo = NULL;
-		p->nlimbo = 0;
-	}
+	if (++p->nlimbo >= LIMBO_BATCH)
+		limbo_submit_locked(p, &carrier);
 	socktab__unlock(&p->lock);
-	if (batch)
-		socktab__call_rcu(batch, &batch->rcu, limbo_free_rcu);
+	if (carrier)
+		socktab__call_rcu(carrier, &carrier->rcu, limbo_free_rcu);
 }
 
 /* Hand the batch in progress to call_rcu now (net teardown, before its barrier). */
 void socktab__pool_flush(struct socktab__pool *p)
 {
-	struct socktab_sock *batch;
+	struct socktab__bindlink *carrier = NULL;
 
 	socktab__lock(&p->lock);
-	batch = p->limbo;
-	p->limbo = NULL;
-	p->nlimbo = 0;
+	if (p->limbo)
+		limbo_submit_locked(p, &carrier);
 	socktab__unlock(&p->lock);
-	if (batch)
-		socktab__call_rcu(batch, &batch->rcu, limbo_free_rcu);
+	if (carrier)
+		socktab__call_rcu(carrier, &carrier->rcu, limbo_free_rcu);
+}
+
+void socktab__pool_walk(struct socktab__pool *p, void (*fn)(struct socktab_sock *, void *),
+			void *arg)
+{
+	size_t n;
+
+	socktab__lock(&p->lock);
+	n = p->nslabs;
+	socktab__unlock(&p->lock);
+	for (size_t s = 0; s < n; s++) {
+		struct socktab__slab sl;
+
+		socktab__lock(&p->lock);
+		sl = p->slabs[s];
+		socktab__unlock(&p->lock);
+		for (size_t i = 0; i < sl.nobj; i++)
+			fn((struct socktab_sock *)(sl.base + i * p->stride), arg);
+	}
 }
 
 void socktab__pool_destroy(struct socktab__pool *p)
 {
-	for (struct socktab_sock *sk = p->all; sk; sk = sk->all_next)
-		pthread_mutex_destroy(&sk->lock);
 	for (size_t i = 0; i < p->nslabs; i++)
-		free(p->slabs[i]);
+		free(p->slabs[i].base);
 	free(p->slabs);
 	pthread_mutex_destroy(&p->lock);
 	memset(p, 0, sizeof(*p));

@@ -144,13 +144,15 @@ static inline struct socktab__portmap *pm_load(_Atomic(struct socktab__portmap *
 static bool pm_match(const struct socktab__portmap *pm, const struct socktab_sock *sk,
 		     uint32_t hash0)
 {
-	if (pm->net != RD(sk->net) || pm->hash0 != hash0 || pm->dport != socktab__sk_dport(sk) ||
+	if (pm->net != socktab__sk_net(sk) || pm->hash0 != hash0 || pm->dport != socktab__sk_dport(sk) ||
 	    pm->v4key != RD(sk->v4key))
 		return false;
 	if (pm->v4key)
 		return pm->addrpair == RD(sk->addrpair);
-	return pm->v6_saddr[0] == RD(sk->v6_saddr[0]) && pm->v6_saddr[1] == RD(sk->v6_saddr[1]) &&
-	       pm->v6_daddr[0] == RD(sk->v6_daddr[0]) && pm->v6_daddr[1] == RD(sk->v6_daddr[1]);
+	const struct socktab__v6key *k = socktab__sk_v6(sk); /* not v4key: an AF_INET6 socket */
+
+	return pm->v6_saddr[0] == RD(k->saddr[0]) && pm->v6_saddr[1] == RD(k->saddr[1]) &&
+	       pm->v6_daddr[0] == RD(k->daddr[0]) && pm->v6_daddr[1] == RD(k->daddr[1]);
 }
 
 /* Caller is inside an RCU read-side section. */
@@ -169,14 +171,15 @@ static struct socktab__portmap *pm_find_rcu(struct socktab_net *net, const struc
 /* Same 4-tuple (no device): the rule of the bits. */
 static bool same_tuple(const struct socktab_sock *a, const struct socktab_sock *b)
 {
-	if (RD(a->net) != RD(b->net) || RD(a->portpair) != RD(b->portpair) ||
+	if (socktab__sk_net(a) != socktab__sk_net(b) || RD(a->portpair) != RD(b->portpair) ||
 	    RD(a->v4key) != RD(b->v4key))
 		return false;
 	if (RD(a->v4key))
 		return RD(a->addrpair) == RD(b->addrpair);
-	return RD(a->v6_saddr[0]) == RD(b->v6_saddr[0]) &&
-	       RD(a->v6_saddr[1]) == RD(b->v6_saddr[1]) &&
-	       RD(a->v6_daddr[0]) == RD(b->v6_daddr[0]) && RD(a->v6_daddr[1]) == RD(b->v6_daddr[1]);
+	const struct socktab__v6key *ka = socktab__sk_v6(a), *kb = socktab__sk_v6(b);
+
+	return RD(ka->saddr[0]) == RD(kb->saddr[0]) && RD(ka->saddr[1]) == RD(kb->saddr[1]) &&
+	       RD(ka->daddr[0]) == RD(kb->daddr[0]) && RD(ka->daddr[1]) == RD(kb->daddr[1]);
 }
 
 /* Bring word @w's summary bits in line with the word; repeat until a re-read agrees. */
@@ -275,7 +278,7 @@ static void pm_drop(struct socktab_net *net, struct socktab__portmap *pm)
  */
 void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	uint32_t hash0;
 	struct socktab__portmap *pm;
 
@@ -303,7 +306,7 @@ void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
  */
 void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab_sock *sk)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	uint32_t hash = RD(sk->hash), hash0;
 	struct socktab__portmap *pm;
 
@@ -383,10 +386,10 @@ static struct socktab__portmap *pm_build(struct socktab_net *net, struct socktab
 	pm->dport = socktab__sk_dport(sk);
 	pm->v4key = RD(sk->v4key);
 	pm->addrpair = RD(sk->addrpair);
-	for (int k = 0; k < 2; k++) {
-		pm->v6_saddr[k] = RD(sk->v6_saddr[k]);
-		pm->v6_daddr[k] = RD(sk->v6_daddr[k]);
-	}
+	struct in6_addr ls = socktab__sk_v6_saddr(sk), rd = socktab__sk_v6_daddr(sk);
+
+	memcpy(pm->v6_saddr, &ls, 16);
+	memcpy(pm->v6_daddr, &rd, 16);
 	pm->cov_lo = (uint16_t)lo;
 	pm->cov_hi = (uint16_t)hi;
 	atomic_init(&pm->state, PM_BUILDING);

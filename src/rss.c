@@ -110,12 +110,16 @@ int socktab_sock_set_rss_queue(struct socktab_sock *sk, int queue)
 
 	if (!sk || queue < -1 || queue > 65535)
 		return -EINVAL;
-	socktab__lock(&sk->lock);
+	socktab__lock(socktab__sk_lock(sk));
 	if (RD(sk->state) == SOCKTAB__FREE || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT)
 		err = -EBADF;
-	else
-		sk->rss_queue = queue;
-	socktab__unlock(&sk->lock);
+	else if (queue < 0)
+		socktab__skf_set(sk, SOCKTAB__SKF_RSS, false);
+	else {
+		sk->cold->rss_queue = (uint16_t)queue;
+		socktab__skf_set(sk, SOCKTAB__SKF_RSS, true);
+	}
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }
 
@@ -130,11 +134,11 @@ bool socktab__rss_filter_init_rcu(struct socktab_net *net, const struct socktab_
 	struct socktab__rss *r;
 
 	SOCKTAB__ASSERT_RCU();
-	if (sk->rss_queue < 0)
+	if (!socktab__skf(sk, SOCKTAB__SKF_RSS))
 		return false;
 	r = atomic_load_explicit(&net->rss, memory_order_acquire);
 	f->rss = r;
-	f->queue = (uint16_t)sk->rss_queue;
+	f->queue = sk->cold->rss_queue;
 	if (!r)
 		return true; /* asked for a queue without RSS configured: nothing matches */
 	if (RD(sk->v4key)) {
@@ -150,7 +154,7 @@ bool socktab__rss_filter_init_rcu(struct socktab_net *net, const struct socktab_
 		f->hi = r->hi4;
 	} else {
 		uint8_t in[36] = { 0 };
-		struct in6_addr ra = socktab__v6_load(sk->v6_daddr), la = socktab__v6_load(sk->v6_saddr);
+		struct in6_addr ra = socktab__sk_v6_daddr(sk), la = socktab__sk_v6_saddr(sk);
 		uint16_t rp = socktab__sk_dport(sk);
 
 		memcpy(in, &ra, 16);

@@ -29,48 +29,40 @@ bool socktab__sock_hold_not_zero(struct socktab_sock *sk)
 	return true;
 }
 
-void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net, int family)
+/* A multiplicative hash of the object's address picks its stripe. */
+pthread_mutex_t *socktab__sk_lock(const struct socktab_sock *sk)
+{
+	uint64_t h = ((uintptr_t)sk >> 6) * 0x9e3779b97f4a7c15ull;
+
+	return &socktab__sk_net(sk)->sk_locks[h >> 56 & (SOCKTAB__SK_LOCKS - 1)].m;
+}
+
+void socktab__sock_init_fields(struct socktab_sock *sk)
 {
 	static const struct in6_addr any = IN6ADDR_ANY_INIT;
+	struct socktab__sk_cold *c = sk->cold;
 
 	atomic_store_explicit(&sk->node.pprev, NULL, memory_order_relaxed);
 	WR(sk->hash, 0);
 	WR(sk->addrpair, 0);
 	WR(sk->portpair, 0);
-	WR(sk->v4key, family == AF_INET);
-	WR(sk->family, (uint8_t)family);
-	sk->proto = SOCKTAB_TCP;
+	WR(sk->v4key, sk->family == AF_INET);
 	WR(sk->bound_dev_if, 0);
-	WR(sk->net, net);
-	socktab__v6_store(sk->v6_daddr, &any);
-	socktab__v6_store(sk->v6_saddr, &any);
 	WR(sk->reuse, 0);
 	WR(sk->reuseport, 0);
-	sk->v6only = 0;
-	sk->bind_address_no_port = 0;
-	WR(sk->freebind, 0);
-	WR(sk->transparent, 0);
-	sk->broadcast = 0;
-	sk->saddr_any = 0;
-	sk->userlocks = 0;
-	sk->linger_on = 0;
-	sk->tw_ts = 0;
-	WR(sk->tw_substate, 0);
-	sk->on_twlist = 0;
-	sk->sock_connected = 0;
-	sk->rss_queue = -1;
-	sk->sport = 0;
-	sk->linger_secs = 0;
-	sk->local_port_range = 0;
+	WR(sk->v6only, 0);
+	WR(sk->tw_flags, 0);
 	sk->uid = 0;
-	sk->tb2 = NULL;
-	atomic_store_explicit(&sk->reuseport_cb, NULL, memory_order_relaxed);
-	sk->backlog = 0;
-	sk->bind_next = NULL;
-	sk->bind_pprev = NULL;
-	sk->tw_expire_ns = 0;
-	sk->tw_entry_ns = 0;
-	sk->tw_next = sk->tw_prev = NULL;
+	sk->sport = 0;
+	sk->userlocks = 0;
+	socktab__sk_set_v6_daddr(sk, &any);
+	socktab__sk_set_v6_saddr(sk, &any);
+	atomic_store_explicit(&c->reuseport_cb, NULL, memory_order_relaxed);
+	c->local_port_range = 0;
+	c->backlog = 0;
+	c->linger_secs = 0;
+	c->rss_queue = 0;
+	atomic_store_explicit(&c->flags, 0, memory_order_relaxed);
 }
 
 struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int family)
@@ -89,28 +81,28 @@ struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int fami
 		errno = EAFNOSUPPORT;
 		return NULL;
 	}
-	sk = socktab__pool_alloc(&net->pool);
+	sk = socktab__pool_alloc(socktab__sock_pool(net, proto, family));
 	if (!sk) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	socktab__lock(&sk->lock);
-	socktab__sock_init_fields(sk, net, family);
+	socktab__lock(socktab__sk_lock(sk));
+	socktab__sock_init_fields(sk);
 	if (proto == SOCKTAB_UDP)
 		socktab__udp_init_sock(sk);
-	memset(sk->priv, 0, net->pool.priv_size);
+	memset(socktab__sk_priv(sk), 0, net->priv_size);
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
 	atomic_store_explicit(&sk->refcnt, 1, memory_order_release);
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return sk;
 }
 
 void *socktab_sock_priv(struct socktab_sock *sk)
 {
 	/* A TIME_WAIT entry has only its own small area (socktab_tw_priv()). */
-	if (!sk || RD(sk->net)->pool.priv_size == 0 || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT)
+	if (!sk || socktab__sk_is_tw(sk) || socktab__sk_net(sk)->priv_size == 0)
 		return NULL;
-	return sk->priv;
+	return socktab__sk_priv(sk);
 }
 
 void socktab_sock_put(struct socktab_sock *sk)
@@ -122,7 +114,7 @@ void socktab_sock_put(struct socktab_sock *sk)
 		WR(sk->state, SOCKTAB__FREE);
 		/* Every socket is SOCK_RCU_FREE (R23, which the kernel applies to listeners and UDP):
 		 * an RCU-scoped lookup may hold it without a reference until its section ends. */
-		socktab__pool_free_rcu(&RD(sk->net)->pool, sk);
+		socktab__pool_free_rcu(sk);
 	}
 }
 
@@ -130,7 +122,7 @@ int socktab_sock_family(const struct socktab_sock *sk)
 {
 	if (!sk || RD(sk->state) == SOCKTAB__FREE)
 		return -EBADF;
-	return RD(sk->family);
+	return sk->family;
 }
 
 int socktab_get_state(struct socktab_sock *sk)
@@ -148,9 +140,9 @@ static int sk_lock_open(struct socktab_sock *sk)
 {
 	if (!sk)
 		return -EINVAL;
-	socktab__lock(&sk->lock);
+	socktab__lock(socktab__sk_lock(sk));
 	if (RD(sk->state) == SOCKTAB__FREE || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT) {
-		socktab__unlock(&sk->lock);
+		socktab__unlock(socktab__sk_lock(sk));
 		return -EBADF;
 	}
 	return 0;
@@ -169,7 +161,7 @@ static int sk_time_wait(struct socktab_net *net, struct socktab_sock *sk)
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if ((st != SOCKTAB_TCP_FIN_WAIT1 && st != SOCKTAB_TCP_FIN_WAIT2 &&
 	     st != SOCKTAB_TCP_CLOSING) ||
-	    !socktab__ehash_hashed(sk) || !sk->tb2)
+	    !socktab__ehash_hashed(sk) || !socktab__sk_bl(sk)->tb2)
 		return -EINVAL;
 	if (socktab__tw_create_and_swap(net, sk, SOCKTAB_TCP_TIME_WAIT)) {
 		/* No entry could be had: close without one, as the kernel does when
@@ -205,19 +197,19 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 		}
 		WR(sk->state, (uint8_t)state);
 		if (state == SOCKTAB_TCP_ESTABLISHED)
-			sk->sock_connected = 1;
+			socktab__skf_set(sk, SOCKTAB__SKF_CONNECTED, true);
 		break;
 	case SOCKTAB_TCP_CLOSE:
 		if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
-			socktab__sk_done(RD(sk->net), sk);
+			socktab__sk_done(socktab__sk_net(sk), sk);
 		break;
 	case SOCKTAB_TCP_TIME_WAIT:
-		err = sk_time_wait(RD(sk->net), sk);
+		err = sk_time_wait(socktab__sk_net(sk), sk);
 		break;
 	default:
 		err = -EINVAL;
 	}
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }
 
@@ -256,17 +248,17 @@ static void sk_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
 		socktab__sk_done(net, sk);
 	WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
-	socktab__v6_store(sk->v6_daddr, &any);
+	socktab__sk_set_v6_daddr(sk, &any);
 	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
-		if (sk->tb2) /* port kept by bind(): its bucket goes back to the wildcard address */
+		if (socktab__sk_bl(sk)->tb2) /* port kept by bind(): its bucket goes back to the wildcard address */
 			socktab__bhash2_update_saddr(sk, &any);
-		socktab__v6_store(sk->v6_saddr, &any);
+		socktab__sk_set_v6_saddr(sk, &any);
 		WR(sk->addrpair, 0);
 	} else {
 		WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
 	}
-	WR(sk->v4key, RD(sk->family) == AF_INET);
-	sk->sock_connected = 0;
+	WR(sk->v4key, sk->family == AF_INET);
+	socktab__skf_set(sk, SOCKTAB__SKF_CONNECTED, false);
 }
 
 /* Does the socket have a source address for a connect() of this family? (@src as loaded:
@@ -286,7 +278,7 @@ static bool has_src(bool v4, const struct in6_addr *src)
 static int tcp_route(struct socktab_sock *sk, bool v4, struct in6_addr *daddr,
 		     struct in6_addr *src, uint32_t scope_id)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	struct socktab_route_result res;
 	bool own = has_src(v4, src);
 	int err;
@@ -294,11 +286,11 @@ static int tcp_route(struct socktab_sock *sk, bool v4, struct in6_addr *daddr,
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (v4) {
 		/* A v6only socket, or one bound to a real IPv6 address, has no IPv4 path. */
-		if (RD(sk->family) == AF_INET6 &&
+		if (sk->family == AF_INET6 &&
 		    (sk->v6only || (!socktab__v6_is_any(src) && !socktab__v6_is_mapped(src))))
 			return -ENETUNREACH;
 		err = socktab__route_output(net, daddr, (int)RD(sk->bound_dev_if), own ? src : NULL,
-					    RD(sk->transparent), &res);
+					    socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT), &res);
 		if (err)
 			return err;
 		/* Multicast and broadcast routes refuse TCP (RTCF_MULTICAST | RTCF_BROADCAST). */
@@ -341,14 +333,14 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		return socktab__udp_connect(sk, addr, len);
 	if (!sk || !addr || len < (socklen_t)sizeof(sa_family_t))
 		return -EINVAL;
-	family = RD(sk->family);
+	family = sk->family;
 	if (addr->sa_family == AF_UNSPEC) {
 		/* connect(AF_UNSPEC): tcp_disconnect(). */
 		err = sk_lock_open(sk);
 		if (err)
 			return err;
-		sk_disconnect(RD(sk->net), sk);
-		socktab__unlock(&sk->lock);
+		sk_disconnect(socktab__sk_net(sk), sk);
+		socktab__unlock(socktab__sk_lock(sk));
 		return 0;
 	}
 	err = socktab__parse_dest(sk, addr, len, &d, 0);
@@ -362,15 +354,15 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	err = sk_lock_open(sk);
 	if (err)
 		return err;
-	net = RD(sk->net);
+	net = socktab__sk_net(sk);
 	st = RD(sk->state);
 	/* inet_stream_connect: a socket that got connected stays SS_CONNECTED after a reset. */
-	if (st != SOCKTAB_TCP_CLOSE || sk->sock_connected) {
+	if (st != SOCKTAB_TCP_CLOSE || socktab__skf(sk, SOCKTAB__SKF_CONNECTED)) {
 		err = st == SOCKTAB_TCP_SYN_SENT ? -EALREADY : -EISCONN;
 		goto out;
 	}
 	socktab__tw_reap(net, 8);
-	saddr6 = socktab__v6_load(sk->v6_saddr);
+	saddr6 = socktab__sk_v6_saddr(sk);
 	if (family == AF_INET6 && !v4 && socktab__v6_is_any(&daddr6)) {
 		/* Connecting to :: means the loopback address (tcp_v6_connect). */
 		if (socktab__v6_is_mapped(&saddr6)) {
@@ -386,9 +378,9 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		socktab__v6_map(&saddr6, socktab__sk_rcv_saddr(sk));
 	/* A socket bound to a broadcast address has no source: it takes the route's and moves to
 	 * it (inet_bhash2_update_saddr), as below. */
-	old_saddr6 = socktab__v6_load(sk->v6_saddr);
+	old_saddr6 = socktab__sk_v6_saddr(sk);
 	old_saddr4 = socktab__sk_rcv_saddr(sk);
-	had_saddr = has_src(v4, &saddr6) && !sk->saddr_any;
+	had_saddr = has_src(v4, &saddr6) && !socktab__skf(sk, SOCKTAB__SKF_SADDR_ANY);
 	if (!had_saddr)
 		memset(&saddr6, 0, sizeof(saddr6));
 	err = tcp_route(sk, v4, &daddr6, &saddr6, d.scope_id);
@@ -406,8 +398,8 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	}
 	WR(sk->v4key, v4);
 	WR(sk->addrpair, (uint64_t)daddr4 * v4 | ((uint64_t)saddr4 << 32));
-	socktab__v6_store(sk->v6_daddr, &daddr6);
-	socktab__v6_store(sk->v6_saddr, &saddr6);
+	socktab__sk_set_v6_daddr(sk, &daddr6);
+	socktab__sk_set_v6_saddr(sk, &saddr6);
 	WR(sk->portpair, (RD(sk->portpair) & 0xffff0000u) | dport);
 	WR(sk->state, SOCKTAB_TCP_SYN_SENT);
 	err = socktab__hash_connect(net, sk);
@@ -416,24 +408,24 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 
 		WR(sk->state, SOCKTAB_TCP_CLOSE);
 		WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
-		socktab__v6_store(sk->v6_daddr, &any);
+		socktab__sk_set_v6_daddr(sk, &any);
 		WR(sk->v4key, family == AF_INET);
 		if (!had_saddr) {
 			/* Back to the address bind() gave (a broadcast one), or to none. */
 			socktab__bhash2_update_saddr(sk, &old_saddr6);
-			socktab__v6_store(sk->v6_saddr, &old_saddr6);
+			socktab__sk_set_v6_saddr(sk, &old_saddr6);
 			WR(sk->addrpair, (uint64_t)old_saddr4 << 32);
 		} else {
 			WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
 		}
 		goto out;
 	}
-	sk->saddr_any = 0; /* it has the route's source now */
+	socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY, false); /* it has the route's source now */
 	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&net->n_connects, 1, memory_order_relaxed);
 	err = 0;
 out:
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }
 
@@ -447,7 +439,7 @@ int socktab_close(struct socktab_sock *sk)
 	err = sk_lock_open(sk);
 	if (err)
 		return err;
-	net = RD(sk->net);
+	net = socktab__sk_net(sk);
 	st = RD(sk->state);
 	socktab__tw_reap(net, 8);
 	if (st == SOCKTAB_TCP_LISTEN) {
@@ -455,13 +447,13 @@ int socktab_close(struct socktab_sock *sk)
 	} else if (socktab__ehash_hashed(sk)) {
 		bool active = st == SOCKTAB_TCP_ESTABLISHED || st == SOCKTAB_TCP_FIN_WAIT1 ||
 			      st == SOCKTAB_TCP_FIN_WAIT2 || st == SOCKTAB_TCP_CLOSING;
-		bool abort = sk->linger_on && sk->linger_secs == 0;
+		bool abort = socktab__skf(sk, SOCKTAB__SKF_LINGER) && sk->cold->linger_secs == 0;
 
 		/* Both FINs seen (CLOSING): TIME_WAIT proper; otherwise the peer's FIN is still
 		 * to come, the FIN_WAIT2 substate of an orphan (tcp_time_wait(TCP_FIN_WAIT2)). */
 		int sub = st == SOCKTAB_TCP_CLOSING ? SOCKTAB_TCP_TIME_WAIT : SOCKTAB_TCP_FIN_WAIT2;
 
-		if (!(active && !abort && sk->tb2 &&
+		if (!(active && !abort && socktab__sk_bl(sk)->tb2 &&
 		      socktab__tw_create_and_swap(net, sk, sub) == 0)) {
 			socktab__ehash_remove(net->tab, sk);
 			atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
@@ -469,7 +461,7 @@ int socktab_close(struct socktab_sock *sk)
 	}
 	socktab__put_port(sk);
 	WR(sk->state, SOCKTAB__FREE);
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	socktab_sock_put(sk);
 	return 0;
 }
@@ -495,15 +487,13 @@ static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *le
 		err = -ENOTCONN;
 		goto out;
 	}
-	a = socktab__v6_load(peer ? sk->v6_daddr : sk->v6_saddr);
-	if (RD(sk->family) == AF_INET)
-		socktab__v6_map(&a, peer ? socktab__sk_daddr(sk) : socktab__sk_rcv_saddr(sk));
-	n = socktab__make_sockaddr(&ss, RD(sk->family), &a,
+	a = peer ? socktab__sk_v6_daddr(sk) : socktab__sk_v6_saddr(sk);
+	n = socktab__make_sockaddr(&ss, sk->family, &a,
 				   peer ? socktab__sk_dport(sk) : htons(sk->sport),
 				   RD(sk->bound_dev_if));
 	err = socktab__put_sockaddr(addr, len, &ss, n);
 out:
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }
 

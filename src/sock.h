@@ -1,11 +1,27 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The socket object (struct socktab_sock) and its field helpers. A socket comes from its net's
- * type-stable pool (pool.c) and serves as a TCP socket, a TIME_WAIT entry or a UDP socket.
+ * The socket object and its field helpers.
+ *
+ * A socket is split the way the kernel splits sock_common from the rest of tcp_sock:
+ *   - struct socktab_sock, one cache line: everything a lookup reads (chain link, cached hash,
+ *     4-tuple, device, state, family) plus the few words the bind-conflict walk needs;
+ *   - the caller's area (sock_priv_size bytes) right after it, so a stack's per-packet state is
+ *     the next line;
+ *   - struct socktab__sk_cold, elsewhere in the same slab: the control-path state (owner list of
+ *     the bind bucket, options, the net), followed by the IPv6 key for AF_INET6 sockets and the
+ *     UDP chain links for UDP sockets.
+ * A TIME_WAIT entry (struct socktab__tw) is a compact object of its own: the same first line, its
+ * bind-bucket link, list links, expiry and a small caller area, 128 bytes for IPv4.
+ *
+ * Each kind (TCP or UDP, IPv4 or IPv6, TIME_WAIT v4/v6) has its own pool per net (pool.c).
+ * Every object is freed after an RCU grace period, so a reader inside a read-side section may
+ * use what it found without a reference.
  * Lock legend: common.h.
  */
 #ifndef SOCKTAB_SRC_SOCK_H
 #define SOCKTAB_SRC_SOCK_H
+
+#include <sys/types.h>
 
 #include "common.h"
 
@@ -16,81 +32,204 @@
 #define SOCKTAB__BINDPORT_LOCK 0x8
 #define SOCKTAB__CONNECT_BIND 0x80
 
+/* Object kinds: one pool each. */
+enum socktab__kind {
+	SOCKTAB__K_TCP4,
+	SOCKTAB__K_TCP6,
+	SOCKTAB__K_UDP4,
+	SOCKTAB__K_UDP6,
+	SOCKTAB__K_TW4,
+	SOCKTAB__K_TW6,
+	SOCKTAB__K_NR
+};
+#define SOCKTAB__KIND_MASK 0x7f
+#define SOCKTAB__IN_POOL 0x80 /* kind bit: on the pool's free list */
+
+/* sk->tw_flags of a TIME_WAIT entry: substate in the low bits. */
+#define SOCKTAB__TWF_SUBSTATE 0x0f /* SOCKTAB_TCP_FIN_WAIT2 or SOCKTAB_TCP_TIME_WAIT */
+#define SOCKTAB__TWF_TS 0x10       /* (c) recorded a peer timestamp */
+#define SOCKTAB__TWF_ONLIST 0x20   /* (t) still on the net's list */
+
 struct socktab__tb2;
 struct socktab__reuseport;
+struct socktab__sk_cold;
 
 struct socktab_sock {
-	/* Cache line 0: everything the established lookup reads (R77). */
-	struct socktab__hnode node;        /* (e) ehash chain link */
+	/* One cache line: what the lookups read (R77), then what bind-conflict walks read. */
+	struct socktab__hnode node;        /* (e) ehash / lhash2 / UDP hash2 chain link */
 	_Atomic uint32_t hash;             /* (r,e) ehash hash; set before the node is published */
 	_Atomic uint32_t refcnt;           /* (a) 0 while in the pool */
-	_Atomic uint64_t addrpair;         /* (r,s) remote v4 | local v4 << 32 (v4 alias of v6) */
+	_Atomic uint64_t addrpair;         /* (r,s) remote v4 | local v4 << 32 */
 	_Atomic uint32_t portpair;         /* (r,s) remote port (be) | local port (host) << 16 */
+	_Atomic uint32_t bound_dev_if;     /* (r,s) 0 = any device */
+	struct socktab__sk_cold *cold;     /* (c) control state; a TIME_WAIT entry's is its net's
+					    * shared all-zero one, which only names the net */
 	_Atomic uint8_t state;             /* (r,s) SOCKTAB_TCP_*, SOCKTAB__FREE in the pool */
 	_Atomic uint8_t v4key;             /* (r,s) 1: keyed by IPv4 (AF_INET, or v4-mapped peer) */
-	_Atomic uint8_t family;            /* (r,c) AF_INET / AF_INET6 */
-	uint8_t proto;                     /* (c) SOCKTAB_TCP */
-	_Atomic uint32_t bound_dev_if;     /* (r,s) 0 = any device */
-	_Atomic(struct socktab_net *) net; /* (r,c) */
-	/* Cache line 1: IPv6 key (compared only for IPv6 lookups). */
-	_Atomic uint64_t v6_daddr[2];      /* (r,s) remote address (v4-mapped for AF_INET) */
-	_Atomic uint64_t v6_saddr[2];      /* (r,s) local address (v4-mapped for AF_INET) */
-
-	/* Control state, never read by lookups. */
-	pthread_mutex_t lock;              /* serialises control calls on this socket */
+	uint8_t family;                    /* (c) AF_INET / AF_INET6 */
+	uint8_t proto;                     /* (c) SOCKTAB_TCP / SOCKTAB_UDP */
 	_Atomic uint8_t reuse;             /* (s) SO_REUSEADDR; read by other binders under (b) */
 	_Atomic uint8_t reuseport;         /* (s) SO_REUSEPORT */
-	uint8_t v6only;                    /* (s,b) IPV6_V6ONLY (changes only while portless) */
-	uint8_t bind_address_no_port;      /* (s) IP_BIND_ADDRESS_NO_PORT */
-	_Atomic uint8_t freebind;          /* (s) IP_FREEBIND / IPV6_FREEBIND (one flag, R87) */
-	_Atomic uint8_t transparent;       /* (s) IP_TRANSPARENT / IPV6_TRANSPARENT */
-	uint8_t broadcast;                 /* (s) SO_BROADCAST (UDP sends) */
-	uint8_t saddr_any;                 /* (s) bound to an IPv4 broadcast/multicast address: it
-					    * names the socket but is no source (inet_saddr = 0) */
-	uint8_t userlocks;                 /* (s) SOCKTAB__*_LOCK, CONNECT_BIND */
-	uint8_t linger_on;                 /* (s) SO_LINGER */
-	uint8_t tw_ts;                     /* (c) TIME_WAIT entry recorded a peer timestamp */
-	_Atomic uint8_t tw_substate;       /* (t, read without it) TIME_WAIT entry: SOCKTAB_TCP_FIN_WAIT2
-					    * or _TIME_WAIT */
-	uint8_t on_twlist;                 /* (t) TIME_WAIT entry still on the net's list */
-	uint8_t in_pool;                   /* (p) on the pool's free list */
-	int rss_queue;                     /* (s) RSS queue wanted for replies, -1: any (rss.c) */
-	uint8_t sock_connected;            /* (s) socket-level SS_CONNECTED: set once established,
-					    * cleared only by connect(AF_UNSPEC); connect() then says EISCONN */
+	_Atomic uint8_t v6only;            /* (s,b) IPV6_V6ONLY (changes only while portless) */
+	_Atomic uint8_t tw_flags;          /* TIME_WAIT entry: SOCKTAB__TWF_* */
+	uid_t uid;                         /* (s) owner uid (SO_REUSEPORT same-owner rule) */
 	uint16_t sport;                    /* (s) port getsockname reports (kernel inet_sport): kept
 					    * after the port is given back by a reset or disconnect */
-	struct rcu_head rcu;               /* back to the pool after a grace period */
-	int linger_secs;                   /* (s) */
-	uint32_t local_port_range;         /* (s) IP_LOCAL_PORT_RANGE, hi << 16 | lo */
-	uid_t uid;                         /* (s) owner uid (SO_REUSEPORT same-owner rule) */
-	struct socktab__tb2 *tb2;          /* (b) bind bucket this socket owns a port through */
-	struct socktab_sock *bind_next;    /* (b) next owner of tb2 */
-	struct socktab_sock **bind_pprev;  /* (b) */
+	uint8_t userlocks;                 /* (s) SOCKTAB__*_LOCK, CONNECT_BIND */
+	_Atomic uint8_t kind;              /* (c) enum socktab__kind | SOCKTAB__IN_POOL (p) */
+	/* The caller's area follows at the next line (socktab__sk_priv). */
+};
+
+/*
+ * Link of an object among its bind bucket's owners while it owns a port; once it is freed the
+ * same bytes carry it through the grace period and the pool's free list.
+ */
+struct socktab__bindlink {
+	union {
+		struct {
+			struct socktab__tb2 *tb2;           /* (b) bucket this object owns a port through */
+			struct socktab_sock *next;          /* (b) next owner of tb2 */
+			struct socktab_sock **pprev;        /* (b) */
+		};
+		struct {
+			struct rcu_head rcu;                /* back to the pool after a grace period */
+			struct socktab_sock *pool_next;     /* (p) free list / limbo batch link */
+		};
+	};
+};
+
+/* Socket flags (cold->flags), each written under the socket lock, read with atomic loads. */
+#define SOCKTAB__SKF_FREEBIND 0x01     /* IP_FREEBIND / IPV6_FREEBIND (one flag, R87) */
+#define SOCKTAB__SKF_TRANSPARENT 0x02  /* IP_TRANSPARENT / IPV6_TRANSPARENT */
+#define SOCKTAB__SKF_BROADCAST 0x04    /* SO_BROADCAST (UDP sends) */
+#define SOCKTAB__SKF_SADDR_ANY 0x08    /* bound to an IPv4 broadcast/multicast address: it names
+					* the socket but is no source (inet_saddr = 0) */
+#define SOCKTAB__SKF_NO_PORT 0x10      /* IP_BIND_ADDRESS_NO_PORT */
+#define SOCKTAB__SKF_LINGER 0x20       /* SO_LINGER on */
+#define SOCKTAB__SKF_CONNECTED 0x40    /* socket-level SS_CONNECTED: set once established, cleared
+					* only by connect(AF_UNSPEC); connect() then says EISCONN */
+#define SOCKTAB__SKF_RSS 0x80          /* rss_queue names a queue */
+
+/* Control-path state of a socket (56 bytes), in its slab's cold array. */
+struct socktab__sk_cold {
+	struct socktab_net *net;           /* (c) */
+	struct socktab__bindlink bl;
 	struct socktab__reuseport *_Atomic reuseport_cb; /* (r, reuseport lock) listener group */
+	uint32_t local_port_range;         /* (s) IP_LOCAL_PORT_RANGE, hi << 16 | lo */
 	int backlog;                       /* (s) listen() backlog after clamping */
-	uint64_t tw_expire_ns;             /* (c) TIME_WAIT: expiry time on the net clock */
-	uint64_t tw_entry_ns;              /* (c) TIME_WAIT: creation time (tw_reuse_delay) */
-	struct socktab_sock *tw_next;      /* (t) TIME_WAIT list */
-	struct socktab_sock *tw_prev;      /* (t) */
-	struct socktab_sock *pool_next;    /* (p) free list link (never the ehash link) */
-	struct socktab_sock *all_next;     /* (p) every socket object of the pool */
-	/* ---- UDP (udp.c). A UDP socket uses `node` above for its hash2 chain (it is never in
-	 * ehash or lhash2). (u) = written under the primary slot lock of its port. ---- */
-	struct socktab__hnode udp_node1;   /* (r,u) primary (port) chain */
-	struct socktab__hnode udp_node4;   /* (r,u) hash4 (4-tuple) chain, nulls protocol */
-	_Atomic uint32_t udp_hash4;        /* (r,u) R9 hash of the 4-tuple while in hash4 */
-	uint32_t udp_slot2;                /* (u) hash2 slot while hashed */
-	_Atomic uint8_t udp_v6only;        /* (r,u) v6only as lookups see it (set before hashing) */
-	_Atomic uint8_t udp_rp_conns;      /* (r, reuseport lock) R36: the group had a connect() */
-	uint8_t udp_hashed4;               /* (u) in hash4 */
-	/* Caller data follows, aligned to 16 bytes. */
-	_Alignas(16) unsigned char priv[];
+	int linger_secs;                   /* (s) */
+	uint16_t rss_queue;                /* (s) RSS queue wanted for replies (rss.c), if SKF_RSS */
+	_Atomic uint8_t flags;             /* (s) SOCKTAB__SKF_* */
+};
+
+/* IPv6 key of an AF_INET6 socket or entry (v4-mapped while it talks IPv4). An AF_INET socket
+ * has none: its IPv6 form is the v4-mapped one of addrpair. */
+struct socktab__v6key {
+	_Atomic uint64_t daddr[2];         /* (r,s) remote address */
+	_Atomic uint64_t saddr[2];         /* (r,s) local address */
+};
+
+/* UDP chain links and state (udp.c), after the cold part of a UDP socket. A UDP socket uses
+ * `node` of its first line for its hash2 chain. (u) = under the primary slot lock of its port. */
+struct socktab__udp_ext {
+	struct socktab__hnode node1;       /* (r,u) primary (port) chain */
+	struct socktab__hnode node4;       /* (r,u) hash4 (4-tuple) chain, nulls protocol */
+	struct socktab_sock *sk;           /* (c) the socket these links belong to */
+	_Atomic uint32_t hash4;            /* (r,u) R9 hash of the 4-tuple while in hash4 */
+	uint32_t slot2;                    /* (u) hash2 slot while hashed */
+	_Atomic uint8_t rp_conns;          /* (r, reuseport lock) R36: the group had a connect() */
+	uint8_t hashed4;                   /* (u) in hash4 */
+};
+
+/* A TIME_WAIT entry (inet_timewait_sock): 128 bytes, 192 with the IPv6 key. */
+#define SOCKTAB__TW_PRIV 16
+struct socktab__tw {
+	struct socktab_sock sk;            /* first: lookups see a socket line like any other */
+	struct socktab__bindlink bl;
+	struct socktab_sock *next;         /* (t) the net's list, oldest first */
+	struct socktab_sock *prev;         /* (t) */
+	_Atomic uint64_t expire_ns;        /* (t, read without it) expiry on the net clock */
+	_Alignas(8) unsigned char priv[SOCKTAB__TW_PRIV]; /* the caller's TIME_WAIT state */
+};
+
+struct socktab__tw6 {
+	struct socktab__tw tw;
+	struct socktab__v6key v6;
 };
 
 /* Chains link sockets by their first member: a node pointer is the socket pointer. */
 static inline struct socktab_sock *socktab__node_sk(uintptr_t p)
 {
 	return (struct socktab_sock *)p;
+}
+
+/* ---- object parts ---- */
+static inline unsigned int socktab__sk_kind(const struct socktab_sock *sk)
+{
+	return atomic_load_explicit(&((struct socktab_sock *)sk)->kind, memory_order_relaxed) &
+	       SOCKTAB__KIND_MASK;
+}
+
+static inline bool socktab__sk_is_tw(const struct socktab_sock *sk)
+{
+	return socktab__sk_kind(sk) >= SOCKTAB__K_TW4;
+}
+
+static inline struct socktab_net *socktab__sk_net(const struct socktab_sock *sk)
+{
+	return sk->cold->net;
+}
+
+static inline struct socktab__tw *socktab__sk_tw(struct socktab_sock *sk)
+{
+	return (struct socktab__tw *)sk;
+}
+
+/* The bind-bucket link: in the entry itself for TIME_WAIT, in the cold part otherwise. */
+static inline struct socktab__bindlink *socktab__sk_bl(const struct socktab_sock *sk)
+{
+	if (socktab__sk_is_tw(sk))
+		return &((struct socktab__tw *)sk)->bl;
+	return &sk->cold->bl;
+}
+
+/* The caller's area of a socket (not of a TIME_WAIT entry). */
+static inline void *socktab__sk_priv(struct socktab_sock *sk)
+{
+	return (unsigned char *)sk + sizeof(*sk);
+}
+
+/* The IPv6 key; only for an AF_INET6 socket or entry. */
+static inline struct socktab__v6key *socktab__sk_v6(const struct socktab_sock *sk)
+{
+	if (socktab__sk_kind(sk) == SOCKTAB__K_TW6)
+		return &((struct socktab__tw6 *)sk)->v6;
+	return (struct socktab__v6key *)(sk->cold + 1);
+}
+
+/* The UDP part; only for a UDP socket. */
+static inline struct socktab__udp_ext *socktab__sk_udp(const struct socktab_sock *sk)
+{
+	unsigned char *p = (unsigned char *)(sk->cold + 1);
+
+	if (sk->family == AF_INET6)
+		p += sizeof(struct socktab__v6key);
+	return (struct socktab__udp_ext *)p;
+}
+
+/* ---- socket flags ---- */
+static inline bool socktab__skf(const struct socktab_sock *sk, uint8_t f)
+{
+	return atomic_load_explicit(&sk->cold->flags, memory_order_relaxed) & f;
+}
+
+/* Caller holds the socket lock (or owns the socket alone). */
+static inline void socktab__skf_set(struct socktab_sock *sk, uint8_t f, bool on)
+{
+	if (on)
+		atomic_fetch_or_explicit(&sk->cold->flags, f, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&sk->cold->flags, (uint8_t)~f, memory_order_relaxed);
 }
 
 /* ---- socket field helpers ---- */
@@ -114,9 +253,45 @@ static inline uint32_t socktab__sk_daddr(const struct socktab_sock *sk)
 	return (uint32_t)RD(sk->addrpair);
 }
 
+/* The local / remote address in IPv6 form: v4-mapped for AF_INET. */
+static inline struct in6_addr socktab__sk_v6_saddr(const struct socktab_sock *sk)
+{
+	struct in6_addr a;
+
+	if (sk->family == AF_INET) {
+		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
+		return a;
+	}
+	return socktab__v6_load(socktab__sk_v6(sk)->saddr);
+}
+
+static inline struct in6_addr socktab__sk_v6_daddr(const struct socktab_sock *sk)
+{
+	struct in6_addr a;
+
+	if (sk->family == AF_INET) {
+		socktab__v6_map(&a, socktab__sk_daddr(sk));
+		return a;
+	}
+	return socktab__v6_load(socktab__sk_v6(sk)->daddr);
+}
+
+/* Set the IPv6 form of the addresses; for AF_INET a no-op (addrpair is the address). */
+static inline void socktab__sk_set_v6_saddr(struct socktab_sock *sk, const struct in6_addr *a)
+{
+	if (sk->family == AF_INET6)
+		socktab__v6_store(socktab__sk_v6(sk)->saddr, a);
+}
+
+static inline void socktab__sk_set_v6_daddr(struct socktab_sock *sk, const struct in6_addr *a)
+{
+	if (sk->family == AF_INET6)
+		socktab__v6_store(socktab__sk_v6(sk)->daddr, a);
+}
+
 static inline bool socktab__ipv6_only(const struct socktab_sock *sk)
 {
-	return RD(sk->family) == AF_INET6 && sk->v6only;
+	return sk->family == AF_INET6 && RD(sk->v6only);
 }
 
 /*
@@ -131,14 +306,15 @@ static inline bool socktab__bound_dev_eq(bool l3mdev_accept, uint32_t bound, int
 	return (int)bound == dif || (int)bound == sdif;
 }
 
-/* The socket's lock is held (debug builds). */
-#define SOCKTAB__ASSERT_SK_LOCKED(sk) SOCKTAB__ASSERT_LOCKED(&(sk)->lock)
-
 /* ---- sock.c ---- */
+/* The lock of @sk's control calls: one of its net's striped locks. No code holds two. */
+pthread_mutex_t *socktab__sk_lock(const struct socktab_sock *sk);
+/* The socket's lock is held (debug builds). */
+#define SOCKTAB__ASSERT_SK_LOCKED(sk) SOCKTAB__ASSERT_LOCKED(socktab__sk_lock(sk))
 /* Take a reference unless the count is zero (the socket is dying or in the pool). */
 bool socktab__sock_hold_not_zero(struct socktab_sock *sk);
 /* Reset every field of a socket fresh from the pool. */
-void socktab__sock_init_fields(struct socktab_sock *sk, struct socktab_net *net, int family);
+void socktab__sock_init_fields(struct socktab_sock *sk);
 /* tcp_done(): leave the tables, keep the addresses. Caller holds the socket lock. */
 void socktab__sk_done(struct socktab_net *net, struct socktab_sock *sk);
 

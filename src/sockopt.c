@@ -65,14 +65,14 @@ static int get_reuseport(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 static int set_broadcast(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	(void)p, (void)n;
-	sk->broadcast = v != 0;
+	socktab__skf_set(sk, SOCKTAB__SKF_BROADCAST, v != 0);
 	return 0;
 }
 
 static int get_broadcast(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 {
 	(void)p, (void)n;
-	*v = sk->broadcast;
+	*v = socktab__skf(sk, SOCKTAB__SKF_BROADCAST);
 	return 0;
 }
 
@@ -98,8 +98,8 @@ static int set_linger(struct socktab_sock *sk, int v, const void *optval, sockle
 	if (!optval || optlen < (socklen_t)sizeof(lg))
 		return -EINVAL;
 	memcpy(&lg, optval, sizeof(lg));
-	sk->linger_on = lg.l_onoff != 0;
-	sk->linger_secs = lg.l_linger < 0 ? 0 : lg.l_linger;
+	socktab__skf_set(sk, SOCKTAB__SKF_LINGER, lg.l_onoff != 0);
+	sk->cold->linger_secs = lg.l_linger < 0 ? 0 : lg.l_linger;
 	return 0;
 }
 
@@ -116,7 +116,7 @@ static int put_bytes(void *optval, socklen_t *optlen, const void *src, socklen_t
 
 static int get_linger(struct socktab_sock *sk, int *v, void *optval, socklen_t *optlen)
 {
-	struct linger lg = { .l_onoff = sk->linger_on, .l_linger = sk->linger_secs };
+	struct linger lg = { .l_onoff = socktab__skf(sk, SOCKTAB__SKF_LINGER), .l_linger = sk->cold->linger_secs };
 
 	(void)v;
 	return put_bytes(optval, optlen, &lg, sizeof(lg));
@@ -125,7 +125,7 @@ static int get_linger(struct socktab_sock *sk, int *v, void *optval, socklen_t *
 /* sock_bindtoindex_locked(): a nonzero binding changes only with CAP_NET_RAW. */
 static int bind_to_index(struct socktab_sock *sk, int ifindex)
 {
-	if (RD(sk->bound_dev_if) && !RD(sk->net)->net_raw)
+	if (RD(sk->bound_dev_if) && !socktab__sk_net(sk)->net_raw)
 		return -EPERM;
 	if (ifindex < 0)
 		return -EINVAL;
@@ -145,7 +145,7 @@ static int set_bindtodevice(struct socktab_sock *sk, int v, const void *optval, 
 		return -EINVAL;
 	memcpy(name, optval, optlen);
 	if (name[0]) {
-		ifindex = socktab_dev_index(RD(sk->net), name);
+		ifindex = socktab_dev_index(socktab__sk_net(sk), name);
 		if (ifindex < 0)
 			return -ENODEV;
 	}
@@ -164,7 +164,7 @@ static int get_bindtodevice(struct socktab_sock *sk, int *v, void *optval, sockl
 		*optlen = 0;
 		return 0;
 	}
-	if (socktab_dev_name(RD(sk->net), dev, name, sizeof(name)))
+	if (socktab_dev_name(socktab__sk_net(sk), dev, name, sizeof(name)))
 		return -ENODEV;
 	return put_bytes(optval, optlen, name, (socklen_t)strlen(name) + 1);
 }
@@ -185,44 +185,44 @@ static int get_bindtoifindex(struct socktab_sock *sk, int *v, void *p, socklen_t
 static int set_bind_address_no_port(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	(void)p, (void)n;
-	sk->bind_address_no_port = v != 0;
+	socktab__skf_set(sk, SOCKTAB__SKF_NO_PORT, v != 0);
 	return 0;
 }
 
 static int get_bind_address_no_port(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 {
 	(void)p, (void)n;
-	*v = sk->bind_address_no_port;
+	*v = socktab__skf(sk, SOCKTAB__SKF_NO_PORT);
 	return 0;
 }
 
 static int set_freebind(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	(void)p, (void)n;
-	WR(sk->freebind, v != 0);
+	socktab__skf_set(sk, SOCKTAB__SKF_FREEBIND, v != 0);
 	return 0;
 }
 
 static int get_freebind(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 {
 	(void)p, (void)n;
-	*v = RD(sk->freebind);
+	*v = socktab__skf(sk, SOCKTAB__SKF_FREEBIND);
 	return 0;
 }
 
 static int set_transparent(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	(void)p, (void)n;
-	if (v && !RD(sk->net)->net_raw)
+	if (v && !socktab__sk_net(sk)->net_raw)
 		return -EPERM; /* needs CAP_NET_RAW or CAP_NET_ADMIN */
-	WR(sk->transparent, v != 0);
+	socktab__skf_set(sk, SOCKTAB__SKF_TRANSPARENT, v != 0);
 	return 0;
 }
 
 static int get_transparent(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 {
 	(void)p, (void)n;
-	*v = RD(sk->transparent);
+	*v = socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT);
 	return 0;
 }
 
@@ -240,20 +240,20 @@ static int set_local_port_range(struct socktab_sock *sk, int v, const void *optv
 	hi = (uint16_t)(r >> 16);
 	if (lo && hi && lo > hi)
 		return -EINVAL;
-	sk->local_port_range = r;
+	sk->cold->local_port_range = r;
 	return 0;
 }
 
 static int get_local_port_range(struct socktab_sock *sk, int *v, void *optval, socklen_t *optlen)
 {
 	(void)v;
-	return put_bytes(optval, optlen, &sk->local_port_range, sizeof(uint32_t));
+	return put_bytes(optval, optlen, &sk->cold->local_port_range, sizeof(uint32_t));
 }
 
 static int set_v6only(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	(void)p, (void)n;
-	if (socktab__sk_num(sk) || sk->tb2)
+	if (socktab__sk_num(sk) || socktab__sk_bl(sk)->tb2)
 		return -EINVAL; /* R67: not once the socket has a port */
 	sk->v6only = v != 0;
 	return 0;
@@ -269,7 +269,7 @@ static int get_v6only(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 static int set_uid(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	(void)p, (void)n;
-	if (socktab__sk_num(sk) || sk->tb2 || RD(sk->state) != SOCKTAB_TCP_CLOSE || v < 0)
+	if (socktab__sk_num(sk) || socktab__sk_bl(sk)->tb2 || RD(sk->state) != SOCKTAB_TCP_CLOSE || v < 0)
 		return -EINVAL;
 	sk->uid = (uid_t)v;
 	return 0;
@@ -304,7 +304,7 @@ static const struct opt opts[] = {
 
 static const struct opt *find_opt(const struct socktab_sock *sk, int level, int name)
 {
-	if (level == IPPROTO_IPV6 && RD(sk->family) != AF_INET6)
+	if (level == IPPROTO_IPV6 && sk->family != AF_INET6)
 		return NULL;
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 		if (opts[i].level == level && opts[i].name == name)
@@ -317,9 +317,9 @@ static int lock_open(struct socktab_sock *sk)
 {
 	if (!sk)
 		return -EINVAL;
-	socktab__lock(&sk->lock);
+	socktab__lock(socktab__sk_lock(sk));
 	if (RD(sk->state) == SOCKTAB__FREE || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT) {
-		socktab__unlock(&sk->lock);
+		socktab__unlock(socktab__sk_lock(sk));
 		return -EBADF;
 	}
 	return 0;
@@ -361,7 +361,7 @@ int socktab_setsockopt(struct socktab_sock *sk, int level, int optname, const vo
 		err = -ENOPROTOOPT;
 	else if (!(err = read_int(o, optval, optlen, &v)))
 		err = o->set(sk, v, optval, optlen);
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }
 
@@ -375,7 +375,7 @@ int socktab_getsockopt(struct socktab_sock *sk, int level, int optname, void *op
 	if (err)
 		return err;
 	o = find_opt(sk, level, optname);
-	if (!o && RD(sk->family) == AF_INET && level != SOL_SOCKET && level != IPPROTO_IP &&
+	if (!o && sk->family == AF_INET && level != SOL_SOCKET && level != IPPROTO_IP &&
 	    level != SOCKTAB_SOL) {
 		err = -EOPNOTSUPP; /* ip_getsockopt: any level but SOL_IP */
 	} else if (!o || !o->get) {
@@ -394,6 +394,6 @@ int socktab_getsockopt(struct socktab_sock *sk, int level, int optname, void *op
 			err = put_bytes(optval, optlen, &v, sizeof(v));
 		}
 	}
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }

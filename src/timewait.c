@@ -2,49 +2,70 @@
 /*
  * TIME_WAIT entries (R48, R61-R63, R100).
  *
- * A TIME_WAIT entry is a socket object from the same type-stable pool, in state TIME_WAIT. The
+ * A TIME_WAIT entry (struct socktab__tw, sock.h) is a compact object of its own pool: the
+ * socket's first line (so lookups walk and match it like any entry, and see state TIME_WAIT), its
+ * bind-bucket link, list links, expiry and SOCKTAB__TW_PRIV bytes for the caller. The
  * active closer's socket is swapped for it in place: in its ehash chain (one store, so a reader
  * sees one or the other, R22) and among its tb2's owners (it keeps the port, with the original
  * socket's reuse flags, R48). The net keeps a FIFO list of entries (all live tw_len), which holds
  * one reference on each. There is no timer thread: socktab_net_tick() and the control calls reap
  * expired entries (a few at a time), and a connect() that meets an expired entry takes it over.
- * Every unhash of an entry happens under the bhash lock of its port; tw->tb2 != NULL says it is
- * still hashed.
+ * Every unhash of an entry happens under the bhash lock of its port; a bucket link
+ * (socktab__sk_bl(tw)->tb2 != NULL) says it is still hashed.
  */
 #include "bind.h"
 #include "ehash.h"
 #include "timewait.h"
 
+static struct socktab__tw *twof(struct socktab_sock *sk)
+{
+	return socktab__sk_tw(sk);
+}
+
+static bool tw_on_list(const struct socktab_sock *tw)
+{
+	return RD(((struct socktab_sock *)tw)->tw_flags) & SOCKTAB__TWF_ONLIST;
+}
+
+static void tw_flags_set(struct socktab_sock *tw, uint8_t mask, uint8_t v)
+{
+	uint8_t f = RD(tw->tw_flags);
+
+	WR(tw->tw_flags, (uint8_t)((f & ~mask) | v));
+}
+
 static void tw_list_add_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
 	SOCKTAB__ASSERT_LOCKED(&net->tw_lock);
-	tw->tw_next = NULL;
-	tw->tw_prev = net->tw_tail;
+	twof(tw)->next = NULL;
+	twof(tw)->prev = net->tw_tail;
 	if (net->tw_tail) {
-		net->tw_tail->tw_next = tw;
+		twof(net->tw_tail)->next = tw;
 	} else {
 		net->tw_head = tw;
-		WR(net->tw_head_expire, tw->tw_expire_ns);
+		WR(net->tw_head_expire, RD(twof(tw)->expire_ns));
 	}
 	net->tw_tail = tw;
-	tw->on_twlist = 1;
+	tw_flags_set(tw, SOCKTAB__TWF_ONLIST, SOCKTAB__TWF_ONLIST);
 }
 
 static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
+	struct socktab__tw *t = twof(tw);
+
 	SOCKTAB__ASSERT_LOCKED(&net->tw_lock);
-	if (tw->tw_prev) {
-		tw->tw_prev->tw_next = tw->tw_next;
+	if (t->prev) {
+		twof(t->prev)->next = t->next;
 	} else {
-		net->tw_head = tw->tw_next;
-		WR(net->tw_head_expire, net->tw_head ? net->tw_head->tw_expire_ns : UINT64_MAX);
+		net->tw_head = t->next;
+		WR(net->tw_head_expire, net->tw_head ? RD(twof(net->tw_head)->expire_ns) : UINT64_MAX);
 	}
-	if (tw->tw_next)
-		tw->tw_next->tw_prev = tw->tw_prev;
+	if (t->next)
+		twof(t->next)->prev = t->prev;
 	else
-		net->tw_tail = tw->tw_prev;
-	tw->tw_next = tw->tw_prev = NULL;
-	tw->on_twlist = 0;
+		net->tw_tail = t->prev;
+	t->next = t->prev = NULL;
+	tw_flags_set(tw, SOCKTAB__TWF_ONLIST, 0);
 }
 
 /*
@@ -55,7 +76,7 @@ static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
 int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk, int substate)
 {
 	struct socktab__tables *t = net->tab;
-	struct socktab_sock *tw = socktab__pool_alloc(&net->pool);
+	struct socktab_sock *tw = socktab__pool_alloc(socktab__tw_pool(net, sk->family));
 	struct socktab__bhead *head;
 	pthread_mutex_t *l;
 	uint64_t now = socktab__now(net);
@@ -63,28 +84,29 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!tw)
 		return -ENOMEM;
-	socktab__sock_init_fields(tw, net, RD(sk->family));
+	atomic_store_explicit(&tw->node.pprev, NULL, memory_order_relaxed);
 	WR(tw->v4key, RD(sk->v4key));
 	WR(tw->addrpair, RD(sk->addrpair));
 	WR(tw->portpair, RD(sk->portpair));
 	WR(tw->hash, RD(sk->hash));
 	WR(tw->bound_dev_if, RD(sk->bound_dev_if));
-	WR(tw->v6_daddr[0], RD(sk->v6_daddr[0]));
-	WR(tw->v6_daddr[1], RD(sk->v6_daddr[1]));
-	WR(tw->v6_saddr[0], RD(sk->v6_saddr[0]));
-	WR(tw->v6_saddr[1], RD(sk->v6_saddr[1]));
+	if (sk->family == AF_INET6) {
+		struct in6_addr d = socktab__sk_v6_daddr(sk), l6 = socktab__sk_v6_saddr(sk);
+
+		socktab__sk_set_v6_daddr(tw, &d);
+		socktab__sk_set_v6_saddr(tw, &l6);
+	}
 	WR(tw->reuse, RD(sk->reuse));
 	WR(tw->reuseport, RD(sk->reuseport));
-	tw->v6only = sk->v6only;
+	WR(tw->v6only, RD(sk->v6only));
 	tw->uid = sk->uid;
+	tw->sport = sk->sport;
 	tw->userlocks = sk->userlocks & SOCKTAB__CONNECT_BIND;
-	tw->tw_ts = net->tcp_timestamps;
-	tw->tw_entry_ns = now;
-	tw->tw_expire_ns = now + net->tw_len_ns;
-	WR(tw->tw_substate, (uint8_t)substate);
+	WR(tw->tw_flags, (uint8_t)(substate | (net->tcp_timestamps ? SOCKTAB__TWF_TS : 0)));
+	WR(twof(tw)->expire_ns, now + net->tw_len_ns);
 	/* The caller's TIME_WAIT state: the first tw_priv_size bytes of the socket's area. */
-	memset(tw->priv, 0, net->pool.priv_size);
-	memcpy(tw->priv, sk->priv, net->tw_priv_size);
+	memset(twof(tw)->priv, 0, sizeof(twof(tw)->priv));
+	memcpy(twof(tw)->priv, socktab__sk_priv(sk), net->tw_priv_size);
 	WR(tw->state, SOCKTAB_TCP_TIME_WAIT);
 	/* The list's reference; published by the chain's release store below. */
 	atomic_store_explicit(&tw->refcnt, 1, memory_order_release);
@@ -111,7 +133,7 @@ static bool tw_loopback(const struct socktab_sock *tw)
 	if (RD(tw->v4key))
 		return socktab__v4_is_loopback(socktab__sk_rcv_saddr(tw)) ||
 		       socktab__v4_is_loopback(socktab__sk_daddr(tw));
-	struct in6_addr l = socktab__v6_load(tw->v6_saddr), r = socktab__v6_load(tw->v6_daddr);
+	struct in6_addr l = socktab__sk_v6_saddr(tw), r = socktab__sk_v6_daddr(tw);
 
 	return socktab__v6_is_loopback(&l) || socktab__v6_is_loopback(&r);
 }
@@ -126,15 +148,20 @@ bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool p
 	int reuse = RD(net->tw_reuse);
 
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(net->tab, RD(tw->hash)));
-	if (now >= tw->tw_expire_ns)
+	uint64_t expire = RD(twof(tw)->expire_ns);
+
+	if (now >= expire)
 		return true;
 	if (reuse == 2 && !tw_loopback(tw))
 		reuse = 0;
-	if (!tw->tw_ts)
+	if (!(RD(tw->tw_flags) & SOCKTAB__TWF_TS))
 		return false;
 	if (port_was_bound)
 		return true;
-	return reuse && now > tw->tw_entry_ns + (uint64_t)RD(net->tw_reuse_delay_ms) * 1000000ull;
+	/* The delay counts from the entry's last (re)arming: expire - tw_len (the kernel counts
+	 * from the last timestamp it recorded, which a re-arming segment also refreshes). */
+	return reuse && now > expire - net->tw_len_ns +
+				      (uint64_t)RD(net->tw_reuse_delay_ms) * 1000000ull;
 }
 
 /*
@@ -144,7 +171,7 @@ bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool p
 void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, socktab__sk_num(tw)));
-	if (!tw->tb2)
+	if (!socktab__sk_bl(tw)->tb2)
 		return;
 	socktab__ehash_remove(net->tab, tw);
 	socktab__bind_unhash_locked(net, tw);
@@ -160,7 +187,7 @@ void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw
 	bool had;
 
 	socktab__lock(&net->tw_lock);
-	had = tw->on_twlist;
+	had = tw_on_list(tw);
 	if (had)
 		tw_list_del_locked(net, tw);
 	socktab__unlock(&net->tw_lock);
@@ -180,7 +207,7 @@ static void tw_kill(struct socktab_net *net, struct socktab_sock *tw)
 	socktab__tw_kill_locked(net, tw);
 	socktab__unlock(l);
 	socktab__lock(&net->tw_lock);
-	had = tw->on_twlist;
+	had = tw_on_list(tw);
 	if (had)
 		tw_list_del_locked(net, tw);
 	socktab__unlock(&net->tw_lock);
@@ -206,14 +233,14 @@ int socktab_tw_substate(struct socktab_tw *t)
 {
 	struct socktab_sock *tw = tw_sk(t);
 
-	return tw ? RD(tw->tw_substate) : -EINVAL;
+	return tw ? RD(tw->tw_flags) & SOCKTAB__TWF_SUBSTATE : -EINVAL;
 }
 
 void *socktab_tw_priv(struct socktab_tw *t)
 {
 	struct socktab_sock *tw = tw_sk(t);
 
-	return tw && RD(tw->net)->tw_priv_size ? tw->priv : NULL;
+	return tw && socktab__sk_net(tw)->tw_priv_size ? twof(tw)->priv : NULL;
 }
 
 /* A full period from now (inet_twsk_reschedule): back to the list's tail, the newest. */
@@ -224,14 +251,14 @@ static int tw_rearm(struct socktab_tw *t, bool fin)
 
 	if (!tw)
 		return -EINVAL;
-	net = RD(tw->net);
+	net = socktab__sk_net(tw);
 	socktab__lock(&net->tw_lock);
-	if (tw->on_twlist) {
+	if (tw_on_list(tw)) {
 		tw_list_del_locked(net, tw);
-		tw->tw_expire_ns = socktab__now(net) + net->tw_len_ns;
+		WR(twof(tw)->expire_ns, socktab__now(net) + net->tw_len_ns);
 		tw_list_add_locked(net, tw);
 		if (fin)
-			WR(tw->tw_substate, SOCKTAB_TCP_TIME_WAIT);
+			tw_flags_set(tw, SOCKTAB__TWF_SUBSTATE, SOCKTAB_TCP_TIME_WAIT);
 	}
 	socktab__unlock(&net->tw_lock);
 	return 0;
@@ -254,9 +281,10 @@ int socktab_tw_reset(struct socktab_tw *t)
 
 	if (!tw)
 		return -EINVAL;
-	net = RD(tw->net);
+	net = socktab__sk_net(tw);
 	/* TIME_WAIT assassination (RFC 1337) unless the net refuses it; FIN_WAIT2 always dies. */
-	if (RD(tw->tw_substate) == SOCKTAB_TCP_TIME_WAIT && RD(net->tcp_rfc1337))
+	if ((RD(tw->tw_flags) & SOCKTAB__TWF_SUBSTATE) == SOCKTAB_TCP_TIME_WAIT &&
+	    RD(net->tcp_rfc1337))
 		return 0;
 	tw_kill(net, tw);
 	return 1;
@@ -268,7 +296,7 @@ int socktab_tw_kill(struct socktab_tw *t)
 
 	if (!tw)
 		return -EINVAL;
-	tw_kill(RD(tw->net), tw);
+	tw_kill(socktab__sk_net(tw), tw);
 	return 0;
 }
 
@@ -285,9 +313,9 @@ int socktab__tw_reap(struct socktab_net *net, int budget)
 	if (budget >= 0 && RD(net->tw_head_expire) > now)
 		return 0;
 	socktab__lock(&net->tw_lock);
-	while ((tw = net->tw_head) && (budget < 0 || n < budget) && tw->tw_expire_ns <= now) {
+	while ((tw = net->tw_head) && (budget < 0 || n < budget) && RD(twof(tw)->expire_ns) <= now) {
 		tw_list_del_locked(net, tw);
-		tw->tw_next = batch;
+		twof(tw)->next = batch;
 		batch = tw;
 		n++;
 	}
@@ -297,8 +325,8 @@ int socktab__tw_reap(struct socktab_net *net, int budget)
 			&net->tab->bhash[socktab__bhashfn(net, socktab__sk_num(tw)) &
 					 net->tab->bhash_mask];
 
-		batch = tw->tw_next;
-		tw->tw_next = NULL;
+		batch = twof(tw)->next;
+		twof(tw)->next = NULL;
 		socktab__lock(&head->lock);
 		socktab__tw_kill_locked(net, tw);
 		socktab__unlock(&head->lock);

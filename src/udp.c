@@ -4,10 +4,10 @@
  * packet-path lookup. Rule numbers: docs/rules.md.
  *
  * Tables (R16, R17, R82): one allocation per net holding three arrays of mask + 1 slots:
- *   hash[(port + mix) & mask]            by local port (R8); chain link sk->udp_node1;
+ *   hash[(port + mix) & mask]            by local port (R8); chain link socktab__sk_udp(sk)->node1;
  *   hash2[portaddr_hash(addr, port)]     by (local address, port) (R7); chain link sk->node, and
  *                                        the slot keeps hash4_cnt beside its head (R79);
- *   hash4[udp_ehashfn(4-tuple) & mask]   connected sockets by 4-tuple (R9, R73); sk->udp_node4.
+ *   hash4[udp_ehashfn(4-tuple) & mask]   connected sockets by 4-tuple (R9, R73); socktab__sk_udp(sk)->node4.
  * Every chain is an hlist_nulls (nulls.h). Values: hash4 slot i ends in i (R16); hash2 and hash
  * add their own bases, distinct from ehash and lhash2, because sk->node is shared with those
  * tables: a TCP reader carried onto a UDP chain by a recycled socket must notice and restart.
@@ -148,7 +148,7 @@ static uint32_t udp_ehashfn6(const struct socktab_net *net, const struct in6_add
 /* The address a socket's hash2 entry is keyed by (v4-mapped for AF_INET). */
 static struct in6_addr sk_laddr(const struct socktab_sock *sk)
 {
-	return socktab__v6_load(sk->v6_saddr);
+	return socktab__sk_v6_saddr(sk);
 }
 
 static uint32_t sk_hash4(const struct socktab_net *net, const struct socktab_sock *sk)
@@ -156,7 +156,7 @@ static uint32_t sk_hash4(const struct socktab_net *net, const struct socktab_soc
 	if (RD(sk->v4key))
 		return udp_ehashfn4(net, socktab__sk_rcv_saddr(sk), socktab__sk_num(sk),
 				    socktab__sk_daddr(sk), socktab__sk_dport(sk));
-	struct in6_addr l = socktab__v6_load(sk->v6_saddr), f = socktab__v6_load(sk->v6_daddr);
+	struct in6_addr l = socktab__sk_v6_saddr(sk), f = socktab__sk_v6_daddr(sk);
 
 	return udp_ehashfn6(net, &l, socktab__sk_num(sk), &f, socktab__sk_dport(sk));
 }
@@ -165,19 +165,25 @@ static bool sk_saddr_any(const struct socktab_sock *sk)
 {
 	struct in6_addr a = sk_laddr(sk);
 
-	if (RD(sk->family) == AF_INET)
+	if (sk->family == AF_INET)
 		return socktab__sk_rcv_saddr(sk) == 0;
 	return socktab__v6_is_any(&a);
 }
 
+/* The socket of a hash4 / primary chain node (both live in its UDP part). */
 static struct socktab_sock *sk_of_node4(uintptr_t p)
 {
-	return (struct socktab_sock *)((char *)p - offsetof(struct socktab_sock, udp_node4));
+	return ((struct socktab__udp_ext *)((char *)p - offsetof(struct socktab__udp_ext, node4)))->sk;
 }
 
 static struct socktab_sock *sk_of_node1(uintptr_t p)
 {
-	return (struct socktab_sock *)((char *)p - offsetof(struct socktab_sock, udp_node1));
+	return ((struct socktab__udp_ext *)((char *)p - offsetof(struct socktab__udp_ext, node1)))->sk;
+}
+
+static uintptr_t node_next(uintptr_t p, memory_order mo)
+{
+	return atomic_load_explicit(&((struct socktab__hnode *)p)->next, mo);
 }
 
 /* ---- lookup (R71, R72) ---- */
@@ -201,12 +207,13 @@ static int score4(const struct socktab_sock *sk, const struct ukey *k)
 	uint32_t pp;
 	int sc;
 
-	if (RD(sk->net) != k->net || (RD(sk->portpair) >> 16) != k->hnum || RD(sk->udp_v6only))
+	/* v6only changes only while the socket is out of the tables (sockopt.c). */
+	if ((RD(sk->portpair) >> 16) != k->hnum || socktab__ipv6_only(sk))
 		return -1;
 	ap = RD(sk->addrpair);
 	if ((uint32_t)(ap >> 32) != k->daddr)
 		return -1;
-	sc = RD(sk->family) == AF_INET ? 2 : 1;
+	sc = sk->family == AF_INET ? 2 : 1;
 	if ((uint32_t)ap) {
 		if ((uint32_t)ap != k->saddr)
 			return -1;
@@ -232,10 +239,9 @@ static int score6(const struct socktab_sock *sk, const struct ukey *k)
 	uint32_t pp;
 	int sc = 0;
 
-	if (RD(sk->net) != k->net || (RD(sk->portpair) >> 16) != k->hnum ||
-	    RD(sk->family) != AF_INET6)
+	if ((RD(sk->portpair) >> 16) != k->hnum || sk->family != AF_INET6)
 		return -1;
-	a = socktab__v6_load(sk->v6_saddr);
+	a = socktab__sk_v6_saddr(sk);
 	if (memcmp(&a, &k->daddr6, 16))
 		return -1;
 	pp = RD(sk->portpair) & 0xffff;
@@ -244,7 +250,7 @@ static int score6(const struct socktab_sock *sk, const struct ukey *k)
 			return -1;
 		sc++;
 	}
-	a = socktab__v6_load(sk->v6_daddr);
+	a = socktab__sk_v6_daddr(sk);
 	if (!socktab__v6_is_any(&a)) {
 		if (memcmp(&a, &k->saddr6, 16))
 			return -1;
@@ -303,7 +309,7 @@ static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t s
 			continue;
 		}
 		/* R36: with connected members the pick is only a candidate; keep scoring. */
-		if (!RD(sk->udp_rp_conns))
+		if (!RD(socktab__sk_udp(sk)->rp_conns))
 			return pick;
 		result = pick;
 		badness = score(pick, k);
@@ -315,16 +321,15 @@ static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t s
 
 static bool match4(const struct socktab_sock *sk, const struct ukey *k)
 {
-	if (RD(sk->net) != k->net ||
-	    RD(sk->portpair) != (((uint32_t)k->hnum << 16) | k->sport) ||
+	if (RD(sk->portpair) != (((uint32_t)k->hnum << 16) | k->sport) ||
 	    !socktab__bound_dev_eq(k->tcp_l3mdev_accept, RD(sk->bound_dev_if), k->dif, k->sdif))
 		return false;
 	if (!k->v6)
 		return RD(sk->v4key) &&
 		       RD(sk->addrpair) == (((uint64_t)k->daddr << 32) | k->saddr);
-	if (RD(sk->v4key) || RD(sk->family) != AF_INET6)
+	if (RD(sk->v4key) || sk->family != AF_INET6)
 		return false;
-	struct in6_addr a = socktab__v6_load(sk->v6_daddr), b = socktab__v6_load(sk->v6_saddr);
+	struct in6_addr a = socktab__sk_v6_daddr(sk), b = socktab__sk_v6_saddr(sk);
 
 	return !memcmp(&a, &k->saddr6, 16) && !memcmp(&b, &k->daddr6, 16);
 }
@@ -341,7 +346,7 @@ static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, const stru
 begin:
 	for (p = atomic_load_explicit(&t->hash4[slot].head.first, memory_order_acquire);
 	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&sk_of_node4(p)->udp_node4.next, memory_order_acquire)) {
+	     p = node_next(p, memory_order_acquire)) {
 		struct socktab_sock *sk = sk_of_node4(p);
 
 		if (match4(sk, k))
@@ -362,7 +367,7 @@ static struct socktab_sock *lookup1_rcu(struct socktab_net *net, const struct uk
 	uintptr_t p;
 
 	for (p = atomic_load_explicit(&s->head.first, memory_order_acquire); !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&sk_of_node1(p)->udp_node1.next, memory_order_acquire)) {
+	     p = node_next(p, memory_order_acquire)) {
 		struct socktab_sock *sk = sk_of_node1(p);
 		int sc = score(sk, k);
 
@@ -460,7 +465,7 @@ struct socktab_sock *socktab__lookup_udp6(struct socktab_net *net, const struct 
 
 static bool hashed(const struct socktab_sock *sk)
 {
-	return socktab__hnode_hashed(&sk->udp_node1);
+	return socktab__hnode_hashed(&socktab__sk_udp(sk)->node1);
 }
 
 static void hash2_add_locked(struct socktab_net *net, struct socktab_sock *sk, uint32_t slot,
@@ -475,21 +480,21 @@ static void hash2_add_locked(struct socktab_net *net, struct socktab_sock *sk, u
 	else
 		socktab__hnode_add_head_rcu(&sk->node, &s2->head);
 	atomic_fetch_add_explicit(&s2->count, 1, memory_order_relaxed);
-	if (sk->udp_hashed4)
+	if (socktab__sk_udp(sk)->hashed4)
 		atomic_fetch_add_explicit(&s2->hash4_cnt, 1, memory_order_relaxed);
 	socktab__unlock(&s2->lock);
-	sk->udp_slot2 = slot;
+	socktab__sk_udp(sk)->slot2 = slot;
 }
 
 static void hash2_del_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
-	struct socktab__uslot2 *s2 = &net->udp->hash2[sk->udp_slot2];
+	struct socktab__uslot2 *s2 = &net->udp->hash2[socktab__sk_udp(sk)->slot2];
 
 	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
 	socktab__lock(&s2->lock);
 	socktab__hnode_del_rcu(&sk->node);
 	atomic_fetch_sub_explicit(&s2->count, 1, memory_order_relaxed);
-	if (sk->udp_hashed4)
+	if (socktab__sk_udp(sk)->hashed4)
 		atomic_fetch_sub_explicit(&s2->hash4_cnt, 1, memory_order_relaxed);
 	socktab__unlock(&s2->lock);
 }
@@ -501,36 +506,36 @@ static void hash4_locked(struct socktab_net *net, struct socktab_sock *sk)
 	struct socktab__uslot *s4 = &net->udp->hash4[h & net->udp->mask];
 
 	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
-	WR(sk->udp_hash4, h);
+	WR(socktab__sk_udp(sk)->hash4, h);
 	socktab__lock(&s4->lock);
-	socktab__hnode_add_head_rcu(&sk->udp_node4, &s4->head);
+	socktab__hnode_add_head_rcu(&socktab__sk_udp(sk)->node4, &s4->head);
 	atomic_fetch_add_explicit(&s4->count, 1, memory_order_relaxed);
 	socktab__unlock(&s4->lock);
 	/* After the insert: a lookup that sees the count finds the entry, or falls back to hash2. */
-	atomic_fetch_add_explicit(&net->udp->hash2[sk->udp_slot2].hash4_cnt, 1,
+	atomic_fetch_add_explicit(&net->udp->hash2[socktab__sk_udp(sk)->slot2].hash4_cnt, 1,
 				  memory_order_relaxed);
-	sk->udp_hashed4 = 1;
+	socktab__sk_udp(sk)->hashed4 = 1;
 }
 
 static void unhash4_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
-	struct socktab__uslot *s4 = &net->udp->hash4[RD(sk->udp_hash4) & net->udp->mask];
+	struct socktab__uslot *s4 = &net->udp->hash4[RD(socktab__sk_udp(sk)->hash4) & net->udp->mask];
 
 	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
-	if (!sk->udp_hashed4)
+	if (!socktab__sk_udp(sk)->hashed4)
 		return;
-	atomic_fetch_sub_explicit(&net->udp->hash2[sk->udp_slot2].hash4_cnt, 1,
+	atomic_fetch_sub_explicit(&net->udp->hash2[socktab__sk_udp(sk)->slot2].hash4_cnt, 1,
 				  memory_order_relaxed);
 	socktab__lock(&s4->lock);
-	socktab__hnode_del_rcu(&sk->udp_node4);
+	socktab__hnode_del_rcu(&socktab__sk_udp(sk)->node4);
 	atomic_fetch_sub_explicit(&s4->count, 1, memory_order_relaxed);
 	socktab__unlock(&s4->lock);
-	sk->udp_hashed4 = 0;
+	socktab__sk_udp(sk)->hashed4 = 0;
 }
 
 static void rp_detach(struct socktab_net *net, struct socktab_sock *sk)
 {
-	if (!atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed))
+	if (!atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed))
 		return;
 	socktab__lock(&net->reuseport_lock);
 	socktab__reuseport_detach_locked(sk);
@@ -549,7 +554,7 @@ static void rehash2_locked(struct socktab_net *net, struct socktab_sock *sk)
 
 	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
 	rp_detach(net, sk);
-	if (slot == sk->udp_slot2)
+	if (slot == socktab__sk_udp(sk)->slot2)
 		return;
 	hash2_del_locked(net, sk);
 	hash2_add_locked(net, sk, slot, false);
@@ -566,7 +571,7 @@ static void unhash(struct socktab_net *net, struct socktab_sock *sk)
 	s1 = slot1(net, socktab__sk_num(sk));
 	socktab__lock(&s1->lock);
 	rp_detach(net, sk);
-	socktab__hnode_del_rcu(&sk->udp_node1);
+	socktab__hnode_del_rcu(&socktab__sk_udp(sk)->node1);
 	atomic_fetch_sub_explicit(&s1->count, 1, memory_order_relaxed);
 	unhash4_locked(net, sk);
 	hash2_del_locked(net, sk);
@@ -588,7 +593,7 @@ static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *s
 	    !socktab__rcv_saddr_equal(sk, sk2, true))
 		return 0;
 	if (RD(sk2->reuseport) && RD(sk->reuseport) &&
-	    !atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed) && sk->uid == sk2->uid)
+	    !atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed) && sk->uid == sk2->uid)
 		return 2;
 	return 1;
 }
@@ -603,12 +608,12 @@ static bool lport_inuse(struct socktab_net *net, uint16_t num, struct socktab__u
 {
 	for (uintptr_t p = atomic_load_explicit(&s1->head.first, memory_order_relaxed);
 	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&sk_of_node1(p)->udp_node1.next, memory_order_relaxed)) {
+	     p = node_next(p, memory_order_relaxed)) {
 		const struct socktab_sock *sk2 = sk_of_node1(p);
 		uint16_t n2 = socktab__sk_num(sk2);
 		int r;
 
-		if (RD(sk2->net) != net || sk2 == sk || (!bitmap && n2 != num))
+		if (socktab__sk_net(sk2) != net || sk2 == sk || (!bitmap && n2 != num))
 			continue;
 		r = inuse_one(sk, sk2);
 		if (!r)
@@ -636,7 +641,7 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 		const struct socktab_sock *sk2 = (const struct socktab_sock *)p;
 		int r;
 
-		if (RD(sk2->net) != net || sk2 == sk || socktab__sk_num(sk2) != num)
+		if (socktab__sk_net(sk2) != net || sk2 == sk || socktab__sk_num(sk2) != num)
 			continue;
 		r = inuse_one(sk, sk2);
 		if (r) {
@@ -659,10 +664,10 @@ static int rp_join_locked(struct socktab_net *net, struct socktab_sock *sk,
 	SOCKTAB__ASSERT_LOCKED(&s1->lock);
 	for (uintptr_t p = atomic_load_explicit(&s1->head.first, memory_order_relaxed);
 	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&sk_of_node1(p)->udp_node1.next, memory_order_relaxed)) {
+	     p = node_next(p, memory_order_relaxed)) {
 		struct socktab_sock *sk2 = sk_of_node1(p);
 
-		if (RD(sk2->net) == net && sk2 != sk && RD(sk2->family) == RD(sk->family) &&
+		if (socktab__sk_net(sk2) == net && sk2 != sk && sk2->family == sk->family &&
 		    socktab__ipv6_only(sk2) == socktab__ipv6_only(sk) &&
 		    RD(sk2->bound_dev_if) == RD(sk->bound_dev_if) &&
 		    socktab__sk_num(sk2) == port && RD(sk2->reuseport) && sk2->uid == sk->uid &&
@@ -672,16 +677,16 @@ static int rp_join_locked(struct socktab_net *net, struct socktab_sock *sk,
 		}
 	}
 	socktab__lock(&net->reuseport_lock);
-	if (peer && !atomic_load_explicit(&peer->reuseport_cb, memory_order_relaxed)) {
+	if (peer && !atomic_load_explicit(&peer->cold->reuseport_cb, memory_order_relaxed)) {
 		/* A member that left its group (connect) starts a new one (reuseport_alloc). */
 		err = socktab__reuseport_add_locked(net, peer, NULL);
 		if (err)
 			goto out;
-		WR(peer->udp_rp_conns, 0);
+		WR(socktab__sk_udp(peer)->rp_conns, 0);
 	}
 	err = socktab__reuseport_add_locked(net, sk, peer);
 	if (!err)
-		WR(sk->udp_rp_conns, peer ? RD(peer->udp_rp_conns) : 0);
+		WR(socktab__sk_udp(sk)->rp_conns, peer ? RD(socktab__sk_udp(peer)->rp_conns) : 0);
 out:
 	socktab__unlock(&net->reuseport_lock);
 	return err;
@@ -692,12 +697,12 @@ static void rp_set_conns(struct socktab_net *net, struct socktab_sock *sk)
 {
 	struct socktab__reuseport *g;
 
-	if (!atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed))
+	if (!atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed))
 		return;
 	socktab__lock(&net->reuseport_lock);
-	g = atomic_load_explicit(&sk->reuseport_cb, memory_order_relaxed);
+	g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
 	for (uint32_t i = 0; g && i < atomic_load_explicit(&g->num, memory_order_relaxed); i++)
-		WR(atomic_load_explicit(&g->socks[i], memory_order_relaxed)->udp_rp_conns, 1);
+		WR(socktab__sk_udp(atomic_load_explicit(&g->socks[i], memory_order_relaxed))->rp_conns, 1);
 	socktab__unlock(&net->reuseport_lock);
 }
 
@@ -777,11 +782,10 @@ found:
 			return err;
 		}
 	}
-	WR(sk->udp_v6only, socktab__ipv6_only(sk));
-	socktab__hnode_add_head_rcu(&sk->udp_node1, &s1->head);
+	socktab__hnode_add_head_rcu(&socktab__sk_udp(sk)->node1, &s1->head);
 	atomic_fetch_add_explicit(&s1->count, 1, memory_order_relaxed);
 	hash2_add_locked(net, sk, slot2_index(net, &a, snum),
-			 RD(sk->family) == AF_INET6 && RD(sk->reuseport));
+			 sk->family == AF_INET6 && RD(sk->reuseport));
 	sk->sport = snum;
 	socktab__unlock(&s1->lock);
 	return 0;
@@ -794,22 +798,22 @@ busy:
 
 void socktab__udp_init_sock(struct socktab_sock *sk)
 {
-	sk->proto = SOCKTAB_UDP;
-	atomic_store_explicit(&sk->udp_node1.pprev, NULL, memory_order_relaxed);
-	atomic_store_explicit(&sk->udp_node4.pprev, NULL, memory_order_relaxed);
-	WR(sk->udp_hash4, 0);
-	sk->udp_slot2 = 0;
-	WR(sk->udp_v6only, 0);
-	WR(sk->udp_rp_conns, 0);
-	sk->udp_hashed4 = 0;
+	struct socktab__udp_ext *u = socktab__sk_udp(sk);
+
+	atomic_store_explicit(&u->node1.pprev, NULL, memory_order_relaxed);
+	atomic_store_explicit(&u->node4.pprev, NULL, memory_order_relaxed);
+	WR(u->hash4, 0);
+	u->slot2 = 0;
+	WR(u->rp_conns, 0);
+	u->hashed4 = 0;
 }
 
 /* Lock @sk for a control call; -EBADF (unlocked) once closed. */
 static int lock_open(struct socktab_sock *sk)
 {
-	socktab__lock(&sk->lock);
+	socktab__lock(socktab__sk_lock(sk));
 	if (RD(sk->state) == SOCKTAB__FREE) {
-		socktab__unlock(&sk->lock);
+		socktab__unlock(socktab__sk_lock(sk));
 		return -EBADF;
 	}
 	return 0;
@@ -835,7 +839,7 @@ static int autobind(struct socktab_net *net, struct socktab_sock *sk)
 static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif,
 		     struct in6_addr *saddr)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	struct in6_addr own = sk_laddr(sk), src;
 	struct socktab_route_result res;
 	int err;
@@ -844,15 +848,15 @@ static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif,
 		uint32_t own4 = socktab__sk_rcv_saddr(sk);
 
 		/* A broadcast/multicast binding names the socket but is no source. */
-		if ((RD(sk->family) == AF_INET6 && !socktab__v6_is_mapped(&own)) || sk->saddr_any)
+		if ((sk->family == AF_INET6 && !socktab__v6_is_mapped(&own)) || socktab__skf(sk, SOCKTAB__SKF_SADDR_ANY))
 			own4 = 0;
 		socktab__v6_map(&src, own4);
 		socktab__v6_map(&d->daddr6, d->daddr4);
 		err = socktab__route_output(net, &d->daddr6, oif, own4 ? &src : NULL,
-					    RD(sk->transparent), &res);
+					    socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT), &res);
 		if (err)
 			return err;
-		if (res.type == SOCKTAB_RTN_BROADCAST && !sk->broadcast)
+		if (res.type == SOCKTAB_RTN_BROADCAST && !socktab__skf(sk, SOCKTAB__SKF_BROADCAST))
 			return -EACCES;
 		d->daddr4 = d->daddr6.s6_addr32[3];
 		*saddr = own4 ? src : res.src;
@@ -907,13 +911,13 @@ static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	if (s1)
 		unhash4_locked(net, sk); /* departure: never a stale hash4 entry */
 	WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
-	socktab__v6_store(sk->v6_daddr, &any);
+	socktab__sk_set_v6_daddr(sk, &any);
 	WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
-	WR(sk->v4key, RD(sk->family) == AF_INET);
+	WR(sk->v4key, sk->family == AF_INET);
 	WR(sk->bound_dev_if, 0); /* the kernel clears SO_BINDTODEVICE here */
 	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
 		WR(sk->addrpair, 0);
-		socktab__v6_store(sk->v6_saddr, &any);
+		socktab__sk_set_v6_saddr(sk, &any);
 		if (s1 && (sk->userlocks & SOCKTAB__BINDPORT_LOCK))
 			rehash2_locked(net, sk);
 	}
@@ -927,7 +931,7 @@ static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 
 int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
 {
-	struct socktab_net *net = RD(sk->net);
+	struct socktab_net *net = socktab__sk_net(sk);
 	struct socktab__uslot *s1;
 	struct in6_addr saddr6, daddr6;
 	struct socktab__dest d;
@@ -982,8 +986,8 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	socktab__lock(&s1->lock);
 	unhash4_locked(net, sk); /* a re-connect moves to its new 4-tuple below */
 	WR(sk->v4key, d.v4);
-	socktab__v6_store(sk->v6_daddr, &daddr6);
-	socktab__v6_store(sk->v6_saddr, &saddr6);
+	socktab__sk_set_v6_daddr(sk, &daddr6);
+	socktab__sk_set_v6_saddr(sk, &saddr6);
 	if (d.v4)
 		WR(sk->addrpair, (uint64_t)d.daddr4 | ((uint64_t)saddr4 << 32));
 	else /* an IPv6 peer: both v4 aliases are 127.0.0.6, matching no IPv4 datagram */
@@ -998,7 +1002,7 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	hash4_locked(net, sk);
 	socktab__unlock(&s1->lock);
 out:
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }
 
@@ -1008,9 +1012,9 @@ int socktab__udp_close(struct socktab_sock *sk)
 
 	if (err)
 		return err;
-	unhash(RD(sk->net), sk);
+	unhash(socktab__sk_net(sk), sk);
 	WR(sk->state, SOCKTAB__FREE);
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	socktab_sock_put(sk); /* back to the pool after a grace period */
 	return 0;
 }
@@ -1032,8 +1036,8 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 	err = lock_open(sk);
 	if (err)
 		return err;
-	net = RD(sk->net);
-	family = RD(sk->family);
+	net = socktab__sk_net(sk);
+	family = sk->family;
 	oif = (int)RD(sk->bound_dev_if);
 	/* inet_send_prepare: autobind first (-EAGAIN), whatever the destination. */
 	err = autobind(net, sk);
@@ -1058,7 +1062,7 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 		memset(&d, 0, sizeof(d));
 		d.v4 = RD(sk->v4key);
 		d.daddr4 = socktab__sk_daddr(sk);
-		d.daddr6 = socktab__v6_load(sk->v6_daddr);
+		d.daddr6 = socktab__sk_v6_daddr(sk);
 		d.port = socktab__sk_dport(sk);
 		/* udpv6_sendmsg hands a v4-mapped peer to udp_sendmsg as an explicit address,
 		 * where port 0 is refused. */
@@ -1079,7 +1083,7 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 		socktab__make_sockaddr(to, family, &d.daddr6, d.port, (uint32_t)oif);
 	err = 0;
 out:
-	socktab__unlock(&sk->lock);
+	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }
 

@@ -78,8 +78,9 @@ struct socktab_net_params {
 				      * SOCKTAB_TW_PRIV_MAX and sock_priv_size (0) */
 };
 
-/* The largest tw_priv_size: room for the sequence numbers and timestamps TIME_WAIT needs. */
-#define SOCKTAB_TW_PRIV_MAX 64
+/* The largest tw_priv_size: room for what TIME_WAIT processing needs (snd_nxt, rcv_nxt,
+ * ts_recent, a timestamp offset), in an entry of 128 bytes. */
+#define SOCKTAB_TW_PRIV_MAX 16
 
 /*
  * Fill @p with the defaults listed above (and @p->size).
@@ -165,7 +166,8 @@ struct socktab_net_stats {
 	uint64_t tw_recycled;      /* TIME_WAIT entries taken over by connect() */
 	uint64_t connect_ports_tried; /* candidate ports examined by connect() port choice */
 	uint64_t connects;         /* successful connect() calls */
-	uint64_t pool_socks;       /* socket objects allocated in the pool (live + free) */
+	uint64_t pool_socks;       /* objects allocated in the net's pools, sockets and TIME_WAIT
+				    * entries (live + free) */
 	uint64_t reserved[9];
 };
 

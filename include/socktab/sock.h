@@ -16,8 +16,9 @@ extern "C" {
 /*
  * Create a socket in @net. @proto: SOCKTAB_TCP or SOCKTAB_UDP; @family: AF_INET or AF_INET6.
  * Returns NULL and sets errno (EAFNOSUPPORT, EPROTONOSUPPORT, EINVAL, ENOMEM). The socket comes
- * from the net's type-stable pool: after socktab_close() a TCP socket's memory may be reused at
- * once for another socket, a UDP socket's after a grace period.
+ * from the net's pool for its protocol and family; once its last reference is gone its memory is
+ * reused only after an RCU grace period, so a lookup inside a read-side section may use what it
+ * found (socktab/lookup.h).
  * Context: registered thread.
  */
 struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int family);

@@ -23,7 +23,7 @@
  *      (counters touched by lazy TIME_WAIT expiry are exempt while an entry may have expired).
  * A violation prints what and where, then aborts: libFuzzer saves the input.
  *
- * Internal access (src headers) is used only to tell which sockets own a port (sk->tb2) and to
+ * Internal access (src headers) is used only to tell which sockets own a port (socktab__sk_bl(sk)->tb2) and to
  * read a lookup result's key, which has no public getter for TIME_WAIT entries.
  */
 #include <arpa/inet.h>
@@ -328,7 +328,7 @@ static bool key_is(const struct socktab_sock *sk, const struct tuple *t)
 	if (v4)
 		return RD(sk->addrpair) ==
 		       ((uint64_t)t->raddr.s6_addr32[3] | (uint64_t)t->laddr.s6_addr32[3] << 32);
-	struct in6_addr r = socktab__v6_load(sk->v6_daddr), l = socktab__v6_load(sk->v6_saddr);
+	struct in6_addr r = socktab__sk_v6_daddr(sk), l = socktab__sk_v6_saddr(sk);
 
 	return !memcmp(&r, &t->raddr, 16) && !memcmp(&l, &t->laddr, 16);
 }
@@ -396,14 +396,14 @@ static void check_udp_sock(int n, int i, uint64_t *hashed, uint64_t *hashed4)
 	struct tuple t;
 	struct sockaddr_storage l;
 	socklen_t ll = sizeof(l);
-	bool h1 = socktab__hnode_hashed(&sk->udp_node1);
+	bool h1 = socktab__hnode_hashed(&socktab__sk_udp(sk)->node1);
 
 	if (socktab_get_state(sk) <= 0)
 		violation("open UDP socket %d has state %d", i, socktab_get_state(sk));
 	if (socktab_getsockname(sk, (struct sockaddr *)&l, &ll))
 		violation("UDP socket %d has no name", i);
 	*hashed += h1;
-	*hashed4 += sk->udp_hashed4;
+	*hashed4 += socktab__sk_udp(sk)->hashed4;
 	if (h1 != (socktab__sk_num(sk) != 0))
 		violation("UDP socket %d: hashed %d with local port %u", i, h1, socktab__sk_num(sk));
 	if (!sock_tuple(sk, &t))
@@ -448,11 +448,11 @@ static void check_net(int n)
 			violation("open socket %d has state %d", i, s);
 		if (hashed != ehash_state(s) || (s == SOCKTAB_TCP_LISTEN && !linked))
 			violation("socket %d in state %d is %slinked", i, s, linked ? "" : "not ");
-		if (sk->tb2) {
+		if (socktab__sk_bl(sk)->tb2) {
 			mark_port(socktab__sk_num(sk));
-			if (sk->tb2->port != socktab__sk_num(sk))
+			if (socktab__sk_bl(sk)->tb2->port != socktab__sk_num(sk))
 				violation("socket %d owns port %u through a bucket of port %u", i,
-					  socktab__sk_num(sk), sk->tb2->port);
+					  socktab__sk_num(sk), socktab__sk_bl(sk)->tb2->port);
 		} else if (s == SOCKTAB_TCP_LISTEN || hashed) {
 			violation("socket %d in state %d owns no port", i, s);
 		}

@@ -426,7 +426,7 @@ static bool stable(struct slot *s, const struct snap *n)
 static bool left_tables(const struct socktab_sock *f)
 {
 	if (f->proto == SOCKTAB_UDP) /* (c) while we hold a reference */
-		return !socktab__hnode_hashed(&f->udp_node1);
+		return !socktab__hnode_hashed(&socktab__sk_udp(f)->node1);
 	return !socktab__hnode_hashed(&f->node);
 }
 
@@ -439,7 +439,7 @@ static bool tcp_key(const struct socktab_sock *f, int family, const uint32_t *ra
 	if (family == AF_INET)
 		return RD(f->v4key) &&
 		       RD(f->addrpair) == ((uint64_t)raddr[3] | (uint64_t)laddr[3] << 32);
-	struct in6_addr r = socktab__v6_load(f->v6_daddr), l = socktab__v6_load(f->v6_saddr);
+	struct in6_addr r = socktab__sk_v6_daddr(f), l = socktab__sk_v6_saddr(f);
 
 	return !RD(f->v4key) && !memcmp(&r, raddr, 16) && !memcmp(&l, laddr, 16);
 }
@@ -633,6 +633,13 @@ static void check_counts(void)
 }
 
 /* Close everything, let TIME_WAIT expire, and count what is left. */
+/* A pool object still referenced or not back on its free list. */
+static void count_live(struct socktab_sock *sk, void *arg)
+{
+	if (atomic_load(&sk->refcnt) || !(atomic_load(&sk->kind) & SOCKTAB__IN_POOL))
+		++*(uint64_t *)arg;
+}
+
 static uint64_t drain_and_count_leaks(void)
 {
 	struct socktab_net_stats st;
@@ -657,15 +664,15 @@ static uint64_t drain_and_count_leaks(void)
 	}
 	/* Sockets go back to the pool after a grace period, in batches: hand over the batch in
 	 * progress and wait for the callbacks. */
-	socktab__pool_flush(&net->pool);
+	for (int k = 0; k < SOCKTAB__K_NR; k++)
+		socktab__pool_flush(&net->pools[k]);
 	urcu_memb_synchronize_rcu();
 	urcu_memb_barrier();
 	socktab_net_stats(net, &st);
 	socktab_udp_stats(net, &us);
 	leaked = st.established + st.time_wait + st.bind_buckets + us.hashed + us.hashed4;
-	for (struct socktab_sock *sk = net->pool.all; sk; sk = sk->all_next)
-		if (atomic_load(&sk->refcnt) || !sk->in_pool)
-			leaked++;
+	for (int k = 0; k < SOCKTAB__K_NR; k++)
+		socktab__pool_walk(&net->pools[k], count_live, &leaked);
 	return leaked;
 }
 

@@ -179,28 +179,28 @@ static int close_sk(struct ctx *c, int i)
 }
 
 /*
- * Take sockets until the pool's free list is empty, so that the next TIME_WAIT entry needs a
- * new slab: its allocation failure is then reached. Internal: pool.free is the free list.
+ * Empty the IPv4 TIME_WAIT pool's free list, so that the next TIME_WAIT entry needs a new slab:
+ * its allocation failure is then reached. Internal: the entries are taken straight from the pool
+ * (pool.free is its free list) and handed back through the grace-period free.
  */
 static int fill_pool(struct ctx *c)
 {
-	for (int i = 0; i < NFILL && c->net->pool.free; i++) {
-		c->fill[i] = socktab_socket(c->net, SOCKTAB_TCP, AF_INET);
+	struct socktab__pool *p = socktab__tw_pool(c->net, AF_INET);
+
+	for (int i = 0; i < NFILL && p->free; i++) {
+		c->fill[i] = socktab__pool_alloc(p);
 		if (!c->fill[i])
-			return -errno;
+			return -ENOMEM;
 	}
-	return c->net->pool.free ? -ENOSPC : 0;
+	return p->free ? -ENOSPC : 0;
 }
 
 static int drain_pool(struct ctx *c)
 {
 	for (int i = 0; i < NFILL; i++)
 		if (c->fill[i]) {
-			int r = socktab_close(c->fill[i]);
-
+			socktab__pool_free_rcu(c->fill[i]);
 			c->fill[i] = NULL;
-			if (r)
-				return r;
 		}
 	return 0;
 }
@@ -367,7 +367,7 @@ static uint64_t digest(const struct ctx *c)
 				for (struct socktab__tb2 *b2 = tb->tb2_list; b2; b2 = b2->tb_next) {
 					h = mix(mix(h, (uintptr_t)b2), b2->port);
 					h = mix(h, b2->addr.s6_addr32[3] ^ b2->addr.s6_addr32[0]);
-					for (struct socktab_sock *o = b2->owners; o; o = o->bind_next)
+					for (struct socktab_sock *o = b2->owners; o; o = socktab__sk_bl(o)->next)
 						h = mix(h, (uintptr_t)o);
 				}
 			}

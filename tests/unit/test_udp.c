@@ -103,10 +103,10 @@ TEST(hash4_count_through_the_life_of_a_socket)
 
 	CHECK(a);
 	CHECK_EQ(bind4(a, "0.0.0.0", 7000), 0);
-	CHECK_EQ(a->udp_slot2, slot2(net, "0.0.0.0", 7000));
+	CHECK_EQ(socktab__sk_udp(a)->slot2, slot2(net, "0.0.0.0", 7000));
 	CHECK_EQ(connect4(a, "127.0.0.2", 9000), 0);
 	/* connect() gave it 127.0.0.1: hash2 moved, hash4 entered, counted in the new slot */
-	CHECK_EQ(a->udp_slot2, slot2(net, "127.0.0.1", 7000));
+	CHECK_EQ(socktab__sk_udp(a)->slot2, slot2(net, "127.0.0.1", 7000));
 	CHECK_EQ(cnt4(net, "127.0.0.1", 7000), 1);
 	CHECK_EQ(cnt4(net, "0.0.0.0", 7000), slot2(net, "0.0.0.0", 7000) ==
 						       slot2(net, "127.0.0.1", 7000));
@@ -115,7 +115,7 @@ TEST(hash4_count_through_the_life_of_a_socket)
 	CHECK_EQ(connect4(a, "127.0.0.3", 9001), 0);
 	CHECK_EQ(cnt4(net, "127.0.0.1", 7000), 1);
 	CHECK_EQ(hash4_total(net), 1);
-	CHECK_EQ(RD(a->udp_hash4) & net->udp->mask,
+	CHECK_EQ(RD(socktab__sk_udp(a)->hash4) & net->udp->mask,
 		 (socktab__jhash_3words(ip("127.0.0.1"), ip("127.0.0.3"),
 					(7000u << 16) | htons(9001),
 					net->udp->ehash_secret + net->hash_mix)) &
@@ -124,7 +124,7 @@ TEST(hash4_count_through_the_life_of_a_socket)
 	CHECK_EQ(disconnect(a), 0);
 	CHECK_EQ(cnt4(net, "127.0.0.1", 7000), 0);
 	CHECK_EQ(hash4_total(net), 0);
-	CHECK_EQ(a->udp_slot2, slot2(net, "0.0.0.0", 7000));
+	CHECK_EQ(socktab__sk_udp(a)->slot2, slot2(net, "0.0.0.0", 7000));
 	CHECK_EQ(socktab_udp_stats(net, &st), 0);
 	CHECK_EQ(st.hashed, 1);
 	CHECK_EQ(st.hashed4, 0);
@@ -244,10 +244,10 @@ TEST(reuseport_connected_member_leaves_group)
 	socktab_setsockopt(b, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	CHECK_EQ(bind4(a, "127.0.0.1", 7000), 0);
 	CHECK_EQ(bind4(b, "127.0.0.1", 7000), 0);
-	CHECK(a->reuseport_cb && a->reuseport_cb == b->reuseport_cb);
+	CHECK(a->cold->reuseport_cb && a->cold->reuseport_cb == b->cold->reuseport_cb);
 	CHECK_EQ(connect4(b, "127.0.0.2", 9000), 0);
-	CHECK(b->reuseport_cb == NULL);
-	CHECK_EQ(RD(a->udp_rp_conns), 1); /* R36: the group saw a connect() */
+	CHECK(b->cold->reuseport_cb == NULL);
+	CHECK_EQ(RD(socktab__sk_udp(a)->rp_conns), 1); /* R36: the group saw a connect() */
 	for (int p = 1; p < 200; p++)
 		CHECK(look(net, "127.0.0.3", p, "127.0.0.1", 7000) == a);
 	CHECK(look(net, "127.0.0.2", 9000, "127.0.0.1", 7000) == b);
