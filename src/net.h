@@ -86,6 +86,7 @@ struct socktab__pool {
 	uint8_t kind;                      /* (c) enum socktab__kind */
 	size_t stride;                     /* (c) bytes per object: its line(s) and caller area */
 	size_t cold_size;                  /* (c) bytes per cold part, 0 for TIME_WAIT entries */
+	size_t v6_off;                     /* (c) where the cold struct starts in it (IPv6 key) */
 	struct socktab_sock *free;         /* (p) */
 	struct socktab_sock *limbo;        /* (p) freed, waiting for a batch's grace period */
 	struct socktab_sock *limbo_tail;   /* (p) its oldest member */

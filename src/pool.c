@@ -41,10 +41,14 @@ int socktab__pool_init(struct socktab__pool *p, struct socktab_net *net, int kin
 	default:
 		p->stride = sizeof(struct socktab_sock) + round_up(priv_size, SOCKTAB__CACHELINE);
 		p->cold_size = sizeof(struct socktab__sk_cold);
-		if (kind == SOCKTAB__K_TCP6 || kind == SOCKTAB__K_UDP6)
-			p->cold_size += sizeof(struct socktab__v6key);
 		if (kind == SOCKTAB__K_UDP4 || kind == SOCKTAB__K_UDP6)
 			p->cold_size += sizeof(struct socktab__udp_ext);
+		/* The IPv6 key goes first, and the part's size is a multiple of 32: the key is
+		 * 32-byte aligned, one line for an IPv6 lookup to read. */
+		if (kind == SOCKTAB__K_TCP6 || kind == SOCKTAB__K_UDP6) {
+			p->v6_off = sizeof(struct socktab__v6key);
+			p->cold_size = round_up(p->cold_size + p->v6_off, 32);
+		}
 	}
 	return -pthread_mutex_init(&p->lock, NULL);
 }
@@ -100,7 +104,7 @@ static int pool_grow_locked(struct socktab__pool *p)
 		sk->proto = udp ? SOCKTAB_UDP : SOCKTAB_TCP;
 		atomic_init(&sk->kind, p->kind | SOCKTAB__IN_POOL);
 		if (p->cold_size) {
-			sk->cold = (struct socktab__sk_cold *)(cold + i * p->cold_size);
+			sk->cold = (struct socktab__sk_cold *)(cold + i * p->cold_size + p->v6_off);
 			sk->cold->net = p->net;
 			if (udp)
 				socktab__sk_udp(sk)->sk = sk;

@@ -8,8 +8,8 @@
  *   - the caller's area (sock_priv_size bytes) right after it, so a stack's per-packet state is
  *     the next line;
  *   - struct socktab__sk_cold, elsewhere in the same slab: the control-path state (owner list of
- *     the bind bucket, options, the net), followed by the IPv6 key for AF_INET6 sockets and the
- *     UDP chain links for UDP sockets.
+ *     the bind bucket, options, the net), preceded by the IPv6 key for AF_INET6 sockets and
+ *     followed by the UDP chain links for UDP sockets.
  * A TIME_WAIT entry (struct socktab__tw) is a compact object of its own: the same first line, its
  * bind-bucket link, list links, expiry and a small caller area, 128 bytes for IPv4.
  *
@@ -199,22 +199,19 @@ static inline void *socktab__sk_priv(struct socktab_sock *sk)
 	return (unsigned char *)sk + sizeof(*sk);
 }
 
-/* The IPv6 key; only for an AF_INET6 socket or entry. */
+/* The IPv6 key; only for an AF_INET6 socket or entry. A socket's sits right before its cold
+ * part, 32-byte aligned, so it never straddles two lines. */
 static inline struct socktab__v6key *socktab__sk_v6(const struct socktab_sock *sk)
 {
 	if (socktab__sk_kind(sk) == SOCKTAB__K_TW6)
 		return &((struct socktab__tw6 *)sk)->v6;
-	return (struct socktab__v6key *)(sk->cold + 1);
+	return (struct socktab__v6key *)sk->cold - 1;
 }
 
-/* The UDP part; only for a UDP socket. */
+/* The UDP part, right after the cold part; only for a UDP socket. */
 static inline struct socktab__udp_ext *socktab__sk_udp(const struct socktab_sock *sk)
 {
-	unsigned char *p = (unsigned char *)(sk->cold + 1);
-
-	if (sk->family == AF_INET6)
-		p += sizeof(struct socktab__v6key);
-	return (struct socktab__udp_ext *)p;
+	return (struct socktab__udp_ext *)(sk->cold + 1);
 }
 
 /* ---- socket flags ---- */

@@ -4,6 +4,8 @@
  * lazy reaping), reuse by connect() (R56, R61: tcp_tw_reuse, tcp_tw_reuse_delay, timestamps) and
  * TIME_WAIT entries as bind owners (R48, R50, O8). Every test drives a manual clock.
  */
+#include <unistd.h>
+
 #include "check.h"
 
 #define MS 1000000ull
@@ -772,6 +774,43 @@ TEST(tw_api_priv)
 	socktab_net_free(net);
 }
 
+/*
+ * An entry's caller area is its own: over 200 connections closed one after another (entries
+ * killed as they go, so objects are recycled), each entry shows exactly the tw_priv_size bytes
+ * its own socket held and zeros after them, and socktab_sock_priv() gives nothing.
+ */
+TEST(tw_priv_never_stale)
+{
+	uint64_t clk;
+	struct socktab_net *net = tw_priv_net(&clk);
+	int bad = 0;
+
+	CHECK(net);
+	for (int i = 0; i < 200; i++) {
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET), *tw;
+		unsigned char *p = sk ? socktab_sock_priv(sk) : NULL;
+
+		CHECK(p);
+		memset(p, 0x20 + i, 16);
+		CHECK_EQ(establish4(sk, 80), 0);
+		CHECK_EQ(socktab_close(sk), 0);
+		tw = tw_lookup(net);
+		CHECK(tw);
+		p = socktab_tw_priv(socktab_sock_tw(tw));
+		CHECK(p);
+		for (int k = 0; k < SOCKTAB_TW_PRIV_MAX; k++)
+			bad += p[k] != (k < 8 ? 0x20 + i : 0);
+		bad += socktab_sock_priv(tw) != NULL;
+		memset(p, 0xee, SOCKTAB_TW_PRIV_MAX); /* the caller's to update: must not outlive it */
+		CHECK_EQ(socktab_tw_kill(socktab_sock_tw(tw)), 0);
+		socktab_sock_put(tw);
+		if (i % 32 == 31)
+			usleep(20000); /* let a batch's grace period end, so objects are reused */
+	}
+	CHECK_EQ(bad, 0);
+	socktab_net_free(net);
+}
+
 TEST(tw_api_priv_limits)
 {
 	struct socktab_net_params p;
@@ -896,7 +935,7 @@ TEST(tw_api_kill)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(tw_api_priv, tw_api_priv_limits, tw_api_fin, tw_api_closing, tw_api_reset,
+CHECK_MAIN(tw_api_priv, tw_priv_never_stale, tw_api_priv_limits, tw_api_fin, tw_api_closing, tw_api_reset,
 	   tw_api_kill, tw_created_on_close, tw_created_on_close_v6, tw_created_from_fin_wait1,
 	   tw_linger_zero_no_tw, tw_linger_nonzero_keeps_tw, tw_not_from_passive_states,
 	   tw_reuse0_blocks_until_expiry, tw_tick_expires, tw_tick_counts, tw_len_param,
