@@ -573,7 +573,7 @@ unsigned int socktab_version_num(void)
 	return SOCKTAB_VERSION_NUM;
 }
 
-_Thread_local int socktab__registered;
+_Thread_local int socktab__registered __attribute__((tls_model("initial-exec")));
 
 void socktab_thread_register(void)
 {
