@@ -64,6 +64,30 @@ good '^  crr ' "$socktab" bench --help
 good '^usage: socktab' "$socktab" help
 good '^socktab [0-9]+\.[0-9]+$' "$socktab" version
 
+# socktab serve: every mistake is caught before a device is created.
+S="--tun t0 --peer-addr 192.0.2.1/24 --addr 192.0.2.2"
+bad 2 "--tun, --peer-addr and --addr are required" "$socktab" serve
+bad 2 "option '--tun' needs a value" "$socktab" serve --tun
+bad 2 "--tun: 'xxxxxxxxxxxxxxxxxxxx'" "$socktab" serve --tun xxxxxxxxxxxxxxxxxxxx \
+	--peer-addr 192.0.2.1/24 --addr 192.0.2.2
+bad 2 "--peer-addr: '33'" "$socktab" serve --tun t0 --peer-addr 192.0.2.1/33 --addr 192.0.2.2
+bad 2 "--addr: 'garbage'" "$socktab" serve --tun t0 --peer-addr 192.0.2.1/24 --addr garbage
+bad 2 "--addr must be another address" "$socktab" serve --tun t0 --peer-addr 192.0.2.1/24 \
+	--addr 192.0.2.1
+# shellcheck disable=SC2086 # $S is a list of arguments
+{
+bad 2 "--http: '0'" "$socktab" serve $S --http 0
+bad 2 "--http: '70000'" "$socktab" serve $S --http 70000
+bad 2 "--udp-hash4: 'maybe'" "$socktab" serve $S --udp-hash4 maybe
+bad 2 "--flows and --crr need --connect" "$socktab" serve $S --flows 5
+bad 2 "--connect: '0'" "$socktab" serve $S --connect 192.0.2.1:0
+bad 2 "--duration: '-1'" "$socktab" serve $S --duration -1
+bad 2 "--max-conns: '0'" "$socktab" serve $S --max-conns 0
+bad 2 "--ss-state: 'bogus'" "$socktab" serve $S --ss-state bogus
+bad 2 "unknown option '--bogus'" "$socktab" serve $S --bogus
+bad 2 "unexpected argument 'extra'" "$socktab" serve $S extra
+}
+
 # Counts: negative, trailing junk, overflow, out of range, empty.
 bad 2 "-N: '-1' is not a count" "$socktab" bench crr -N -1
 bad 2 "--sockets: '1x'" "$socktab" bench lookup --sockets 1x
