@@ -27,6 +27,9 @@ struct peer_ops {
 	void (*lookup_burst)(void *t, const struct peer_key *keys, int n, void **vals);
 	int burst_max;
 	void (*destroy)(void *t);
+	/* Bytes the table will take for @n entries (a generous estimate, before building it, so
+	 * the benchmark can skip a table that would not fit in memory). */
+	uint64_t (*bytes_estimate)(uint64_t n);
 };
 
 #ifdef SOCKTAB_HAVE_RTE_HASH
