@@ -62,14 +62,17 @@ int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int ro
 
 /* ---- lookup (lookup.c) ---- */
 enum bench_table {
-	BENCH_TABLE_SOCKTAB,
+	BENCH_TABLE_SOCKTAB,        /* RCU-scoped lookups, no reference */
 	BENCH_TABLE_SOCKTAB_SHARED, /* socktab net whose tables are shared with another net */
+	BENCH_TABLE_SOCKTAB_REF,    /* socktab's table, referenced lookups (lookup + sock_put) */
 	BENCH_TABLE_RTE_HASH,
 	BENCH_TABLE_LFHT,
 	BENCH_TABLE_COUNT,
 };
 const char *bench_table_name(enum bench_table t);
 bool bench_table_available(enum bench_table t);
+/* socktab, socktab-shared and socktab-ref: socktab tables. */
+bool bench_table_is_socktab(enum bench_table t);
 
 struct bench_lookup_cfg {
 	uint64_t sockets, lookups;
@@ -78,6 +81,7 @@ struct bench_lookup_cfg {
 	uint64_t seed;
 	int rounds;     /* timed rounds per table, tables in turn; the median counts */
 	bool progress;
+	int touch;      /* bytes of the connection's own state read after each hit (0..256) */
 };
 struct bench_lookup_result {
 	double lookups_per_sec, ns_per_lookup;
@@ -91,6 +95,7 @@ int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,
 /* Build the @n tables @t, then time them in turn (c->rounds rounds); r[i] for t[i]. */
 int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_table *t, int n,
 			  struct bench_lookup_result *r);
+
 /* Mean ns of one dependent load in a random pointer chase over @bytes. */
 double bench_mem_latency_ns(uint64_t bytes, uint64_t seed);
 

@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * socktab bench lookup: established-socket lookups in socktab's ehash against other libraries'
- * hash tables holding the same 4-tuples.
+ * socktab bench lookup: what a stack does per packet, in socktab's tables against other
+ * libraries' hash tables holding the same 4-tuples.
  *
  * N established IPv4 4-tuples: the local side is 127.0.0.1:80 (a server), the remote address is
  * a bijective 32-bit mix of the key's index and the seed (so keys are distinct), the remote port
  * is random. socktab gets them as children of a listener (socktab_sock_new_child, then
- * ESTABLISHED) in a net whose ehash has one slot per socket; each peer gets (key -> a 64-byte
- * object standing for the socket). Then one stream of lookups, the same keys in the same order
- * for every table, --misses PCT of them for keys that are not there, is timed on one thread:
- * every table is built first, then the tables are timed in turn, R rounds of L/R lookups each,
- * and each table's figure is its median round (a burst of load on a shared machine hits every
- * table alike). The result of each hit is read once: socktab returns the socket its walk already
- * read; a peer returns a pointer the caller must follow, as a stack would follow it to the
- * socket. socktab's lookup also takes and drops a reference (the API's contract); the peers take
- * none (their readers rely on RCU or on quiescent writers).
+ * ESTABLISHED) in a net whose ehash has one slot per socket; each peer gets (key -> an object
+ * standing for the socket). Then one stream of lookups, the same keys in the same order for
+ * every table, --misses PCT of them for keys that are not there, is timed: every table is built
+ * first, then the tables are timed in turn, R rounds of L/R lookups each, and each table's figure
+ * is its median round (a burst of load on a shared machine hits every table alike).
+ *
+ * Per hit, the benchmark does what a stack does with the answer: --touch BYTES reads that many
+ * bytes of the connection's own state (socktab: the socket's caller data, socktab_sock_priv();
+ * a peer: the object its value points to, max(64, BYTES) bytes). With --touch 0 a peer's object
+ * is still read once (the pointer a stack must follow) and socktab's answer is the socket its
+ * walk already read.
+ *
+ * socktab's lookups are the RCU-scoped ones (socktab_rcu_read_lock, ..._rcu lookup, unlock: one
+ * section per lookup, one per burst), which take no reference, as the peers take none (their
+ * readers rely on RCU or on quiescent writers). The socktab-ref row (--refs) times the
+ * referenced form (lookup, then socktab_sock_put) on the same table.
  *
  * --burst B: tables with a batch lookup (socktab_lookup_tcp_burst, rte_hash_lookup_bulk_data up
  * to 64 keys) take B keys per call; the others (lfht) do B single lookups.
@@ -23,6 +30,7 @@
  * memory as socktab's table took, so a reader sees how far a lookup is from one DRAM miss.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +45,7 @@
 static const char *const table_names[BENCH_TABLE_COUNT] = {
 	[BENCH_TABLE_SOCKTAB] = "socktab",
 	[BENCH_TABLE_SOCKTAB_SHARED] = "socktab-shared",
+	[BENCH_TABLE_SOCKTAB_REF] = "socktab-ref",
 	[BENCH_TABLE_RTE_HASH] = "rte_hash",
 	[BENCH_TABLE_LFHT] = "lfht",
 };
@@ -62,9 +71,15 @@ static const struct peer_ops *peer_of(enum bench_table t)
 	}
 }
 
+bool bench_table_is_socktab(enum bench_table t)
+{
+	return t == BENCH_TABLE_SOCKTAB || t == BENCH_TABLE_SOCKTAB_SHARED ||
+	       t == BENCH_TABLE_SOCKTAB_REF;
+}
+
 bool bench_table_available(enum bench_table t)
 {
-	return t == BENCH_TABLE_SOCKTAB || t == BENCH_TABLE_SOCKTAB_SHARED || peer_of(t);
+	return bench_table_is_socktab(t) || peer_of(t);
 }
 
 /* murmur3's finaliser: a bijection on 32 bits. */
@@ -87,42 +102,136 @@ static void key_of(uint64_t i, uint64_t seed, struct peer_key *k)
 	k->dport = htons(80);
 }
 
-/* The query stream: same for every table. Returns the expected hit count. */
-static uint64_t make_queries(const struct bench_lookup_cfg *c, struct peer_key *q)
+/* The query stream: same for every table, --misses PCT of the keys absent. rexp[rd] is the
+ * hits expected in round rd (of c->lookups / rounds queries each). */
+static void make_queries(const struct bench_lookup_cfg *c, int rounds, struct peer_key *q,
+			 uint64_t *rexp)
 {
-	uint64_t s = c->seed * 31 + 7, hits = 0;
+	uint64_t s = c->seed * 31 + 7, per = c->lookups / (uint64_t)rounds;
 
-	for (uint64_t j = 0; j < c->lookups; j++) {
-		if ((int)(bench_rand(&s) % 100) < c->misses_pct) {
+	memset(rexp, 0, (size_t)rounds * sizeof(*rexp));
+	for (uint64_t j = 0; j < per * (uint64_t)rounds; j++) {
+		bool miss = (int)(bench_rand(&s) % 100) < c->misses_pct;
+
+		if (miss)
 			key_of(c->sockets + bench_rand(&s) % (UINT32_MAX - c->sockets), c->seed, &q[j]);
-		} else {
+		else
 			key_of(bench_rand(&s) % c->sockets, c->seed, &q[j]);
-			hits++;
-		}
+		if (!miss)
+			rexp[j / per]++;
 	}
-	return hits;
 }
+
+/* ---- the connection's own state ---- */
+
+/* Bytes of each socket's caller data (socktab) or stand-in object (peers) for --touch: whole
+ * cache lines, so the area read is always there. */
+static size_t area_bytes(int touch)
+{
+	return ((size_t)touch + 63) & ~(size_t)63;
+}
+
+/* Fill an area with words derived from the key's index, so every line is really there (not the
+ * shared zero page) and reads of it give data. */
+static void area_fill(void *p, size_t bytes, uint64_t i)
+{
+	for (size_t w = 0; w < bytes / 8; w++) {
+		uint64_t v = i * 0x9e3779b97f4a7c15ull + w;
+
+		memcpy((unsigned char *)p + w * 8, &v, 8);
+	}
+}
+
+/* Read @words 8-byte words of an area and sum them: the per-packet reads of a stack. */
+static inline uint64_t area_touch(const void *p, unsigned words)
+{
+	uint64_t sum = 0;
+
+	for (unsigned w = 0; w < words; w++) {
+		uint64_t v;
+
+		memcpy(&v, (const unsigned char *)p + (size_t)w * 8, 8);
+		sum += v;
+	}
+	return sum;
+}
+
+/* Where the sums of the touched bytes end up, so the compiler keeps the loads. */
+static _Atomic uint64_t touch_sink;
 
 /* ---- socktab ---- */
 
 struct st_table {
 	struct socktab_net *owner, *net;
+	struct socktab_sock *listener;
 };
+
+static uint32_t ehash_slots(uint64_t sockets)
+{
+	uint32_t slots = 1;
+
+	while (slots < sockets && slots < (1u << 24))
+		slots <<= 1;
+	return slots;
+}
+
+/* The parameters of the benchmark's socktab nets. */
+static void st_params(const struct bench_lookup_cfg *c, uint64_t sockets,
+		      struct socktab_net_params *p)
+{
+	socktab_net_params_init(p);
+	p->ehash_entries = ehash_slots(sockets);
+	p->fixed_secret = 1;
+	memcpy(p->secret, &c->seed, sizeof(c->seed));
+	p->sock_priv_size = area_bytes(c->touch);
+}
+
+/* The server's address and a listener on it in @net: 127.0.0.1:80. */
+static struct socktab_sock *st_listen(struct socktab_net *net, struct sockaddr_in *la)
+{
+	struct socktab_sock *ln;
+
+	memset(la, 0, sizeof(*la));
+	la->sin_family = AF_INET;
+	la->sin_port = htons(80);
+	la->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ln = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	if (!ln || socktab_bind(ln, (struct sockaddr *)la, sizeof(*la)) || socktab_listen(ln, 128))
+		return NULL;
+	return ln;
+}
+
+/* Connection @i of the listener @ln: a child in ESTABLISHED with its caller data filled. */
+static struct socktab_sock *st_connection(const struct bench_lookup_cfg *c,
+					  struct socktab_sock *ln, const struct sockaddr_in *la,
+					  uint64_t i)
+{
+	struct peer_key k;
+	struct sockaddr_in ra = { .sin_family = AF_INET };
+	struct socktab_sock *child;
+	void *priv;
+
+	key_of(i, c->seed, &k);
+	ra.sin_addr.s_addr = k.saddr;
+	ra.sin_port = k.sport;
+	child = socktab_sock_new_child(ln, (const struct sockaddr *)la, (struct sockaddr *)&ra,
+				       sizeof(*la), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	if (!child)
+		return NULL;
+	socktab_set_state(child, SOCKTAB_TCP_ESTABLISHED);
+	if ((priv = socktab_sock_priv(child)))
+		area_fill(priv, area_bytes(c->touch), i);
+	return child;
+}
 
 static int st_build(const struct bench_lookup_cfg *c, bool shared, struct st_table *st)
 {
 	struct socktab_net_params p;
-	struct sockaddr_in la = { .sin_family = AF_INET, .sin_port = htons(80) };
-	struct socktab_sock *ln;
+	struct sockaddr_in la;
 	struct bench_progress prog;
-	uint32_t slots = 1;
+	void *priv;
 
-	while (slots < c->sockets && slots < (1u << 24))
-		slots <<= 1;
-	socktab_net_params_init(&p);
-	p.ehash_entries = slots;
-	p.fixed_secret = 1;
-	memcpy(p.secret, &c->seed, sizeof(c->seed));
+	st_params(c, c->sockets, &p);
 	st->owner = socktab_net_new(&p);
 	if (!st->owner)
 		return -errno;
@@ -134,27 +243,20 @@ static int st_build(const struct bench_lookup_cfg *c, bool shared, struct st_tab
 		if (!st->net)
 			return -errno;
 	}
-	la.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ln = socktab_socket(st->net, SOCKTAB_TCP, AF_INET);
-	if (!ln || socktab_bind(ln, (struct sockaddr *)&la, sizeof(la)) || socktab_listen(ln, 128))
+	st->listener = st_listen(st->net, &la);
+	if (!st->listener)
 		return -EINVAL;
+	if ((priv = socktab_sock_priv(st->listener)))
+		area_fill(priv, area_bytes(c->touch), UINT32_MAX);
 	bench_progress_init(&prog, 1000000000ull);
 	for (uint64_t i = 0; i < c->sockets; i++) {
-		struct peer_key k;
-		struct sockaddr_in ra = { .sin_family = AF_INET };
-		struct socktab_sock *child;
+		if (!st_connection(c, st->listener, &la, i)) {
+			int err = errno;
 
-		key_of(i, c->seed, &k);
-		ra.sin_addr.s_addr = k.saddr;
-		ra.sin_port = k.sport;
-		child = socktab_sock_new_child(ln, (struct sockaddr *)&la, (struct sockaddr *)&ra,
-					       sizeof(la), SOCKTAB_LOOPBACK_IFINDEX, 0);
-		if (!child) {
 			fprintf(stderr, "bench lookup: socket %llu: %s\n", (unsigned long long)i,
-				strerror(errno));
-			return -errno;
+				strerror(err));
+			return -err;
 		}
-		socktab_set_state(child, SOCKTAB_TCP_ESTABLISHED);
 		if (c->progress && !(i & 0xffff))
 			bench_progress(&prog, "lookup: %llu/%llu sockets in %s",
 				       (unsigned long long)i, (unsigned long long)c->sockets,
@@ -171,14 +273,26 @@ static void st_free(struct st_table *st)
 		socktab_net_free(st->owner);
 }
 
-static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, uint64_t n,
-			   int burst)
+/* One found socket: read its caller data (a NULL area, e.g. a TIME_WAIT entry's, reads
+ * nothing). */
+static inline uint64_t st_touch(struct socktab_sock *sk, unsigned words)
 {
-	uint64_t hits = 0;
+	const void *priv;
+
+	if (!words || !(priv = socktab_sock_priv(sk)))
+		return 0;
+	return area_touch(priv, words);
+}
+
+static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, uint64_t n,
+			   int burst, bool refs, unsigned words)
+{
+	uint64_t hits = 0, sum = 0;
 
 	if (burst > 1) {
 		struct socktab_sock *out[256];
 		struct socktab_tuple4 k[256];
+		unsigned flags = SOCKTAB_LOOKUP_ESTABLISHED | (refs ? 0 : SOCKTAB_LOOKUP_NOREF);
 
 		for (uint64_t j = 0; j < n; j += (uint64_t)burst) {
 			unsigned b = n - j < (uint64_t)burst ? (unsigned)(n - j) : (unsigned)burst;
@@ -188,36 +302,54 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 				k[i] = (struct socktab_tuple4){ q[j + i].saddr, q[j + i].daddr,
 								q[j + i].sport, q[j + i].dport,
 								SOCKTAB_LOOPBACK_IFINDEX, 0 };
-			socktab_lookup_tcp_burst(net, k, b, out, SOCKTAB_LOOKUP_ESTABLISHED);
+			if (!refs)
+				socktab_rcu_read_lock(); /* one section for the whole burst */
+			socktab_lookup_tcp_burst(net, k, b, out, flags);
 			for (unsigned i = 0; i < b; i++)
 				if (out[i]) {
 					hits++;
-					socktab_sock_put(out[i]);
+					sum += st_touch(out[i], words);
+					if (refs)
+						socktab_sock_put(out[i]);
 				}
+			if (!refs)
+				socktab_rcu_read_unlock();
 		}
-		return hits;
-	}
-	for (uint64_t j = 0; j < n; j++) {
-		struct socktab_sock *sk =
-			socktab_lookup_established4(net, q[j].saddr, q[j].sport, q[j].daddr,
-						    q[j].dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+	} else if (refs) {
+		for (uint64_t j = 0; j < n; j++) {
+			struct socktab_sock *sk =
+				socktab_lookup_established4(net, q[j].saddr, q[j].sport, q[j].daddr,
+							    q[j].dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 
-		if (sk) {
-			hits++;
-			socktab_sock_put(sk);
+			if (sk) {
+				hits++;
+				sum += st_touch(sk, words);
+				socktab_sock_put(sk);
+			}
+		}
+	} else {
+		for (uint64_t j = 0; j < n; j++) {
+			struct socktab_sock *sk;
+
+			socktab_rcu_read_lock();
+			sk = socktab_lookup_established4_rcu(net, q[j].saddr, q[j].sport,
+							     q[j].daddr, q[j].dport,
+							     SOCKTAB_LOOPBACK_IFINDEX, 0);
+			if (sk) {
+				hits++;
+				sum += st_touch(sk, words);
+			}
+			socktab_rcu_read_unlock();
 		}
 	}
+	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
 	return hits;
 }
 
 /* ---- peers ---- */
 
-struct obj {
-	uint64_t word[8]; /* 64 bytes: stands for the socket a lookup leads to */
-};
-
 static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct peer_key *q,
-			     uint64_t n, int burst, bool *native)
+			     uint64_t n, int burst, unsigned words, bool *native)
 {
 	uint64_t hits = 0, sum = 0;
 
@@ -234,7 +366,8 @@ static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct p
 			for (int i = 0; i < b; i++)
 				if (vals[i]) {
 					hits++;
-					sum += ((volatile struct obj *)vals[i])->word[0];
+					sum += words ? area_touch(vals[i], words)
+						     : *(volatile uint64_t *)vals[i];
 				}
 		}
 	} else {
@@ -243,53 +376,62 @@ static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct p
 
 			if (v) {
 				hits++;
-				sum += ((volatile struct obj *)v)->word[0];
+				sum += words ? area_touch(v, words) : *(volatile uint64_t *)v;
 			}
 		}
 	}
-	return hits + (sum & 0); /* sum keeps the loads */
+	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
+	return hits;
 }
 
 /* A built table of any kind. */
 struct built {
 	enum bench_table t;
-	struct st_table st;
+	struct st_table own;   /* socktab tables built for this entry */
+	struct st_table *st;   /* the socktab table it looks up (socktab-ref: socktab's) */
 	const struct peer_ops *ops;
 	void *tab;
-	struct obj *objs;
+	unsigned char *objs;   /* peers: one object per key, obj_size bytes each */
+	size_t obj_size;
 };
 
-static int build(const struct bench_lookup_cfg *c, enum bench_table t, struct built *b)
+static size_t peer_obj_size(const struct bench_lookup_cfg *c)
 {
-	memset(b, 0, sizeof(*b));
-	b->t = t;
-	if (t == BENCH_TABLE_SOCKTAB || t == BENCH_TABLE_SOCKTAB_SHARED)
-		return st_build(c, t == BENCH_TABLE_SOCKTAB_SHARED, &b->st);
-	b->ops = peer_of(t);
-	if (!b->ops)
-		return -ENOTSUP;
-	if (!(b->objs = calloc(c->sockets, sizeof(*b->objs))) ||
-	    !(b->tab = b->ops->create(c->sockets)))
+	return c->touch > 64 ? area_bytes(c->touch) : 64;
+}
+
+static int peer_build(const struct bench_lookup_cfg *c, struct built *b)
+{
+	struct bench_progress prog;
+
+	if (!(b->objs = aligned_alloc(64, c->sockets * b->obj_size)))
 		return -ENOMEM;
+	for (uint64_t i = 0; i < c->sockets; i++)
+		area_fill(b->objs + i * b->obj_size, b->obj_size, i);
+	if (!(b->tab = b->ops->create(c->sockets)))
+		return -ENOMEM;
+	bench_progress_init(&prog, 1000000000ull);
 	for (uint64_t i = 0; i < c->sockets; i++) {
 		struct peer_key k;
 		int err;
 
 		key_of(i, c->seed, &k);
-		b->objs[i].word[0] = i;
-		if ((err = b->ops->insert(b->tab, &k, &b->objs[i]))) {
+		if ((err = b->ops->insert(b->tab, &k, b->objs + i * b->obj_size))) {
 			fprintf(stderr, "bench lookup: %s insert %llu: %s\n", b->ops->name,
 				(unsigned long long)i, strerror(-err));
 			return err;
 		}
+		if (c->progress && !(i & 0xffff))
+			bench_progress(&prog, "lookup: %llu/%llu keys in %s", (unsigned long long)i,
+				       (unsigned long long)c->sockets, b->ops->name);
 	}
 	return 0;
 }
 
 static void unbuild(struct built *b)
 {
-	if (b->t == BENCH_TABLE_SOCKTAB || b->t == BENCH_TABLE_SOCKTAB_SHARED) {
-		st_free(&b->st);
+	if (bench_table_is_socktab(b->t)) {
+		st_free(&b->own);
 		return;
 	}
 	if (b->tab)
@@ -297,13 +439,39 @@ static void unbuild(struct built *b)
 	free(b->objs);
 }
 
-static uint64_t pass(const struct built *b, const struct peer_key *q, uint64_t n, int burst,
-		     bool *native)
+/* Build @b; @socktab is the plain socktab table when already built (socktab-ref uses it). */
+static int build(const struct bench_lookup_cfg *c, enum bench_table t, struct built *b,
+		 struct st_table *socktab)
+{
+	memset(b, 0, sizeof(*b));
+	b->t = t;
+	b->st = &b->own;
+	if (t == BENCH_TABLE_SOCKTAB_REF && socktab) {
+		b->st = socktab;
+		return 0;
+	}
+	if (bench_table_is_socktab(t))
+		return st_build(c, t == BENCH_TABLE_SOCKTAB_SHARED, &b->own);
+	b->ops = peer_of(t);
+	if (!b->ops)
+		return -ENOTSUP;
+	b->obj_size = peer_obj_size(c);
+	return peer_build(c, b);
+}
+
+static unsigned touch_words(const struct bench_lookup_cfg *c)
+{
+	return (unsigned)(c->touch + 7) / 8;
+}
+
+static uint64_t pass(const struct built *b, const struct bench_lookup_cfg *c,
+		     const struct peer_key *q, uint64_t n, bool *native)
 {
 	if (b->ops)
-		return peer_lookups(b->ops, b->tab, q, n, burst, native);
-	*native = burst > 1;
-	return st_lookups(b->st.net, q, n, burst);
+		return peer_lookups(b->ops, b->tab, q, n, c->burst, touch_words(c), native);
+	*native = c->burst > 1;
+	return st_lookups(b->st->net, q, n, c->burst, b->t == BENCH_TABLE_SOCKTAB_REF,
+			  touch_words(c));
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -313,57 +481,72 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_dbl);
+	return v[n / 2];
+}
+
 #define MAX_ROUNDS 64
 
 int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_table *t, int n,
 			  struct bench_lookup_result *r)
 {
-	struct peer_key *q = malloc(c->lookups * sizeof(*q));
+	int rounds = c->rounds < 1 ? 1 : c->rounds > MAX_ROUNDS ? MAX_ROUNDS : c->rounds;
+	uint64_t per = c->lookups / (uint64_t)rounds, rexp[MAX_ROUNDS];
+	struct bench_lookup_cfg cc = *c;
+	struct peer_key *q;
 	struct built b[BENCH_TABLE_COUNT];
 	double rate[BENCH_TABLE_COUNT][MAX_ROUNDS];
-	int rounds = c->rounds < 1 ? 1 : c->rounds > MAX_ROUNDS ? MAX_ROUNDS : c->rounds;
-	uint64_t expect, per = c->lookups / (uint64_t)rounds;
+	struct st_table *socktab = NULL;
 	int err = 0, nb = 0;
 
-	if (!q || n > BENCH_TABLE_COUNT) {
-		free(q);
+	if (n > BENCH_TABLE_COUNT || per == 0)
+		return -EINVAL;
+	cc.lookups = per * (uint64_t)rounds; /* the queries the rounds time */
+	if (!(q = malloc(cc.lookups * sizeof(*q))))
 		return -ENOMEM;
-	}
-	{
-		struct bench_lookup_cfg timed = *c;
-
-		timed.lookups = per * (uint64_t)rounds; /* the queries the rounds time */
-		expect = make_queries(&timed, q);
-	}
+	make_queries(&cc, rounds, q, rexp);
 	/* Build every table first (each one's memory is the RSS it added), then time them in
 	 * turn, round after round, so a burst of load on a shared machine hits all of them. */
 	for (int i = 0; i < n && !err; i++) {
 		uint64_t rss0 = bench_rss_bytes();
 
 		memset(&r[i], 0, sizeof(r[i]));
-		err = build(c, t[i], &b[i]);
+		err = build(&cc, t[i], &b[i], socktab);
 		nb++;
 		r[i].bytes = bench_rss_bytes() - rss0;
+		if (t[i] == BENCH_TABLE_SOCKTAB && !err)
+			socktab = b[i].st;
+		if (t[i] == BENCH_TABLE_SOCKTAB_REF && b[i].st != &b[i].own) {
+			/* Same table as socktab's: its memory is that one's. */
+			for (int j = 0; j < i; j++)
+				if (t[j] == BENCH_TABLE_SOCKTAB)
+					r[i].bytes = r[j].bytes;
+		}
 		if (!err) /* warm the code and the first chains */
-			pass(&b[i], q, c->lookups < 100000 ? c->lookups : 100000, c->burst,
+			pass(&b[i], &cc, q, cc.lookups < 100000 ? cc.lookups : 100000,
 			     &r[i].burst_native);
 	}
 	for (int rd = 0; rd < rounds && !err; rd++)
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n && !err; i++) {
 			const struct peer_key *qq = q + (uint64_t)rd * per;
 			uint64_t t0 = bench_now_ns();
 
-			r[i].hits += pass(&b[i], qq, per, c->burst, &r[i].burst_native);
+			r[i].hits += pass(&b[i], &cc, qq, per, &r[i].burst_native);
 			rate[i][rd] = (double)per * 1e9 / (double)(bench_now_ns() - t0);
 		}
-	for (int i = 0; i < nb; i++)
+	for (int i = nb; i-- > 0;) /* socktab-ref's table is socktab's: free it last */
 		unbuild(&b[i]);
 	free(q);
 	if (err)
 		return err;
+	uint64_t expect = 0;
+
+	for (int rd = 0; rd < rounds; rd++)
+		expect += rexp[rd];
 	for (int i = 0; i < n; i++) {
-		qsort(rate[i], (size_t)rounds, sizeof(double), cmp_dbl);
-		r[i].lookups_per_sec = rate[i][rounds / 2];
+		r[i].lookups_per_sec = median(rate[i], rounds);
 		r[i].ns_per_lookup = 1e9 / r[i].lookups_per_sec;
 		r[i].rounds = rounds;
 		if (r[i].hits != expect) {
@@ -432,23 +615,47 @@ double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
 
 static void help(void)
 {
-	printf("usage: socktab bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|all]\n"
-	       "                            [--lookups L] [--burst B] [--misses PCT] [--seed S]\n"
-	       "                            [--rounds R] [--json]\n"
-	       "defaults: --sockets 1000000 --peer all --lookups 2*N (1M..4M) --burst 1 --misses 0\n"
-	       "          --rounds 5 (every table is built first, then timed in turn R times on\n"
-	       "          L/R lookups each; lookups_per_sec is the median round)\n"
-	       "Prints lookups_per_sec per table, ratio_vs_<peer>= (socktab's rate over the "
-	       "peer's)\nand mem_latency_ns= (a pointer chase over as much memory as socktab's "
-	       "table).\nPeers built in: rte_hash %s, lfht %s; socktab-shared (a net sharing "
-	       "another's tables) on request.\n",
+	printf("usage: socktab bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|socktab-shared|\n"
+	       "                                   socktab-ref|all] [--refs] [--touch BYTES]\n"
+	       "                            [--lookups L] [--burst B] [--misses PCT]\n"
+	       "                            [--seed S] [--rounds R] [--json]\n"
+	       "defaults: --sockets 1000000 --peer all --touch 0\n"
+	       "          --lookups 2*N (1M..4M) --burst 1 --misses 0 --rounds 5\n"
+	       "          (every table is built first, then timed in turn R times on L/R lookups\n"
+	       "          each; lookups_per_sec is the median round)\n"
+	       "--touch BYTES  after each hit read BYTES (0..256) of the connection's own state:\n"
+	       "               socktab's caller data (sock_priv_size), a peer's object\n"
+	       "--refs         also time socktab's referenced lookups (lookup + socktab_sock_put)\n"
+	       "               on the same table, as the row socktab-ref; socktab's own row uses\n"
+	       "               the RCU-scoped lookups (no reference), as the peers take none\n"
+	       "Prints lookups_per_sec per table, ratio_vs_<peer>= (socktab's\n"
+	       "rate over the peer's) and mem_latency_ns= (a pointer chase over as much memory as\n"
+	       "socktab's table). Peers built in: rte_hash %s, lfht %s; socktab-shared (a net\n"
+	       "sharing another's tables) on request.\n",
 	       bench_table_available(BENCH_TABLE_RTE_HASH) ? "yes" : "no (libdpdk-dev missing)",
 	       bench_table_available(BENCH_TABLE_LFHT) ? "yes" : "no (liburcu-cds missing)");
 }
 
+/* The figures of one table. */
+static void print_table(struct bench_out *o, enum bench_table t,
+			const struct bench_lookup_result *r)
+{
+	bench_out_begin(o);
+	bench_out_str(o, "peer", table_names[t]);
+	bench_out_dbl(o, "lookups_per_sec", "%.0f", r->lookups_per_sec);
+	bench_out_dbl(o, "ns_per_lookup", "%.1f", r->ns_per_lookup);
+	bench_out_u64(o, "hits", r->hits);
+	bench_out_u64(o, "table_bytes", r->bytes);
+	if (t == BENCH_TABLE_SOCKTAB_REF)
+		bench_out_str(o, "table", "socktab's (the same net, looked up with references)");
+	bench_out_str(o, "burst_native", r->burst_native ? "yes" : "no");
+	bench_out_end(o);
+}
+
 int bench_lookup_main(int argc, char **argv)
 {
-	enum { O_SOCKETS = 256, O_LOOKUPS, O_PEER, O_BURST, O_MISSES, O_SEED, O_ROUNDS, O_JSON };
+	enum { O_SOCKETS = 256, O_LOOKUPS, O_PEER, O_BURST, O_MISSES, O_SEED, O_ROUNDS, O_JSON,
+	       O_TOUCH, O_REFS };
 	static const struct option longopts[] = {
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "lookups", required_argument, NULL, O_LOOKUPS },
@@ -458,6 +665,8 @@ int bench_lookup_main(int argc, char **argv)
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "touch", required_argument, NULL, O_TOUCH },
+		{ "refs", no_argument, NULL, O_REFS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -465,6 +674,7 @@ int bench_lookup_main(int argc, char **argv)
 	static const char *const peer_names[BENCH_TABLE_COUNT + 2] = {
 		[BENCH_TABLE_SOCKTAB] = "socktab",
 		[BENCH_TABLE_SOCKTAB_SHARED] = "socktab-shared",
+		[BENCH_TABLE_SOCKTAB_REF] = "socktab-ref",
 		[BENCH_TABLE_RTE_HASH] = "rte_hash",
 		[BENCH_TABLE_LFHT] = "lfht",
 		[BENCH_TABLE_COUNT] = "all",
@@ -473,7 +683,7 @@ int bench_lookup_main(int argc, char **argv)
 	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5 };
 	struct bench_out o = { 0 };
 	int peer = BENCH_TABLE_COUNT, opt;
-	bool sel[BENCH_TABLE_COUNT] = { 0 };
+	bool sel[BENCH_TABLE_COUNT] = { 0 }, refs = false;
 	struct bench_lookup_result res[BENCH_TABLE_COUNT];
 
 	c.seed = (uint64_t)time(NULL);
@@ -488,6 +698,9 @@ int bench_lookup_main(int argc, char **argv)
 			return 0;
 		case O_JSON:
 			o.json = true;
+			break;
+		case O_REFS:
+			refs = true;
 			break;
 		case O_SOCKETS:
 			bad = opt_count(&op, "--sockets", optarg, 1, 1u << 26, &c.sockets);
@@ -510,6 +723,9 @@ int bench_lookup_main(int argc, char **argv)
 		case O_ROUNDS:
 			bad = opt_count_int(&op, "--rounds", optarg, 1, 64, &c.rounds);
 			break;
+		case O_TOUCH:
+			bad = opt_count_int(&op, "--touch", optarg, 0, 256, &c.touch);
+			break;
 		default:
 			return 2;
 		}
@@ -531,11 +747,13 @@ int bench_lookup_main(int argc, char **argv)
 	}
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
 		if (peer == BENCH_TABLE_COUNT)
-			sel[t] = t != BENCH_TABLE_SOCKTAB_SHARED;
+			sel[t] = t != BENCH_TABLE_SOCKTAB_SHARED && t != BENCH_TABLE_SOCKTAB_REF;
 		else
 			sel[t] = peer == t;
 	}
 	sel[BENCH_TABLE_SOCKTAB] = true; /* the reference for every ratio */
+	if (refs)
+		sel[BENCH_TABLE_SOCKTAB_REF] = true;
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++)
 		if (sel[t] && !bench_table_available((enum bench_table)t)) {
 			fprintf(stderr, "bench lookup: peer %s not built in (its package was "
@@ -554,6 +772,8 @@ int bench_lookup_main(int argc, char **argv)
 	bench_out_u64(&o, "burst", (uint64_t)c.burst);
 	bench_out_u64(&o, "misses_pct", (uint64_t)c.misses_pct);
 	bench_out_u64(&o, "rounds", (uint64_t)c.rounds);
+	bench_out_u64(&o, "touch", (uint64_t)c.touch);
+	bench_out_str(&o, "refs", refs ? "yes" : "no");
 	bench_out_str(&o, "keys", "ipv4 established, local 127.0.0.1:80, random remote");
 	bench_out_end(&o);
 	enum bench_table which[BENCH_TABLE_COUNT];
@@ -570,18 +790,9 @@ int bench_lookup_main(int argc, char **argv)
 	}
 	for (int i = 0; i < nw; i++)
 		res[which[i]] = got[i];
-	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
-		if (!sel[t])
-			continue;
-		bench_out_begin(&o);
-		bench_out_str(&o, "peer", table_names[t]);
-		bench_out_dbl(&o, "lookups_per_sec", "%.0f", res[t].lookups_per_sec);
-		bench_out_dbl(&o, "ns_per_lookup", "%.1f", res[t].ns_per_lookup);
-		bench_out_u64(&o, "hits", res[t].hits);
-		bench_out_u64(&o, "table_bytes", res[t].bytes);
-		bench_out_str(&o, "burst_native", res[t].burst_native ? "yes" : "no");
-		bench_out_end(&o);
-	}
+	for (int t = 0; t < BENCH_TABLE_COUNT; t++)
+		if (sel[t])
+			print_table(&o, (enum bench_table)t, &res[t]);
 	bench_out_begin(&o);
 	bench_out_dbl(&o, "socktab_lookups_per_sec", "%.0f", res[BENCH_TABLE_SOCKTAB].lookups_per_sec);
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
