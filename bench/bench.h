@@ -71,8 +71,13 @@ enum bench_table {
 };
 const char *bench_table_name(enum bench_table t);
 bool bench_table_available(enum bench_table t);
-/* socktab, socktab-shared and socktab-ref: socktab tables. */
+/* socktab, socktab-shared and socktab-ref: socktab tables (they have listeners). */
 bool bench_table_is_socktab(enum bench_table t);
+
+enum bench_lookup_mode {
+	BENCH_LOOKUP_ESTABLISHED, /* lookups of established 4-tuples (--misses: absent ones) */
+	BENCH_LOOKUP_LISTENER,    /* SYN flood: random 4-tuples toward one listener (socktab only) */
+};
 
 struct bench_lookup_cfg {
 	uint64_t sockets, lookups;
@@ -82,10 +87,16 @@ struct bench_lookup_cfg {
 	int rounds;     /* timed rounds per table, tables in turn; the median counts */
 	bool progress;
 	int touch;      /* bytes of the connection's own state read after each hit (0..256) */
+	int threads;    /* reader threads (0 or 1: the calling thread only) */
+	int mode;       /* enum bench_lookup_mode */
 };
 struct bench_lookup_result {
-	double lookups_per_sec, ns_per_lookup;
-	uint64_t hits, bytes; /* hits seen; memory the table took (RSS delta) */
+	double lookups_per_sec, ns_per_lookup; /* threads > 1: the N threads' aggregate */
+	double lookups_per_sec_1thread;        /* threads > 1: one thread, same run */
+	double scaling;                        /* threads > 1: aggregate / one thread */
+	double threads_cpu_share; /* threads > 1: CPU time the readers got over threads x wall
+				   * time (median round); below 1: they waited for a CPU */
+	uint64_t hits, bytes; /* hits seen (one-thread rounds); memory the table took (RSS delta) */
 	bool burst_native;    /* the table's own batch lookup was used */
 	int rounds;
 };

@@ -26,15 +26,30 @@
  * --burst B: tables with a batch lookup (socktab_lookup_tcp_burst, rte_hash_lookup_bulk_data up
  * to 64 keys) take B keys per call; the others (lfht) do B single lookups.
  *
+ * --threads N: each round is also run by N reader threads at once, each registered with
+ * socktab_thread_register() and looking up its own slice (1/N) of the round's queries, so the
+ * N-thread pass does the same lookups as the one-thread pass; lookups_per_sec is then the round's
+ * lookups over the wall time from the first thread's start to the last one's end, beside the
+ * one-thread rate of the same rounds (scaling=). Before every timed pass the benchmark reads a
+ * buffer of twice the last-level cache, so no pass starts with the previous pass's lines (the
+ * one-thread pass over the same keys, or socktab's pass over the table socktab-ref shares).
+ *
+ * --mode listener: a SYN flood on one listener. The net holds the N established sockets and a
+ * listener on 127.0.0.1:80; every lookup is a full TCP lookup (socktab_lookup_tcp4_rcu) of a
+ * random 4-tuple toward it, which misses ehash and finds the listener. socktab tables only.
+ *
  * mem_latency_ns: a random pointer chase (one dependent load per 64-byte line) over as much
  * memory as socktab's table took, so a reader sees how far a lookup is from one DRAM miss.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 
@@ -102,22 +117,26 @@ static void key_of(uint64_t i, uint64_t seed, struct peer_key *k)
 	k->dport = htons(80);
 }
 
-/* The query stream: same for every table, --misses PCT of the keys absent. rexp[rd] is the
- * hits expected in round rd (of c->lookups / rounds queries each). */
+/* The query stream: same for every table. rexp[rd] is the hits expected in round rd (of
+ * c->lookups / rounds queries each). Established mode: --misses PCT of the keys are absent.
+ * Listener mode: every key is absent from ehash (a new connection) and every lookup finds the
+ * listener. */
 static void make_queries(const struct bench_lookup_cfg *c, int rounds, struct peer_key *q,
 			 uint64_t *rexp)
 {
 	uint64_t s = c->seed * 31 + 7, per = c->lookups / (uint64_t)rounds;
+	bool listener = c->mode == BENCH_LOOKUP_LISTENER;
 
 	memset(rexp, 0, (size_t)rounds * sizeof(*rexp));
 	for (uint64_t j = 0; j < per * (uint64_t)rounds; j++) {
-		bool miss = (int)(bench_rand(&s) % 100) < c->misses_pct;
+		/* The established draw stays the same with or without --misses. */
+		bool miss = (int)(bench_rand(&s) % 100) < c->misses_pct || listener;
 
 		if (miss)
 			key_of(c->sockets + bench_rand(&s) % (UINT32_MAX - c->sockets), c->seed, &q[j]);
 		else
 			key_of(bench_rand(&s) % c->sockets, c->seed, &q[j]);
-		if (!miss)
+		if (!miss || listener)
 			rexp[j / per]++;
 	}
 }
@@ -285,14 +304,15 @@ static inline uint64_t st_touch(struct socktab_sock *sk, unsigned words)
 }
 
 static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, uint64_t n,
-			   int burst, bool refs, unsigned words)
+			   int burst, bool listener, bool refs, unsigned words)
 {
 	uint64_t hits = 0, sum = 0;
 
 	if (burst > 1) {
 		struct socktab_sock *out[256];
 		struct socktab_tuple4 k[256];
-		unsigned flags = SOCKTAB_LOOKUP_ESTABLISHED | (refs ? 0 : SOCKTAB_LOOKUP_NOREF);
+		unsigned flags = (listener ? 0 : SOCKTAB_LOOKUP_ESTABLISHED) |
+				 (refs ? 0 : SOCKTAB_LOOKUP_NOREF);
 
 		for (uint64_t j = 0; j < n; j += (uint64_t)burst) {
 			unsigned b = n - j < (uint64_t)burst ? (unsigned)(n - j) : (unsigned)burst;
@@ -318,8 +338,12 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 	} else if (refs) {
 		for (uint64_t j = 0; j < n; j++) {
 			struct socktab_sock *sk =
-				socktab_lookup_established4(net, q[j].saddr, q[j].sport, q[j].daddr,
-							    q[j].dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+				listener ? socktab_lookup_tcp4(net, q[j].saddr, q[j].sport,
+							       q[j].daddr, q[j].dport,
+							       SOCKTAB_LOOPBACK_IFINDEX, 0)
+					 : socktab_lookup_established4(net, q[j].saddr, q[j].sport,
+								       q[j].daddr, q[j].dport,
+								       SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 			if (sk) {
 				hits++;
@@ -332,9 +356,12 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 			struct socktab_sock *sk;
 
 			socktab_rcu_read_lock();
-			sk = socktab_lookup_established4_rcu(net, q[j].saddr, q[j].sport,
-							     q[j].daddr, q[j].dport,
-							     SOCKTAB_LOOPBACK_IFINDEX, 0);
+			sk = listener ? socktab_lookup_tcp4_rcu(net, q[j].saddr, q[j].sport,
+								q[j].daddr, q[j].dport,
+								SOCKTAB_LOOPBACK_IFINDEX, 0)
+				      : socktab_lookup_established4_rcu(net, q[j].saddr, q[j].sport,
+									q[j].daddr, q[j].dport,
+									SOCKTAB_LOOPBACK_IFINDEX, 0);
 			if (sk) {
 				hits++;
 				sum += st_touch(sk, words);
@@ -470,8 +497,119 @@ static uint64_t pass(const struct built *b, const struct bench_lookup_cfg *c,
 	if (b->ops)
 		return peer_lookups(b->ops, b->tab, q, n, c->burst, touch_words(c), native);
 	*native = c->burst > 1;
-	return st_lookups(b->st->net, q, n, c->burst, b->t == BENCH_TABLE_SOCKTAB_REF,
-			  touch_words(c));
+	return st_lookups(b->st->net, q, n, c->burst, c->mode == BENCH_LOOKUP_LISTENER,
+			  b->t == BENCH_TABLE_SOCKTAB_REF, touch_words(c));
+}
+
+/* ---- reader threads ---- */
+
+struct reader {
+	pthread_t th;
+	const struct built *b;
+	const struct bench_lookup_cfg *c;
+	const struct peer_key *q; /* this thread's slice of the round's queries */
+	uint64_t n;
+	pthread_barrier_t *go;
+	uint64_t hits, t0, t1, cpu_ns; /* cpu_ns: the thread's CPU time in its pass */
+	bool native;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	socktab_thread_register();
+	pthread_barrier_wait(r->go);
+	r->cpu_ns = thread_cpu_ns();
+	r->t0 = bench_now_ns();
+	r->hits = pass(r->b, r->c, r->q, r->n, &r->native);
+	r->t1 = bench_now_ns();
+	r->cpu_ns = thread_cpu_ns() - r->cpu_ns;
+	socktab_thread_unregister();
+	return NULL;
+}
+
+/* The round's @n queries by c->threads threads at once, each its own slice: the same lookups as
+ * the one-thread pass, shared out. Returns the aggregate rate (@n over the time from the first
+ * thread's start to the last one's end), 0 if the threads could not be set up; *hits the hits
+ * of all threads. */
+static double run_readers(const struct built *b, const struct bench_lookup_cfg *c,
+			  const struct peer_key *q, uint64_t n, uint64_t *hits, double *cpu_share)
+{
+	struct reader rd[64];
+	pthread_barrier_t go;
+	int nt = c->threads;
+	uint64_t t0 = UINT64_MAX, t1 = 0, cpu = 0;
+
+	*hits = 0;
+	if (pthread_barrier_init(&go, NULL, (unsigned)nt))
+		return 0;
+	for (int i = 0; i < nt; i++) {
+		uint64_t from = n * (uint64_t)i / (uint64_t)nt;
+		uint64_t to = n * (uint64_t)(i + 1) / (uint64_t)nt;
+
+		rd[i] = (struct reader){ .b = b, .c = c, .q = q + from, .n = to - from, .go = &go };
+		if (pthread_create(&rd[i].th, NULL, reader_main, &rd[i])) {
+			/* The barrier would never open for the threads already started. */
+			fprintf(stderr, "bench lookup: pthread_create failed after %d threads\n", i);
+			exit(1);
+		}
+	}
+	for (int i = 0; i < nt; i++) {
+		pthread_join(rd[i].th, NULL);
+		*hits += rd[i].hits;
+		cpu += rd[i].cpu_ns;
+		if (rd[i].t0 < t0)
+			t0 = rd[i].t0;
+		if (rd[i].t1 > t1)
+			t1 = rd[i].t1;
+	}
+	pthread_barrier_destroy(&go);
+	*cpu_share = (double)cpu / ((double)(t1 - t0) * nt);
+	return (double)n * 1e9 / (double)(t1 - t0);
+}
+
+/*
+ * A buffer swept before every timed pass to evict what the previous pass left in the caches and
+ * the TLB: otherwise a pass right after another one over the same memory (the threads after the
+ * one-thread pass over the same keys, socktab-ref after socktab on the same table) would start
+ * warmer than the others. Twice the last-level cache, at least 64 MiB. A cache that keeps
+ * re-used lines against a one-time sweep may still hold some of them.
+ */
+struct flusher {
+	unsigned char *buf;
+	size_t bytes;
+};
+
+static void flusher_init(struct flusher *f)
+{
+	long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+
+	f->bytes = (size_t)64 << 20;
+	if (l3 > 0 && (size_t)l3 * 2 > f->bytes)
+		f->bytes = (size_t)l3 * 2;
+	f->buf = malloc(f->bytes);
+	if (f->buf)
+		memset(f->buf, 1, f->bytes); /* real pages, not the shared zero page */
+}
+
+static void flush_caches(const struct flusher *f)
+{
+	uint64_t sum = 0;
+
+	if (!f->buf)
+		return;
+	for (size_t i = 0; i < f->bytes; i += 64)
+		sum += ((volatile unsigned char *)f->buf)[i];
+	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -497,16 +635,27 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	struct bench_lookup_cfg cc = *c;
 	struct peer_key *q;
 	struct built b[BENCH_TABLE_COUNT];
-	double rate[BENCH_TABLE_COUNT][MAX_ROUNDS];
+	double rate[BENCH_TABLE_COUNT][MAX_ROUNDS], rate_n[BENCH_TABLE_COUNT][MAX_ROUNDS];
+	double share[BENCH_TABLE_COUNT][MAX_ROUNDS];
 	struct st_table *socktab = NULL;
+	struct flusher fl = { 0 };
+	cpu_set_t cpus;
+	bool have_cpus;
 	int err = 0, nb = 0;
 
 	if (n > BENCH_TABLE_COUNT || per == 0)
+		return -EINVAL;
+	if (cc.threads < 1)
+		cc.threads = 1;
+	if (cc.threads > 64)
 		return -EINVAL;
 	cc.lookups = per * (uint64_t)rounds; /* the queries the rounds time */
 	if (!(q = malloc(cc.lookups * sizeof(*q))))
 		return -ENOMEM;
 	make_queries(&cc, rounds, q, rexp);
+	/* DPDK's EAL pins the thread that starts it to its lcore; every table is timed with the
+	 * CPUs this thread had before (and the reader threads inherit them). */
+	have_cpus = !sched_getaffinity(0, sizeof(cpus), &cpus);
 	/* Build every table first (each one's memory is the RSS it added), then time them in
 	 * turn, round after round, so a burst of load on a shared machine hits all of them. */
 	for (int i = 0; i < n && !err; i++) {
@@ -528,16 +677,35 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 			pass(&b[i], &cc, q, cc.lookups < 100000 ? cc.lookups : 100000,
 			     &r[i].burst_native);
 	}
+	if (have_cpus)
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	flusher_init(&fl); /* after the builds: not part of any table's memory */
 	for (int rd = 0; rd < rounds && !err; rd++)
 		for (int i = 0; i < n && !err; i++) {
 			const struct peer_key *qq = q + (uint64_t)rd * per;
-			uint64_t t0 = bench_now_ns();
+			uint64_t t0, h, hn;
 
-			r[i].hits += pass(&b[i], &cc, qq, per, &r[i].burst_native);
+			flush_caches(&fl);
+			t0 = bench_now_ns();
+			h = pass(&b[i], &cc, qq, per, &r[i].burst_native);
 			rate[i][rd] = (double)per * 1e9 / (double)(bench_now_ns() - t0);
+			r[i].hits += h;
+			if (cc.threads == 1)
+				continue;
+			flush_caches(&fl);
+			rate_n[i][rd] = run_readers(&b[i], &cc, qq, per, &hn, &share[i][rd]);
+			if (rate_n[i][rd] == 0) {
+				err = -EAGAIN;
+			} else if (hn != rexp[rd]) {
+				fprintf(stderr, "bench lookup: %s: %d threads found %llu of %llu keys\n",
+					table_names[t[i]], cc.threads, (unsigned long long)hn,
+					(unsigned long long)rexp[rd]);
+				err = -EIO;
+			}
 		}
 	for (int i = nb; i-- > 0;) /* socktab-ref's table is socktab's: free it last */
 		unbuild(&b[i]);
+	free(fl.buf);
 	free(q);
 	if (err)
 		return err;
@@ -547,6 +715,12 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 		expect += rexp[rd];
 	for (int i = 0; i < n; i++) {
 		r[i].lookups_per_sec = median(rate[i], rounds);
+		if (cc.threads > 1) {
+			r[i].lookups_per_sec_1thread = r[i].lookups_per_sec;
+			r[i].lookups_per_sec = median(rate_n[i], rounds);
+			r[i].scaling = r[i].lookups_per_sec / r[i].lookups_per_sec_1thread;
+			r[i].threads_cpu_share = median(share[i], rounds);
+		}
 		r[i].ns_per_lookup = 1e9 / r[i].lookups_per_sec;
 		r[i].rounds = rounds;
 		if (r[i].hits != expect) {
@@ -616,10 +790,11 @@ double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
 static void help(void)
 {
 	printf("usage: socktab bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|socktab-shared|\n"
-	       "                                   socktab-ref|all] [--refs] [--touch BYTES]\n"
-	       "                            [--lookups L] [--burst B] [--misses PCT]\n"
+	       "                                   socktab-ref|all] [--refs]\n"
+	       "                            [--mode established|listener] [--touch BYTES]\n"
+	       "                            [--threads T] [--lookups L] [--burst B] [--misses PCT]\n"
 	       "                            [--seed S] [--rounds R] [--json]\n"
-	       "defaults: --sockets 1000000 --peer all --touch 0\n"
+	       "defaults: --sockets 1000000 --peer all --mode established --touch 0 --threads 1\n"
 	       "          --lookups 2*N (1M..4M) --burst 1 --misses 0 --rounds 5\n"
 	       "          (every table is built first, then timed in turn R times on L/R lookups\n"
 	       "          each; lookups_per_sec is the median round)\n"
@@ -628,6 +803,10 @@ static void help(void)
 	       "--refs         also time socktab's referenced lookups (lookup + socktab_sock_put)\n"
 	       "               on the same table, as the row socktab-ref; socktab's own row uses\n"
 	       "               the RCU-scoped lookups (no reference), as the peers take none\n"
+	       "--threads T    also run each round on T (1..64) reader threads at once:\n"
+	       "               lookups_per_sec is their aggregate, scaling= over one thread\n"
+	       "--mode listener  a SYN flood: random 4-tuples toward one listener (every lookup\n"
+	       "               misses ehash and finds it); socktab tables only\n"
 	       "Prints lookups_per_sec per table, ratio_vs_<peer>= (socktab's\n"
 	       "rate over the peer's) and mem_latency_ns= (a pointer chase over as much memory as\n"
 	       "socktab's table). Peers built in: rte_hash %s, lfht %s; socktab-shared (a net\n"
@@ -637,13 +816,18 @@ static void help(void)
 }
 
 /* The figures of one table. */
-static void print_table(struct bench_out *o, enum bench_table t,
+static void print_table(struct bench_out *o, const struct bench_lookup_cfg *c, enum bench_table t,
 			const struct bench_lookup_result *r)
 {
 	bench_out_begin(o);
 	bench_out_str(o, "peer", table_names[t]);
 	bench_out_dbl(o, "lookups_per_sec", "%.0f", r->lookups_per_sec);
 	bench_out_dbl(o, "ns_per_lookup", "%.1f", r->ns_per_lookup);
+	if (c->threads > 1) {
+		bench_out_dbl(o, "lookups_per_sec_1thread", "%.0f", r->lookups_per_sec_1thread);
+		bench_out_dbl(o, "scaling", "%.2f", r->scaling);
+		bench_out_dbl(o, "threads_cpu_share", "%.2f", r->threads_cpu_share);
+	}
 	bench_out_u64(o, "hits", r->hits);
 	bench_out_u64(o, "table_bytes", r->bytes);
 	if (t == BENCH_TABLE_SOCKTAB_REF)
@@ -655,7 +839,7 @@ static void print_table(struct bench_out *o, enum bench_table t,
 int bench_lookup_main(int argc, char **argv)
 {
 	enum { O_SOCKETS = 256, O_LOOKUPS, O_PEER, O_BURST, O_MISSES, O_SEED, O_ROUNDS, O_JSON,
-	       O_TOUCH, O_REFS };
+	       O_TOUCH, O_REFS, O_THREADS, O_MODE };
 	static const struct option longopts[] = {
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "lookups", required_argument, NULL, O_LOOKUPS },
@@ -667,6 +851,8 @@ int bench_lookup_main(int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "touch", required_argument, NULL, O_TOUCH },
 		{ "refs", no_argument, NULL, O_REFS },
+		{ "threads", required_argument, NULL, O_THREADS },
+		{ "mode", required_argument, NULL, O_MODE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -679,11 +865,13 @@ int bench_lookup_main(int argc, char **argv)
 		[BENCH_TABLE_LFHT] = "lfht",
 		[BENCH_TABLE_COUNT] = "all",
 	};
+	static const char *const mode_names[] = { [BENCH_LOOKUP_ESTABLISHED] = "established",
+						  [BENCH_LOOKUP_LISTENER] = "listener", NULL };
 	const struct opt_parser op = { "socktab bench lookup", "h", longopts };
-	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5 };
+	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5, .threads = 1 };
 	struct bench_out o = { 0 };
 	int peer = BENCH_TABLE_COUNT, opt;
-	bool sel[BENCH_TABLE_COUNT] = { 0 }, refs = false;
+	bool sel[BENCH_TABLE_COUNT] = { 0 }, refs = false, misses_set = false;
 	struct bench_lookup_result res[BENCH_TABLE_COUNT];
 
 	c.seed = (uint64_t)time(NULL);
@@ -716,6 +904,7 @@ int bench_lookup_main(int argc, char **argv)
 			break;
 		case O_MISSES:
 			bad = opt_count_int(&op, "--misses", optarg, 0, 100, &c.misses_pct);
+			misses_set = true;
 			break;
 		case O_SEED:
 			bad = opt_seed(&op, "--seed", optarg, &c.seed);
@@ -725,6 +914,12 @@ int bench_lookup_main(int argc, char **argv)
 			break;
 		case O_TOUCH:
 			bad = opt_count_int(&op, "--touch", optarg, 0, 256, &c.touch);
+			break;
+		case O_THREADS:
+			bad = opt_count_int(&op, "--threads", optarg, 1, 64, &c.threads);
+			break;
+		case O_MODE:
+			bad = opt_choice(&op, "--mode", optarg, mode_names, &c.mode);
 			break;
 		default:
 			return 2;
@@ -741,13 +936,28 @@ int bench_lookup_main(int argc, char **argv)
 			 (unsigned long long)c.lookups, c.rounds);
 		return 2;
 	}
+	if (c.mode == BENCH_LOOKUP_LISTENER) {
+		if (misses_set && c.misses_pct) {
+			opt_fail(&op, "--misses: not with --mode listener (every lookup misses ehash "
+				      "and finds the listener)");
+			return 2;
+		}
+		if (peer != BENCH_TABLE_COUNT && !bench_table_is_socktab((enum bench_table)peer)) {
+			opt_fail(&op, "--peer %s: not with --mode listener (the peers have no "
+				      "listeners; socktab, socktab-shared and socktab-ref do)",
+				 peer_names[peer]);
+			return 2;
+		}
+	}
 	if (!c.lookups) {
 		c.lookups = 2 * c.sockets;
 		c.lookups = c.lookups < 1000000 ? 1000000 : c.lookups > 4000000 ? 4000000 : c.lookups;
 	}
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
 		if (peer == BENCH_TABLE_COUNT)
-			sel[t] = t != BENCH_TABLE_SOCKTAB_SHARED && t != BENCH_TABLE_SOCKTAB_REF;
+			sel[t] = t != BENCH_TABLE_SOCKTAB_SHARED && t != BENCH_TABLE_SOCKTAB_REF &&
+				 (c.mode == BENCH_LOOKUP_ESTABLISHED ||
+				  bench_table_is_socktab((enum bench_table)t));
 		else
 			sel[t] = peer == t;
 	}
@@ -772,9 +982,14 @@ int bench_lookup_main(int argc, char **argv)
 	bench_out_u64(&o, "burst", (uint64_t)c.burst);
 	bench_out_u64(&o, "misses_pct", (uint64_t)c.misses_pct);
 	bench_out_u64(&o, "rounds", (uint64_t)c.rounds);
+	bench_out_str(&o, "mode", mode_names[c.mode]);
 	bench_out_u64(&o, "touch", (uint64_t)c.touch);
+	bench_out_u64(&o, "threads", (uint64_t)c.threads);
 	bench_out_str(&o, "refs", refs ? "yes" : "no");
-	bench_out_str(&o, "keys", "ipv4 established, local 127.0.0.1:80, random remote");
+	bench_out_str(&o, "keys", c.mode == BENCH_LOOKUP_LISTENER
+					  ? "ipv4 SYN flood: random remote -> listener 127.0.0.1:80 "
+					    "(ehash miss), beside N established"
+					  : "ipv4 established, local 127.0.0.1:80, random remote");
 	bench_out_end(&o);
 	enum bench_table which[BENCH_TABLE_COUNT];
 	struct bench_lookup_result got[BENCH_TABLE_COUNT];
@@ -792,7 +1007,7 @@ int bench_lookup_main(int argc, char **argv)
 		res[which[i]] = got[i];
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++)
 		if (sel[t])
-			print_table(&o, (enum bench_table)t, &res[t]);
+			print_table(&o, &c, (enum bench_table)t, &res[t]);
 	bench_out_begin(&o);
 	bench_out_dbl(&o, "socktab_lookups_per_sec", "%.0f", res[BENCH_TABLE_SOCKTAB].lookups_per_sec);
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {

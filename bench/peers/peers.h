@@ -21,7 +21,9 @@ struct peer_ops {
 	void *(*create)(uint64_t n);
 	/* 0 or a negative errno. */
 	int (*insert)(void *t, const struct peer_key *k, void *val);
-	/* The value, or NULL. Called by a registered RCU reader where the peer needs one. */
+	/* The value, or NULL. Called from any number of threads at once, each registered with
+	 * socktab_thread_register() (which registers it with liburcu's urcu-memb flavour, the one
+	 * lfht reads under), while no insert runs. */
 	void *(*lookup)(void *t, const struct peer_key *k);
 	/* The peer's own batch lookup (NULL if it has none): vals[i] for keys[i], NULL on miss. */
 	void (*lookup_burst)(void *t, const struct peer_key *keys, int n, void **vals);
