@@ -97,16 +97,35 @@ struct bench_lookup_result {
 	double threads_cpu_share; /* threads > 1: CPU time the readers got over threads x wall
 				   * time (median round); below 1: they waited for a CPU */
 	uint64_t hits, bytes; /* hits seen (one-thread rounds); memory the table took (RSS delta) */
+	double bytes_per_socket; /* bytes / sockets */
+	double build_s;          /* seconds to build the table */
 	bool burst_native;    /* the table's own batch lookup was used */
 	int rounds;
+	bool skipped;         /* the table could not be built (a peer only); why says why */
+	char why[160];
 };
 /* Build table @t with the cfg's sockets, time its lookups. 0 or negative errno. */
 int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,
 		     struct bench_lookup_result *r);
-/* Build the @n tables @t, then time them in turn (c->rounds rounds); r[i] for t[i]. */
+/* Build the @n tables @t, then time them in turn (c->rounds rounds); r[i] for t[i]. A peer that
+ * cannot be built (memory, its own limits) is skipped (r[i].skipped); socktab failing is an
+ * error. */
 int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_table *t, int n,
 			  struct bench_lookup_result *r);
 
+/* Memory of socktab's TIME_WAIT entries, measured in a child process (bench_lookup_timewait). */
+struct bench_timewait_result {
+	uint64_t entries;       /* TIME_WAIT entries counted (socktab_net_stats) */
+	uint64_t bytes;         /* RSS growth while they were made */
+	uint64_t pool_socks;    /* the net's pool objects at the end (live + free) */
+	double bytes_per_entry; /* bytes / entries */
+	char why[160];          /* non-empty: not measured, and why */
+};
+/* Make @n TIME_WAIT entries in a fresh net configured as bench lookup's socktab table (@c's
+ * touch sets the caller data size) and measure their RSS. Runs in a child process, so call it
+ * before this process registers with RCU or starts other threads. 0 or negative errno. */
+int bench_lookup_timewait(const struct bench_lookup_cfg *c, uint64_t n,
+			  struct bench_timewait_result *r);
 /* Mean ns of one dependent load in a random pointer chase over @bytes. */
 double bench_mem_latency_ns(uint64_t bytes, uint64_t seed);
 

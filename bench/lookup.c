@@ -40,6 +40,10 @@
  *
  * mem_latency_ns: a random pointer chase (one dependent load per 64-byte line) over as much
  * memory as socktab's table took, so a reader sees how far a lookup is from one DRAM miss.
+ *
+ * Memory: each table's bytes are the RSS the process grew by while building it (a peer's
+ * includes its stand-in objects). bench_lookup_timewait() measures socktab's TIME_WAIT entries
+ * in a child process, so its memory is gone before the tables are built.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -52,6 +56,7 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <sys/wait.h>
 
 #include "bench.h"
 #include "opt.h"
@@ -243,13 +248,38 @@ static struct socktab_sock *st_connection(const struct bench_lookup_cfg *c,
 	return child;
 }
 
+/* A generous estimate of a socktab net of @sockets connections (a socket is about 320 bytes
+ * plus its caller data today; the estimate leaves room for a larger layout). */
+static uint64_t st_bytes_estimate(const struct bench_lookup_cfg *c, uint64_t sockets)
+{
+	return sockets * (512 + area_bytes(c->touch)) + (uint64_t)ehash_slots(sockets) * 8;
+}
+
+/* Does @need fit in MemAvailable with 512 MiB to spare? If not, say why in @why. */
+static bool fits(uint64_t need, char *why, size_t len)
+{
+	uint64_t avail = bench_mem_available_bytes();
+
+	if (!avail || need + (512ull << 20) <= avail)
+		return true;
+	snprintf(why, len, "needs about %llu MiB, MemAvailable is %llu MiB",
+		 (unsigned long long)(need >> 20), (unsigned long long)(avail >> 20));
+	return false;
+}
+
 static int st_build(const struct bench_lookup_cfg *c, bool shared, struct st_table *st)
 {
 	struct socktab_net_params p;
 	struct sockaddr_in la;
 	struct bench_progress prog;
+	char why[128];
 	void *priv;
 
+	if (!fits(st_bytes_estimate(c, c->sockets), why, sizeof(why))) {
+		fprintf(stderr, "bench lookup: %llu sockets in socktab: %s\n",
+			(unsigned long long)c->sockets, why);
+		return -ENOMEM;
+	}
 	st_params(c, c->sockets, &p);
 	st->owner = socktab_net_new(&p);
 	if (!st->owner)
@@ -427,16 +457,30 @@ static size_t peer_obj_size(const struct bench_lookup_cfg *c)
 	return c->touch > 64 ? area_bytes(c->touch) : 64;
 }
 
-static int peer_build(const struct bench_lookup_cfg *c, struct built *b)
+static int peer_build(const struct bench_lookup_cfg *c, struct built *b,
+		      struct bench_lookup_result *r)
 {
+	uint64_t need = b->ops->bytes_estimate(c->sockets) + c->sockets * b->obj_size;
 	struct bench_progress prog;
+	char why[128];
 
-	if (!(b->objs = aligned_alloc(64, c->sockets * b->obj_size)))
+	/* A table that would not fit is skipped (with socktab's already built). */
+	if (!fits(need, why, sizeof(why))) {
+		snprintf(r->why, sizeof(r->why), "not built: %s", why);
 		return -ENOMEM;
+	}
+	if (!(b->objs = aligned_alloc(64, c->sockets * b->obj_size))) {
+		snprintf(r->why, sizeof(r->why), "not built: %llu objects: out of memory",
+			 (unsigned long long)c->sockets);
+		return -ENOMEM;
+	}
 	for (uint64_t i = 0; i < c->sockets; i++)
 		area_fill(b->objs + i * b->obj_size, b->obj_size, i);
-	if (!(b->tab = b->ops->create(c->sockets)))
+	if (!(b->tab = b->ops->create(c->sockets))) {
+		snprintf(r->why, sizeof(r->why), "not built: %s could not create a table of %llu",
+			 b->ops->name, (unsigned long long)c->sockets);
 		return -ENOMEM;
+	}
 	bench_progress_init(&prog, 1000000000ull);
 	for (uint64_t i = 0; i < c->sockets; i++) {
 		struct peer_key k;
@@ -444,8 +488,9 @@ static int peer_build(const struct bench_lookup_cfg *c, struct built *b)
 
 		key_of(i, c->seed, &k);
 		if ((err = b->ops->insert(b->tab, &k, b->objs + i * b->obj_size))) {
-			fprintf(stderr, "bench lookup: %s insert %llu: %s\n", b->ops->name,
-				(unsigned long long)i, strerror(-err));
+			snprintf(r->why, sizeof(r->why), "not built: insert %llu of %llu: %s",
+				 (unsigned long long)i, (unsigned long long)c->sockets,
+				 strerror(-err));
 			return err;
 		}
 		if (c->progress && !(i & 0xffff))
@@ -464,11 +509,13 @@ static void unbuild(struct built *b)
 	if (b->tab)
 		b->ops->destroy(b->tab);
 	free(b->objs);
+	b->tab = NULL;
+	b->objs = NULL;
 }
 
 /* Build @b; @socktab is the plain socktab table when already built (socktab-ref uses it). */
 static int build(const struct bench_lookup_cfg *c, enum bench_table t, struct built *b,
-		 struct st_table *socktab)
+		 struct st_table *socktab, struct bench_lookup_result *r)
 {
 	memset(b, 0, sizeof(*b));
 	b->t = t;
@@ -483,7 +530,7 @@ static int build(const struct bench_lookup_cfg *c, enum bench_table t, struct bu
 	if (!b->ops)
 		return -ENOTSUP;
 	b->obj_size = peer_obj_size(c);
-	return peer_build(c, b);
+	return peer_build(c, b, r);
 }
 
 static unsigned touch_words(const struct bench_lookup_cfg *c)
@@ -659,11 +706,12 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	/* Build every table first (each one's memory is the RSS it added), then time them in
 	 * turn, round after round, so a burst of load on a shared machine hits all of them. */
 	for (int i = 0; i < n && !err; i++) {
-		uint64_t rss0 = bench_rss_bytes();
+		uint64_t rss0 = bench_rss_bytes(), t0 = bench_now_ns();
 
 		memset(&r[i], 0, sizeof(r[i]));
-		err = build(&cc, t[i], &b[i], socktab);
+		err = build(&cc, t[i], &b[i], socktab, &r[i]);
 		nb++;
+		r[i].build_s = (double)(bench_now_ns() - t0) / 1e9;
 		r[i].bytes = bench_rss_bytes() - rss0;
 		if (t[i] == BENCH_TABLE_SOCKTAB && !err)
 			socktab = b[i].st;
@@ -671,7 +719,17 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 			/* Same table as socktab's: its memory is that one's. */
 			for (int j = 0; j < i; j++)
 				if (t[j] == BENCH_TABLE_SOCKTAB)
-					r[i].bytes = r[j].bytes;
+					r[i].bytes = r[j].bytes, r[i].build_s = r[j].build_s;
+		}
+		r[i].bytes_per_socket = (double)r[i].bytes / (double)cc.sockets;
+		if (err && !bench_table_is_socktab(t[i])) {
+			/* A peer that cannot be built is reported, not fatal. */
+			if (!r[i].why[0])
+				snprintf(r[i].why, sizeof(r[i].why), "not built: %s", strerror(-err));
+			r[i].skipped = true;
+			unbuild(&b[i]);
+			err = 0;
+			continue;
 		}
 		if (!err) /* warm the code and the first chains */
 			pass(&b[i], &cc, q, cc.lookups < 100000 ? cc.lookups : 100000,
@@ -685,6 +743,8 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 			const struct peer_key *qq = q + (uint64_t)rd * per;
 			uint64_t t0, h, hn;
 
+			if (r[i].skipped)
+				continue;
 			flush_caches(&fl);
 			t0 = bench_now_ns();
 			h = pass(&b[i], &cc, qq, per, &r[i].burst_native);
@@ -714,6 +774,8 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	for (int rd = 0; rd < rounds; rd++)
 		expect += rexp[rd];
 	for (int i = 0; i < n; i++) {
+		if (r[i].skipped)
+			continue;
 		r[i].lookups_per_sec = median(rate[i], rounds);
 		if (cc.threads > 1) {
 			r[i].lookups_per_sec_1thread = r[i].lookups_per_sec;
@@ -737,6 +799,112 @@ int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,
 		     struct bench_lookup_result *r)
 {
 	return bench_lookup_run_many(c, &t, 1, r);
+}
+
+/* ---- TIME_WAIT entries ---- */
+
+/* A clock that never moves: no entry expires while they are counted. */
+static uint64_t frozen_clock(void *arg)
+{
+	(void)arg;
+	return 1000000000ull;
+}
+
+/* In the child: make the entries, measure, write the result to @fd. */
+static void tw_child(const struct bench_lookup_cfg *c, uint64_t n, int fd)
+{
+	struct bench_timewait_result r = { 0 };
+	struct socktab_net_params p;
+	struct socktab_net_stats st;
+	struct socktab_net *net;
+	struct socktab_sock *ln;
+	struct sockaddr_in la;
+	struct bench_progress prog;
+	/* Connections closed before the baseline: the pool's spare sockets the loop reuses. */
+	uint64_t warm = n < 4096 ? n : 4096, rss0;
+	ssize_t w;
+
+	socktab_thread_register();
+	st_params(c, n + warm, &p);
+	p.clock = frozen_clock;
+	net = socktab_net_new(&p);
+	if (!net || !(ln = st_listen(net, &la))) {
+		snprintf(r.why, sizeof(r.why), "not measured: net: %s", strerror(errno));
+		goto out;
+	}
+	bench_progress_init(&prog, 1000000000ull);
+	rss0 = 0;
+	for (uint64_t i = 0; i < n + warm; i++) {
+		struct socktab_sock *sk;
+
+		if (i == warm)
+			rss0 = bench_rss_bytes();
+		/* Opened, established, actively closed: the socket leaves a TIME_WAIT entry and
+		 * goes back to the pool, where the next connection takes it. */
+		int err = (sk = st_connection(c, ln, &la, i)) ? socktab_close(sk) : -errno;
+
+		if (err) {
+			snprintf(r.why, sizeof(r.why), "not measured: connection %llu: %s",
+				 (unsigned long long)i, strerror(-err));
+			goto out;
+		}
+		if (c->progress && !(i & 0xffff))
+			bench_progress(&prog, "lookup: %llu/%llu TIME_WAIT entries",
+				       (unsigned long long)i, (unsigned long long)(n + warm));
+	}
+	r.bytes = bench_rss_bytes() - rss0;
+	socktab_net_stats(net, &st);
+	r.pool_socks = st.pool_socks;
+	/* Only the entries made after the baseline count. */
+	r.entries = st.time_wait > warm ? st.time_wait - warm : 0;
+	if (st.time_wait != n + warm)
+		snprintf(r.why, sizeof(r.why), "not measured: %llu TIME_WAIT entries of %llu",
+			 (unsigned long long)st.time_wait, (unsigned long long)(n + warm));
+	else
+		r.bytes_per_entry = (double)r.bytes / (double)n;
+out:
+	w = write(fd, &r, sizeof(r));
+	_exit(w == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+int bench_lookup_timewait(const struct bench_lookup_cfg *c, uint64_t n,
+			  struct bench_timewait_result *r)
+{
+	int fd[2], status = 0;
+	pid_t pid;
+	ssize_t got;
+	char why[128];
+
+	memset(r, 0, sizeof(*r));
+	if (!fits(st_bytes_estimate(c, n), why, sizeof(why))) {
+		snprintf(r->why, sizeof(r->why), "not measured: %s", why);
+		return 0;
+	}
+	if (pipe(fd))
+		return -errno;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		int err = errno;
+
+		close(fd[0]);
+		close(fd[1]);
+		return -err;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		tw_child(c, n, fd[1]);
+	}
+	close(fd[1]);
+	got = read(fd[0], r, sizeof(*r));
+	close(fd[0]);
+	if (waitpid(pid, &status, 0) != pid || got != (ssize_t)sizeof(*r)) {
+		memset(r, 0, sizeof(*r));
+		snprintf(r->why, sizeof(r->why), "not measured: the child process %s",
+			 WIFSIGNALED(status) ? "was killed (out of memory?)" : "failed");
+	}
+	return 0;
 }
 
 double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
@@ -793,9 +961,9 @@ static void help(void)
 	       "                                   socktab-ref|all] [--refs]\n"
 	       "                            [--mode established|listener] [--touch BYTES]\n"
 	       "                            [--threads T] [--lookups L] [--burst B] [--misses PCT]\n"
-	       "                            [--seed S] [--rounds R] [--json]\n"
+	       "                            [--timewait N] [--seed S] [--rounds R] [--json]\n"
 	       "defaults: --sockets 1000000 --peer all --mode established --touch 0 --threads 1\n"
-	       "          --lookups 2*N (1M..4M) --burst 1 --misses 0 --rounds 5\n"
+	       "          --lookups 2*N (1M..4M) --burst 1 --misses 0 --timewait N --rounds 5\n"
 	       "          (every table is built first, then timed in turn R times on L/R lookups\n"
 	       "          each; lookups_per_sec is the median round)\n"
 	       "--touch BYTES  after each hit read BYTES (0..256) of the connection's own state:\n"
@@ -807,7 +975,9 @@ static void help(void)
 	       "               lookups_per_sec is their aggregate, scaling= over one thread\n"
 	       "--mode listener  a SYN flood: random 4-tuples toward one listener (every lookup\n"
 	       "               misses ehash and finds it); socktab tables only\n"
-	       "Prints lookups_per_sec per table, ratio_vs_<peer>= (socktab's\n"
+	       "--timewait N   TIME_WAIT entries made in a separate net to measure\n"
+	       "               bytes_per_timewait= (0: skip)\n"
+	       "Prints lookups_per_sec, bytes_per_socket per table, ratio_vs_<peer>= (socktab's\n"
 	       "rate over the peer's) and mem_latency_ns= (a pointer chase over as much memory as\n"
 	       "socktab's table). Peers built in: rte_hash %s, lfht %s; socktab-shared (a net\n"
 	       "sharing another's tables) on request.\n",
@@ -817,10 +987,16 @@ static void help(void)
 
 /* The figures of one table. */
 static void print_table(struct bench_out *o, const struct bench_lookup_cfg *c, enum bench_table t,
-			const struct bench_lookup_result *r)
+			const struct bench_lookup_result *r, const struct bench_timewait_result *tw,
+			uint64_t tw_n)
 {
 	bench_out_begin(o);
 	bench_out_str(o, "peer", table_names[t]);
+	if (r->skipped) {
+		bench_out_str(o, "error", r->why);
+		bench_out_end(o);
+		return;
+	}
 	bench_out_dbl(o, "lookups_per_sec", "%.0f", r->lookups_per_sec);
 	bench_out_dbl(o, "ns_per_lookup", "%.1f", r->ns_per_lookup);
 	if (c->threads > 1) {
@@ -830,16 +1006,28 @@ static void print_table(struct bench_out *o, const struct bench_lookup_cfg *c, e
 	}
 	bench_out_u64(o, "hits", r->hits);
 	bench_out_u64(o, "table_bytes", r->bytes);
+	bench_out_dbl(o, "bytes_per_socket", "%.1f", r->bytes_per_socket);
+	bench_out_dbl(o, "build_s", "%.2f", r->build_s);
 	if (t == BENCH_TABLE_SOCKTAB_REF)
 		bench_out_str(o, "table", "socktab's (the same net, looked up with references)");
 	bench_out_str(o, "burst_native", r->burst_native ? "yes" : "no");
+	if (t == BENCH_TABLE_SOCKTAB && tw_n) {
+		bench_out_u64(o, "timewait_entries", tw->entries);
+		if (tw->why[0]) {
+			bench_out_str(o, "timewait_error", tw->why);
+		} else {
+			bench_out_u64(o, "timewait_bytes", tw->bytes);
+			bench_out_dbl(o, "bytes_per_timewait", "%.1f", tw->bytes_per_entry);
+			bench_out_u64(o, "timewait_pool_socks", tw->pool_socks);
+		}
+	}
 	bench_out_end(o);
 }
 
 int bench_lookup_main(int argc, char **argv)
 {
 	enum { O_SOCKETS = 256, O_LOOKUPS, O_PEER, O_BURST, O_MISSES, O_SEED, O_ROUNDS, O_JSON,
-	       O_TOUCH, O_REFS, O_THREADS, O_MODE };
+	       O_TOUCH, O_REFS, O_THREADS, O_MODE, O_TIMEWAIT };
 	static const struct option longopts[] = {
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "lookups", required_argument, NULL, O_LOOKUPS },
@@ -853,6 +1041,7 @@ int bench_lookup_main(int argc, char **argv)
 		{ "refs", no_argument, NULL, O_REFS },
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "mode", required_argument, NULL, O_MODE },
+		{ "timewait", required_argument, NULL, O_TIMEWAIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -872,7 +1061,9 @@ int bench_lookup_main(int argc, char **argv)
 	struct bench_out o = { 0 };
 	int peer = BENCH_TABLE_COUNT, opt;
 	bool sel[BENCH_TABLE_COUNT] = { 0 }, refs = false, misses_set = false;
+	uint64_t tw_n = UINT64_MAX;
 	struct bench_lookup_result res[BENCH_TABLE_COUNT];
+	struct bench_timewait_result tw = { 0 };
 
 	c.seed = (uint64_t)time(NULL);
 	c.progress = true;
@@ -921,6 +1112,9 @@ int bench_lookup_main(int argc, char **argv)
 		case O_MODE:
 			bad = opt_choice(&op, "--mode", optarg, mode_names, &c.mode);
 			break;
+		case O_TIMEWAIT:
+			bad = opt_count(&op, "--timewait", optarg, 0, 1u << 26, &tw_n);
+			break;
 		default:
 			return 2;
 		}
@@ -953,6 +1147,8 @@ int bench_lookup_main(int argc, char **argv)
 		c.lookups = 2 * c.sockets;
 		c.lookups = c.lookups < 1000000 ? 1000000 : c.lookups > 4000000 ? 4000000 : c.lookups;
 	}
+	if (tw_n == UINT64_MAX)
+		tw_n = c.sockets;
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
 		if (peer == BENCH_TABLE_COUNT)
 			sel[t] = t != BENCH_TABLE_SOCKTAB_SHARED && t != BENCH_TABLE_SOCKTAB_REF &&
@@ -973,6 +1169,14 @@ int bench_lookup_main(int argc, char **argv)
 				return 2;
 			sel[t] = false;
 		}
+	/* Before this process registers with RCU or starts a thread: the entries are made in a
+	 * child process, whose memory is gone before the tables are built. */
+	if (tw_n) {
+		int err = bench_lookup_timewait(&c, tw_n, &tw);
+
+		if (err)
+			snprintf(tw.why, sizeof(tw.why), "not measured: %s", strerror(-err));
+	}
 	socktab_thread_register();
 	bench_out_begin(&o);
 	bench_out_str(&o, "test", "socktab_lookup");
@@ -1007,13 +1211,13 @@ int bench_lookup_main(int argc, char **argv)
 		res[which[i]] = got[i];
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++)
 		if (sel[t])
-			print_table(&o, &c, (enum bench_table)t, &res[t]);
+			print_table(&o, &c, (enum bench_table)t, &res[t], &tw, tw_n);
 	bench_out_begin(&o);
 	bench_out_dbl(&o, "socktab_lookups_per_sec", "%.0f", res[BENCH_TABLE_SOCKTAB].lookups_per_sec);
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
 		char key[64];
 
-		if (!sel[t] || t == BENCH_TABLE_SOCKTAB)
+		if (!sel[t] || t == BENCH_TABLE_SOCKTAB || res[t].skipped)
 			continue;
 		snprintf(key, sizeof(key), "ratio_vs_%s", table_names[t]);
 		bench_out_dbl(&o, key, "%.2f",
