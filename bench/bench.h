@@ -62,14 +62,22 @@ int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int ro
 
 /* ---- lookup (lookup.c) ---- */
 enum bench_table {
-	BENCH_TABLE_SOCKTAB,
+	BENCH_TABLE_SOCKTAB,        /* RCU-scoped lookups, no reference */
 	BENCH_TABLE_SOCKTAB_SHARED, /* socktab net whose tables are shared with another net */
+	BENCH_TABLE_SOCKTAB_REF,    /* socktab's table, referenced lookups (lookup + sock_put) */
 	BENCH_TABLE_RTE_HASH,
 	BENCH_TABLE_LFHT,
 	BENCH_TABLE_COUNT,
 };
 const char *bench_table_name(enum bench_table t);
 bool bench_table_available(enum bench_table t);
+/* socktab, socktab-shared and socktab-ref: socktab tables (they have listeners). */
+bool bench_table_is_socktab(enum bench_table t);
+
+enum bench_lookup_mode {
+	BENCH_LOOKUP_ESTABLISHED, /* lookups of established 4-tuples (--misses: absent ones) */
+	BENCH_LOOKUP_LISTENER,    /* SYN flood: random 4-tuples toward one listener (socktab only) */
+};
 
 struct bench_lookup_cfg {
 	uint64_t sockets, lookups;
@@ -78,19 +86,46 @@ struct bench_lookup_cfg {
 	uint64_t seed;
 	int rounds;     /* timed rounds per table, tables in turn; the median counts */
 	bool progress;
+	int touch;      /* bytes of the connection's own state read after each hit (0..256) */
+	int threads;    /* reader threads (0 or 1: the calling thread only) */
+	int mode;       /* enum bench_lookup_mode */
 };
 struct bench_lookup_result {
-	double lookups_per_sec, ns_per_lookup;
-	uint64_t hits, bytes; /* hits seen; memory the table took (RSS delta) */
+	double lookups_per_sec, ns_per_lookup; /* threads > 1: the N threads' aggregate */
+	double lookups_per_sec_1thread;        /* threads > 1: one thread, same run */
+	double scaling;                        /* threads > 1: aggregate / one thread */
+	double threads_cpu_share; /* threads > 1: CPU time the readers got over threads x wall
+				   * time (median round); below 1: they waited for a CPU */
+	uint64_t hits, bytes; /* hits seen (one-thread rounds); memory the table took (RSS delta) */
+	double bytes_per_socket; /* bytes / sockets */
+	double build_s;          /* seconds to build the table */
 	bool burst_native;    /* the table's own batch lookup was used */
 	int rounds;
+	bool skipped;         /* the table could not be built (a peer only); why says why */
+	char why[160];
 };
 /* Build table @t with the cfg's sockets, time its lookups. 0 or negative errno. */
 int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,
 		     struct bench_lookup_result *r);
-/* Build the @n tables @t, then time them in turn (c->rounds rounds); r[i] for t[i]. */
+/* Build the @n tables @t, then time them in turn (c->rounds rounds); r[i] for t[i]. A peer that
+ * cannot be built (memory, its own limits) is skipped (r[i].skipped); socktab failing is an
+ * error. */
 int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_table *t, int n,
 			  struct bench_lookup_result *r);
+
+/* Memory of socktab's TIME_WAIT entries, measured in a child process (bench_lookup_timewait). */
+struct bench_timewait_result {
+	uint64_t entries;       /* TIME_WAIT entries counted (socktab_net_stats) */
+	uint64_t bytes;         /* RSS growth while they were made */
+	uint64_t pool_socks;    /* the net's pool objects at the end (live + free) */
+	double bytes_per_entry; /* bytes / entries */
+	char why[160];          /* non-empty: not measured, and why */
+};
+/* Make @n TIME_WAIT entries in a fresh net configured as bench lookup's socktab table (@c's
+ * touch sets the caller data size) and measure their RSS. Runs in a child process, so call it
+ * before this process registers with RCU or starts other threads. 0 or negative errno. */
+int bench_lookup_timewait(const struct bench_lookup_cfg *c, uint64_t n,
+			  struct bench_timewait_result *r);
 /* Mean ns of one dependent load in a random pointer chase over @bytes. */
 double bench_mem_latency_ns(uint64_t bytes, uint64_t seed);
 

@@ -301,3 +301,18 @@ uint64_t bench_rss_bytes(void)
 	fclose(f);
 	return ok ? (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
+
+uint64_t bench_mem_available_bytes(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}

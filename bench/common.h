@@ -103,6 +103,9 @@ void bench_cpu_times(double *utime, double *stime);
 /* Resident set size of the process in bytes (from /proc/self/statm), or 0. */
 uint64_t bench_rss_bytes(void);
 
+/* MemAvailable of /proc/meminfo in bytes (what the kernel can give without swapping), or 0. */
+uint64_t bench_mem_available_bytes(void);
+
 /* splitmix64: the benchmarks' seeded generator. */
 static inline uint64_t bench_rand(uint64_t *s)
 {

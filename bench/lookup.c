@@ -1,34 +1,62 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * socktab bench lookup: established-socket lookups in socktab's ehash against other libraries'
- * hash tables holding the same 4-tuples.
+ * socktab bench lookup: what a stack does per packet, in socktab's tables against other
+ * libraries' hash tables holding the same 4-tuples.
  *
  * N established IPv4 4-tuples: the local side is 127.0.0.1:80 (a server), the remote address is
  * a bijective 32-bit mix of the key's index and the seed (so keys are distinct), the remote port
  * is random. socktab gets them as children of a listener (socktab_sock_new_child, then
- * ESTABLISHED) in a net whose ehash has one slot per socket; each peer gets (key -> a 64-byte
- * object standing for the socket). Then one stream of lookups, the same keys in the same order
- * for every table, --misses PCT of them for keys that are not there, is timed on one thread:
- * every table is built first, then the tables are timed in turn, R rounds of L/R lookups each,
- * and each table's figure is its median round (a burst of load on a shared machine hits every
- * table alike). The result of each hit is read once: socktab returns the socket its walk already
- * read; a peer returns a pointer the caller must follow, as a stack would follow it to the
- * socket. socktab's lookup also takes and drops a reference (the API's contract); the peers take
- * none (their readers rely on RCU or on quiescent writers).
+ * ESTABLISHED) in a net whose ehash has one slot per socket; each peer gets (key -> an object
+ * standing for the socket). Then one stream of lookups, the same keys in the same order for
+ * every table, --misses PCT of them for keys that are not there, is timed: every table is built
+ * first, then the tables are timed in turn, R rounds of L/R lookups each, and each table's figure
+ * is its median round (a burst of load on a shared machine hits every table alike).
+ *
+ * Per hit, the benchmark does what a stack does with the answer: --touch BYTES reads that many
+ * bytes of the connection's own state (socktab: the socket's caller data, socktab_sock_priv();
+ * a peer: the object its value points to, max(64, BYTES) bytes). With --touch 0 a peer's object
+ * is still read once (the pointer a stack must follow) and socktab's answer is the socket its
+ * walk already read.
+ *
+ * socktab's lookups are the RCU-scoped ones (socktab_rcu_read_lock, ..._rcu lookup, unlock: one
+ * section per lookup, one per burst), which take no reference, as the peers take none (their
+ * readers rely on RCU or on quiescent writers). The socktab-ref row (--refs) times the
+ * referenced form (lookup, then socktab_sock_put) on the same table.
  *
  * --burst B: tables with a batch lookup (socktab_lookup_tcp_burst, rte_hash_lookup_bulk_data up
  * to 64 keys) take B keys per call; the others (lfht) do B single lookups.
  *
+ * --threads N: each round is also run by N reader threads at once, each registered with
+ * socktab_thread_register() and looking up its own slice (1/N) of the round's queries, so the
+ * N-thread pass does the same lookups as the one-thread pass; lookups_per_sec is then the round's
+ * lookups over the wall time from the first thread's start to the last one's end, beside the
+ * one-thread rate of the same rounds (scaling=). Before every timed pass the benchmark reads a
+ * buffer of twice the last-level cache, so no pass starts with the previous pass's lines (the
+ * one-thread pass over the same keys, or socktab's pass over the table socktab-ref shares).
+ *
+ * --mode listener: a SYN flood on one listener. The net holds the N established sockets and a
+ * listener on 127.0.0.1:80; every lookup is a full TCP lookup (socktab_lookup_tcp4_rcu) of a
+ * random 4-tuple toward it, which misses ehash and finds the listener. socktab tables only.
+ *
  * mem_latency_ns: a random pointer chase (one dependent load per 64-byte line) over as much
  * memory as socktab's table took, so a reader sees how far a lookup is from one DRAM miss.
+ *
+ * Memory: each table's bytes are the RSS the process grew by while building it (a peer's
+ * includes its stand-in objects). bench_lookup_timewait() measures socktab's TIME_WAIT entries
+ * in a child process, so its memory is gone before the tables are built.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
+#include <sys/wait.h>
 
 #include "bench.h"
 #include "opt.h"
@@ -37,6 +65,7 @@
 static const char *const table_names[BENCH_TABLE_COUNT] = {
 	[BENCH_TABLE_SOCKTAB] = "socktab",
 	[BENCH_TABLE_SOCKTAB_SHARED] = "socktab-shared",
+	[BENCH_TABLE_SOCKTAB_REF] = "socktab-ref",
 	[BENCH_TABLE_RTE_HASH] = "rte_hash",
 	[BENCH_TABLE_LFHT] = "lfht",
 };
@@ -62,9 +91,15 @@ static const struct peer_ops *peer_of(enum bench_table t)
 	}
 }
 
+bool bench_table_is_socktab(enum bench_table t)
+{
+	return t == BENCH_TABLE_SOCKTAB || t == BENCH_TABLE_SOCKTAB_SHARED ||
+	       t == BENCH_TABLE_SOCKTAB_REF;
+}
+
 bool bench_table_available(enum bench_table t)
 {
-	return t == BENCH_TABLE_SOCKTAB || t == BENCH_TABLE_SOCKTAB_SHARED || peer_of(t);
+	return bench_table_is_socktab(t) || peer_of(t);
 }
 
 /* murmur3's finaliser: a bijection on 32 bits. */
@@ -87,42 +122,165 @@ static void key_of(uint64_t i, uint64_t seed, struct peer_key *k)
 	k->dport = htons(80);
 }
 
-/* The query stream: same for every table. Returns the expected hit count. */
-static uint64_t make_queries(const struct bench_lookup_cfg *c, struct peer_key *q)
+/* The query stream: same for every table. rexp[rd] is the hits expected in round rd (of
+ * c->lookups / rounds queries each). Established mode: --misses PCT of the keys are absent.
+ * Listener mode: every key is absent from ehash (a new connection) and every lookup finds the
+ * listener. */
+static void make_queries(const struct bench_lookup_cfg *c, int rounds, struct peer_key *q,
+			 uint64_t *rexp)
 {
-	uint64_t s = c->seed * 31 + 7, hits = 0;
+	uint64_t s = c->seed * 31 + 7, per = c->lookups / (uint64_t)rounds;
+	bool listener = c->mode == BENCH_LOOKUP_LISTENER;
 
-	for (uint64_t j = 0; j < c->lookups; j++) {
-		if ((int)(bench_rand(&s) % 100) < c->misses_pct) {
+	memset(rexp, 0, (size_t)rounds * sizeof(*rexp));
+	for (uint64_t j = 0; j < per * (uint64_t)rounds; j++) {
+		/* The established draw stays the same with or without --misses. */
+		bool miss = (int)(bench_rand(&s) % 100) < c->misses_pct || listener;
+
+		if (miss)
 			key_of(c->sockets + bench_rand(&s) % (UINT32_MAX - c->sockets), c->seed, &q[j]);
-		} else {
+		else
 			key_of(bench_rand(&s) % c->sockets, c->seed, &q[j]);
-			hits++;
-		}
+		if (!miss || listener)
+			rexp[j / per]++;
 	}
-	return hits;
 }
+
+/* ---- the connection's own state ---- */
+
+/* Bytes of each socket's caller data (socktab) or stand-in object (peers) for --touch: whole
+ * cache lines, so the area read is always there. */
+static size_t area_bytes(int touch)
+{
+	return ((size_t)touch + 63) & ~(size_t)63;
+}
+
+/* Fill an area with words derived from the key's index, so every line is really there (not the
+ * shared zero page) and reads of it give data. */
+static void area_fill(void *p, size_t bytes, uint64_t i)
+{
+	for (size_t w = 0; w < bytes / 8; w++) {
+		uint64_t v = i * 0x9e3779b97f4a7c15ull + w;
+
+		memcpy((unsigned char *)p + w * 8, &v, 8);
+	}
+}
+
+/* Read @words 8-byte words of an area and sum them: the per-packet reads of a stack. */
+static inline uint64_t area_touch(const void *p, unsigned words)
+{
+	uint64_t sum = 0;
+
+	for (unsigned w = 0; w < words; w++) {
+		uint64_t v;
+
+		memcpy(&v, (const unsigned char *)p + (size_t)w * 8, 8);
+		sum += v;
+	}
+	return sum;
+}
+
+/* Where the sums of the touched bytes end up, so the compiler keeps the loads. */
+static _Atomic uint64_t touch_sink;
 
 /* ---- socktab ---- */
 
 struct st_table {
 	struct socktab_net *owner, *net;
+	struct socktab_sock *listener;
 };
+
+static uint32_t ehash_slots(uint64_t sockets)
+{
+	uint32_t slots = 1;
+
+	while (slots < sockets && slots < (1u << 24))
+		slots <<= 1;
+	return slots;
+}
+
+/* The parameters of the benchmark's socktab nets. */
+static void st_params(const struct bench_lookup_cfg *c, uint64_t sockets,
+		      struct socktab_net_params *p)
+{
+	socktab_net_params_init(p);
+	p->ehash_entries = ehash_slots(sockets);
+	p->fixed_secret = 1;
+	memcpy(p->secret, &c->seed, sizeof(c->seed));
+	p->sock_priv_size = area_bytes(c->touch);
+}
+
+/* The server's address and a listener on it in @net: 127.0.0.1:80. */
+static struct socktab_sock *st_listen(struct socktab_net *net, struct sockaddr_in *la)
+{
+	struct socktab_sock *ln;
+
+	memset(la, 0, sizeof(*la));
+	la->sin_family = AF_INET;
+	la->sin_port = htons(80);
+	la->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ln = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	if (!ln || socktab_bind(ln, (struct sockaddr *)la, sizeof(*la)) || socktab_listen(ln, 128))
+		return NULL;
+	return ln;
+}
+
+/* Connection @i of the listener @ln: a child in ESTABLISHED with its caller data filled. */
+static struct socktab_sock *st_connection(const struct bench_lookup_cfg *c,
+					  struct socktab_sock *ln, const struct sockaddr_in *la,
+					  uint64_t i)
+{
+	struct peer_key k;
+	struct sockaddr_in ra = { .sin_family = AF_INET };
+	struct socktab_sock *child;
+	void *priv;
+
+	key_of(i, c->seed, &k);
+	ra.sin_addr.s_addr = k.saddr;
+	ra.sin_port = k.sport;
+	child = socktab_sock_new_child(ln, (const struct sockaddr *)la, (struct sockaddr *)&ra,
+				       sizeof(*la), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	if (!child)
+		return NULL;
+	socktab_set_state(child, SOCKTAB_TCP_ESTABLISHED);
+	if ((priv = socktab_sock_priv(child)))
+		area_fill(priv, area_bytes(c->touch), i);
+	return child;
+}
+
+/* A generous estimate of a socktab net of @sockets connections (a socket is about 320 bytes
+ * plus its caller data today; the estimate leaves room for a larger layout). */
+static uint64_t st_bytes_estimate(const struct bench_lookup_cfg *c, uint64_t sockets)
+{
+	return sockets * (512 + area_bytes(c->touch)) + (uint64_t)ehash_slots(sockets) * 8;
+}
+
+/* Does @need fit in MemAvailable with 512 MiB to spare? If not, say why in @why. */
+static bool fits(uint64_t need, char *why, size_t len)
+{
+	uint64_t avail = bench_mem_available_bytes();
+
+	if (!avail || need + (512ull << 20) <= avail)
+		return true;
+	snprintf(why, len, "needs about %llu MiB, MemAvailable is %llu MiB",
+		 (unsigned long long)(need >> 20), (unsigned long long)(avail >> 20));
+	return false;
+}
 
 static int st_build(const struct bench_lookup_cfg *c, bool shared, struct st_table *st)
 {
 	struct socktab_net_params p;
-	struct sockaddr_in la = { .sin_family = AF_INET, .sin_port = htons(80) };
-	struct socktab_sock *ln;
+	struct sockaddr_in la;
 	struct bench_progress prog;
-	uint32_t slots = 1;
+	char why[128];
+	void *priv;
 
-	while (slots < c->sockets && slots < (1u << 24))
-		slots <<= 1;
-	socktab_net_params_init(&p);
-	p.ehash_entries = slots;
-	p.fixed_secret = 1;
-	memcpy(p.secret, &c->seed, sizeof(c->seed));
+	if (!fits(st_bytes_estimate(c, c->sockets), why, sizeof(why))) {
+		fprintf(stderr, "bench lookup: %llu sockets in socktab: %s\n",
+			(unsigned long long)c->sockets, why);
+		return -ENOMEM;
+	}
+	st_params(c, c->sockets, &p);
 	st->owner = socktab_net_new(&p);
 	if (!st->owner)
 		return -errno;
@@ -134,27 +292,20 @@ static int st_build(const struct bench_lookup_cfg *c, bool shared, struct st_tab
 		if (!st->net)
 			return -errno;
 	}
-	la.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ln = socktab_socket(st->net, SOCKTAB_TCP, AF_INET);
-	if (!ln || socktab_bind(ln, (struct sockaddr *)&la, sizeof(la)) || socktab_listen(ln, 128))
+	st->listener = st_listen(st->net, &la);
+	if (!st->listener)
 		return -EINVAL;
+	if ((priv = socktab_sock_priv(st->listener)))
+		area_fill(priv, area_bytes(c->touch), UINT32_MAX);
 	bench_progress_init(&prog, 1000000000ull);
 	for (uint64_t i = 0; i < c->sockets; i++) {
-		struct peer_key k;
-		struct sockaddr_in ra = { .sin_family = AF_INET };
-		struct socktab_sock *child;
+		if (!st_connection(c, st->listener, &la, i)) {
+			int err = errno;
 
-		key_of(i, c->seed, &k);
-		ra.sin_addr.s_addr = k.saddr;
-		ra.sin_port = k.sport;
-		child = socktab_sock_new_child(ln, (struct sockaddr *)&la, (struct sockaddr *)&ra,
-					       sizeof(la), SOCKTAB_LOOPBACK_IFINDEX, 0);
-		if (!child) {
 			fprintf(stderr, "bench lookup: socket %llu: %s\n", (unsigned long long)i,
-				strerror(errno));
-			return -errno;
+				strerror(err));
+			return -err;
 		}
-		socktab_set_state(child, SOCKTAB_TCP_ESTABLISHED);
 		if (c->progress && !(i & 0xffff))
 			bench_progress(&prog, "lookup: %llu/%llu sockets in %s",
 				       (unsigned long long)i, (unsigned long long)c->sockets,
@@ -171,14 +322,27 @@ static void st_free(struct st_table *st)
 		socktab_net_free(st->owner);
 }
 
-static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, uint64_t n,
-			   int burst)
+/* One found socket: read its caller data (a NULL area, e.g. a TIME_WAIT entry's, reads
+ * nothing). */
+static inline uint64_t st_touch(struct socktab_sock *sk, unsigned words)
 {
-	uint64_t hits = 0;
+	const void *priv;
+
+	if (!words || !(priv = socktab_sock_priv(sk)))
+		return 0;
+	return area_touch(priv, words);
+}
+
+static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, uint64_t n,
+			   int burst, bool listener, bool refs, unsigned words)
+{
+	uint64_t hits = 0, sum = 0;
 
 	if (burst > 1) {
 		struct socktab_sock *out[256];
 		struct socktab_tuple4 k[256];
+		unsigned flags = (listener ? 0 : SOCKTAB_LOOKUP_ESTABLISHED) |
+				 (refs ? 0 : SOCKTAB_LOOKUP_NOREF);
 
 		for (uint64_t j = 0; j < n; j += (uint64_t)burst) {
 			unsigned b = n - j < (uint64_t)burst ? (unsigned)(n - j) : (unsigned)burst;
@@ -188,36 +352,61 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 				k[i] = (struct socktab_tuple4){ q[j + i].saddr, q[j + i].daddr,
 								q[j + i].sport, q[j + i].dport,
 								SOCKTAB_LOOPBACK_IFINDEX, 0 };
-			socktab_lookup_tcp_burst(net, k, b, out, SOCKTAB_LOOKUP_ESTABLISHED);
+			if (!refs)
+				socktab_rcu_read_lock(); /* one section for the whole burst */
+			socktab_lookup_tcp_burst(net, k, b, out, flags);
 			for (unsigned i = 0; i < b; i++)
 				if (out[i]) {
 					hits++;
-					socktab_sock_put(out[i]);
+					sum += st_touch(out[i], words);
+					if (refs)
+						socktab_sock_put(out[i]);
 				}
+			if (!refs)
+				socktab_rcu_read_unlock();
 		}
-		return hits;
-	}
-	for (uint64_t j = 0; j < n; j++) {
-		struct socktab_sock *sk =
-			socktab_lookup_established4(net, q[j].saddr, q[j].sport, q[j].daddr,
-						    q[j].dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+	} else if (refs) {
+		for (uint64_t j = 0; j < n; j++) {
+			struct socktab_sock *sk =
+				listener ? socktab_lookup_tcp4(net, q[j].saddr, q[j].sport,
+							       q[j].daddr, q[j].dport,
+							       SOCKTAB_LOOPBACK_IFINDEX, 0)
+					 : socktab_lookup_established4(net, q[j].saddr, q[j].sport,
+								       q[j].daddr, q[j].dport,
+								       SOCKTAB_LOOPBACK_IFINDEX, 0);
 
-		if (sk) {
-			hits++;
-			socktab_sock_put(sk);
+			if (sk) {
+				hits++;
+				sum += st_touch(sk, words);
+				socktab_sock_put(sk);
+			}
+		}
+	} else {
+		for (uint64_t j = 0; j < n; j++) {
+			struct socktab_sock *sk;
+
+			socktab_rcu_read_lock();
+			sk = listener ? socktab_lookup_tcp4_rcu(net, q[j].saddr, q[j].sport,
+								q[j].daddr, q[j].dport,
+								SOCKTAB_LOOPBACK_IFINDEX, 0)
+				      : socktab_lookup_established4_rcu(net, q[j].saddr, q[j].sport,
+									q[j].daddr, q[j].dport,
+									SOCKTAB_LOOPBACK_IFINDEX, 0);
+			if (sk) {
+				hits++;
+				sum += st_touch(sk, words);
+			}
+			socktab_rcu_read_unlock();
 		}
 	}
+	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
 	return hits;
 }
 
 /* ---- peers ---- */
 
-struct obj {
-	uint64_t word[8]; /* 64 bytes: stands for the socket a lookup leads to */
-};
-
 static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct peer_key *q,
-			     uint64_t n, int burst, bool *native)
+			     uint64_t n, int burst, unsigned words, bool *native)
 {
 	uint64_t hits = 0, sum = 0;
 
@@ -234,7 +423,8 @@ static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct p
 			for (int i = 0; i < b; i++)
 				if (vals[i]) {
 					hits++;
-					sum += ((volatile struct obj *)vals[i])->word[0];
+					sum += words ? area_touch(vals[i], words)
+						     : *(volatile uint64_t *)vals[i];
 				}
 		}
 	} else {
@@ -243,67 +433,230 @@ static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct p
 
 			if (v) {
 				hits++;
-				sum += ((volatile struct obj *)v)->word[0];
+				sum += words ? area_touch(v, words) : *(volatile uint64_t *)v;
 			}
 		}
 	}
-	return hits + (sum & 0); /* sum keeps the loads */
+	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
+	return hits;
 }
 
 /* A built table of any kind. */
 struct built {
 	enum bench_table t;
-	struct st_table st;
+	struct st_table own;   /* socktab tables built for this entry */
+	struct st_table *st;   /* the socktab table it looks up (socktab-ref: socktab's) */
 	const struct peer_ops *ops;
 	void *tab;
-	struct obj *objs;
+	unsigned char *objs;   /* peers: one object per key, obj_size bytes each */
+	size_t obj_size;
 };
 
-static int build(const struct bench_lookup_cfg *c, enum bench_table t, struct built *b)
+static size_t peer_obj_size(const struct bench_lookup_cfg *c)
 {
-	memset(b, 0, sizeof(*b));
-	b->t = t;
-	if (t == BENCH_TABLE_SOCKTAB || t == BENCH_TABLE_SOCKTAB_SHARED)
-		return st_build(c, t == BENCH_TABLE_SOCKTAB_SHARED, &b->st);
-	b->ops = peer_of(t);
-	if (!b->ops)
-		return -ENOTSUP;
-	if (!(b->objs = calloc(c->sockets, sizeof(*b->objs))) ||
-	    !(b->tab = b->ops->create(c->sockets)))
+	return c->touch > 64 ? area_bytes(c->touch) : 64;
+}
+
+static int peer_build(const struct bench_lookup_cfg *c, struct built *b,
+		      struct bench_lookup_result *r)
+{
+	uint64_t need = b->ops->bytes_estimate(c->sockets) + c->sockets * b->obj_size;
+	struct bench_progress prog;
+	char why[128];
+
+	/* A table that would not fit is skipped (with socktab's already built). */
+	if (!fits(need, why, sizeof(why))) {
+		snprintf(r->why, sizeof(r->why), "not built: %s", why);
 		return -ENOMEM;
+	}
+	if (!(b->objs = aligned_alloc(64, c->sockets * b->obj_size))) {
+		snprintf(r->why, sizeof(r->why), "not built: %llu objects: out of memory",
+			 (unsigned long long)c->sockets);
+		return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < c->sockets; i++)
+		area_fill(b->objs + i * b->obj_size, b->obj_size, i);
+	if (!(b->tab = b->ops->create(c->sockets))) {
+		snprintf(r->why, sizeof(r->why), "not built: %s could not create a table of %llu",
+			 b->ops->name, (unsigned long long)c->sockets);
+		return -ENOMEM;
+	}
+	bench_progress_init(&prog, 1000000000ull);
 	for (uint64_t i = 0; i < c->sockets; i++) {
 		struct peer_key k;
 		int err;
 
 		key_of(i, c->seed, &k);
-		b->objs[i].word[0] = i;
-		if ((err = b->ops->insert(b->tab, &k, &b->objs[i]))) {
-			fprintf(stderr, "bench lookup: %s insert %llu: %s\n", b->ops->name,
-				(unsigned long long)i, strerror(-err));
+		if ((err = b->ops->insert(b->tab, &k, b->objs + i * b->obj_size))) {
+			snprintf(r->why, sizeof(r->why), "not built: insert %llu of %llu: %s",
+				 (unsigned long long)i, (unsigned long long)c->sockets,
+				 strerror(-err));
 			return err;
 		}
+		if (c->progress && !(i & 0xffff))
+			bench_progress(&prog, "lookup: %llu/%llu keys in %s", (unsigned long long)i,
+				       (unsigned long long)c->sockets, b->ops->name);
 	}
 	return 0;
 }
 
 static void unbuild(struct built *b)
 {
-	if (b->t == BENCH_TABLE_SOCKTAB || b->t == BENCH_TABLE_SOCKTAB_SHARED) {
-		st_free(&b->st);
+	if (bench_table_is_socktab(b->t)) {
+		st_free(&b->own);
 		return;
 	}
 	if (b->tab)
 		b->ops->destroy(b->tab);
 	free(b->objs);
+	b->tab = NULL;
+	b->objs = NULL;
 }
 
-static uint64_t pass(const struct built *b, const struct peer_key *q, uint64_t n, int burst,
-		     bool *native)
+/* Build @b; @socktab is the plain socktab table when already built (socktab-ref uses it). */
+static int build(const struct bench_lookup_cfg *c, enum bench_table t, struct built *b,
+		 struct st_table *socktab, struct bench_lookup_result *r)
+{
+	memset(b, 0, sizeof(*b));
+	b->t = t;
+	b->st = &b->own;
+	if (t == BENCH_TABLE_SOCKTAB_REF && socktab) {
+		b->st = socktab;
+		return 0;
+	}
+	if (bench_table_is_socktab(t))
+		return st_build(c, t == BENCH_TABLE_SOCKTAB_SHARED, &b->own);
+	b->ops = peer_of(t);
+	if (!b->ops)
+		return -ENOTSUP;
+	b->obj_size = peer_obj_size(c);
+	return peer_build(c, b, r);
+}
+
+static unsigned touch_words(const struct bench_lookup_cfg *c)
+{
+	return (unsigned)(c->touch + 7) / 8;
+}
+
+static uint64_t pass(const struct built *b, const struct bench_lookup_cfg *c,
+		     const struct peer_key *q, uint64_t n, bool *native)
 {
 	if (b->ops)
-		return peer_lookups(b->ops, b->tab, q, n, burst, native);
-	*native = burst > 1;
-	return st_lookups(b->st.net, q, n, burst);
+		return peer_lookups(b->ops, b->tab, q, n, c->burst, touch_words(c), native);
+	*native = c->burst > 1;
+	return st_lookups(b->st->net, q, n, c->burst, c->mode == BENCH_LOOKUP_LISTENER,
+			  b->t == BENCH_TABLE_SOCKTAB_REF, touch_words(c));
+}
+
+/* ---- reader threads ---- */
+
+struct reader {
+	pthread_t th;
+	const struct built *b;
+	const struct bench_lookup_cfg *c;
+	const struct peer_key *q; /* this thread's slice of the round's queries */
+	uint64_t n;
+	pthread_barrier_t *go;
+	uint64_t hits, t0, t1, cpu_ns; /* cpu_ns: the thread's CPU time in its pass */
+	bool native;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	socktab_thread_register();
+	pthread_barrier_wait(r->go);
+	r->cpu_ns = thread_cpu_ns();
+	r->t0 = bench_now_ns();
+	r->hits = pass(r->b, r->c, r->q, r->n, &r->native);
+	r->t1 = bench_now_ns();
+	r->cpu_ns = thread_cpu_ns() - r->cpu_ns;
+	socktab_thread_unregister();
+	return NULL;
+}
+
+/* The round's @n queries by c->threads threads at once, each its own slice: the same lookups as
+ * the one-thread pass, shared out. Returns the aggregate rate (@n over the time from the first
+ * thread's start to the last one's end), 0 if the threads could not be set up; *hits the hits
+ * of all threads. */
+static double run_readers(const struct built *b, const struct bench_lookup_cfg *c,
+			  const struct peer_key *q, uint64_t n, uint64_t *hits, double *cpu_share)
+{
+	struct reader rd[64];
+	pthread_barrier_t go;
+	int nt = c->threads;
+	uint64_t t0 = UINT64_MAX, t1 = 0, cpu = 0;
+
+	*hits = 0;
+	if (pthread_barrier_init(&go, NULL, (unsigned)nt))
+		return 0;
+	for (int i = 0; i < nt; i++) {
+		uint64_t from = n * (uint64_t)i / (uint64_t)nt;
+		uint64_t to = n * (uint64_t)(i + 1) / (uint64_t)nt;
+
+		rd[i] = (struct reader){ .b = b, .c = c, .q = q + from, .n = to - from, .go = &go };
+		if (pthread_create(&rd[i].th, NULL, reader_main, &rd[i])) {
+			/* The barrier would never open for the threads already started. */
+			fprintf(stderr, "bench lookup: pthread_create failed after %d threads\n", i);
+			exit(1);
+		}
+	}
+	for (int i = 0; i < nt; i++) {
+		pthread_join(rd[i].th, NULL);
+		*hits += rd[i].hits;
+		cpu += rd[i].cpu_ns;
+		if (rd[i].t0 < t0)
+			t0 = rd[i].t0;
+		if (rd[i].t1 > t1)
+			t1 = rd[i].t1;
+	}
+	pthread_barrier_destroy(&go);
+	*cpu_share = (double)cpu / ((double)(t1 - t0) * nt);
+	return (double)n * 1e9 / (double)(t1 - t0);
+}
+
+/*
+ * A buffer swept before every timed pass to evict what the previous pass left in the caches and
+ * the TLB: otherwise a pass right after another one over the same memory (the threads after the
+ * one-thread pass over the same keys, socktab-ref after socktab on the same table) would start
+ * warmer than the others. Twice the last-level cache, at least 64 MiB. A cache that keeps
+ * re-used lines against a one-time sweep may still hold some of them.
+ */
+struct flusher {
+	unsigned char *buf;
+	size_t bytes;
+};
+
+static void flusher_init(struct flusher *f)
+{
+	long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+
+	f->bytes = (size_t)64 << 20;
+	if (l3 > 0 && (size_t)l3 * 2 > f->bytes)
+		f->bytes = (size_t)l3 * 2;
+	f->buf = malloc(f->bytes);
+	if (f->buf)
+		memset(f->buf, 1, f->bytes); /* real pages, not the shared zero page */
+}
+
+static void flush_caches(const struct flusher *f)
+{
+	uint64_t sum = 0;
+
+	if (!f->buf)
+		return;
+	for (size_t i = 0; i < f->bytes; i += 64)
+		sum += ((volatile unsigned char *)f->buf)[i];
+	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -313,57 +666,123 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_dbl);
+	return v[n / 2];
+}
+
 #define MAX_ROUNDS 64
 
 int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_table *t, int n,
 			  struct bench_lookup_result *r)
 {
-	struct peer_key *q = malloc(c->lookups * sizeof(*q));
-	struct built b[BENCH_TABLE_COUNT];
-	double rate[BENCH_TABLE_COUNT][MAX_ROUNDS];
 	int rounds = c->rounds < 1 ? 1 : c->rounds > MAX_ROUNDS ? MAX_ROUNDS : c->rounds;
-	uint64_t expect, per = c->lookups / (uint64_t)rounds;
+	uint64_t per = c->lookups / (uint64_t)rounds, rexp[MAX_ROUNDS];
+	struct bench_lookup_cfg cc = *c;
+	struct peer_key *q;
+	struct built b[BENCH_TABLE_COUNT];
+	double rate[BENCH_TABLE_COUNT][MAX_ROUNDS], rate_n[BENCH_TABLE_COUNT][MAX_ROUNDS];
+	double share[BENCH_TABLE_COUNT][MAX_ROUNDS];
+	struct st_table *socktab = NULL;
+	struct flusher fl = { 0 };
+	cpu_set_t cpus;
+	bool have_cpus;
 	int err = 0, nb = 0;
 
-	if (!q || n > BENCH_TABLE_COUNT) {
-		free(q);
+	if (n > BENCH_TABLE_COUNT || per == 0)
+		return -EINVAL;
+	if (cc.threads < 1)
+		cc.threads = 1;
+	if (cc.threads > 64)
+		return -EINVAL;
+	cc.lookups = per * (uint64_t)rounds; /* the queries the rounds time */
+	if (!(q = malloc(cc.lookups * sizeof(*q))))
 		return -ENOMEM;
-	}
-	{
-		struct bench_lookup_cfg timed = *c;
-
-		timed.lookups = per * (uint64_t)rounds; /* the queries the rounds time */
-		expect = make_queries(&timed, q);
-	}
+	make_queries(&cc, rounds, q, rexp);
+	/* DPDK's EAL pins the thread that starts it to its lcore; every table is timed with the
+	 * CPUs this thread had before (and the reader threads inherit them). */
+	have_cpus = !sched_getaffinity(0, sizeof(cpus), &cpus);
 	/* Build every table first (each one's memory is the RSS it added), then time them in
 	 * turn, round after round, so a burst of load on a shared machine hits all of them. */
 	for (int i = 0; i < n && !err; i++) {
-		uint64_t rss0 = bench_rss_bytes();
+		uint64_t rss0 = bench_rss_bytes(), t0 = bench_now_ns();
 
 		memset(&r[i], 0, sizeof(r[i]));
-		err = build(c, t[i], &b[i]);
+		err = build(&cc, t[i], &b[i], socktab, &r[i]);
 		nb++;
+		r[i].build_s = (double)(bench_now_ns() - t0) / 1e9;
 		r[i].bytes = bench_rss_bytes() - rss0;
+		if (t[i] == BENCH_TABLE_SOCKTAB && !err)
+			socktab = b[i].st;
+		if (t[i] == BENCH_TABLE_SOCKTAB_REF && b[i].st != &b[i].own) {
+			/* Same table as socktab's: its memory is that one's. */
+			for (int j = 0; j < i; j++)
+				if (t[j] == BENCH_TABLE_SOCKTAB)
+					r[i].bytes = r[j].bytes, r[i].build_s = r[j].build_s;
+		}
+		r[i].bytes_per_socket = (double)r[i].bytes / (double)cc.sockets;
+		if (err && !bench_table_is_socktab(t[i])) {
+			/* A peer that cannot be built is reported, not fatal. */
+			if (!r[i].why[0])
+				snprintf(r[i].why, sizeof(r[i].why), "not built: %s", strerror(-err));
+			r[i].skipped = true;
+			unbuild(&b[i]);
+			err = 0;
+			continue;
+		}
 		if (!err) /* warm the code and the first chains */
-			pass(&b[i], q, c->lookups < 100000 ? c->lookups : 100000, c->burst,
+			pass(&b[i], &cc, q, cc.lookups < 100000 ? cc.lookups : 100000,
 			     &r[i].burst_native);
 	}
+	if (have_cpus)
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	flusher_init(&fl); /* after the builds: not part of any table's memory */
 	for (int rd = 0; rd < rounds && !err; rd++)
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n && !err; i++) {
 			const struct peer_key *qq = q + (uint64_t)rd * per;
-			uint64_t t0 = bench_now_ns();
+			uint64_t t0, h, hn;
 
-			r[i].hits += pass(&b[i], qq, per, c->burst, &r[i].burst_native);
+			if (r[i].skipped)
+				continue;
+			flush_caches(&fl);
+			t0 = bench_now_ns();
+			h = pass(&b[i], &cc, qq, per, &r[i].burst_native);
 			rate[i][rd] = (double)per * 1e9 / (double)(bench_now_ns() - t0);
+			r[i].hits += h;
+			if (cc.threads == 1)
+				continue;
+			flush_caches(&fl);
+			rate_n[i][rd] = run_readers(&b[i], &cc, qq, per, &hn, &share[i][rd]);
+			if (rate_n[i][rd] == 0) {
+				err = -EAGAIN;
+			} else if (hn != rexp[rd]) {
+				fprintf(stderr, "bench lookup: %s: %d threads found %llu of %llu keys\n",
+					table_names[t[i]], cc.threads, (unsigned long long)hn,
+					(unsigned long long)rexp[rd]);
+				err = -EIO;
+			}
 		}
-	for (int i = 0; i < nb; i++)
+	for (int i = nb; i-- > 0;) /* socktab-ref's table is socktab's: free it last */
 		unbuild(&b[i]);
+	free(fl.buf);
 	free(q);
 	if (err)
 		return err;
+	uint64_t expect = 0;
+
+	for (int rd = 0; rd < rounds; rd++)
+		expect += rexp[rd];
 	for (int i = 0; i < n; i++) {
-		qsort(rate[i], (size_t)rounds, sizeof(double), cmp_dbl);
-		r[i].lookups_per_sec = rate[i][rounds / 2];
+		if (r[i].skipped)
+			continue;
+		r[i].lookups_per_sec = median(rate[i], rounds);
+		if (cc.threads > 1) {
+			r[i].lookups_per_sec_1thread = r[i].lookups_per_sec;
+			r[i].lookups_per_sec = median(rate_n[i], rounds);
+			r[i].scaling = r[i].lookups_per_sec / r[i].lookups_per_sec_1thread;
+			r[i].threads_cpu_share = median(share[i], rounds);
+		}
 		r[i].ns_per_lookup = 1e9 / r[i].lookups_per_sec;
 		r[i].rounds = rounds;
 		if (r[i].hits != expect) {
@@ -380,6 +799,112 @@ int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,
 		     struct bench_lookup_result *r)
 {
 	return bench_lookup_run_many(c, &t, 1, r);
+}
+
+/* ---- TIME_WAIT entries ---- */
+
+/* A clock that never moves: no entry expires while they are counted. */
+static uint64_t frozen_clock(void *arg)
+{
+	(void)arg;
+	return 1000000000ull;
+}
+
+/* In the child: make the entries, measure, write the result to @fd. */
+static void tw_child(const struct bench_lookup_cfg *c, uint64_t n, int fd)
+{
+	struct bench_timewait_result r = { 0 };
+	struct socktab_net_params p;
+	struct socktab_net_stats st;
+	struct socktab_net *net;
+	struct socktab_sock *ln;
+	struct sockaddr_in la;
+	struct bench_progress prog;
+	/* Connections closed before the baseline: the pool's spare sockets the loop reuses. */
+	uint64_t warm = n < 4096 ? n : 4096, rss0;
+	ssize_t w;
+
+	socktab_thread_register();
+	st_params(c, n + warm, &p);
+	p.clock = frozen_clock;
+	net = socktab_net_new(&p);
+	if (!net || !(ln = st_listen(net, &la))) {
+		snprintf(r.why, sizeof(r.why), "not measured: net: %s", strerror(errno));
+		goto out;
+	}
+	bench_progress_init(&prog, 1000000000ull);
+	rss0 = 0;
+	for (uint64_t i = 0; i < n + warm; i++) {
+		struct socktab_sock *sk;
+
+		if (i == warm)
+			rss0 = bench_rss_bytes();
+		/* Opened, established, actively closed: the socket leaves a TIME_WAIT entry and
+		 * goes back to the pool, where the next connection takes it. */
+		int err = (sk = st_connection(c, ln, &la, i)) ? socktab_close(sk) : -errno;
+
+		if (err) {
+			snprintf(r.why, sizeof(r.why), "not measured: connection %llu: %s",
+				 (unsigned long long)i, strerror(-err));
+			goto out;
+		}
+		if (c->progress && !(i & 0xffff))
+			bench_progress(&prog, "lookup: %llu/%llu TIME_WAIT entries",
+				       (unsigned long long)i, (unsigned long long)(n + warm));
+	}
+	r.bytes = bench_rss_bytes() - rss0;
+	socktab_net_stats(net, &st);
+	r.pool_socks = st.pool_socks;
+	/* Only the entries made after the baseline count. */
+	r.entries = st.time_wait > warm ? st.time_wait - warm : 0;
+	if (st.time_wait != n + warm)
+		snprintf(r.why, sizeof(r.why), "not measured: %llu TIME_WAIT entries of %llu",
+			 (unsigned long long)st.time_wait, (unsigned long long)(n + warm));
+	else
+		r.bytes_per_entry = (double)r.bytes / (double)n;
+out:
+	w = write(fd, &r, sizeof(r));
+	_exit(w == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+int bench_lookup_timewait(const struct bench_lookup_cfg *c, uint64_t n,
+			  struct bench_timewait_result *r)
+{
+	int fd[2], status = 0;
+	pid_t pid;
+	ssize_t got;
+	char why[128];
+
+	memset(r, 0, sizeof(*r));
+	if (!fits(st_bytes_estimate(c, n), why, sizeof(why))) {
+		snprintf(r->why, sizeof(r->why), "not measured: %s", why);
+		return 0;
+	}
+	if (pipe(fd))
+		return -errno;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		int err = errno;
+
+		close(fd[0]);
+		close(fd[1]);
+		return -err;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		tw_child(c, n, fd[1]);
+	}
+	close(fd[1]);
+	got = read(fd[0], r, sizeof(*r));
+	close(fd[0]);
+	if (waitpid(pid, &status, 0) != pid || got != (ssize_t)sizeof(*r)) {
+		memset(r, 0, sizeof(*r));
+		snprintf(r->why, sizeof(r->why), "not measured: the child process %s",
+			 WIFSIGNALED(status) ? "was killed (out of memory?)" : "failed");
+	}
+	return 0;
 }
 
 double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
@@ -432,23 +957,77 @@ double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
 
 static void help(void)
 {
-	printf("usage: socktab bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|all]\n"
-	       "                            [--lookups L] [--burst B] [--misses PCT] [--seed S]\n"
-	       "                            [--rounds R] [--json]\n"
-	       "defaults: --sockets 1000000 --peer all --lookups 2*N (1M..4M) --burst 1 --misses 0\n"
-	       "          --rounds 5 (every table is built first, then timed in turn R times on\n"
-	       "          L/R lookups each; lookups_per_sec is the median round)\n"
-	       "Prints lookups_per_sec per table, ratio_vs_<peer>= (socktab's rate over the "
-	       "peer's)\nand mem_latency_ns= (a pointer chase over as much memory as socktab's "
-	       "table).\nPeers built in: rte_hash %s, lfht %s; socktab-shared (a net sharing "
-	       "another's tables) on request.\n",
+	printf("usage: socktab bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|socktab-shared|\n"
+	       "                                   socktab-ref|all] [--refs]\n"
+	       "                            [--mode established|listener] [--touch BYTES]\n"
+	       "                            [--threads T] [--lookups L] [--burst B] [--misses PCT]\n"
+	       "                            [--timewait N] [--seed S] [--rounds R] [--json]\n"
+	       "defaults: --sockets 1000000 --peer all --mode established --touch 0 --threads 1\n"
+	       "          --lookups 2*N (1M..4M) --burst 1 --misses 0 --timewait N --rounds 5\n"
+	       "          (every table is built first, then timed in turn R times on L/R lookups\n"
+	       "          each; lookups_per_sec is the median round)\n"
+	       "--touch BYTES  after each hit read BYTES (0..256) of the connection's own state:\n"
+	       "               socktab's caller data (sock_priv_size), a peer's object\n"
+	       "--refs         also time socktab's referenced lookups (lookup + socktab_sock_put)\n"
+	       "               on the same table, as the row socktab-ref; socktab's own row uses\n"
+	       "               the RCU-scoped lookups (no reference), as the peers take none\n"
+	       "--threads T    also run each round on T (1..64) reader threads at once:\n"
+	       "               lookups_per_sec is their aggregate, scaling= over one thread\n"
+	       "--mode listener  a SYN flood: random 4-tuples toward one listener (every lookup\n"
+	       "               misses ehash and finds it); socktab tables only\n"
+	       "--timewait N   TIME_WAIT entries made in a separate net to measure\n"
+	       "               bytes_per_timewait= (0: skip)\n"
+	       "Prints lookups_per_sec, bytes_per_socket per table, ratio_vs_<peer>= (socktab's\n"
+	       "rate over the peer's) and mem_latency_ns= (a pointer chase over as much memory as\n"
+	       "socktab's table). Peers built in: rte_hash %s, lfht %s; socktab-shared (a net\n"
+	       "sharing another's tables) on request.\n",
 	       bench_table_available(BENCH_TABLE_RTE_HASH) ? "yes" : "no (libdpdk-dev missing)",
 	       bench_table_available(BENCH_TABLE_LFHT) ? "yes" : "no (liburcu-cds missing)");
 }
 
+/* The figures of one table. */
+static void print_table(struct bench_out *o, const struct bench_lookup_cfg *c, enum bench_table t,
+			const struct bench_lookup_result *r, const struct bench_timewait_result *tw,
+			uint64_t tw_n)
+{
+	bench_out_begin(o);
+	bench_out_str(o, "peer", table_names[t]);
+	if (r->skipped) {
+		bench_out_str(o, "error", r->why);
+		bench_out_end(o);
+		return;
+	}
+	bench_out_dbl(o, "lookups_per_sec", "%.0f", r->lookups_per_sec);
+	bench_out_dbl(o, "ns_per_lookup", "%.1f", r->ns_per_lookup);
+	if (c->threads > 1) {
+		bench_out_dbl(o, "lookups_per_sec_1thread", "%.0f", r->lookups_per_sec_1thread);
+		bench_out_dbl(o, "scaling", "%.2f", r->scaling);
+		bench_out_dbl(o, "threads_cpu_share", "%.2f", r->threads_cpu_share);
+	}
+	bench_out_u64(o, "hits", r->hits);
+	bench_out_u64(o, "table_bytes", r->bytes);
+	bench_out_dbl(o, "bytes_per_socket", "%.1f", r->bytes_per_socket);
+	bench_out_dbl(o, "build_s", "%.2f", r->build_s);
+	if (t == BENCH_TABLE_SOCKTAB_REF)
+		bench_out_str(o, "table", "socktab's (the same net, looked up with references)");
+	bench_out_str(o, "burst_native", r->burst_native ? "yes" : "no");
+	if (t == BENCH_TABLE_SOCKTAB && tw_n) {
+		bench_out_u64(o, "timewait_entries", tw->entries);
+		if (tw->why[0]) {
+			bench_out_str(o, "timewait_error", tw->why);
+		} else {
+			bench_out_u64(o, "timewait_bytes", tw->bytes);
+			bench_out_dbl(o, "bytes_per_timewait", "%.1f", tw->bytes_per_entry);
+			bench_out_u64(o, "timewait_pool_socks", tw->pool_socks);
+		}
+	}
+	bench_out_end(o);
+}
+
 int bench_lookup_main(int argc, char **argv)
 {
-	enum { O_SOCKETS = 256, O_LOOKUPS, O_PEER, O_BURST, O_MISSES, O_SEED, O_ROUNDS, O_JSON };
+	enum { O_SOCKETS = 256, O_LOOKUPS, O_PEER, O_BURST, O_MISSES, O_SEED, O_ROUNDS, O_JSON,
+	       O_TOUCH, O_REFS, O_THREADS, O_MODE, O_TIMEWAIT };
 	static const struct option longopts[] = {
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "lookups", required_argument, NULL, O_LOOKUPS },
@@ -458,6 +1037,11 @@ int bench_lookup_main(int argc, char **argv)
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "touch", required_argument, NULL, O_TOUCH },
+		{ "refs", no_argument, NULL, O_REFS },
+		{ "threads", required_argument, NULL, O_THREADS },
+		{ "mode", required_argument, NULL, O_MODE },
+		{ "timewait", required_argument, NULL, O_TIMEWAIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -465,16 +1049,21 @@ int bench_lookup_main(int argc, char **argv)
 	static const char *const peer_names[BENCH_TABLE_COUNT + 2] = {
 		[BENCH_TABLE_SOCKTAB] = "socktab",
 		[BENCH_TABLE_SOCKTAB_SHARED] = "socktab-shared",
+		[BENCH_TABLE_SOCKTAB_REF] = "socktab-ref",
 		[BENCH_TABLE_RTE_HASH] = "rte_hash",
 		[BENCH_TABLE_LFHT] = "lfht",
 		[BENCH_TABLE_COUNT] = "all",
 	};
+	static const char *const mode_names[] = { [BENCH_LOOKUP_ESTABLISHED] = "established",
+						  [BENCH_LOOKUP_LISTENER] = "listener", NULL };
 	const struct opt_parser op = { "socktab bench lookup", "h", longopts };
-	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5 };
+	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5, .threads = 1 };
 	struct bench_out o = { 0 };
 	int peer = BENCH_TABLE_COUNT, opt;
-	bool sel[BENCH_TABLE_COUNT] = { 0 };
+	bool sel[BENCH_TABLE_COUNT] = { 0 }, refs = false, misses_set = false;
+	uint64_t tw_n = UINT64_MAX;
 	struct bench_lookup_result res[BENCH_TABLE_COUNT];
+	struct bench_timewait_result tw = { 0 };
 
 	c.seed = (uint64_t)time(NULL);
 	c.progress = true;
@@ -488,6 +1077,9 @@ int bench_lookup_main(int argc, char **argv)
 			return 0;
 		case O_JSON:
 			o.json = true;
+			break;
+		case O_REFS:
+			refs = true;
 			break;
 		case O_SOCKETS:
 			bad = opt_count(&op, "--sockets", optarg, 1, 1u << 26, &c.sockets);
@@ -503,12 +1095,25 @@ int bench_lookup_main(int argc, char **argv)
 			break;
 		case O_MISSES:
 			bad = opt_count_int(&op, "--misses", optarg, 0, 100, &c.misses_pct);
+			misses_set = true;
 			break;
 		case O_SEED:
 			bad = opt_seed(&op, "--seed", optarg, &c.seed);
 			break;
 		case O_ROUNDS:
 			bad = opt_count_int(&op, "--rounds", optarg, 1, 64, &c.rounds);
+			break;
+		case O_TOUCH:
+			bad = opt_count_int(&op, "--touch", optarg, 0, 256, &c.touch);
+			break;
+		case O_THREADS:
+			bad = opt_count_int(&op, "--threads", optarg, 1, 64, &c.threads);
+			break;
+		case O_MODE:
+			bad = opt_choice(&op, "--mode", optarg, mode_names, &c.mode);
+			break;
+		case O_TIMEWAIT:
+			bad = opt_count(&op, "--timewait", optarg, 0, 1u << 26, &tw_n);
 			break;
 		default:
 			return 2;
@@ -525,17 +1130,36 @@ int bench_lookup_main(int argc, char **argv)
 			 (unsigned long long)c.lookups, c.rounds);
 		return 2;
 	}
+	if (c.mode == BENCH_LOOKUP_LISTENER) {
+		if (misses_set && c.misses_pct) {
+			opt_fail(&op, "--misses: not with --mode listener (every lookup misses ehash "
+				      "and finds the listener)");
+			return 2;
+		}
+		if (peer != BENCH_TABLE_COUNT && !bench_table_is_socktab((enum bench_table)peer)) {
+			opt_fail(&op, "--peer %s: not with --mode listener (the peers have no "
+				      "listeners; socktab, socktab-shared and socktab-ref do)",
+				 peer_names[peer]);
+			return 2;
+		}
+	}
 	if (!c.lookups) {
 		c.lookups = 2 * c.sockets;
 		c.lookups = c.lookups < 1000000 ? 1000000 : c.lookups > 4000000 ? 4000000 : c.lookups;
 	}
+	if (tw_n == UINT64_MAX)
+		tw_n = c.sockets;
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
 		if (peer == BENCH_TABLE_COUNT)
-			sel[t] = t != BENCH_TABLE_SOCKTAB_SHARED;
+			sel[t] = t != BENCH_TABLE_SOCKTAB_SHARED && t != BENCH_TABLE_SOCKTAB_REF &&
+				 (c.mode == BENCH_LOOKUP_ESTABLISHED ||
+				  bench_table_is_socktab((enum bench_table)t));
 		else
 			sel[t] = peer == t;
 	}
 	sel[BENCH_TABLE_SOCKTAB] = true; /* the reference for every ratio */
+	if (refs)
+		sel[BENCH_TABLE_SOCKTAB_REF] = true;
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++)
 		if (sel[t] && !bench_table_available((enum bench_table)t)) {
 			fprintf(stderr, "bench lookup: peer %s not built in (its package was "
@@ -545,6 +1169,14 @@ int bench_lookup_main(int argc, char **argv)
 				return 2;
 			sel[t] = false;
 		}
+	/* Before this process registers with RCU or starts a thread: the entries are made in a
+	 * child process, whose memory is gone before the tables are built. */
+	if (tw_n) {
+		int err = bench_lookup_timewait(&c, tw_n, &tw);
+
+		if (err)
+			snprintf(tw.why, sizeof(tw.why), "not measured: %s", strerror(-err));
+	}
 	socktab_thread_register();
 	bench_out_begin(&o);
 	bench_out_str(&o, "test", "socktab_lookup");
@@ -554,7 +1186,14 @@ int bench_lookup_main(int argc, char **argv)
 	bench_out_u64(&o, "burst", (uint64_t)c.burst);
 	bench_out_u64(&o, "misses_pct", (uint64_t)c.misses_pct);
 	bench_out_u64(&o, "rounds", (uint64_t)c.rounds);
-	bench_out_str(&o, "keys", "ipv4 established, local 127.0.0.1:80, random remote");
+	bench_out_str(&o, "mode", mode_names[c.mode]);
+	bench_out_u64(&o, "touch", (uint64_t)c.touch);
+	bench_out_u64(&o, "threads", (uint64_t)c.threads);
+	bench_out_str(&o, "refs", refs ? "yes" : "no");
+	bench_out_str(&o, "keys", c.mode == BENCH_LOOKUP_LISTENER
+					  ? "ipv4 SYN flood: random remote -> listener 127.0.0.1:80 "
+					    "(ehash miss), beside N established"
+					  : "ipv4 established, local 127.0.0.1:80, random remote");
 	bench_out_end(&o);
 	enum bench_table which[BENCH_TABLE_COUNT];
 	struct bench_lookup_result got[BENCH_TABLE_COUNT];
@@ -570,24 +1209,15 @@ int bench_lookup_main(int argc, char **argv)
 	}
 	for (int i = 0; i < nw; i++)
 		res[which[i]] = got[i];
-	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
-		if (!sel[t])
-			continue;
-		bench_out_begin(&o);
-		bench_out_str(&o, "peer", table_names[t]);
-		bench_out_dbl(&o, "lookups_per_sec", "%.0f", res[t].lookups_per_sec);
-		bench_out_dbl(&o, "ns_per_lookup", "%.1f", res[t].ns_per_lookup);
-		bench_out_u64(&o, "hits", res[t].hits);
-		bench_out_u64(&o, "table_bytes", res[t].bytes);
-		bench_out_str(&o, "burst_native", res[t].burst_native ? "yes" : "no");
-		bench_out_end(&o);
-	}
+	for (int t = 0; t < BENCH_TABLE_COUNT; t++)
+		if (sel[t])
+			print_table(&o, &c, (enum bench_table)t, &res[t], &tw, tw_n);
 	bench_out_begin(&o);
 	bench_out_dbl(&o, "socktab_lookups_per_sec", "%.0f", res[BENCH_TABLE_SOCKTAB].lookups_per_sec);
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
 		char key[64];
 
-		if (!sel[t] || t == BENCH_TABLE_SOCKTAB)
+		if (!sel[t] || t == BENCH_TABLE_SOCKTAB || res[t].skipped)
 			continue;
 		snprintf(key, sizeof(key), "ratio_vs_%s", table_names[t]);
 		bench_out_dbl(&o, key, "%.2f",

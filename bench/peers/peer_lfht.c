@@ -120,6 +120,16 @@ static void lf_destroy(void *tp)
 	free(t);
 }
 
+/* One 40-byte node per entry (in one array) and pow2(n) 16-byte bucket nodes. */
+static uint64_t lf_bytes_estimate(uint64_t n)
+{
+	uint64_t p2 = 1;
+
+	while (p2 < n)
+		p2 <<= 1;
+	return p2 * 16 + n * 48 + (16u << 20);
+}
+
 const struct peer_ops peer_lfht = {
 	.name = "lfht",
 	.create = lf_create,
@@ -128,4 +138,5 @@ const struct peer_ops peer_lfht = {
 	.lookup_burst = NULL,
 	.burst_max = 0,
 	.destroy = lf_destroy,
+	.bytes_estimate = lf_bytes_estimate,
 };

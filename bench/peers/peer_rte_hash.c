@@ -93,6 +93,18 @@ static void rh_destroy(void *t)
 	rte_hash_free(t);
 }
 
+/* rte_cuckoo_hash's layout: pow2(n) / 8 buckets of 64 bytes, n + 1 key slots of 32 bytes (12-byte
+ * key and the data pointer, 16-byte aligned), a free-slot ring of pow2(n) 4-byte entries; plus
+ * the EAL's own heap. */
+static uint64_t rh_bytes_estimate(uint64_t n)
+{
+	uint64_t p2 = 1;
+
+	while (p2 < n)
+		p2 <<= 1;
+	return p2 * 16 + n * 40 + (64u << 20);
+}
+
 const struct peer_ops peer_rte_hash = {
 	.name = "rte_hash",
 	.create = rh_create,
@@ -101,4 +113,5 @@ const struct peer_ops peer_rte_hash = {
 	.lookup_burst = rh_lookup_burst,
 	.burst_max = RTE_HASH_LOOKUP_BULK_MAX,
 	.destroy = rh_destroy,
+	.bytes_estimate = rh_bytes_estimate,
 };

@@ -21,12 +21,17 @@ struct peer_ops {
 	void *(*create)(uint64_t n);
 	/* 0 or a negative errno. */
 	int (*insert)(void *t, const struct peer_key *k, void *val);
-	/* The value, or NULL. Called by a registered RCU reader where the peer needs one. */
+	/* The value, or NULL. Called from any number of threads at once, each registered with
+	 * socktab_thread_register() (which registers it with liburcu's urcu-memb flavour, the one
+	 * lfht reads under), while no insert runs. */
 	void *(*lookup)(void *t, const struct peer_key *k);
 	/* The peer's own batch lookup (NULL if it has none): vals[i] for keys[i], NULL on miss. */
 	void (*lookup_burst)(void *t, const struct peer_key *keys, int n, void **vals);
 	int burst_max;
 	void (*destroy)(void *t);
+	/* Bytes the table will take for @n entries (a generous estimate, before building it, so
+	 * the benchmark can skip a table that would not fit in memory). */
+	uint64_t (*bytes_estimate)(uint64_t n);
 };
 
 #ifdef SOCKTAB_HAVE_RTE_HASH

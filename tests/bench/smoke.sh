@@ -39,6 +39,14 @@ peers=()
 "$exe" bench lookup --help 2>&1 | grep -q 'lfht yes' && peers+=('^ratio_vs_lfht=[0-9]')
 check "bench lookup --peer all (20k sockets)" '^mem_latency_ns=[0-9]' "${peers[@]}" -- \
 	"$exe" bench lookup --sockets 20000 --lookups 200000 --peer all --seed 1
+check "bench lookup --touch --refs --threads 2 (20k sockets)" '^ratio_vs_socktab-ref=[0-9]' \
+	'^scaling=[0-9]' '^bytes_per_socket=[0-9]' '^bytes_per_timewait=[0-9]' '^hits=200000$' -- \
+	"$exe" bench lookup --sockets 20000 --lookups 200000 --peer all --touch 64 --refs \
+	--threads 2 --seed 1
+check "bench lookup --mode listener --burst 8 --refs" '^mode=listener$' '^hits=200000$' \
+	'^ratio_vs_socktab-ref=[0-9]' -- \
+	"$exe" bench lookup --sockets 20000 --lookups 200000 --mode listener --burst 8 --refs \
+	--timewait 0 --seed 1
 check "bench crr -T 2 -F 400, each variant" '^wire_errors=0$' '^throughput=[0-9]' -- \
 	"$exe" bench crr -T 2 -F 400 -N 4000 --seed 1
 check "bench crr --time-wait" '^wire_errors=0$' '^close=fin_time_wait$' -- \
