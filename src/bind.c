@@ -29,7 +29,7 @@
 struct socktab__tb *socktab__tb_find_locked(struct socktab__bhead *head, struct socktab_net *net,
 				     uint16_t port, int l3mdev)
 {
-	SOCKTAB__ASSERT_LOCKED(&head->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__bhead_lock(net->tab, head));
 	for (struct socktab__tb *tb = atomic_load_explicit(&head->chain, memory_order_relaxed); tb;
 	     tb = atomic_load_explicit(&tb->next, memory_order_relaxed))
 		if (tb->net == net && tb->port == port && tb->l3mdev == l3mdev)
@@ -110,7 +110,7 @@ struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struc
 {
 	struct socktab__tb *tb;
 
-	SOCKTAB__ASSERT_LOCKED(&head->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__bhead_lock(net->tab, head));
 	tb = pa ? take_or_alloc((void **)&pa->tb, sizeof(*tb)) : calloc(1, sizeof(*tb));
 	if (!tb)
 		return NULL;
@@ -139,7 +139,7 @@ void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct sockta
 {
 	_Atomic(struct socktab__tb *) *pp = &head->chain;
 
-	SOCKTAB__ASSERT_LOCKED(&head->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__bhead_lock(tb->net->tab, head));
 	if (tb->tb2_list)
 		return;
 	for (struct socktab__tb *cur; (cur = atomic_load_explicit(pp, memory_order_relaxed));
@@ -196,11 +196,11 @@ struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const str
 	if (sk->family == AF_INET)
 		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
 	h2 = bhash2_head(net, &a, tb->port);
-	socktab__lock(&h2->lock);
+	socktab__lock(socktab__bhead2_lock(net->tab, h2));
 	for (tb2 = h2->chain; tb2; tb2 = tb2->next)
 		if (tb2->tb == tb && tb2_addr_match(tb2, sk))
 			break;
-	socktab__unlock(&h2->lock);
+	socktab__unlock(socktab__bhead2_lock(net->tab, h2));
 	return tb2;
 }
 
@@ -239,10 +239,10 @@ struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
 	tb2->tb_next = tb->tb2_list;
 	tb->tb2_list = tb2;
 	h2 = bhash2_head(net, &tb2->addr, tb->port);
-	socktab__lock(&h2->lock);
+	socktab__lock(socktab__bhead2_lock(net->tab, h2));
 	tb2->next = h2->chain;
 	h2->chain = tb2;
-	socktab__unlock(&h2->lock);
+	socktab__unlock(socktab__bhead2_lock(net->tab, h2));
 	*created = true;
 	return tb2;
 }
@@ -257,13 +257,13 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 	if (tb2->owners)
 		return;
 	h2 = bhash2_head(net, &tb2->addr, tb2->port);
-	socktab__lock(&h2->lock);
+	socktab__lock(socktab__bhead2_lock(net->tab, h2));
 	for (pp = &h2->chain; *pp; pp = &(*pp)->next)
 		if (*pp == tb2) {
 			*pp = tb2->next;
 			break;
 		}
-	socktab__unlock(&h2->lock);
+	socktab__unlock(socktab__bhead2_lock(net->tab, h2));
 	for (pp = &tb2->tb->tb2_list; *pp; pp = &(*pp)->tb_next)
 		if (*pp == tb2) {
 			*pp = tb2->tb_next;
@@ -342,7 +342,7 @@ void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *s
 		return;
 	tb = tb2->tb;
 	head = &net->tab->bhash[socktab__bhashfn(net, tb->port) & net->tab->bhash_mask];
-	SOCKTAB__ASSERT_LOCKED(&head->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__bhead_lock(net->tab, head));
 	owners_unlink(sk);
 	sk->userlocks &= (uint8_t)~SOCKTAB__CONNECT_BIND;
 	if (tb2->owners && owners_all_connect_bound(tb2)) {
@@ -376,9 +376,9 @@ void socktab__put_port(struct socktab_sock *sk)
 	if (!socktab__sk_bl(sk)->tb2)
 		return;
 	head = &net->tab->bhash[socktab__bhashfn(net, socktab__sk_bl(sk)->tb2->port) & net->tab->bhash_mask];
-	socktab__lock(&head->lock);
+	socktab__lock(socktab__bhead_lock(net->tab, head));
 	socktab__bind_unhash_locked(net, sk);
-	socktab__unlock(&head->lock);
+	socktab__unlock(socktab__bhead_lock(net->tab, head));
 }
 
 /*
@@ -408,10 +408,10 @@ int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr 
 	if (!old)
 		return 0;
 	head = &net->tab->bhash[socktab__bhashfn(net, old->port) & net->tab->bhash_mask];
-	socktab__lock(&head->lock);
+	socktab__lock(socktab__bhead_lock(net->tab, head));
 	tb2 = socktab__tb2_find_or_create_locked(net, old->tb, sk, NULL, &created);
 	if (!tb2) {
-		socktab__unlock(&head->lock);
+		socktab__unlock(socktab__bhead_lock(net->tab, head));
 		socktab__sk_set_v6_saddr(sk, &saved);
 		WR(sk->addrpair, saved_pair);
 		return -ENOMEM;
@@ -425,7 +425,7 @@ int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr 
 		socktab__tb2_maybe_destroy_locked(net, old);
 		socktab__bind_hash_locked(sk, tb2, tb2->port);
 	}
-	socktab__unlock(&head->lock);
+	socktab__unlock(socktab__bhead_lock(net->tab, head));
 	return 0;
 }
 
@@ -563,7 +563,7 @@ static bool addr_any_conflict(const struct socktab_sock *sk, const struct sockta
 	struct socktab__bhead2 *h2 = bhash2_head(tb->net, &any6, tb->port);
 	bool conflict = false;
 
-	socktab__lock(&h2->lock);
+	socktab__lock(socktab__bhead2_lock(tb->net->tab, h2));
 	for (const struct socktab__tb2 *tb2 = h2->chain; tb2 && !conflict; tb2 = tb2->next) {
 		bool any = tb2->addr_type == SOCKTAB__ADDR_ANY ||
 			   (tb2->addr_type == SOCKTAB__ADDR_MAPPED && tb2->v4 == 0 && !sk_plain_v6);
@@ -571,7 +571,7 @@ static bool addr_any_conflict(const struct socktab_sock *sk, const struct sockta
 		if (tb2->tb == tb && any && bhash2_conflict(sk, tb2, relax, reuseport_ok))
 			conflict = true;
 	}
-	socktab__unlock(&h2->lock);
+	socktab__unlock(socktab__bhead2_lock(tb->net->tab, h2));
 	return conflict;
 }
 
@@ -726,7 +726,7 @@ other_parity_scan:;
 		struct socktab__bhead *head =
 			&t->bhash[socktab__bhashfn(net, (uint16_t)port) & t->bhash_mask];
 
-		socktab__lock(&head->lock);
+		socktab__lock(socktab__bhead_lock(net->tab, head));
 		WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)port << 16));
 		struct socktab__tb *tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 
@@ -736,7 +736,7 @@ other_parity_scan:;
 			*headp = head;
 			return 0;
 		}
-		socktab__unlock(&head->lock);
+		socktab__unlock(socktab__bhead_lock(net->tab, head));
 	}
 	WR(sk->portpair, RD(sk->portpair) & 0xffff);
 	offset--;
@@ -777,7 +777,7 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 	} else {
 		head = &t->bhash[socktab__bhashfn(net, (uint16_t)port) & t->bhash_mask];
-		socktab__lock(&head->lock);
+		socktab__lock(socktab__bhead_lock(net->tab, head));
 		tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 	}
 	if (!tb) {
@@ -814,14 +814,14 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 	update_fastreuse(tb, tb2, sk, first);
 	if (!socktab__sk_bl(sk)->tb2) /* listen() re-validates a port the socket already owns (R46) */
 		socktab__bind_hash_locked(sk, tb2, (uint16_t)port);
-	socktab__unlock(&head->lock);
+	socktab__unlock(socktab__bhead_lock(net->tab, head));
 	return 0;
 fail:
 	if (!socktab__sk_bl(sk)->tb2) /* a listener re-validating its own port keeps it */
 		WR(sk->portpair, RD(sk->portpair) & 0xffff);
 	if (tb_created)
 		socktab__tb_maybe_destroy_locked(head, tb);
-	socktab__unlock(&head->lock);
+	socktab__unlock(socktab__bhead_lock(net->tab, head));
 	return ret;
 }
 

@@ -79,8 +79,11 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 		for (unsigned int i = 0; i < m; i++) {
 			first[i] = atomic_load_explicit(&net->ehash[slot[i]].first,
 							memory_order_acquire);
-			if (!socktab__is_nulls(first[i]))
-				__builtin_prefetch(socktab__node_sk(first[i]));
+			if (socktab__is_nulls(first[i]))
+				continue;
+			__builtin_prefetch(socktab__node_sk(first[i]));
+			if (net->has_priv) /* the caller reads it next (ehash.c) */
+				__builtin_prefetch((const char *)first[i] + sizeof(struct socktab_sock));
 		}
 		for (unsigned int i = 0; i < m; i++) {
 			uint32_t ports = (uint32_t)k[i].sport | ((uint32_t)ntohs(k[i].dport) << 16);

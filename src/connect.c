@@ -78,12 +78,12 @@ static int connect_bound_port(struct socktab_net *net, struct socktab_sock *sk, 
 	struct socktab_sock *tw;
 	int r;
 
-	socktab__lock(&head->lock);
+	socktab__lock(socktab__bhead_lock(net->tab, head));
 	r = socktab__check_established_locked(net, sk, port, cand_hash(net, sk, hash0, port), true,
 					      &tw);
 	if (tw)
 		tw_takeover_locked(net, tw);
-	socktab__unlock(&head->lock);
+	socktab__unlock(socktab__bhead_lock(net->tab, head));
 	if (tw)
 		socktab__tw_deschedule_put(net, tw);
 	return r == SOCKTAB__UNIQUE ? 0 : -EADDRNOTAVAIL;
@@ -128,14 +128,14 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 	socktab__rcu_read_unlock();
 
 	/* Locked phase (R55 step 3). */
-	socktab__lock(&head->lock);
+	socktab__lock(socktab__bhead_lock(net->tab, head));
 	tb = socktab__tb_find_locked(head, net, port, c->l3mdev);
 	c->tw = NULL;
 	if (tb) {
 		if (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0 ||
 		    socktab__check_established_locked(net, sk, port, h, false, &c->tw) !=
 			    SOCKTAB__UNIQUE) {
-			socktab__unlock(&head->lock);
+			socktab__unlock(socktab__bhead_lock(net->tab, head));
 			return 0;
 		}
 		c->inserted = true;
@@ -297,7 +297,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	}
 	if (c.tw)
 		tw_takeover_locked(net, c.tw);
-	socktab__unlock(&c.head->lock);
+	socktab__unlock(socktab__bhead_lock(net->tab, c.head));
 	if (c.tw)
 		socktab__tw_deschedule_put(net, c.tw);
 	return 0;

@@ -164,7 +164,7 @@ static int fill(struct socktab_diag_cursor *c)
 	case PH_LISTEN:
 		if (c->slot > t->lhash2_mask)
 			break;
-		l = &t->lhash2[c->slot].lock;
+		l = socktab__lhead_lock(t, &t->lhash2[c->slot]);
 		socktab__lock(l);
 		first = atomic_load_explicit(&t->lhash2[c->slot].head.first, memory_order_relaxed);
 		err = copy_chain(c, first, false);
@@ -182,7 +182,7 @@ static int fill(struct socktab_diag_cursor *c)
 	case PH_UDP:
 		if (c->slot > u->mask)
 			break;
-		l = &u->hash[c->slot].lock;
+		l = socktab__uslot1_lock(u, &u->hash[c->slot]);
 		socktab__lock(l);
 		first = atomic_load_explicit(&u->hash[c->slot].head.first, memory_order_relaxed);
 		err = copy_chain(c, first, true);

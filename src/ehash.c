@@ -121,16 +121,25 @@ static inline bool key_match(const struct socktab_sock *sk, const struct socktab
  * with increment-if-not-zero (a dying entry is "not found", as in the kernel); without, the
  * caller's read-side section keeps it valid (sockets are freed after a grace period).
  */
-static struct socktab_sock *ehash_lookup(struct socktab_net *net, uint32_t hash,
-					 const struct lookup_key *k, bool ref)
+static inline __attribute__((always_inline)) struct socktab_sock *
+ehash_lookup(struct socktab_net *net, uint32_t hash, const struct lookup_key *k, bool ref)
 {
 	uint32_t slot = hash & net->ehash_mask;
 	struct socktab_sock *sk;
 	uintptr_t p;
 
-	socktab__rcu_read_lock();
+	/* Without @ref the caller's own section covers the walk: no section of our own. */
+	if (ref)
+		socktab__rcu_read_lock();
+	else
+		SOCKTAB__ASSERT_RCU();
 begin:
-	for (p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
+	p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
+	/* The caller's next access is most likely the first entry's caller area, the line after
+	 * the socket's: start that miss now, beside the socket's own, instead of after it. */
+	if (net->has_priv && !socktab__is_nulls(p))
+		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));
+	for (;
 	     !socktab__is_nulls(p);
 	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
 		sk = socktab__node_sk(p);
@@ -145,7 +154,8 @@ begin:
 		goto begin;
 	sk = NULL;
 out:
-	socktab__rcu_read_unlock();
+	if (ref)
+		socktab__rcu_read_unlock();
 	return sk;
 }
 
@@ -154,13 +164,13 @@ struct socktab_sock *socktab__lookup_established4(struct socktab_net *net, uint3
 						  int dif, int sdif, bool ref)
 {
 	uint16_t lport = ntohs(dport);
-	struct lookup_key k = {
-		.ports = (uint32_t)sport | ((uint32_t)lport << 16),
-		.acookie = (uint64_t)saddr | ((uint64_t)daddr << 32),
-	};
+	struct lookup_key k; /* the IPv4 fields only: nothing reads the others */
 
 	if (!net)
 		return NULL;
+	k.v6 = false;
+	k.ports = (uint32_t)sport | ((uint32_t)lport << 16);
+	k.acookie = (uint64_t)saddr | ((uint64_t)daddr << 32);
 	k.dev = dev_key(net, dif, sdif);
 	return ehash_lookup(net, socktab__ehashfn4(net, daddr, lport, saddr, sport), &k, ref);
 }

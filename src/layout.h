@@ -58,18 +58,17 @@ _Static_assert(sizeof(((struct socktab__tables *)0)->ehash[0]) == sizeof(void *)
 
 /*
  * UDP (R79): the hash2 slot keeps hash4_cnt beside its chain head, so a lookup on a port with no
- * connected socket pays no extra line for the hash4 check. Within the slot they are 16 bytes
- * apart.
- * The slot is cache-line aligned and one line long, so this holds for every slot of the array
- * (udp.c carves hash2 at a 64-byte boundary: the hash array before it is n * 56 bytes, n a
- * multiple of 8).
+ * connected socket pays no extra line for the hash4 check. A slot is 16 bytes, 16-aligned (udp.c
+ * puts hash2 first after a line-aligned header), so head and hash4_cnt share a line in every
+ * slot.
  */
-_Static_assert(sizeof(struct socktab__uslot2) == SOCKTAB__CACHELINE &&
-		       _Alignof(struct socktab__uslot2) == SOCKTAB__CACHELINE,
-	       "a hash2 slot is exactly one cache line");
-_Static_assert(SOCKTAB__END(struct socktab__uslot2, hash4_cnt) -
-			       offsetof(struct socktab__uslot2, head) <= 16,
-	       "hash4_cnt within 16 bytes of its hash2 head");
+_Static_assert(sizeof(struct socktab__uslot2) == 16 && _Alignof(struct socktab__uslot2) == 16,
+	       "a hash2 slot is 16 bytes and never straddles a line");
+_Static_assert(SOCKTAB__END(struct socktab__uslot2, hash4_cnt) <= 16, "hash4_cnt in the slot");
+
+/* Bind and UDP slots are bare heads: their locks are striped elsewhere. */
+_Static_assert(sizeof(struct socktab__bhead) == sizeof(void *), "a bhash slot is one word");
+_Static_assert(sizeof(struct socktab__lhead) == sizeof(void *), "an lhash2 slot is one word");
 
 /* The net fields every lookup reads first (ehash, secrets, variant flag): its first line. */
 _Static_assert(SOCKTAB__END(struct socktab_net, tab) <= 64, "net: tables pointer first");
@@ -80,5 +79,6 @@ _Static_assert(SOCKTAB__END(struct socktab_net, ehash6_secret) <= 64, "net: ehas
 _Static_assert(SOCKTAB__END(struct socktab_net, ipv6_hash_secret) <= 64, "net: ipv6 secret");
 _Static_assert(SOCKTAB__END(struct socktab_net, hash_mix) <= 64, "net: netns mix");
 _Static_assert(SOCKTAB__END(struct socktab_net, lport_inside) <= 64, "net: variant flag");
+_Static_assert(SOCKTAB__END(struct socktab_net, has_priv) <= 64, "net: caller-area flag");
 
 #endif /* SOCKTAB_SRC_LAYOUT_H */

@@ -69,7 +69,7 @@ static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struc
 {
 	struct in6_addr a = sk_bound_addr(sk);
 
-	SOCKTAB__ASSERT_LOCKED(&slot->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__lhead_lock(socktab__sk_net(sk)->tab, slot));
 	for (uintptr_t p = atomic_load_explicit(&slot->head.first, memory_order_relaxed);
 	     !socktab__is_nulls(p);
 	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next, memory_order_relaxed)) {
@@ -204,13 +204,13 @@ static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 	struct socktab__lhead *slot = lhash2_slot(net, &a, socktab__sk_num(sk));
 	int err = 0;
 
-	socktab__lock(&slot->lock);
+	socktab__lock(socktab__lhead_lock(net->tab, slot));
 	if (RD(sk->reuseport)) {
 		socktab__lock(&net->reuseport_lock);
 		err = group_add_locked(net, sk, group_peer_locked(slot, sk));
 		socktab__unlock(&net->reuseport_lock);
 		if (err) {
-			socktab__unlock(&slot->lock);
+			socktab__unlock(socktab__lhead_lock(net->tab, slot));
 			return err;
 		}
 	}
@@ -221,7 +221,7 @@ static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 	} else {
 		socktab__hnode_add_head_rcu(&sk->node, &slot->head);
 	}
-	socktab__unlock(&slot->lock);
+	socktab__unlock(socktab__lhead_lock(net->tab, slot));
 	return 0;
 }
 
@@ -233,13 +233,13 @@ void socktab__listen_unhash(struct socktab_sock *sk)
 	struct socktab__lhead *slot = lhash2_slot(net, &a, socktab__sk_num(sk));
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
-	socktab__lock(&slot->lock);
+	socktab__lock(socktab__lhead_lock(net->tab, slot));
 	if (socktab__hnode_hashed(&sk->node))
 		socktab__hnode_del_rcu(&sk->node);
 	socktab__lock(&net->reuseport_lock);
 	group_detach_locked(sk);
 	socktab__unlock(&net->reuseport_lock);
-	socktab__unlock(&slot->lock);
+	socktab__unlock(socktab__lhead_lock(net->tab, slot));
 }
 
 int socktab_listen(struct socktab_sock *sk, int backlog)
@@ -395,7 +395,10 @@ static struct socktab_sock *listener_lookup(struct socktab_net *net, struct lkey
 
 	memset(&any.addr6, 0, sizeof(any.addr6));
 	any.addr4 = 0;
-	socktab__rcu_read_lock();
+	if (ref) /* else the caller's section covers the walk */
+		socktab__rcu_read_lock();
+	else
+		SOCKTAB__ASSERT_RCU();
 again:
 	sk = lhash2_walk(net, k, phash, &restart);
 	if (restart)
@@ -415,7 +418,8 @@ again:
 			goto again;
 		}
 	}
-	socktab__rcu_read_unlock();
+	if (ref)
+		socktab__rcu_read_unlock();
 	return sk;
 }
 
@@ -530,11 +534,11 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	 * but not 127.0.0.2:P), so it joins the tb2 of (port, that address).
 	 */
 	head = &net->tab->bhash[socktab__bhashfn(net, port) & net->tab->bhash_mask];
-	socktab__lock(&head->lock);
+	socktab__lock(socktab__bhead_lock(net->tab, head));
 	if (socktab__check_established_locked(net, child, port,
 					      socktab__sk_ehashfn(net, child, port), true, &tw) !=
 	    SOCKTAB__UNIQUE) {
-		socktab__unlock(&head->lock);
+		socktab__unlock(socktab__bhead_lock(net->tab, head));
 		socktab__bind_prealloc_free(&pa);
 		err = -EADDRINUSE;
 		goto fail;
@@ -564,7 +568,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 		atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&net->n_tw_recycled, 1, memory_order_relaxed);
 	}
-	socktab__unlock(&head->lock);
+	socktab__unlock(socktab__bhead_lock(net->tab, head));
 	if (tw)
 		socktab__tw_deschedule_put(net, tw);
 	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);

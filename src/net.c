@@ -75,14 +75,16 @@ static void tables_free(struct socktab__tables *t)
 	if (t->ehash_locks)
 		for (uint32_t i = 0; i <= t->ehash_locks_mask; i++)
 			pthread_mutex_destroy(&t->ehash_locks[i].m);
-	if (t->bhash)
-		for (uint32_t i = 0; i <= t->bhash_mask; i++) {
-			pthread_mutex_destroy(&t->bhash[i].lock);
-			pthread_mutex_destroy(&t->bhash2[i].lock);
-		}
-	if (t->lhash2)
-		for (uint32_t i = 0; i <= t->lhash2_mask; i++)
-			pthread_mutex_destroy(&t->lhash2[i].lock);
+	struct socktab__lock_stripe *stripes[3] = { t->bhash_locks, t->bhash2_locks,
+						    t->lhash2_locks };
+
+	for (int k = 0; k < 3; k++) {
+		if (!stripes[k])
+			continue;
+		for (uint32_t i = 0; i <= t->bind_locks_mask; i++)
+			pthread_mutex_destroy(&stripes[k][i].m);
+		free(stripes[k]);
+	}
 	free(t->ehash);
 	free(t->ehash_locks);
 	free(t->bhash);
@@ -122,7 +124,28 @@ static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 	/* lhash2 takes the bind-hash size (the kernel sizes it separately, one slot per 2 MB). */
 	t->lhash2_mask = nb - 1;
 	t->lhash2 = calloc(nb, sizeof(*t->lhash2));
-	if (!t->ehash || !t->ehash_locks || !t->bhash || !t->bhash2 || !t->lhash2) {
+	t->bind_locks_mask = (nb < SOCKTAB__BIND_LOCKS ? nb : SOCKTAB__BIND_LOCKS) - 1;
+	struct socktab__lock_stripe **stripes[3] = { &t->bhash_locks, &t->bhash2_locks,
+						     &t->lhash2_locks };
+	bool stripes_ok = true;
+
+	for (int k = 0; k < 3; k++) {
+		if (posix_memalign((void **)stripes[k], SOCKTAB__CACHELINE,
+				   (t->bind_locks_mask + 1) * sizeof(**stripes[k]))) {
+			*stripes[k] = NULL;
+			stripes_ok = false;
+			continue;
+		}
+		for (uint32_t i = 0; i <= t->bind_locks_mask; i++)
+			pthread_mutex_init(&(*stripes[k])[i].m, NULL);
+	}
+	if (!t->ehash || !t->ehash_locks || !t->bhash || !t->bhash2 || !t->lhash2 || !stripes_ok) {
+		for (int k = 0; k < 3; k++) {
+			if (*stripes[k])
+				for (uint32_t i = 0; i <= t->bind_locks_mask; i++)
+					pthread_mutex_destroy(&(*stripes[k])[i].m);
+			free(*stripes[k]);
+		}
 		free(t->ehash);
 		free(t->ehash_locks);
 		free(t->bhash);
@@ -131,18 +154,12 @@ static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 		free(t);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < nb; i++) {
-		pthread_mutex_init(&t->lhash2[i].lock, NULL);
+	for (uint32_t i = 0; i < nb; i++)
 		socktab__hhead_init(&t->lhash2[i].head, i + SOCKTAB__LISTENING_NULLS_BASE);
-	}
 	for (uint32_t i = 0; i < ne; i++)
 		socktab__hhead_init(&t->ehash[i], i);
 	for (uint32_t i = 0; i < nl; i++)
 		pthread_mutex_init(&t->ehash_locks[i].m, NULL);
-	for (uint32_t i = 0; i < nb; i++) {
-		pthread_mutex_init(&t->bhash[i].lock, NULL);
-		pthread_mutex_init(&t->bhash2[i].lock, NULL);
-	}
 	atomic_init(&t->refs, 1);
 	return t;
 }
@@ -239,6 +256,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	net->ehash = net->tab->ehash;
 	net->ehash_mask = net->tab->ehash_mask;
 	net->priv_size = (uint32_t)p->sock_priv_size;
+	net->has_priv = p->sock_priv_size != 0;
 	net->tw_cold.net = net;
 	for (int k = 0; k < SOCKTAB__K_NR; k++)
 		socktab__pool_init(&net->pools[k], net, k, p->sock_priv_size);
@@ -595,16 +613,6 @@ bool socktab__port_reserved(struct socktab_net *net, uint16_t port)
 }
 
 /* ---- hashes ---- */
-
-uint32_t socktab__ehashfn4(const struct socktab_net *net, uint32_t laddr, uint16_t lport,
-			   uint32_t faddr, uint16_t fport_be)
-{
-	uint32_t iv = net->ehash_secret + net->hash_mix;
-
-	if (net->lport_inside)
-		return socktab__jhash_3words(laddr, faddr, ((uint32_t)lport << 16) | fport_be, iv);
-	return lport + socktab__jhash_3words(laddr, faddr, fport_be, iv);
-}
 
 uint32_t socktab__ehashfn6(const struct socktab_net *net, const struct in6_addr *laddr,
 			   uint16_t lport, const struct in6_addr *faddr, uint16_t fport_be)

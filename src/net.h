@@ -9,6 +9,7 @@
 
 #include "socktab/dev.h"
 
+#include "hash.h"
 #include "sock.h"
 
 #define SOCKTAB__PERTURB_SIZE (1u << 16) /* RFC 6056 alg. 4 table (kernel: table_perturb) */
@@ -29,28 +30,31 @@ struct socktab__fib {
 	struct rcu_head rcu;
 };
 
+/*
+ * Slots are bare heads (8 bytes, as the kernel's are 16 with their spinlock); their locks are
+ * striped, one array per table (socktab__bhead_lock() and friends). No code holds two locks of
+ * one table, so slots sharing a stripe only serialise.
+ */
+struct socktab__lock_stripe {
+	_Alignas(SOCKTAB__CACHELINE) pthread_mutex_t m;
+};
+
 /* bhash slot: bind buckets of the ports that hash here (bind.h). */
 struct socktab__bhead {
-	pthread_mutex_t lock;
 	_Atomic(struct socktab__tb *) chain; /* (r,b) */
 };
 
 /* bhash2 slot: address buckets of the (port, address) pairs that hash here. */
 struct socktab__bhead2 {
-	pthread_mutex_t lock;
 	struct socktab__tb2 *chain;        /* (b2) */
 };
 
 /* lhash2 slot: listeners by (address, port) (R29); chain ends in nulls i + LISTENING_NULLS_BASE. */
 struct socktab__lhead {
-	pthread_mutex_t lock;
-	struct socktab__hhead head;        /* (r, lock) */
+	struct socktab__hhead head;        /* (r, its stripe) */
 };
 #define SOCKTAB__LISTENING_NULLS_BASE (1u << 29)
-
-struct socktab__ehash_lock {
-	_Alignas(SOCKTAB__CACHELINE) pthread_mutex_t m;
-};
+#define SOCKTAB__BIND_LOCKS 1024 /* stripes per bind/listen table, at most one per slot */
 
 /* Hash tables; private to one net or shared by several (R11, R13). */
 struct socktab__tables {
@@ -63,17 +67,23 @@ struct socktab__tables {
 	uint32_t ehash_locks_mask;         /* (c) */
 	uint32_t bhash_mask;               /* (c) */
 	struct socktab__hhead *ehash;      /* (c) one word per slot, nulls value = slot */
-	struct socktab__ehash_lock *ehash_locks; /* (c) striped: slot & ehash_locks_mask */
+	struct socktab__lock_stripe *ehash_locks; /* (c) striped: slot & ehash_locks_mask */
 	struct socktab__bhead *bhash;      /* (c) */
 	struct socktab__bhead2 *bhash2;    /* (c) */
 	uint32_t lhash2_mask;              /* (c) */
 	struct socktab__lhead *lhash2;     /* (c) */
+	uint32_t bind_locks_mask;          /* (c) stripes of bhash, bhash2 and lhash2, each */
+	struct socktab__lock_stripe *bhash_locks;  /* (c) */
+	struct socktab__lock_stripe *bhash2_locks; /* (c) */
+	struct socktab__lock_stripe *lhash2_locks; /* (c) */
 };
 
-/* One slab of a pool: @nobj objects of the pool's stride, then their cold parts. */
+/* One slab of a pool: room for @nobj objects of the pool's stride, then their cold parts; the
+ * first @used have been handed out at least once. */
 struct socktab__slab {
 	unsigned char *base;
 	size_t nobj;
+	size_t used;
 };
 
 /*
@@ -113,6 +123,7 @@ struct socktab_net {
 	uint32_t ehash6_secret;            /* (c) R4 */
 	uint32_t ipv6_hash_secret;         /* (c) R4 */
 	uint8_t lport_inside;              /* (c) variant: lport hashed inside (before Linux 6.15) */
+	uint8_t has_priv;                  /* (c) sockets have a caller area: lookups prefetch it */
 	uint8_t rcu_precheck;              /* (c) variant: RCU pre-check of 4-tuples in connect() */
 	uint8_t tcp_timestamps;            /* (c) */
 	uint8_t privileged;                /* (c) */
@@ -184,8 +195,17 @@ static inline uint64_t socktab__now(struct socktab_net *net)
 }
 
 /* ---- hashes (net.c; hash.h holds the primitives) ---- */
-uint32_t socktab__ehashfn4(const struct socktab_net *net, uint32_t laddr, uint16_t lport,
-			   uint32_t faddr, uint16_t fport_be);
+/* R3: lport added after hashing (inside for the linux-6.1 variant). Inline: every IPv4 lookup
+ * pays it. */
+static inline uint32_t socktab__ehashfn4(const struct socktab_net *net, uint32_t laddr,
+					 uint16_t lport, uint32_t faddr, uint16_t fport_be)
+{
+	uint32_t iv = net->ehash_secret + net->hash_mix;
+
+	if (net->lport_inside)
+		return socktab__jhash_3words(laddr, faddr, ((uint32_t)lport << 16) | fport_be, iv);
+	return lport + socktab__jhash_3words(laddr, faddr, fport_be, iv);
+}
 uint32_t socktab__ehashfn6(const struct socktab_net *net, const struct in6_addr *laddr,
 			   uint16_t lport, const struct in6_addr *faddr, uint16_t fport_be);
 uint32_t socktab__sk_ehashfn(const struct socktab_net *net, const struct socktab_sock *sk,
@@ -200,9 +220,28 @@ static inline struct socktab__bhead *socktab__bhash_head(struct socktab_net *net
 	return &net->tab->bhash[socktab__bhashfn(net, port) & net->tab->bhash_mask];
 }
 
+/* The lock of a bhash / bhash2 / lhash2 slot: its table's stripe. */
+static inline pthread_mutex_t *socktab__bhead_lock(const struct socktab__tables *t,
+						   const struct socktab__bhead *h)
+{
+	return &t->bhash_locks[(uint32_t)(h - t->bhash) & t->bind_locks_mask].m;
+}
+
+static inline pthread_mutex_t *socktab__bhead2_lock(const struct socktab__tables *t,
+						    const struct socktab__bhead2 *h)
+{
+	return &t->bhash2_locks[(uint32_t)(h - t->bhash2) & t->bind_locks_mask].m;
+}
+
+static inline pthread_mutex_t *socktab__lhead_lock(const struct socktab__tables *t,
+						   const struct socktab__lhead *h)
+{
+	return &t->lhash2_locks[(uint32_t)(h - t->lhash2) & t->bind_locks_mask].m;
+}
+
 static inline pthread_mutex_t *socktab__bhash_lock(struct socktab_net *net, uint16_t port)
 {
-	return &socktab__bhash_head(net, port)->lock;
+	return socktab__bhead_lock(net->tab, socktab__bhash_head(net, port));
 }
 
 static inline pthread_mutex_t *socktab__ehash_lock(struct socktab__tables *t, uint32_t hash)
@@ -219,6 +258,8 @@ int socktab__pool_init(struct socktab__pool *p, struct socktab_net *net, int kin
 /* An object of the pool's kind with refcnt 0 and state FREE; the caller initialises and
  * publishes it. Its cold part (if any) is linked and names the net; the rest is stale. */
 struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p);
+/* Can the pool hand out an object without a new slab? (tests) */
+bool socktab__pool_has_room(struct socktab__pool *p);
 /* The pool of a new socket of @proto and @family, or of a TIME_WAIT entry of @family. */
 struct socktab__pool *socktab__sock_pool(struct socktab_net *net, int proto, int family);
 struct socktab__pool *socktab__tw_pool(struct socktab_net *net, int family);
@@ -226,8 +267,8 @@ struct socktab__pool *socktab__tw_pool(struct socktab_net *net, int family);
  * (batched). socktab__pool_flush() submits the batch in progress. */
 void socktab__pool_free_rcu(struct socktab_sock *sk);
 void socktab__pool_flush(struct socktab__pool *p);
-/* Call @fn on every object of the pool, free or not. Caller holds nothing; @fn must not
- * allocate from this pool. */
+/* Call @fn on every object the pool ever handed out, free or not. Caller holds nothing; @fn
+ * must not allocate from this pool. */
 void socktab__pool_walk(struct socktab__pool *p, void (*fn)(struct socktab_sock *, void *),
 			void *arg);
 void socktab__pool_destroy(struct socktab__pool *p);

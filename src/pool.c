@@ -19,6 +19,7 @@
 
 #define SLAB_OBJS 64
 #define HUGE_2M ((size_t)2 << 20)
+#define SLAB_MAX ((size_t)2 << 20)
 
 static size_t round_up(size_t v, size_t a)
 {
@@ -68,17 +69,19 @@ static int pool_grow_locked(struct socktab__pool *p)
 		p->slab_cap = cap;
 	}
 	/*
-	 * Slabs double from 64 objects up to 8192, so a small net stays small while a big one ends
-	 * up in a few large blocks. Blocks of 2 MiB or more are 2 MiB-aligned and offered to
-	 * transparent huge pages: with a million sockets every lookup's miss on the socket line
-	 * would otherwise pay a page-table walk too (bench lookup, perf).
+	 * Slabs double from 64 objects until they reach 2 MiB, so a small net stays small while a
+	 * big one ends up in large blocks. Blocks of 2 MiB or more are 2 MiB-aligned, a multiple of
+	 * 2 MiB, and offered to transparent huge pages: with a million sockets every lookup's miss
+	 * on the socket line would otherwise pay a page-table walk too (bench lookup). Objects are
+	 * carved from the newest slab as they are first needed, so its untouched tail costs no
+	 * memory.
 	 */
 	size_t per = p->stride + p->cold_size;
-	size_t nobj = (size_t)SLAB_OBJS << (p->nslabs < 7 ? p->nslabs : 7);
+	size_t nobj = (size_t)SLAB_OBJS << (p->nslabs < 16 ? p->nslabs : 16);
 	size_t bytes = per * nobj, align = SOCKTAB__CACHELINE;
 
 	if (bytes >= HUGE_2M) {
-		bytes = round_up(bytes, HUGE_2M);
+		bytes = SLAB_MAX > per ? SLAB_MAX : round_up(per, HUGE_2M);
 		nobj = bytes / per;
 		align = HUGE_2M;
 	}
@@ -87,50 +90,75 @@ static int pool_grow_locked(struct socktab__pool *p)
 		return -ENOMEM;
 	if (align == HUGE_2M)
 		(void)madvise(slab, bytes, MADV_HUGEPAGE); /* a hint: failure only costs speed */
-	memset(slab, 0, bytes);
 	p->slabs[p->nslabs].base = slab;
 	p->slabs[p->nslabs].nobj = nobj;
+	p->slabs[p->nslabs].used = 0;
 	p->nslabs++;
-	unsigned char *cold = slab + p->stride * nobj;
-
-	for (size_t i = nobj; i-- > 0;) {
-		struct socktab_sock *sk = (struct socktab_sock *)(slab + i * p->stride);
-		bool udp = p->kind == SOCKTAB__K_UDP4 || p->kind == SOCKTAB__K_UDP6;
-
-		sk->family = p->kind == SOCKTAB__K_TCP4 || p->kind == SOCKTAB__K_UDP4 ||
-					     p->kind == SOCKTAB__K_TW4
-				     ? AF_INET
-				     : AF_INET6;
-		sk->proto = udp ? SOCKTAB_UDP : SOCKTAB_TCP;
-		atomic_init(&sk->kind, p->kind | SOCKTAB__IN_POOL);
-		if (p->cold_size) {
-			sk->cold = (struct socktab__sk_cold *)(cold + i * p->cold_size + p->v6_off);
-			sk->cold->net = p->net;
-			if (udp)
-				socktab__sk_udp(sk)->sk = sk;
-		} else {
-			sk->cold = &p->net->tw_cold;
-		}
-		socktab__sk_bl(sk)->pool_next = p->free;
-		p->free = sk;
-	}
-	atomic_fetch_add_explicit(&p->nobjs, nobj, memory_order_relaxed);
 	atomic_fetch_add_explicit(&p->bytes, bytes, memory_order_relaxed);
 	return 0;
+}
+
+/* Carve the next object of slab @s: zeroed, with its kind, family and cold part. */
+static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab__slab *s)
+{
+	size_t i = s->used++;
+	struct socktab_sock *sk = (struct socktab_sock *)(s->base + i * p->stride);
+	bool udp = p->kind == SOCKTAB__K_UDP4 || p->kind == SOCKTAB__K_UDP6;
+
+	SOCKTAB__ASSERT_LOCKED(&p->lock);
+	memset(sk, 0, p->stride);
+	sk->family = p->kind == SOCKTAB__K_TCP4 || p->kind == SOCKTAB__K_UDP4 ||
+				     p->kind == SOCKTAB__K_TW4
+			     ? AF_INET
+			     : AF_INET6;
+	sk->proto = udp ? SOCKTAB_UDP : SOCKTAB_TCP;
+	atomic_init(&sk->kind, p->kind | (p->net->priv_size && p->cold_size ? SOCKTAB__HAS_PRIV : 0));
+	if (p->cold_size) {
+		unsigned char *c = s->base + s->nobj * p->stride + i * p->cold_size;
+
+		memset(c, 0, p->cold_size);
+		sk->cold = (struct socktab__sk_cold *)(c + p->v6_off);
+		sk->cold->net = p->net;
+		if (udp)
+			socktab__sk_udp(sk)->sk = sk;
+	} else {
+		sk->cold = &p->net->tw_cold;
+	}
+	atomic_fetch_add_explicit(&p->nobjs, 1, memory_order_relaxed);
+	return sk;
+}
+
+bool socktab__pool_has_room(struct socktab__pool *p)
+{
+	bool room;
+
+	socktab__lock(&p->lock);
+	room = p->free || (p->nslabs && p->slabs[p->nslabs - 1].used < p->slabs[p->nslabs - 1].nobj);
+	socktab__unlock(&p->lock);
+	return room;
 }
 
 struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
 {
 	struct socktab_sock *sk;
+	struct socktab__slab *s;
 
 	socktab__lock(&p->lock);
-	if (!p->free && pool_grow_locked(p)) {
-		socktab__unlock(&p->lock);
-		return NULL;
+	if (p->free) {
+		sk = p->free;
+		p->free = socktab__sk_bl(sk)->pool_next;
+		atomic_fetch_and_explicit(&sk->kind, (uint8_t)~SOCKTAB__IN_POOL, memory_order_relaxed);
+	} else {
+		s = p->nslabs ? &p->slabs[p->nslabs - 1] : NULL;
+		if (!s || s->used == s->nobj) {
+			if (pool_grow_locked(p)) {
+				socktab__unlock(&p->lock);
+				return NULL;
+			}
+			s = &p->slabs[p->nslabs - 1];
+		}
+		sk = carve_locked(p, s);
 	}
-	sk = p->free;
-	p->free = socktab__sk_bl(sk)->pool_next;
-	atomic_fetch_and_explicit(&sk->kind, (uint8_t)~SOCKTAB__IN_POOL, memory_order_relaxed);
 	memset(socktab__sk_bl(sk), 0, sizeof(struct socktab__bindlink));
 	socktab__unlock(&p->lock);
 	return sk;
@@ -249,7 +277,7 @@ void socktab__pool_walk(struct socktab__pool *p, void (*fn)(struct socktab_sock 
 		socktab__lock(&p->lock);
 		sl = p->slabs[s];
 		socktab__unlock(&p->lock);
-		for (size_t i = 0; i < sl.nobj; i++)
+		for (size_t i = 0; i < sl.used; i++)
 			fn((struct socktab_sock *)(sl.base + i * p->stride), arg);
 	}
 }

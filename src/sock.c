@@ -99,8 +99,9 @@ struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int fami
 
 void *socktab_sock_priv(struct socktab_sock *sk)
 {
-	/* A TIME_WAIT entry has only its own small area (socktab_tw_priv()). */
-	if (!sk || socktab__sk_is_tw(sk) || socktab__sk_net(sk)->priv_size == 0)
+	/* A TIME_WAIT entry has only its own small area (socktab_tw_priv()). Reads only the
+	 * socket's line: this is on the per-packet path. */
+	if (!sk || !(atomic_load_explicit(&sk->kind, memory_order_relaxed) & SOCKTAB__HAS_PRIV))
 		return NULL;
 	return socktab__sk_priv(sk);
 }

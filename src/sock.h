@@ -42,8 +42,9 @@ enum socktab__kind {
 	SOCKTAB__K_TW6,
 	SOCKTAB__K_NR
 };
-#define SOCKTAB__KIND_MASK 0x7f
-#define SOCKTAB__IN_POOL 0x80 /* kind bit: on the pool's free list */
+#define SOCKTAB__KIND_MASK 0x3f
+#define SOCKTAB__HAS_PRIV 0x40 /* kind bit (c): the net gives sockets a caller area */
+#define SOCKTAB__IN_POOL 0x80  /* kind bit (p): on the pool's free list */
 
 /* sk->tw_flags of a TIME_WAIT entry: substate in the low bits. */
 #define SOCKTAB__TWF_SUBSTATE 0x0f /* SOCKTAB_TCP_FIN_WAIT2 or SOCKTAB_TCP_TIME_WAIT */
@@ -76,7 +77,8 @@ struct socktab_sock {
 	uint16_t sport;                    /* (s) port getsockname reports (kernel inet_sport): kept
 					    * after the port is given back by a reset or disconnect */
 	uint8_t userlocks;                 /* (s) SOCKTAB__*_LOCK, CONNECT_BIND */
-	_Atomic uint8_t kind;              /* (c) enum socktab__kind | SOCKTAB__IN_POOL (p) */
+	_Atomic uint8_t kind;              /* (c) enum socktab__kind | SOCKTAB__HAS_PRIV, and
+					    * SOCKTAB__IN_POOL (p) */
 	/* The caller's area follows at the next line (socktab__sk_priv). */
 };
 

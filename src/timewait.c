@@ -112,13 +112,13 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 	atomic_store_explicit(&tw->refcnt, 1, memory_order_release);
 
 	head = &t->bhash[socktab__bhashfn(net, socktab__sk_num(sk)) & t->bhash_mask];
-	socktab__lock(&head->lock);
+	socktab__lock(socktab__bhead_lock(net->tab, head));
 	socktab__bind_replace_owner_locked(sk, tw);
 	l = socktab__ehash_lock(t, RD(sk->hash));
 	socktab__lock(l);
 	socktab__hnode_replace_rcu(&sk->node, &tw->node);
 	socktab__unlock(l);
-	socktab__unlock(&head->lock);
+	socktab__unlock(socktab__bhead_lock(net->tab, head));
 
 	socktab__lock(&net->tw_lock);
 	tw_list_add_locked(net, tw);
@@ -327,9 +327,9 @@ int socktab__tw_reap(struct socktab_net *net, int budget)
 
 		batch = twof(tw)->next;
 		twof(tw)->next = NULL;
-		socktab__lock(&head->lock);
+		socktab__lock(socktab__bhead_lock(net->tab, head));
 		socktab__tw_kill_locked(net, tw);
-		socktab__unlock(&head->lock);
+		socktab__unlock(socktab__bhead_lock(net->tab, head));
 		socktab_sock_put(tw);
 	}
 	return n;
@@ -352,9 +352,9 @@ void socktab__tw_purge(struct socktab_net *net)
 			&net->tab->bhash[socktab__bhashfn(net, socktab__sk_num(tw)) &
 					 net->tab->bhash_mask];
 
-		socktab__lock(&head->lock);
+		socktab__lock(socktab__bhead_lock(net->tab, head));
 		socktab__tw_kill_locked(net, tw);
-		socktab__unlock(&head->lock);
+		socktab__unlock(socktab__bhead_lock(net->tab, head));
 		socktab_sock_put(tw);
 	}
 }

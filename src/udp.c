@@ -79,22 +79,26 @@ struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint3
 	memset(t, 0, sizeof(*t));
 	t->mask = n - 1;
 	t->log = log;
-	t->hash = (struct socktab__uslot *)(mem + hdr);
-	t->hash2 = (struct socktab__uslot2 *)(t->hash + n);
-	/* hash2 slots are line-aligned (layout.h): n * sizeof(uslot) keeps the alignment. */
-	SOCKTAB__ASSERT(((uintptr_t)t->hash2 & (SOCKTAB__CACHELINE - 1)) == 0);
-	t->hash4 = (struct socktab__uslot *)(t->hash2 + n);
+	t->locks_mask = (n < SOCKTAB__UDP_LOCKS ? n : SOCKTAB__UDP_LOCKS) - 1;
+	if (posix_memalign((void **)&t->locks, SOCKTAB__CACHELINE,
+			   3 * (t->locks_mask + 1) * sizeof(*t->locks))) {
+		free(mem);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < 3 * (t->locks_mask + 1); i++)
+		pthread_mutex_init(&t->locks[i].m, NULL);
+	/* hash2 first: its 16-byte slots stay 16-aligned after the line-aligned header. */
+	t->hash2 = (struct socktab__uslot2 *)(mem + hdr);
+	t->hash = (struct socktab__uslot *)(t->hash2 + n);
+	t->hash4 = t->hash + n;
 	for (uint32_t i = 0; i < n; i++) {
 		socktab__hhead_init(&t->hash[i].head, SOCKTAB__UDP1_NULLS_BASE + i);
 		atomic_init(&t->hash[i].count, 0);
-		pthread_mutex_init(&t->hash[i].lock, NULL);
 		socktab__hhead_init(&t->hash2[i].head, SOCKTAB__UDP2_NULLS_BASE + i);
 		atomic_init(&t->hash2[i].count, 0);
 		atomic_init(&t->hash2[i].hash4_cnt, 0);
-		pthread_mutex_init(&t->hash2[i].lock, NULL);
 		socktab__hhead_init(&t->hash4[i].head, i);
 		atomic_init(&t->hash4[i].count, 0);
-		pthread_mutex_init(&t->hash4[i].lock, NULL);
 	}
 	/* R6: the kernel draws the UDP secrets at random once; derive them from the net's so a
 	 * fixed_secret net stays reproducible. */
@@ -109,11 +113,9 @@ void socktab__udp_table_free(struct socktab__udp_table *t)
 {
 	if (!t)
 		return;
-	for (uint32_t i = 0; i <= t->mask; i++) {
-		pthread_mutex_destroy(&t->hash[i].lock);
-		pthread_mutex_destroy(&t->hash2[i].lock);
-		pthread_mutex_destroy(&t->hash4[i].lock);
-	}
+	for (uint32_t i = 0; i < 3 * (t->locks_mask + 1); i++)
+		pthread_mutex_destroy(&t->locks[i].m);
+	free(t->locks);
 	free(t);
 }
 
@@ -428,10 +430,14 @@ static struct socktab_sock *lookup(struct socktab_net *net, struct ukey *k, bool
 		k->l3mdev_accept = RD(net->udp_l3mdev_accept);
 		k->tcp_l3mdev_accept = RD(net->tcp_l3mdev_accept);
 	}
+	if (!ref) { /* the caller's section covers the walk */
+		SOCKTAB__ASSERT_RCU();
+		return lookup_rcu(net, k);
+	}
 	socktab__rcu_read_lock();
 	do
 		sk = lookup_rcu(net, k);
-	while (sk && ref && !socktab__sock_hold_not_zero(sk));
+	while (sk && !socktab__sock_hold_not_zero(sk));
 	socktab__rcu_read_unlock();
 	return sk;
 }
@@ -473,8 +479,8 @@ static void hash2_add_locked(struct socktab_net *net, struct socktab_sock *sk, u
 {
 	struct socktab__uslot2 *s2 = &net->udp->hash2[slot];
 
-	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
-	socktab__lock(&s2->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, slot1(net, socktab__sk_num(sk))));
+	socktab__lock(socktab__uslot2_lock(net->udp, s2));
 	if (tail)
 		socktab__hnode_add_tail_rcu(&sk->node, &s2->head);
 	else
@@ -482,7 +488,7 @@ static void hash2_add_locked(struct socktab_net *net, struct socktab_sock *sk, u
 	atomic_fetch_add_explicit(&s2->count, 1, memory_order_relaxed);
 	if (socktab__sk_udp(sk)->hashed4)
 		atomic_fetch_add_explicit(&s2->hash4_cnt, 1, memory_order_relaxed);
-	socktab__unlock(&s2->lock);
+	socktab__unlock(socktab__uslot2_lock(net->udp, s2));
 	socktab__sk_udp(sk)->slot2 = slot;
 }
 
@@ -490,13 +496,13 @@ static void hash2_del_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
 	struct socktab__uslot2 *s2 = &net->udp->hash2[socktab__sk_udp(sk)->slot2];
 
-	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
-	socktab__lock(&s2->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, slot1(net, socktab__sk_num(sk))));
+	socktab__lock(socktab__uslot2_lock(net->udp, s2));
 	socktab__hnode_del_rcu(&sk->node);
 	atomic_fetch_sub_explicit(&s2->count, 1, memory_order_relaxed);
 	if (socktab__sk_udp(sk)->hashed4)
 		atomic_fetch_sub_explicit(&s2->hash4_cnt, 1, memory_order_relaxed);
-	socktab__unlock(&s2->lock);
+	socktab__unlock(socktab__uslot2_lock(net->udp, s2));
 }
 
 /* R73: enter hash4 and count it in the hash2 slot. Caller holds the primary slot lock. */
@@ -505,12 +511,12 @@ static void hash4_locked(struct socktab_net *net, struct socktab_sock *sk)
 	uint32_t h = sk_hash4(net, sk);
 	struct socktab__uslot *s4 = &net->udp->hash4[h & net->udp->mask];
 
-	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, slot1(net, socktab__sk_num(sk))));
 	WR(socktab__sk_udp(sk)->hash4, h);
-	socktab__lock(&s4->lock);
+	socktab__lock(socktab__uslot4_lock(net->udp, s4));
 	socktab__hnode_add_head_rcu(&socktab__sk_udp(sk)->node4, &s4->head);
 	atomic_fetch_add_explicit(&s4->count, 1, memory_order_relaxed);
-	socktab__unlock(&s4->lock);
+	socktab__unlock(socktab__uslot4_lock(net->udp, s4));
 	/* After the insert: a lookup that sees the count finds the entry, or falls back to hash2. */
 	atomic_fetch_add_explicit(&net->udp->hash2[socktab__sk_udp(sk)->slot2].hash4_cnt, 1,
 				  memory_order_relaxed);
@@ -521,15 +527,15 @@ static void unhash4_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
 	struct socktab__uslot *s4 = &net->udp->hash4[RD(socktab__sk_udp(sk)->hash4) & net->udp->mask];
 
-	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, slot1(net, socktab__sk_num(sk))));
 	if (!socktab__sk_udp(sk)->hashed4)
 		return;
 	atomic_fetch_sub_explicit(&net->udp->hash2[socktab__sk_udp(sk)->slot2].hash4_cnt, 1,
 				  memory_order_relaxed);
-	socktab__lock(&s4->lock);
+	socktab__lock(socktab__uslot4_lock(net->udp, s4));
 	socktab__hnode_del_rcu(&socktab__sk_udp(sk)->node4);
 	atomic_fetch_sub_explicit(&s4->count, 1, memory_order_relaxed);
-	socktab__unlock(&s4->lock);
+	socktab__unlock(socktab__uslot4_lock(net->udp, s4));
 	socktab__sk_udp(sk)->hashed4 = 0;
 }
 
@@ -552,7 +558,7 @@ static void rehash2_locked(struct socktab_net *net, struct socktab_sock *sk)
 	struct in6_addr a = sk_laddr(sk);
 	uint32_t slot = slot2_index(net, &a, socktab__sk_num(sk));
 
-	SOCKTAB__ASSERT_LOCKED(&slot1(net, socktab__sk_num(sk))->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, slot1(net, socktab__sk_num(sk))));
 	rp_detach(net, sk);
 	if (slot == socktab__sk_udp(sk)->slot2)
 		return;
@@ -569,14 +575,14 @@ static void unhash(struct socktab_net *net, struct socktab_sock *sk)
 	if (!hashed(sk))
 		return;
 	s1 = slot1(net, socktab__sk_num(sk));
-	socktab__lock(&s1->lock);
+	socktab__lock(socktab__uslot1_lock(net->udp, s1));
 	rp_detach(net, sk);
 	socktab__hnode_del_rcu(&socktab__sk_udp(sk)->node1);
 	atomic_fetch_sub_explicit(&s1->count, 1, memory_order_relaxed);
 	unhash4_locked(net, sk);
 	hash2_del_locked(net, sk);
 	WR(sk->portpair, RD(sk->portpair) & 0xffff); /* inet_num = 0 */
-	socktab__unlock(&s1->lock);
+	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 }
 
 /* ---- bind conflicts (R68) ---- */
@@ -633,7 +639,7 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 	struct socktab__uslot2 *s2 = &net->udp->hash2[slot];
 	bool res = false;
 
-	socktab__lock(&s2->lock);
+	socktab__lock(socktab__uslot2_lock(net->udp, s2));
 	for (uintptr_t p = atomic_load_explicit(&s2->head.first, memory_order_relaxed);
 	     !socktab__is_nulls(p);
 	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
@@ -649,7 +655,7 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 			break;
 		}
 	}
-	socktab__unlock(&s2->lock);
+	socktab__unlock(socktab__uslot2_lock(net->udp, s2));
 	return res;
 }
 
@@ -661,7 +667,7 @@ static int rp_join_locked(struct socktab_net *net, struct socktab_sock *sk,
 	struct socktab_sock *peer = NULL;
 	int err;
 
-	SOCKTAB__ASSERT_LOCKED(&s1->lock);
+	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, s1));
 	for (uintptr_t p = atomic_load_explicit(&s1->head.first, memory_order_relaxed);
 	     !socktab__is_nulls(p);
 	     p = node_next(p, memory_order_relaxed)) {
@@ -737,7 +743,7 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 		do {
 			s1 = slot1(net, first);
 			memset(bitmap, 0, sizeof(bitmap));
-			socktab__lock(&s1->lock);
+			socktab__lock(socktab__uslot1_lock(net->udp, s1));
 			lport_inuse(net, 0, s1, bitmap, sk, t->log);
 			snum = first;
 			do {
@@ -749,12 +755,12 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 					goto found;
 				snum = (uint16_t)(snum + step);
 			} while (snum != first);
-			socktab__unlock(&s1->lock);
+			socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 		} while (++first != last);
 		return -EADDRINUSE;
 	}
 	s1 = slot1(net, snum);
-	socktab__lock(&s1->lock);
+	socktab__lock(socktab__uslot1_lock(net->udp, s1));
 	if (RD(s1->count) > 10 && !sk_saddr_any(sk)) {
 		/* Many sockets on the port: look only at the (address, port) and (any, port)
 		 * chains, unless the primary chain is the shorter one. */
@@ -778,7 +784,7 @@ found:
 		err = rp_join_locked(net, sk, s1, snum);
 		if (err) {
 			WR(sk->portpair, RD(sk->portpair) & 0xffff);
-			socktab__unlock(&s1->lock);
+			socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 			return err;
 		}
 	}
@@ -787,10 +793,10 @@ found:
 	hash2_add_locked(net, sk, slot2_index(net, &a, snum),
 			 sk->family == AF_INET6 && RD(sk->reuseport));
 	sk->sport = snum;
-	socktab__unlock(&s1->lock);
+	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 	return 0;
 busy:
-	socktab__unlock(&s1->lock);
+	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 	return -EADDRINUSE;
 }
 
@@ -906,7 +912,7 @@ static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (s1)
-		socktab__lock(&s1->lock);
+		socktab__lock(socktab__uslot1_lock(net->udp, s1));
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
 	if (s1)
 		unhash4_locked(net, sk); /* departure: never a stale hash4 entry */
@@ -922,7 +928,7 @@ static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 			rehash2_locked(net, sk);
 	}
 	if (s1)
-		socktab__unlock(&s1->lock);
+		socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 	if (!(sk->userlocks & SOCKTAB__BINDPORT_LOCK)) {
 		unhash(net, sk);
 		sk->sport = 0;
@@ -983,7 +989,7 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	}
 
 	s1 = slot1(net, socktab__sk_num(sk));
-	socktab__lock(&s1->lock);
+	socktab__lock(socktab__uslot1_lock(net->udp, s1));
 	unhash4_locked(net, sk); /* a re-connect moves to its new 4-tuple below */
 	WR(sk->v4key, d.v4);
 	socktab__sk_set_v6_daddr(sk, &daddr6);
@@ -1000,7 +1006,7 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	/* R73: connected with a local address: into hash4, out of the reuseport group. */
 	rp_detach(net, sk);
 	hash4_locked(net, sk);
-	socktab__unlock(&s1->lock);
+	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 out:
 	socktab__unlock(socktab__sk_lock(sk));
 	return err;

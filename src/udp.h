@@ -8,19 +8,21 @@
 
 #include "net.h"
 
+/* Slots are heads and counts; their locks are striped, one array per table, as bhash's are
+ * (net.h): no code holds two slot locks of one table. (lock) = the slot's stripe. */
 struct socktab__uslot {
 	struct socktab__hhead head;        /* (r, lock) */
 	_Atomic uint32_t count;            /* (r, lock) */
-	pthread_mutex_t lock;
 };
 
 struct socktab__uslot2 {
-	/* One line per slot (R79): a lookup reads head and hash4_cnt with one miss, in every slot. */
-	_Alignas(SOCKTAB__CACHELINE) struct socktab__hhead head; /* (r, lock) */
+	/* 16 bytes, 16-aligned (R79): head and hash4_cnt share a line in every slot, so a lookup
+	 * reads both with one miss. */
+	_Alignas(16) struct socktab__hhead head; /* (r, lock) */
 	_Atomic uint32_t count;            /* (r, lock) */
-	_Atomic uint32_t hash4_cnt;        /* (r, lock) members also in hash4: same line as head */
-	pthread_mutex_t lock;
+	_Atomic uint32_t hash4_cnt;        /* (r, lock) members also in hash4 */
 };
+#define SOCKTAB__UDP_LOCKS 256 /* stripes per UDP table, at most one per slot */
 
 struct socktab__udp_table {
 	uint32_t mask;                     /* (c) */
@@ -32,7 +34,28 @@ struct socktab__udp_table {
 	struct socktab__uslot *hash;       /* (c) by port */
 	struct socktab__uslot2 *hash2;     /* (c) by (address, port) */
 	struct socktab__uslot *hash4;      /* (c) by 4-tuple */
+	uint32_t locks_mask;               /* (c) stripes per table - 1 */
+	struct socktab__lock_stripe *locks; /* (c) hash's stripes, then hash2's, then hash4's */
 };
+
+/* The locks of a primary (port), hash2 and hash4 slot. */
+static inline pthread_mutex_t *socktab__uslot1_lock(const struct socktab__udp_table *t,
+						    const struct socktab__uslot *s)
+{
+	return &t->locks[(uint32_t)(s - t->hash) & t->locks_mask].m;
+}
+
+static inline pthread_mutex_t *socktab__uslot2_lock(const struct socktab__udp_table *t,
+						    const struct socktab__uslot2 *s)
+{
+	return &t->locks[(t->locks_mask + 1) + ((uint32_t)(s - t->hash2) & t->locks_mask)].m;
+}
+
+static inline pthread_mutex_t *socktab__uslot4_lock(const struct socktab__udp_table *t,
+						    const struct socktab__uslot *s)
+{
+	return &t->locks[2 * (t->locks_mask + 1) + ((uint32_t)(s - t->hash4) & t->locks_mask)].m;
+}
 #define SOCKTAB__UDP1_NULLS_BASE (3u << 29) /* nulls values: never an ehash or lhash2 slot's */
 #define SOCKTAB__UDP2_NULLS_BASE (2u << 29)
 

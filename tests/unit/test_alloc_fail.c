@@ -181,18 +181,18 @@ static int close_sk(struct ctx *c, int i)
 /*
  * Empty the IPv4 TIME_WAIT pool's free list, so that the next TIME_WAIT entry needs a new slab:
  * its allocation failure is then reached. Internal: the entries are taken straight from the pool
- * (pool.free is its free list) and handed back through the grace-period free.
+ * and handed back through the grace-period free.
  */
 static int fill_pool(struct ctx *c)
 {
 	struct socktab__pool *p = socktab__tw_pool(c->net, AF_INET);
 
-	for (int i = 0; i < NFILL && p->free; i++) {
+	for (int i = 0; i < NFILL && socktab__pool_has_room(p); i++) {
 		c->fill[i] = socktab__pool_alloc(p);
 		if (!c->fill[i])
 			return -ENOMEM;
 	}
-	return p->free ? -ENOSPC : 0;
+	return socktab__pool_has_room(p) ? -ENOSPC : 0;
 }
 
 static int drain_pool(struct ctx *c)
