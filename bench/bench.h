@@ -118,7 +118,8 @@ struct bench_timewait_result {
 	uint64_t entries;       /* TIME_WAIT entries counted (socktab_net_stats) */
 	uint64_t bytes;         /* RSS growth while they were made */
 	uint64_t pool_socks;    /* the net's pool objects at the end (live + free) */
-	double bytes_per_entry; /* bytes / entries */
+	double bytes_per_entry; /* RSS growth per entry over the second half of them */
+	double bytes_per_entry_all; /* bytes / entries */
 	char why[160];          /* non-empty: not measured, and why */
 };
 /* Make @n TIME_WAIT entries in a fresh net configured as bench lookup's socktab table (@c's
