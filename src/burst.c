@@ -2,8 +2,8 @@
 /*
  * Burst lookup of TCP segments: the lookups of socktab_lookup_tcp4() for a batch of
  * IPv4 4-tuples, arranged so the batch's cache misses overlap instead of running one after the
- * other. Three passes over the batch: hash every key and prefetch its ehash slot; load each
- * slot's first entry and prefetch it; then walk each chain with the protocol of
+ * other. Three stages, pipelined over the keys (below): hash a key and prefetch its ehash slot;
+ * load a slot's first entry and prefetch it; walk a chain with the protocol of
  * socktab_lookup_established4() (R21, ehash.c): filter on the cached hash, compare the key,
  * take a reference with increment-if-not-zero, compare the key again, restart the walk when it
  * ends on another slot's nulls value. Keys not found in ehash fall back to the listener lookup
@@ -50,56 +50,70 @@ static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32
 	}
 }
 
-#define BURST_CHUNK 32
+/*
+ * A software pipeline over the keys: key i is hashed and its slot prefetched, key i - D1's slot
+ * is read and its first entry (and the caller's area after it) prefetched, key i - D1 - D2 is
+ * walked. The distances give each miss a few keys' worth of work to hide behind, and bound the
+ * lines in flight (two stages of D lines, plus the areas) to what a core can track.
+ */
+#define D1 16
+#define D2 16
+#define RING 64 /* > D1 + D2, a power of two */
 
 int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
 			     unsigned int n, struct socktab_sock **out, unsigned int flags)
 {
-	uint32_t hash[BURST_CHUNK], slot[BURST_CHUNK];
-	uintptr_t first[BURST_CHUNK];
-	int found = 0;
-
+	uint32_t hash[RING];
+	uintptr_t first[RING];
 	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
+	int found = 0;
 
 	if (!net || (n && (!keys || !out)) ||
 	    (flags & ~(SOCKTAB_LOOKUP_ESTABLISHED | SOCKTAB_LOOKUP_NOREF)))
 		return -EINVAL;
+	if (!n)
+		return 0;
+	socktab__rcu_read_lock(); /* nested in the caller's with NOREF: cheap */
+	for (unsigned int i = 0; i < n + D1 + D2; i++) {
+		if (i < n) {
+			const struct socktab_tuple4 *k = &keys[i];
 
-	for (unsigned int base = 0; base < n; base += BURST_CHUNK) {
-		unsigned int m = n - base < BURST_CHUNK ? n - base : BURST_CHUNK;
-		const struct socktab_tuple4 *k = keys + base;
+			hash[i % RING] = socktab__ehashfn4(net, k->daddr, ntohs(k->dport), k->saddr,
+							   k->sport);
+			__builtin_prefetch(&net->ehash[hash[i % RING] & net->ehash_mask]);
+		}
+		if (i >= D1 && i - D1 < n) {
+			unsigned int j = i - D1;
+			uintptr_t f = atomic_load_explicit(
+				&net->ehash[hash[j % RING] & net->ehash_mask].first,
+				memory_order_acquire);
 
-		for (unsigned int i = 0; i < m; i++) {
-			hash[i] = socktab__ehashfn4(net, k[i].daddr, ntohs(k[i].dport), k[i].saddr,
-						    k[i].sport);
-			slot[i] = hash[i] & net->ehash_mask;
-			__builtin_prefetch(&net->ehash[slot[i]]);
+			first[j % RING] = f;
+			if (!socktab__is_nulls(f)) {
+				__builtin_prefetch(socktab__node_sk(f));
+				if (net->has_priv) /* the caller reads it next (ehash.c) */
+					__builtin_prefetch((const char *)f +
+							   sizeof(struct socktab_sock));
+			}
 		}
-		socktab__rcu_read_lock();
-		for (unsigned int i = 0; i < m; i++) {
-			first[i] = atomic_load_explicit(&net->ehash[slot[i]].first,
-							memory_order_acquire);
-			if (socktab__is_nulls(first[i]))
-				continue;
-			__builtin_prefetch(socktab__node_sk(first[i]));
-			if (net->has_priv) /* the caller reads it next (ehash.c) */
-				__builtin_prefetch((const char *)first[i] + sizeof(struct socktab_sock));
-		}
-		for (unsigned int i = 0; i < m; i++) {
-			uint32_t ports = (uint32_t)k[i].sport | ((uint32_t)ntohs(k[i].dport) << 16);
-			uint64_t acookie = (uint64_t)k[i].saddr | ((uint64_t)k[i].daddr << 32);
+		if (i >= D1 + D2) {
+			unsigned int j = i - D1 - D2;
+			const struct socktab_tuple4 *k = &keys[j];
+			uint32_t ports = (uint32_t)k->sport | ((uint32_t)ntohs(k->dport) << 16);
+			uint64_t acookie = (uint64_t)k->saddr | ((uint64_t)k->daddr << 32);
+			uint32_t h = hash[j % RING];
 
-			out[base + i] = walk4(net, hash[i], slot[i], first[i], acookie, ports, &k[i],
-					      ref);
+			out[j] = walk4(net, h, h & net->ehash_mask, first[j % RING], acookie, ports, k,
+				       ref);
 		}
-		socktab__rcu_read_unlock();
-		for (unsigned int i = 0; i < m; i++) {
-			if (!out[base + i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED))
-				out[base + i] = socktab__lookup_listener4(net, k[i].saddr, k[i].sport,
-									  k[i].daddr, k[i].dport,
-									  k[i].dif, k[i].sdif, ref);
-			found += out[base + i] != NULL;
-		}
+	}
+	socktab__rcu_read_unlock();
+	for (unsigned int i = 0; i < n; i++) {
+		if (!out[i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED))
+			out[i] = socktab__lookup_listener4(net, keys[i].saddr, keys[i].sport,
+							   keys[i].daddr, keys[i].dport, keys[i].dif,
+							   keys[i].sdif, ref);
+		found += out[i] != NULL;
 	}
 	return found;
 }
