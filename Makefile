@@ -36,10 +36,11 @@ fuzz:
 # DWARF 4 (qualifier dropped, layout unchanged), keeping every type.
 layout: build
 	@scripts/deps.sh layout
-	@gcc -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $$(pkg-config --cflags liburcu-memb) -g -gdwarf-4 \
-		-gstrict-dwarf -fno-eliminate-unused-debug-types -c -x c src/internal.h \
+	@gcc -std=c11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/include -Isrc $$(pkg-config --cflags liburcu-memb) -g -gdwarf-4 \
+		-gstrict-dwarf -fno-eliminate-unused-debug-types -c -x c src/layout.h \
 		-o $(BUILD)/layout.o
-	@pahole -C socktab_sock,socktab__tb,socktab__tb2,socktab_net,socktab__hhead $(BUILD)/layout.o
+	@pahole -C socktab_sock,socktab__sk_cold,socktab__tw,socktab_net,socktab__tables,socktab__uslot2 \
+		$(BUILD)/layout.o
 
 install: build
 	meson configure $(BUILD) --prefix=$(PREFIX) --libdir=lib >/dev/null
