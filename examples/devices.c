@@ -126,7 +126,7 @@ int main(void)
 
 		socktab_getsockname(conn[i], (struct sockaddr *)&me, &len);
 		len = sizeof(peer);
-		socktab_getpeername(conn[i], (struct sockaddr *)&peer, &len);
+		socktab_sock_peer(conn[i], (struct sockaddr *)&peer, &len);
 		hit = socktab_lookup_tcp4(net, peer.sin_addr.s_addr, peer.sin_port,
 					  me.sin_addr.s_addr, me.sin_port, dev[1], 0);
 		wrong += hit != conn[i];

@@ -161,7 +161,7 @@ static int get_tuple(struct socktab_sock *sk, struct tuple *t)
 	int err;
 
 	if ((err = socktab_getsockname(sk, (struct sockaddr *)&l, &ll)) ||
-	    (err = socktab_getpeername(sk, (struct sockaddr *)&r, &rl)))
+	    (err = socktab_sock_peer(sk, (struct sockaddr *)&r, &rl)))
 		return err;
 	memset(t, 0, sizeof(*t));
 	if (l.ss_family == AF_INET) {

@@ -957,9 +957,9 @@ int socktab_addr_add(struct socktab_net *net, int ifindex, int family, const voi
 	n->family = (uint8_t)family;
 	n->plen = (uint8_t)plen;
 	n->secondary = secondary;
-	n->scope = (d->flags & SOCKTAB_DEV_LOOPBACK) && family == AF_INET
-			   ? SOCKTAB__SCOPE_HOST
-			   : addr_scope(family, &a);
+	/* The scope `ip addr add` gives by default: host for 127/8 and ::1 only, whatever the
+	 * device (so 192.0.2.1 on lo is global and may be another device's source, R95). */
+	n->scope = addr_scope(family, &a);
 	n->addr = a;
 	return change_end(net, c, 0);
 }

@@ -467,12 +467,16 @@ int socktab_close(struct socktab_sock *sk)
 	return 0;
 }
 
-static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len, bool peer)
+/* Which name sk_name() gives. */
+enum { NAME_LOCAL, NAME_PEER, NAME_KEY_PEER };
+
+static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len, int which)
 {
 	int err = sk_lock_open(sk);
 	struct sockaddr_storage ss;
 	struct in6_addr a;
 	socklen_t n;
+	bool peer = which != NAME_LOCAL;
 
 	if (err)
 		return err;
@@ -480,11 +484,17 @@ static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *le
 		err = -EINVAL;
 		goto out;
 	}
-	/* inet_getname: a TCP peer exists while the socket is in ehash; a UDP peer needs a
-	 * connected state and a nonzero remote port. */
-	if (peer && (sk->proto == SOCKTAB_UDP
-			     ? RD(sk->state) != SOCKTAB_TCP_ESTABLISHED || !socktab__sk_dport(sk)
-			     : RD(sk->state) == SOCKTAB_TCP_LISTEN || !socktab__ehash_hashed(sk))) {
+	/* inet_getname: no peer without a remote port, nor in CLOSE or SYN_SENT (a connect() still
+	 * in progress has none yet; a listener has no remote port). The key's peer is there while
+	 * a TCP socket is in ehash (port 0 included) and while a UDP socket is connected. */
+	if (which == NAME_PEER && (!socktab__sk_dport(sk) || RD(sk->state) == SOCKTAB_TCP_CLOSE ||
+				   RD(sk->state) == SOCKTAB_TCP_SYN_SENT)) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	if (which == NAME_KEY_PEER &&
+	    (sk->proto == SOCKTAB_UDP ? RD(sk->state) != SOCKTAB_TCP_ESTABLISHED
+				      : RD(sk->state) == SOCKTAB_TCP_LISTEN || !socktab__ehash_hashed(sk))) {
 		err = -ENOTCONN;
 		goto out;
 	}
@@ -500,10 +510,15 @@ out:
 
 int socktab_getsockname(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len)
 {
-	return sk_name(sk, addr, len, false);
+	return sk_name(sk, addr, len, NAME_LOCAL);
 }
 
 int socktab_getpeername(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len)
 {
-	return sk_name(sk, addr, len, true);
+	return sk_name(sk, addr, len, NAME_PEER);
+}
+
+int socktab_sock_peer(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len)
+{
+	return sk_name(sk, addr, len, NAME_KEY_PEER);
 }

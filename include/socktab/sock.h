@@ -152,11 +152,21 @@ int socktab_getsockopt(struct socktab_sock *sk, int level, int optname, void *op
 
 /*
  * getsockname(2)/getpeername(2) into @addr (up to *len bytes; *len is set to the full length).
- * getpeername on an unconnected socket: -ENOTCONN.
+ * getpeername, as Linux's: -ENOTCONN without a remote port, in CLOSE (also after a reset) and
+ * in SYN_SENT (a connect() in progress has no peer yet).
  * Context: registered thread; takes the socket lock.
  */
 int socktab_getsockname(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len);
 int socktab_getpeername(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len);
+
+/*
+ * The remote address and port @sk is keyed by, in every state that has one, SYN_SENT included:
+ * what a stack needs to build the SYN that getpeername(2) would not yet name. Same arguments as
+ * socktab_getpeername(); -ENOTCONN when a TCP socket is not in the established table (a
+ * remote port 0 is a port) or a UDP socket is not connected.
+ * Context: registered thread; takes the socket lock.
+ */
+int socktab_sock_peer(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len);
 
 /* Address family of @sk (AF_INET / AF_INET6), or -EBADF when closed. Context: any. */
 int socktab_sock_family(const struct socktab_sock *sk);

@@ -210,7 +210,8 @@ TEST(bound_port_connect)
 	socktab_net_free(net);
 }
 
-/* R51: an unbound socket gets the loopback source; getpeername reports the destination. */
+/* R51: an unbound socket gets the loopback source; getpeername reports the destination once
+ * established, socktab_sock_peer() from SYN_SENT on. */
 TEST(source_address_and_names)
 {
 	struct socktab_net *net = socktab_net_new(NULL);
@@ -225,7 +226,15 @@ TEST(source_address_and_names)
 	len = sizeof(sin);
 	CHECK_EQ(socktab_getsockname(a, (struct sockaddr *)&sin, &len), 0);
 	CHECK_EQ(ntohl(sin.sin_addr.s_addr), 0x7f000001);
+	/* In SYN_SENT getpeername() has no peer yet (inet_getname); the key's peer is there. */
 	len = sizeof(sin);
+	CHECK_EQ(socktab_getpeername(a, (struct sockaddr *)&sin, &len), -ENOTCONN);
+	memset(&sin, 0, sizeof(sin));
+	CHECK_EQ(socktab_sock_peer(a, (struct sockaddr *)&sin, &len), 0);
+	CHECK_EQ(ntohl(sin.sin_addr.s_addr), 0x7f000009);
+	CHECK_EQ(ntohs(sin.sin_port), 443);
+	CHECK_EQ(socktab_set_state(a, SOCKTAB_TCP_ESTABLISHED), 0);
+	memset(&sin, 0, sizeof(sin));
 	CHECK_EQ(socktab_getpeername(a, (struct sockaddr *)&sin, &len), 0);
 	CHECK_EQ(ntohl(sin.sin_addr.s_addr), 0x7f000009);
 	CHECK_EQ(ntohs(sin.sin_port), 443);

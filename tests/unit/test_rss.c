@@ -80,7 +80,7 @@ static int reply_queue(struct socktab_sock *sk, int family, const uint16_t *reta
 		socklen_t l1 = sizeof(me), l2 = sizeof(peer);
 
 		socktab_getsockname(sk, (struct sockaddr *)&me, &l1);
-		socktab_getpeername(sk, (struct sockaddr *)&peer, &l2);
+		socktab_sock_peer(sk, (struct sockaddr *)&peer, &l2);
 		memcpy(in, &peer.sin_addr, 4);
 		memcpy(in + 4, &me.sin_addr, 4);
 		memcpy(in + 8, &peer.sin_port, 2);
@@ -91,7 +91,7 @@ static int reply_queue(struct socktab_sock *sk, int family, const uint16_t *reta
 		socklen_t l1 = sizeof(me), l2 = sizeof(peer);
 
 		socktab_getsockname(sk, (struct sockaddr *)&me, &l1);
-		socktab_getpeername(sk, (struct sockaddr *)&peer, &l2);
+		socktab_sock_peer(sk, (struct sockaddr *)&peer, &l2);
 		memcpy(in, &peer.sin6_addr, 16);
 		memcpy(in + 16, &me.sin6_addr, 16);
 		memcpy(in + 32, &peer.sin6_port, 2);
