@@ -109,17 +109,21 @@ int socktab__bind_check_v4(const struct socktab_sock *sk, uint32_t v4)
 	struct socktab_net *net = socktab__sk_net(sk);
 	int dev = (int)RD(sk->bound_dev_if), type, err = 0;
 
-	if (!v4 || socktab__skf(sk, SOCKTAB__SKF_FREEBIND) || socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT) || RD(net->ip_nonlocal_bind))
+	bool any_ok = !v4 || socktab__skf(sk, SOCKTAB__SKF_FREEBIND) ||
+		      socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT) || RD(net->ip_nonlocal_bind);
+
+	/* __inet6_bind: a v4-mapped bind checks that the bound device exists before anything
+	 * else, so 0.0.0.0 and a FREEBIND socket get ENODEV too (AF_INET does not check). */
+	if (any_ok && !(sk->family == AF_INET6 && dev))
 		return 0;
 	socktab__rcu_read_lock();
 	const struct socktab__ifcfg *c = socktab__ifcfg_rcu(net);
 
-	/* inet6_bind: a v4-mapped bind checks the bound device exists (AF_INET does not). */
 	if (sk->family == AF_INET6 && dev && !socktab__dev_get(c, dev))
 		err = -ENODEV;
 	type = socktab__inet_addr_type(c, v4, dev);
 	socktab__rcu_read_unlock();
-	if (err)
+	if (err || any_ok)
 		return err;
 	if (type != SOCKTAB_RTN_LOCAL && type != SOCKTAB_RTN_MULTICAST &&
 	    type != SOCKTAB_RTN_BROADCAST)

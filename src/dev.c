@@ -500,6 +500,14 @@ static int route4(const struct socktab__ifcfg *c, uint32_t *daddrp, int oif, uin
 			src = inet_select_addr(c, r->ifindex, daddr, SOCKTAB__SCOPE_LINK);
 	}
 done:
+	/* __mkroute_output: a loopback source never leaves through a device that is neither a
+	 * loopback nor an L3 master (local delivery goes through lo). */
+	if ((ntohl(src) >> 24) == 127 && res->type != SOCKTAB_RTN_LOCAL) {
+		const struct socktab__ifdev *out = socktab__dev_get(c, res->ifindex);
+
+		if (out && !(out->flags & (SOCKTAB_DEV_LOOPBACK | SOCKTAB_DEV_VRF)))
+			return -EINVAL;
+	}
 	socktab__v6_map(&res->src, src);
 	return 0;
 }
@@ -628,6 +636,22 @@ int socktab__route_output(struct socktab_net *net, struct in6_addr *daddr, int o
 	}
 	socktab__rcu_read_unlock();
 	return err;
+}
+
+int socktab__route_connect(struct socktab_net *net, struct in6_addr *daddr, int oif,
+			   const struct in6_addr *saddr, bool anysrc,
+			   struct socktab_route_result *res)
+{
+	bool v4 = is_v4(daddr), two = v4 && (!daddr->s6_addr32[3] || !saddr || !saddr->s6_addr32[3]);
+	struct in6_addr src;
+	int err = socktab__route_output(net, daddr, oif, saddr, anysrc, res);
+
+	if (err || !two)
+		return err;
+	/* ip_route_connect: without a destination or a source, the first lookup only fills them
+	 * in; the route is a second lookup with both (which may fail where the first did not). */
+	src = res->src;
+	return socktab__route_output(net, daddr, oif, src.s6_addr32[3] ? &src : NULL, anysrc, res);
 }
 
 bool socktab__dev_equal_l3scope(struct socktab_sock *sk, int dif)

@@ -93,6 +93,11 @@ bool socktab__dev_equal_l3scope(struct socktab_sock *sk, int dif);
  * the socket's source when it has one (IPv4 checks it is local unless @anysrc). Fills @res,
  * returns 0 or -ENETUNREACH / -ENODEV / -EINVAL. An IPv4 0.0.0.0 destination ("this host") is
  * rewritten in @daddr to the address it resolves to. Uses the net's FIB callback when set. */
+/* connect()'s route (ip_route_connect): as socktab__route_output(), and for IPv4 without a
+ * destination or a source, a second lookup with the ones the first filled in. */
+int socktab__route_connect(struct socktab_net *net, struct in6_addr *daddr, int oif,
+			   const struct in6_addr *saddr, bool anysrc,
+			   struct socktab_route_result *res);
 int socktab__route_output(struct socktab_net *net, struct in6_addr *daddr, int oif,
 			  const struct in6_addr *saddr, bool anysrc,
 			  struct socktab_route_result *res);

@@ -290,7 +290,7 @@ static int tcp_route(struct socktab_sock *sk, bool v4, struct in6_addr *daddr,
 		if (sk->family == AF_INET6 &&
 		    (sk->v6only || (!socktab__v6_is_any(src) && !socktab__v6_is_mapped(src))))
 			return -ENETUNREACH;
-		err = socktab__route_output(net, daddr, (int)RD(sk->bound_dev_if), own ? src : NULL,
+		err = socktab__route_connect(net, daddr, (int)RD(sk->bound_dev_if), own ? src : NULL,
 					    socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT), &res);
 		if (err)
 			return err;
@@ -308,11 +308,13 @@ static int tcp_route(struct socktab_sock *sk, bool v4, struct in6_addr *daddr,
 			if (!RD(sk->bound_dev_if))
 				return -EINVAL; /* a link-local peer needs a device */
 		}
-		if (socktab__v6_is_mapped(src)) /* bound to an IPv4 address: no IPv6 path */
-			return -EAFNOSUPPORT;
 		err = socktab__route_output(net, daddr, (int)RD(sk->bound_dev_if), NULL, false, &res);
 		if (err)
 			return err;
+		/* ip6_dst_lookup_tail: bound to an IPv4 address, no IPv6 path; checked once a route
+		 * was found (without one the answer is ENETUNREACH). */
+		if (socktab__v6_is_mapped(src))
+			return -EAFNOSUPPORT;
 	}
 	if (!own)
 		*src = res.src;

@@ -842,7 +842,7 @@ static int autobind(struct socktab_net *net, struct socktab_sock *sk)
  * -ENETUNREACH without a route, -EACCES for a broadcast route without SO_BROADCAST,
  * -EAFNOSUPPORT for IPv6 from a v4-mapped address.
  */
-static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif,
+static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif, bool connect,
 		     struct in6_addr *saddr)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
@@ -858,7 +858,8 @@ static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif,
 			own4 = 0;
 		socktab__v6_map(&src, own4);
 		socktab__v6_map(&d->daddr6, d->daddr4);
-		err = socktab__route_output(net, &d->daddr6, oif, own4 ? &src : NULL,
+		err = (connect ? socktab__route_connect : socktab__route_output)(
+			net, &d->daddr6, oif, own4 ? &src : NULL,
 					    socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT), &res);
 		if (err)
 			return err;
@@ -868,13 +869,13 @@ static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif,
 		*saddr = own4 ? src : res.src;
 		return 0;
 	}
-	if (socktab__v6_is_mapped(&own))
-		return -EAFNOSUPPORT;
 	if (socktab__v6_is_any(&d->daddr6))
 		d->daddr6 = (struct in6_addr)IN6ADDR_LOOPBACK_INIT;
 	err = socktab__route_output(net, &d->daddr6, oif, NULL, false, &res);
 	if (err)
 		return err;
+	if (socktab__v6_is_mapped(&own)) /* ip6_dst_lookup_tail: after the route */
+		return -EAFNOSUPPORT;
 	*saddr = socktab__v6_is_any(&own) ? res.src : own;
 	return 0;
 }
@@ -971,7 +972,7 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 		if (!RD(sk->bound_dev_if))
 			goto out;
 	}
-	err = udp_route(sk, &d, (int)RD(sk->bound_dev_if), &saddr6);
+	err = udp_route(sk, &d, (int)RD(sk->bound_dev_if), true, &saddr6);
 	if (err)
 		goto out;
 	daddr6 = d.daddr6;
@@ -1080,7 +1081,7 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 	 * bound device otherwise (no agreement check, unlike connect(), R96). */
 	if (!d.v4 && d.scope_id && socktab__v6_needs_scope(&d.daddr6))
 		oif = (int)d.scope_id;
-	err = udp_route(sk, &d, oif, &s6);
+	err = udp_route(sk, &d, oif, false, &s6);
 	if (err)
 		goto out;
 	if (src)

@@ -12,7 +12,7 @@
  * TIME_WAIT entries it saw being created, each with its expiry time on the net's manual clock.
  * After every call, for every net:
  *   1. every open socket in a state that lives in ehash is in ehash, and a lookup of its 4-tuple
- *      (from getsockname/getpeername) returns that very socket; nothing else is in ehash;
+ *      (from getsockname/socktab_sock_peer) returns that very socket; nothing else is in ehash;
  *   2. every listener is found by a listener lookup of its address and port;
  *   3. each TIME_WAIT entry of the model is still found (as TIME_WAIT), or has expired, or was
  *      taken over by one of the fuzzer's sockets; none vanishes early;
@@ -283,7 +283,7 @@ static bool sock_tuple(struct socktab_sock *sk, struct tuple *t)
 	socklen_t ll = sizeof(l), rl = sizeof(r);
 
 	if (socktab_getsockname(sk, (struct sockaddr *)&l, &ll) ||
-	    socktab_getpeername(sk, (struct sockaddr *)&r, &rl))
+	    socktab_sock_peer(sk, (struct sockaddr *)&r, &rl))
 		return false;
 	memset(t, 0, sizeof(*t));
 	t->family = l.ss_family;

@@ -152,8 +152,8 @@ static void publish_names(struct slot *s, struct socktab_sock *sk, bool peer)
 	store_addr(s->laddr, &l, &lp);
 	atomic_store(&s->lport, lp);
 	if (peer) {
-		if (socktab_getpeername(sk, (struct sockaddr *)&r, &rl))
-			violation("getpeername failed on a connected socket");
+		if (socktab_sock_peer(sk, (struct sockaddr *)&r, &rl))
+			violation("no peer on a connected socket");
 		store_addr(s->raddr, &r, &rp);
 		atomic_store(&s->rport, rp);
 	}
