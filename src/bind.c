@@ -806,14 +806,28 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		ret = -EADDRINUSE;
 		goto fail;
 	}
-	tb2 = socktab__sk_bl(sk)->tb2 ? socktab__sk_bl(sk)->tb2 : socktab__tb2_find_or_create_locked(net, tb, sk, NULL, &tb2_created);
+	tb2 = socktab__sk_bl(sk)->tb2;
+	if (tb2) {
+		/*
+		 * listen() re-validating a port the socket already owns (R46). The checks ran in the
+		 * bucket of its current L3 domain, which differs from its own when SO_BINDTODEVICE
+		 * or tcp_l3mdev_accept changed since bind(); the socket stays in its own bucket,
+		 * whose fast-reuse state follows it, and a bucket made only for the checks goes
+		 * (the kernel keeps it and warns).
+		 */
+		update_fastreuse(tb2->tb, tb2, sk, tb2->tb == tb && first);
+		if (tb_created)
+			socktab__tb_maybe_destroy_locked(head, tb);
+		socktab__unlock(socktab__bhead_lock(net->tab, head));
+		return 0;
+	}
+	tb2 = socktab__tb2_find_or_create_locked(net, tb, sk, NULL, &tb2_created);
 	if (!tb2) {
 		ret = -ENOMEM;
 		goto fail;
 	}
 	update_fastreuse(tb, tb2, sk, first);
-	if (!socktab__sk_bl(sk)->tb2) /* listen() re-validates a port the socket already owns (R46) */
-		socktab__bind_hash_locked(sk, tb2, (uint16_t)port);
+	socktab__bind_hash_locked(sk, tb2, (uint16_t)port);
 	socktab__unlock(socktab__bhead_lock(net->tab, head));
 	return 0;
 fail:

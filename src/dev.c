@@ -99,7 +99,7 @@ const struct socktab__ifcfg *socktab__ifcfg_rcu(struct socktab_net *net)
 const struct socktab__ifdev *socktab__dev_get(const struct socktab__ifcfg *c, int ifindex)
 {
 	for (uint32_t i = 0; i < c->ndev; i++)
-		if (c->dev[i].ifindex == ifindex && !c->dev[i].deleted)
+		if (c->dev[i].ifindex == ifindex)
 			return &c->dev[i];
 	return NULL;
 }
@@ -420,7 +420,7 @@ static uint32_t inet_select_addr(const struct socktab__ifcfg *c, int dev, uint32
 	for (uint32_t i = 0; i < c->ndev; i++) {
 		const struct socktab__ifdev *o = &c->dev[i];
 
-		if (o->deleted || socktab__l3mdev_master(c, o->ifindex) != master)
+		if (socktab__l3mdev_master(c, o->ifindex) != master)
 			continue;
 		if ((f = dev_select_addr(c, o->ifindex, scope)))
 			return f->addr.s6_addr32[3];
@@ -701,7 +701,7 @@ static int dev_add(struct socktab_net *net, const char *name, uint32_t flags, ui
 	socktab__lock(&net->dev_lock);
 	old = cur_locked(net);
 	for (uint32_t i = 0; i < old->ndev; i++)
-		if (!old->dev[i].deleted && !strcmp(old->dev[i].name, name)) {
+		if (!strcmp(old->dev[i].name, name)) {
 			socktab__unlock(&net->dev_lock);
 			return -EEXIST;
 		}
@@ -806,8 +806,10 @@ int socktab_dev_del(struct socktab_net *net, int ifindex)
 	for (uint32_t i = 0; i < c->ndev; i++)
 		if (c->dev[i].master == ifindex)
 			c->dev[i].master = 0;
-	d->deleted = true;
-	d->flags &= ~SOCKTAB_DEV_UP;
+	/* Gone from the table (ifindexes are never reused: next_ifindex only grows), so a stack
+	 * that makes and deletes a device per session does not grow every later change. */
+	memmove(d, d + 1, (size_t)(c->dev + c->ndev - (d + 1)) * sizeof(*d)); /* keeps the order */
+	c->ndev--;
 	return change_end(net, c, 0);
 }
 
@@ -868,7 +870,7 @@ int socktab_dev_index(struct socktab_net *net, const char *name)
 	socktab__rcu_read_lock();
 	c = socktab__ifcfg_rcu(net);
 	for (uint32_t i = 0; i < c->ndev; i++)
-		if (!c->dev[i].deleted && !strcmp(c->dev[i].name, name)) {
+		if (!strcmp(c->dev[i].name, name)) {
 			ret = c->dev[i].ifindex;
 			break;
 		}

@@ -29,7 +29,6 @@ struct socktab__ifdev {
 	int master;              /* ifindex of its VRF, 0: none */
 	uint32_t table;          /* a VRF's table */
 	char name[SOCKTAB_IFNAMSIZ];
-	bool deleted;            /* kept so that names of deleted devices stay known */
 };
 
 struct socktab__ifa {

@@ -417,5 +417,31 @@ TEST(dev_lookup_by_ingress)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(dev_api_errors_change_nothing, dev_ipv4_routes, dev_ipv6_addresses, dev_bind_locality,
+/* A device made and deleted per session (a tun per client) leaves nothing behind: the table
+ * does not grow, and indexes are never reused. */
+TEST(dev_churn_leaves_no_entries)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	uint32_t ndev;
+	int last = 0;
+
+	CHECK(net);
+	socktab_rcu_read_lock();
+	ndev = socktab__ifcfg_rcu(net)->ndev;
+	socktab_rcu_read_unlock();
+	for (int i = 0; i < 2000; i++) {
+		int d = socktab_dev_add(net, "tun0", 1);
+
+		CHECK(d > last);
+		last = d;
+		CHECK_EQ(socktab_dev_del(net, d), 0);
+		CHECK_EQ(socktab_dev_index(net, "tun0"), -ENODEV);
+	}
+	socktab_rcu_read_lock();
+	CHECK_EQ(socktab__ifcfg_rcu(net)->ndev, ndev);
+	socktab_rcu_read_unlock();
+	socktab_net_free(net);
+}
+
+CHECK_MAIN(dev_churn_leaves_no_entries, dev_api_errors_change_nothing, dev_ipv4_routes, dev_ipv6_addresses, dev_bind_locality,
 	   dev_ipv6_scope, dev_bindtodevice_option, dev_bind_conflicts, dev_lookup_by_ingress)

@@ -117,6 +117,39 @@ TEST(diag_reports_every_kind)
 }
 
 /* Nets sharing tables see only their own sockets. */
+/* A connection to remote port 0 (Linux allows the connect()) is dumped with its peer, in SYN_SENT
+ * and in TIME_WAIT, as inet_diag fills idiag_dst and idiag_dport for every TCP entry. */
+TEST(diag_remote_port_zero)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_diag_entry e;
+	struct socktab_diag_cursor *c;
+	int seen = 0;
+
+	CHECK_EQ(check_connect4(s, "127.0.0.7", 0), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) { /* established, then actively closed: a TIME_WAIT entry */
+			CHECK_EQ(socktab_set_state(s, SOCKTAB_TCP_ESTABLISHED), 0);
+			CHECK_EQ(socktab_close(s), 0);
+		}
+		c = socktab_diag_open(net, NULL);
+		CHECK(c);
+		while (socktab_diag_next(c, &e) == 1) {
+			const struct sockaddr_in *r = (const void *)&e.remote;
+
+			CHECK_EQ(e.timewait, pass);
+			CHECK_EQ(r->sin_family, AF_INET);
+			CHECK_EQ(ntohl(r->sin_addr.s_addr), 0x7f000007);
+			CHECK_EQ(r->sin_port, 0);
+			seen++;
+		}
+		socktab_diag_close(c);
+	}
+	CHECK_EQ(seen, 2);
+	socktab_net_free(net);
+}
+
 TEST(diag_shared_tables)
 {
 	struct socktab_net_params p;
@@ -255,4 +288,4 @@ TEST(diag_concurrent_churn)
 	socktab_net_free(churn_net);
 }
 
-CHECK_MAIN(diag_reports_every_kind, diag_shared_tables, diag_bad_input, diag_concurrent_churn)
+CHECK_MAIN(diag_reports_every_kind, diag_remote_port_zero, diag_shared_tables, diag_bad_input, diag_concurrent_churn)

@@ -122,6 +122,42 @@ TEST(vrf_bind_buckets)
 	}
 }
 
+/*
+ * listen() re-validates the port in the socket's current domain (R46, R98): moving a bound
+ * socket into the VRF (or switching tcp_l3mdev_accept) before listen() checks the VRF's
+ * bucket, and the socket stays in its own. No bucket is left behind: after the close the
+ * net has none (the kernel's inet_csk_get_port keeps one and warns).
+ */
+TEST(vrf_listen_after_domain_change)
+{
+	for (int how = 0; how < 2; how++) {
+		struct socktab_net_stats st;
+		struct vrfnet v;
+		struct socktab_sock *s, *o;
+
+		CHECK_EQ(vrf_setup(&v, 0, 0), 0);
+		s = sock_on(v.net, SOCKTAB_TCP, how ? v.d0 : 0);
+		CHECK_EQ(check_bind4(s, "0.0.0.0", 5000), 0);
+		if (how)
+			CHECK_EQ(socktab_net_sysctl(v.net, "net.ipv4.tcp_l3mdev_accept", "1"), 0);
+		else
+			CHECK_EQ(check_setint(s, SOL_SOCKET, SO_BINDTOIFINDEX, v.d0), 0);
+		CHECK_EQ(socktab_listen(s, 8), 0);
+		socktab_net_stats(v.net, &st);
+		CHECK_EQ(st.bind_buckets, 1);
+		if (!how) {
+			/* Another socket of its first domain still meets it there. */
+			o = sock_on(v.net, SOCKTAB_TCP, 0);
+			CHECK_EQ(check_bind4(o, "0.0.0.0", 5000), -EADDRINUSE);
+			socktab_close(o);
+		}
+		CHECK_EQ(socktab_close(s), 0);
+		socktab_net_stats(v.net, &st);
+		CHECK_EQ(st.bind_buckets, 0);
+		socktab_net_free(v.net);
+	}
+}
+
 /* R99: lookups of traffic arriving on the VRF's slave (dif = d0, sdif = blue). */
 TEST(vrf_lookups)
 {
@@ -200,5 +236,5 @@ TEST(vrf_connect_and_children)
 	socktab_net_free(v.net);
 }
 
-CHECK_MAIN(vrf_devices, vrf_address_validity, vrf_bind_buckets, vrf_lookups,
-	   vrf_connect_and_children)
+CHECK_MAIN(vrf_devices, vrf_address_validity, vrf_bind_buckets, vrf_listen_after_domain_change,
+	   vrf_lookups, vrf_connect_and_children)
