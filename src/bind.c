@@ -918,7 +918,7 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 	if (!sk || !addr)
 		return -EINVAL;
 	net = socktab__sk_net(sk);
-	udp = sk->proto == SOCKTAB_UDP;
+	udp = socktab__sk_proto(sk) == SOCKTAB_UDP;
 	err = socktab__bind_addr(sk, addr, len, !udp, &a6, &v4, &snum, &scope_id);
 	if (err)
 		return err;

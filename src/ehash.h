@@ -17,16 +17,20 @@ void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk);
 bool socktab__ehash_hashed(const struct socktab_sock *sk);
 
 /*
- * The net part of a key (R11, R13): compared only once the tables are shared, so a lookup in a
- * net with its own tables never reads the socket's cold part. Evaluated after the rest of the
- * key matched: a socket of a second net is published after tables.shared was set (net.h), so a
- * reader that found one also sees the flag.
+ * The net part of a key (R11, R13), evaluated after the rest of the key matched. Nets with
+ * their own tables skip it; nets sharing tables compare the tags in the socket's line (unique
+ * per tables), and only a net past the 255th compares net pointers, in the cold part. A socket
+ * of a second net is published after tables.shared was set (net.h), so a reader that found one
+ * also sees the flag.
  */
 static inline bool socktab__ehash_net_match(const struct socktab_sock *sk,
 					    const struct socktab_net *net)
 {
-	return !atomic_load_explicit(&net->tab->shared, memory_order_relaxed) ||
-	       socktab__sk_net(sk) == net;
+	if (!atomic_load_explicit(&net->tab->shared, memory_order_relaxed))
+		return true;
+	if (net->tag)
+		return sk->net_tag == net->tag;
+	return socktab__sk_net(sk) == net;
 }
 
 /* Return values of the 4-tuple checks (R24, R56). */

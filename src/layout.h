@@ -80,5 +80,6 @@ _Static_assert(SOCKTAB__END(struct socktab_net, ipv6_hash_secret) <= 64, "net: i
 _Static_assert(SOCKTAB__END(struct socktab_net, hash_mix) <= 64, "net: netns mix");
 _Static_assert(SOCKTAB__END(struct socktab_net, lport_inside) <= 64, "net: variant flag");
 _Static_assert(SOCKTAB__END(struct socktab_net, has_priv) <= 64, "net: caller-area flag");
+_Static_assert(SOCKTAB__END(struct socktab_net, tag) <= 64, "net: tag among sharing nets");
 
 #endif /* SOCKTAB_SRC_LAYOUT_H */

@@ -250,7 +250,7 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 
 	if (!sk)
 		return -EINVAL;
-	if (sk->proto == SOCKTAB_UDP) /* listen(2) on a datagram socket */
+	if (socktab__sk_proto(sk) == SOCKTAB_UDP) /* listen(2) on a datagram socket */
 		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
 	socktab__lock(socktab__sk_lock(sk));
 	st = RD(sk->state);

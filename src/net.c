@@ -235,10 +235,17 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	if (p->share_tables_with) {
 		net->tab = p->share_tables_with->tab;
 		atomic_fetch_add(&net->tab->refs, 1);
+		uint32_t tag = atomic_fetch_add(&net->tab->next_tag, 1) + 1;
+
+		net->tag = tag <= 255 ? (uint8_t)tag : 0;
 		/* Before any socket of this net can be published in them (see tables.shared). */
 		atomic_store_explicit(&net->tab->shared, 1, memory_order_release);
 	} else {
 		net->tab = tables_new(p);
+		if (net->tab) {
+			atomic_store(&net->tab->next_tag, 1);
+			net->tag = 1;
+		}
 	}
 	net->perturb = calloc(SOCKTAB__PERTURB_SIZE, sizeof(*net->perturb));
 	if (posix_memalign((void **)&net->sk_locks, SOCKTAB__CACHELINE,

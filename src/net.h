@@ -59,6 +59,7 @@ struct socktab__lhead {
 /* Hash tables; private to one net or shared by several (R11, R13). */
 struct socktab__tables {
 	_Atomic int refs;                  /* (a) nets using these tables */
+	_Atomic uint32_t next_tag;         /* (a) tags given to the nets using them so far */
 	_Atomic uint8_t shared;            /* (a) set for good once a second net uses them: then a
 					    * lookup's match must also be of its own net. Set before the
 					    * second net's first socket is published, so a reader that
@@ -124,6 +125,8 @@ struct socktab_net {
 	uint32_t ipv6_hash_secret;         /* (c) R4 */
 	uint8_t lport_inside;              /* (c) variant: lport hashed inside (before Linux 6.15) */
 	uint8_t has_priv;                  /* (c) sockets have a caller area: lookups prefetch it */
+	uint8_t tag;                       /* (c) unique among the nets sharing the tables, 1-255;
+					    * 0 for any after the 255th */
 	uint8_t rcu_precheck;              /* (c) variant: RCU pre-check of 4-tuples in connect() */
 	uint8_t tcp_timestamps;            /* (c) */
 	uint8_t privileged;                /* (c) */

@@ -111,7 +111,7 @@ static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab
 				     p->kind == SOCKTAB__K_TW4
 			     ? AF_INET
 			     : AF_INET6;
-	sk->proto = udp ? SOCKTAB_UDP : SOCKTAB_TCP;
+	sk->net_tag = p->net->tag;
 	atomic_init(&sk->kind, p->kind | (p->net->priv_size && p->cold_size ? SOCKTAB__HAS_PRIV : 0));
 	if (p->cold_size) {
 		unsigned char *c = s->base + s->nobj * p->stride + i * p->cold_size;

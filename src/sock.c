@@ -178,7 +178,7 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 {
 	int err;
 
-	if (sk && sk->proto == SOCKTAB_UDP) /* UDP has no state machine to drive */
+	if (sk && socktab__sk_proto(sk) == SOCKTAB_UDP) /* UDP has no state machine to drive */
 		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
 	err = sk_lock_open(sk);
 	if (err)
@@ -332,7 +332,7 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	bool v4, had_saddr;
 	int family, err, st;
 
-	if (sk && sk->proto == SOCKTAB_UDP)
+	if (sk && socktab__sk_proto(sk) == SOCKTAB_UDP)
 		return socktab__udp_connect(sk, addr, len);
 	if (!sk || !addr || len < (socklen_t)sizeof(sa_family_t))
 		return -EINVAL;
@@ -437,7 +437,7 @@ int socktab_close(struct socktab_sock *sk)
 	struct socktab_net *net;
 	int err, st;
 
-	if (sk && sk->proto == SOCKTAB_UDP)
+	if (sk && socktab__sk_proto(sk) == SOCKTAB_UDP)
 		return socktab__udp_close(sk);
 	err = sk_lock_open(sk);
 	if (err)
@@ -495,7 +495,7 @@ static int sk_name(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *le
 		goto out;
 	}
 	if (which == NAME_KEY_PEER &&
-	    (sk->proto == SOCKTAB_UDP ? RD(sk->state) != SOCKTAB_TCP_ESTABLISHED
+	    (socktab__sk_proto(sk) == SOCKTAB_UDP ? RD(sk->state) != SOCKTAB_TCP_ESTABLISHED
 				      : RD(sk->state) == SOCKTAB_TCP_LISTEN || !socktab__ehash_hashed(sk))) {
 		err = -ENOTCONN;
 		goto out;

@@ -68,7 +68,8 @@ struct socktab_sock {
 	_Atomic uint8_t state;             /* (r,s) SOCKTAB_TCP_*, SOCKTAB__FREE in the pool */
 	_Atomic uint8_t v4key;             /* (r,s) 1: keyed by IPv4 (AF_INET, or v4-mapped peer) */
 	uint8_t family;                    /* (c) AF_INET / AF_INET6 */
-	uint8_t proto;                     /* (c) SOCKTAB_TCP / SOCKTAB_UDP */
+	uint8_t net_tag;                   /* (c) the net's tag among those sharing its tables
+					    * (0: none); see socktab__ehash_net_match() */
 	_Atomic uint8_t reuse;             /* (s) SO_REUSEADDR; read by other binders under (b) */
 	_Atomic uint8_t reuseport;         /* (s) SO_REUSEPORT */
 	_Atomic uint8_t v6only;            /* (s,b) IPV6_V6ONLY (changes only while portless) */
@@ -170,6 +171,14 @@ static inline unsigned int socktab__sk_kind(const struct socktab_sock *sk)
 {
 	return atomic_load_explicit(&((struct socktab_sock *)sk)->kind, memory_order_relaxed) &
 	       SOCKTAB__KIND_MASK;
+}
+
+/* SOCKTAB_TCP or SOCKTAB_UDP, from the kind. */
+static inline int socktab__sk_proto(const struct socktab_sock *sk)
+{
+	unsigned int k = socktab__sk_kind(sk);
+
+	return k == SOCKTAB__K_UDP4 || k == SOCKTAB__K_UDP6 ? SOCKTAB_UDP : SOCKTAB_TCP;
 }
 
 static inline bool socktab__sk_is_tw(const struct socktab_sock *sk)

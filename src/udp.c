@@ -1038,7 +1038,7 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 
 	if (!sk)
 		return -EINVAL;
-	if (sk->proto != SOCKTAB_UDP)
+	if (socktab__sk_proto(sk) != SOCKTAB_UDP)
 		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
 	err = lock_open(sk);
 	if (err)
@@ -1122,5 +1122,5 @@ int socktab_sock_proto(const struct socktab_sock *sk)
 {
 	if (!sk || RD(sk->state) == SOCKTAB__FREE)
 		return -EBADF;
-	return sk->proto;
+	return socktab__sk_proto(sk);
 }

@@ -860,7 +860,7 @@ static void op_lookup(struct input *in)
 			    ? socktab_lookup_udp4(net, t.raddr.s6_addr32[3], t.rport,
 						  t.laddr.s6_addr32[3], t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0)
 			    : socktab_lookup_udp6(net, &t.raddr, t.rport, &t.laddr, t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
-		if (f && (f->proto != SOCKTAB_UDP || find_sock(f) < 0 ||
+		if (f && (socktab__sk_proto(f) != SOCKTAB_UDP || find_sock(f) < 0 ||
 			  socktab__sk_num(f) != ntohs(t.lport)))
 			violation("UDP lookup returned an unknown socket or another port");
 		socktab_sock_put(f);

@@ -425,7 +425,7 @@ static bool stable(struct slot *s, const struct snap *n)
  */
 static bool left_tables(const struct socktab_sock *f)
 {
-	if (f->proto == SOCKTAB_UDP) /* (c) while we hold a reference */
+	if (socktab__sk_proto(f) == SOCKTAB_UDP) /* (c) while we hold a reference */
 		return !socktab__hnode_hashed(&socktab__sk_udp(f)->node1);
 	return !socktab__hnode_hashed(&f->node);
 }

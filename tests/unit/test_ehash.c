@@ -123,6 +123,45 @@ TEST(shared_tables_isolate_nets)
 	socktab_net_free(n2);
 }
 
+/*
+ * Past 255 nets on one set of tables the tags run out (the net is then told apart by its
+ * pointer): 270 nets with the same secrets each hold the same 4-tuple in one slot, and every
+ * lookup finds its own.
+ */
+TEST(shared_tables_many_nets)
+{
+	enum { N = 270 };
+	static struct socktab_net *n[N];
+	static struct socktab_sock *s[N];
+	struct socktab_net_params p;
+
+	socktab_net_params_init(&p);
+	p.ehash_entries = 1;
+	p.bhash_entries = 16;
+	p.udp_hash_entries = 128;
+	p.fixed_secret = 1; /* every net hashes alike: the cached hash cannot tell them apart */
+	for (int i = 0; i < N; i++) {
+		p.share_tables_with = i ? n[0] : NULL;
+		n[i] = socktab_net_new(&p);
+		CHECK(n[i]);
+		s[i] = socktab_socket(n[i], SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_bind4(s[i], "127.0.0.1", 40000), 0);
+		CHECK_EQ(check_connect4(s[i], "127.0.0.1", 80), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		struct socktab_sock *f = socktab_lookup_established4(
+			n[i], ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000),
+			SOCKTAB_LOOPBACK_IFINDEX, 0);
+
+		CHECK(f == s[i]);
+		socktab_sock_put(f);
+	}
+	for (int i = N; i-- > 0;) {
+		socktab_close(s[i]);
+		socktab_net_free(n[i]);
+	}
+}
+
 /* A tiny ehash (one slot) forces long chains: every socket is still found. */
 TEST(one_slot_table)
 {
@@ -179,5 +218,6 @@ TEST(lport_added_after_hash)
 	socktab_net_free(b);
 }
 
-CHECK_MAIN(lookup_finds_exactly, lookup_v6_and_mapped, shared_tables_isolate_nets, one_slot_table,
+CHECK_MAIN(lookup_finds_exactly, lookup_v6_and_mapped, shared_tables_isolate_nets,
+	   shared_tables_many_nets, one_slot_table,
 	   lport_added_after_hash)
