@@ -159,7 +159,7 @@ int bench_tour_main(int argc, char **argv)
 		    (err = crr(&cc, "linux-6.1", 1, -1, &b)) || (err = crr(&cc, "linux", -1, -1, &l)) ||
 		    (err = crr(&cc, "socktab", -1, -1, &s)))
 			goto out;
-	set_row(&rows[nrows], "000", "RCU pre-check: tcp_crr -F 20000 +35 %",
+	set_row(&rows[nrows], "pre-check", "RCU pre-check: tcp_crr -F 20000 +35 %",
 				    "linux-6.1 -> +rcu-precheck", "crr -T 2 -F 20000",
 				    b.throughput / a.throughput );
 	snprintf(rows[nrows].note, sizeof(rows[nrows].note),
@@ -167,7 +167,7 @@ int bench_tour_main(int argc, char **argv)
 		 a.throughput, b.throughput, a.ports_tried_mean, b.ports_tried_mean,
 		 ns_per_port(&a, cc.threads), ns_per_port(&b, cc.threads));
 	nrows++;
-	set_row(&rows[nrows], "002", "lport after hash: tcp_crr -F 30000 +129 %",
+	set_row(&rows[nrows], "lport after hash", "lport after hash: tcp_crr -F 30000 +129 %",
 				    "lport inside -> after", "crr -T 2 -F 20000",
 				    l.throughput / b.throughput );
 	snprintf(rows[nrows].note, sizeof(rows[nrows].note),
@@ -204,7 +204,7 @@ int bench_tour_main(int argc, char **argv)
 		/* which[0] and which[1] are always socktab and socktab-shared. */
 		struct bench_lookup_result *own = &got[0], *shared = &got[1];
 
-		set_row(&rows[nrows], "001", "hashinfo via netns: no netperf change",
+		set_row(&rows[nrows], "per-netns tables", "hashinfo via netns: no netperf change",
 			"own tables -> shared tables", "lookup", shared->lookups_per_sec /
 								 own->lookups_per_sec);
 		snprintf(rows[nrows].note, sizeof(rows[nrows].note),
@@ -213,7 +213,7 @@ int bench_tour_main(int argc, char **argv)
 		nrows++;
 
 		fprintf(stderr, "tour: udp --connected 500 --hash4 both\n");
-		set_row(&rows[nrows], "003", "UDP hash4: 500 connected, 6.5x pps", "hash4 off -> on",
+		set_row(&rows[nrows], "UDP hash4", "UDP hash4: 500 connected, 6.5x pps", "hash4 off -> on",
 			"udp --connected 500", 0);
 		if (udp_speedup(seed, &sp)) {
 			rows[nrows].skipped = true;
@@ -259,13 +259,13 @@ int bench_tour_main(int argc, char **argv)
 		    (err = bench_connect_measure(bench_variant_find("socktab"), 32768, 60999, 0.95,
 						 3000, 3, seed, &sn, &st)))
 			goto out;
-		set_row(&rows[nrows], "cliff", "connect() walk at 95 % occupancy (issue 6)",
+		set_row(&rows[nrows], "cliff", "connect() walk at 95 % occupancy",
 					    "linux -> socktab", "connect --occupancy 0.95",
 					    ln / sn );
 		snprintf(rows[nrows].note, sizeof(rows[nrows].note),
 			 "%.0f -> %.0f ns per connect(); ports tried %.0f -> %.0f", ln, sn, lt, st);
 		nrows++;
-		set_row(&rows[nrows], "cliff", "the same under tcp_crr at 71 % (issue 6)",
+		set_row(&rows[nrows], "cliff", "the same under tcp_crr at 71 %",
 					    "linux -> socktab", "crr -T 2 -F 20000",
 					    s.throughput / l.throughput );
 		snprintf(rows[nrows].note, sizeof(rows[nrows].note),
@@ -286,14 +286,14 @@ out:
 			printf("\nrow=%s\npair=%s\nbench=%s\nratio=%.2f\n", rows[i].id, rows[i].pair,
 			       rows[i].bench, rows[i].ratio);
 	}
-	printf("\n%-5s | %-42s | %-28s | %-24s | %7s | %s\n", "row", "what the seed measured",
+	printf("\n%-16s | %-42s | %-28s | %-24s | %7s | %s\n", "row", "what the netdev thread measured",
 	       "pair (before -> after)", "socktab bench", "ratio", "figures");
 	for (int i = 0; i < nrows; i++) {
 		if (rows[i].skipped)
-			printf("%-5s | %-42s | %-28s | %-24s | %7s | %s\n", rows[i].id, rows[i].seed,
+			printf("%-16s | %-42s | %-28s | %-24s | %7s | %s\n", rows[i].id, rows[i].seed,
 			       rows[i].pair, rows[i].bench, "-", rows[i].note);
 		else
-			printf("%-5s | %-42s | %-28s | %-24s | %6.2fx | %s\n", rows[i].id,
+			printf("%-16s | %-42s | %-28s | %-24s | %6.2fx | %s\n", rows[i].id,
 			       rows[i].seed, rows[i].pair, rows[i].bench, rows[i].ratio,
 			       rows[i].note);
 	}
