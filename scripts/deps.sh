@@ -37,6 +37,7 @@ pkg-config --exists libdpdk 2>/dev/null || opt+=(libdpdk-dev)
 command -v curl >/dev/null 2>&1 || opt+=(curl)
 command -v ab >/dev/null 2>&1 || opt+=(apache2-utils)
 command -v sockperf >/dev/null 2>&1 || opt+=(sockperf)
+command -v ip >/dev/null 2>&1 || opt+=(iproute2) # ip(8): serve's TUN peer side
 if [ ${#opt[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		echo "deps: installing optional ${opt[*]}" >&2
