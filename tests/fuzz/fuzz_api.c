@@ -5,26 +5,44 @@
  *
  * The input is a stream of operations: a byte picks the call, the following bytes its arguments
  * (nets with tiny port ranges and tables, sockets of any family and protocol, addresses of any
- * family and length, option values of any size, garbage sysctls, states out of range). Nothing is
- * filtered out before the call: socktab must turn garbage into an errno.
+ * family and length, option values of any size, garbage sysctls, states out of range, devices,
+ * VRFs and addresses, device bindings, lookups on any ingress device). Nothing is filtered out
+ * before the call: socktab must turn garbage into an errno.
  *
- * A model is kept on the side: the nets, the open sockets (handles the fuzzer owns) and the
- * TIME_WAIT entries it saw being created, each with its expiry time on the net's manual clock.
- * After every call, for every net:
- *   1. every open socket in a state that lives in ehash is in ehash, and a lookup of its 4-tuple
- *      (from getsockname/socktab_sock_peer) returns that very socket; nothing else is in ehash;
- *   2. every listener is found by a listener lookup of its address and port;
- *   3. each TIME_WAIT entry of the model is still found (as TIME_WAIT), or has expired, or was
- *      taken over by one of the fuzzer's sockets; none vanishes early;
+ * A model is kept on the side: the nets with their devices (lo, and d0, d1, a VRF v0 with its
+ * slave d2 in the first net from the start) and addresses, the open sockets (handles the fuzzer
+ * owns) and the TIME_WAIT entries it saw being created (key, device, bucket), each with its
+ * expiry time on the net's manual clock. After every call, for every net:
+ *   1. every open socket in a state that lives in ehash is in ehash; for every ehash entry
+ *      (open socket or TIME_WAIT), lookups of its 4-tuple on its own device (lo for an unbound
+ *      one), with its device as the VRF (sdif), on other devices and, for an unbound one, with
+ *      a VRF return an entry of the model with that key whose device takes that traffic
+ *      (inet_bound_dev_eq, R92: a bound entry only dif or sdif equal to its device, an unbound
+ *      one sdif 0 or tcp_l3mdev_accept), the entry itself when it is the only such one, and
+ *      nothing when there is none; the referenced, RCU-scoped and burst lookups take turns;
+ *   2. every listener is found by a listener lookup of its address and port on its device (and
+ *      as the VRF); a listener lookup on another device returns only listeners that take it;
+ *   3. socktab_diag's dump of ehash is the model: each TIME_WAIT entry one of the model's (key
+ *      and device), each other entry an open socket (key and device); a model TIME_WAIT entry
+ *      missing from it has expired or was taken over by a socket with its 4-tuple;
  *   4. socktab_net_stats() equals the model: established = sockets of (1), time_wait = entries of
- *      (3) still present, bind_buckets = distinct local ports held by sockets and entries;
- *   5. every lookup result has the key that was asked for and is a socket or entry of the model;
- *   6. a failed call changed no counter and not the state or name of the socket it was given
- *      (counters touched by lazy TIME_WAIT expiry are exempt while an entry may have expired).
+ *      (3), bind_buckets = distinct (port, l3mdev) held by sockets and entries (R98), and no
+ *      bind bucket is left without owners;
+ *   5. every lookup result has the key that was asked for, takes the ingress device (for a
+ *      reuseport group: some member does, R33), is a socket or entry of the model, and is what
+ *      the other forms of the lookup return;
+ *   6. a failed call changed no counter and not the state, name or device of the socket it was
+ *      given (counters touched by lazy TIME_WAIT expiry are exempt while an entry may have
+ *      expired; a link-local scope binds the device before anything fails, R86, R96);
+ *   7. device, address and device-option calls return what the model predicts, and afterwards
+ *      socktab_dev_flags/master/name/index and the locality of the IPv4 addresses (R83) agree
+ *      with it; a child takes the device R94 gives it.
  * A violation prints what and where, then aborts: libFuzzer saves the input.
  *
- * Internal access (src headers) is used only to tell which sockets own a port (socktab__sk_bl(sk)->tb2) and to
- * read a lookup result's key, which has no public getter for TIME_WAIT entries.
+ * Internal access (src headers) is used to tell which sockets own a port and through which
+ * bucket (socktab__sk_bl(sk)->tb2), to read a lookup result's key and device, which have no
+ * public getter for TIME_WAIT entries, to read the l3mdev sysctls, and to walk bhash for empty
+ * buckets.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -75,10 +93,35 @@ static uint32_t u32(struct input *in)
 
 /* ---------------------------------------------------------------- model */
 
+/* A device of a net, as the model expects socktab_dev_flags() and friends to report it. */
+struct mdev {
+	int ifindex;
+	char name[SOCKTAB_IFNAMSIZ];
+	bool alive; /* false once deleted: the index stays as a stale one to bind to */
+	bool vrf, up;
+	int master; /* VRF it is enslaved to, 0: none */
+};
+
+/* An address of a device. */
+struct maddr {
+	int ifindex, family, plen;
+	struct in6_addr a; /* AF_INET: s6_addr32[3] */
+	bool secondary;
+};
+
+#define MAX_DEVS 10
+#define MAX_ADDRS 24
+
 struct mnet {
 	struct socktab_net *net;
 	uint64_t now_ns;    /* the net's manual clock */
 	uint64_t tw_len_ns;
+	bool net_raw;       /* params.net_raw: rebinding a device-bound socket is allowed */
+	struct mdev devs[MAX_DEVS]; /* lo is not here: it is ifindex 1, always */
+	int ndevs;
+	int max_ifindex;    /* highest ifindex handed out: new ones must be above it */
+	struct maddr addrs[MAX_ADDRS];
+	int naddrs;
 };
 
 struct msock {
@@ -97,6 +140,8 @@ struct tuple {
 struct mtw {
 	int net;
 	struct tuple t;
+	int dev; /* the device it is bound to (its socket's), 0: none */
+	int l3mdev; /* of the bind bucket it holds its port through (its socket's) */
 	uint64_t expire_ns;
 };
 
@@ -108,9 +153,12 @@ static int ntw;
 static int cur_op;
 static bool trace; /* FUZZ_API_TRACE=1: print every call (for reading a saved crash input) */
 static uint64_t udp_autobind_kept; /* failed UDP connects that kept their autobind port */
-static uint64_t port_bits[65536 / 64];
-static uint16_t ports_marked[MAX_SOCKS + MAX_TW];
-static int nports;
+/* The bind buckets the model's owners need: one per (port, l3mdev) (R98). */
+static struct bucket {
+	uint16_t port;
+	int l3mdev;
+} buckets[MAX_SOCKS + MAX_TW];
+static int nbuckets;
 static int nets_made; /* per input: socktab_net_new() costs 65536 SipHashes (perturb table) */
 #define MAX_NETS_MADE 5
 
@@ -165,6 +213,90 @@ static const char *const v6_addrs[] = { "::",		    "::1",	    "::ffff:127.0.0.1"
 					"::ffff:127.0.0.2", "::ffff:0.0.0.0", "fe80::1",
 					"2001:db8::1",	    "::ffff:10.0.0.1" };
 
+/*
+ * Addresses the devices get (the documentation ranges) and that sockets bind, connect and look
+ * up. None of the IPv4 ones is the broadcast address of a prefix the fuzzer gives them
+ * (dev_plens4), so "local" means "some device holds it" (R83) and nothing else.
+ */
+static const char *const dev_v4[] = { "192.0.2.1",    "192.0.2.2",   "192.0.2.200",
+				      "198.51.100.1", "203.0.113.1", "198.51.100.7",
+				      "192.0.2.255",  "203.0.113.9" };
+static const char *const dev_v6[] = { "2001:db8::1", "2001:db8::2", "2001:db8:1::1",
+				      "fe80::1",     "fe80::2",	    "2001:db8::100",
+				      "fe80::9",     "::ffff:192.0.2.1" };
+static const int dev_plens4[] = { 24, 32, 16, 30 };
+static const int dev_plens6[] = { 64, 128, 48, 64 };
+
+/* An ifindex no device of a net ever gets (a net makes at most MAX_OPS + 4 devices). */
+#define NO_DEV 4242
+#define LO SOCKTAB_LOOPBACK_IFINDEX
+
+/* The live model device @ifindex of net @n, or NULL (lo is not in the table). */
+static struct mdev *mdev_get(int n, int ifindex)
+{
+	for (int k = 0; k < nets[n].ndevs; k++)
+		if (nets[n].devs[k].alive && nets[n].devs[k].ifindex == ifindex)
+			return &nets[n].devs[k];
+	return NULL;
+}
+
+/* What a lookup of a packet arriving on @ifindex takes as sdif: socktab_dev_master() in the
+ * model (itself for a VRF, 0 for lo, unknown and deleted devices). */
+static int mdev_master(int n, int ifindex)
+{
+	const struct mdev *d = mdev_get(n, ifindex);
+
+	if (!d)
+		return 0;
+	return d->vrf ? d->ifindex : d->master;
+}
+
+/*
+ * A device index to bind to or to look up with: none, lo, one of the net's devices (live or
+ * deleted), an index no device has, or (@neg) a negative one.
+ */
+static int pick_ifindex(int n, uint8_t c, bool neg)
+{
+	switch (c % 8) {
+	case 0:
+		return 0;
+	case 1:
+		return LO;
+	case 2:
+		return c & 0x80 ? NO_DEV : 0x7fffffff;
+	case 3:
+		if (neg)
+			return c & 0x80 ? -1 : -0x7fffffff - 1;
+		/* fall through */
+	default:
+		if (n < 0 || !nets[n].ndevs)
+			return LO;
+		return nets[n].devs[(c >> 3) % nets[n].ndevs].ifindex;
+	}
+}
+
+/* An sdif to go with @dif: none, the model's master of @dif (the right one), a VRF of the net
+ * (maybe a wrong one), or any index. */
+static int pick_sdif(int n, int dif, uint8_t c)
+{
+	switch (c % 4) {
+	case 0:
+		return 0;
+	case 1:
+		return mdev_master(n, dif);
+	case 2:
+		for (int k = 0; k < nets[n].ndevs; k++) {
+			const struct mdev *d = &nets[n].devs[(k + (c >> 2)) % nets[n].ndevs];
+
+			if (d->vrf)
+				return d->ifindex;
+		}
+		return NO_DEV;
+	default:
+		return pick_ifindex(n, (uint8_t)(c >> 2), false);
+	}
+}
+
 /* A port: 0, near the edges of the first net's range, well known ones, or another socket's. */
 static uint16_t pick_port(struct input *in)
 {
@@ -208,13 +340,15 @@ static uint16_t pick_port(struct input *in)
 }
 
 /*
- * Build a socket address for a socket of @family: mostly well formed; sometimes the other family,
- * AF_UNSPEC, or a wrong length. Returns the length to pass.
+ * Build a socket address for a socket of @family in net @n: mostly well formed; sometimes the
+ * other family, AF_UNSPEC, or a wrong length. One in four is a device address (dev_v4, dev_v6),
+ * whose IPv6 scope may name any of the net's devices. Returns the length to pass.
  */
-static socklen_t pick_addr(struct input *in, int family, struct sockaddr_storage *ss)
+static socklen_t pick_addr(struct input *in, int n, int family, struct sockaddr_storage *ss)
 {
 	uint8_t c = u8(in), k = u8(in);
 	uint16_t port = htons(pick_port(in));
+	bool dev = (c & 0x60) == 0x60;
 	socklen_t len;
 
 	memset(ss, 0, sizeof(*ss));
@@ -225,15 +359,17 @@ static socklen_t pick_addr(struct input *in, int family, struct sockaddr_storage
 
 		sin->sin_family = AF_INET;
 		sin->sin_port = port;
-		inet_pton(AF_INET, v4_addrs[k % 8], &sin->sin_addr);
+		inet_pton(AF_INET, dev ? dev_v4[k % 8] : v4_addrs[k % 8], &sin->sin_addr);
 		len = sizeof(*sin);
 	} else {
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_port = port;
-		inet_pton(AF_INET6, v6_addrs[k % 8], &sin6->sin6_addr);
-		if (k & 0x80)
+		inet_pton(AF_INET6, dev ? dev_v6[k % 8] : v6_addrs[k % 8], &sin6->sin6_addr);
+		if (k & 0x80 && dev)
+			sin6->sin6_scope_id = (uint32_t)pick_ifindex(n, (uint8_t)(k >> 3), false);
+		else if (k & 0x80)
 			sin6->sin6_scope_id = 1;
 		len = sizeof(*sin6);
 	}
@@ -308,12 +444,86 @@ static bool sock_tuple(struct socktab_sock *sk, struct tuple *t)
 	return true;
 }
 
-static struct socktab_sock *lookup_est(struct socktab_net *net, const struct tuple *t)
+/* inet_bound_dev_eq (R92), written out again: does a socket bound to @bound (0: none) take a
+ * packet that arrived on @dif with L3 master @sdif? */
+static bool dev_ok(bool l3mdev_accept, int bound, int dif, int sdif)
 {
-	if (t->family == AF_INET)
-		return socktab_lookup_established4(net, t->raddr.s6_addr32[3], t->rport,
-						   t->laddr.s6_addr32[3], t->lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
-	return socktab_lookup_established6(net, &t->raddr, t->rport, &t->laddr, t->lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+	if (!bound)
+		return !sdif || l3mdev_accept;
+	return bound == dif || bound == sdif;
+}
+
+static bool tcp_accept(int n)
+{
+	return RD(nets[n].net->tcp_l3mdev_accept) != 0;
+}
+
+static bool udp_accept(int n)
+{
+	return RD(nets[n].net->udp_l3mdev_accept) != 0;
+}
+
+/* The device socket @sk is bound to, read back through SO_BINDTOIFINDEX. */
+static int sock_dev(struct socktab_sock *sk)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	if (socktab_getsockopt(sk, SOL_SOCKET, SO_BINDTOIFINDEX, &v, &l) || l != sizeof(v) || v < 0)
+		violation("SO_BINDTOIFINDEX read back %d (optlen %u)", v, l);
+	return v;
+}
+
+/* The device a lookup of traffic to something bound to @dev arrives on: lo for the unbound. */
+static int home_dif(int dev)
+{
+	return dev ? dev : LO;
+}
+
+/*
+ * An ehash lookup of @t arriving on (@dif, @sdif). @how picks the entry point, which must not
+ * matter: the referenced lookup, the RCU-scoped one with socktab_sock_hold(), or (IPv4) a
+ * one-key burst.
+ */
+static struct socktab_sock *lookup_est(struct socktab_net *net, const struct tuple *t, int dif,
+				       int sdif, int how)
+{
+	struct socktab_sock *f = NULL;
+
+	switch (how % 3) {
+	case 1:
+		socktab_rcu_read_lock();
+		f = t->family == AF_INET
+			    ? socktab_lookup_established4_rcu(net, t->raddr.s6_addr32[3], t->rport,
+							      t->laddr.s6_addr32[3], t->lport, dif,
+							      sdif)
+			    : socktab_lookup_established6_rcu(net, &t->raddr, t->rport, &t->laddr,
+							      t->lport, dif, sdif);
+		if (f && socktab_sock_hold(f))
+			violation("an entry found under RCU could not be held");
+		socktab_rcu_read_unlock();
+		return f;
+	case 2:
+		if (t->family == AF_INET) {
+			struct socktab_tuple4 k = { t->raddr.s6_addr32[3], t->laddr.s6_addr32[3],
+						    t->rport, t->lport, dif, sdif };
+			int r;
+
+			r = socktab_lookup_tcp_burst(net, &k, 1, &f, SOCKTAB_LOOKUP_ESTABLISHED);
+
+			if (r != (f != NULL))
+				violation("burst lookup returned %d with result %p", r, (void *)f);
+			return f;
+		}
+		/* fall through */
+	default:
+		if (t->family == AF_INET)
+			return socktab_lookup_established4(net, t->raddr.s6_addr32[3], t->rport,
+							   t->laddr.s6_addr32[3], t->lport, dif,
+							   sdif);
+		return socktab_lookup_established6(net, &t->raddr, t->rport, &t->laddr, t->lport,
+						   dif, sdif);
+	}
 }
 
 /* Does @sk carry the key @t (as an ehash entry)? Reads the internal key words. */
@@ -333,62 +543,233 @@ static bool key_is(const struct socktab_sock *sk, const struct tuple *t)
 	return !memcmp(&r, &t->raddr, 16) && !memcmp(&l, &t->laddr, 16);
 }
 
-static int find_tw(int n, const struct tuple *t)
+static bool tuple_eq(const struct tuple *a, const struct tuple *b)
+{
+	return a->family == b->family && !memcmp(&a->raddr, &b->raddr, 16) &&
+	       !memcmp(&a->laddr, &b->laddr, 16) && a->rport == b->rport && a->lport == b->lport;
+}
+
+/* A model TIME_WAIT entry of net @n with key @t on device @dev (-1: any device). */
+static int find_tw(int n, const struct tuple *t, int dev)
 {
 	for (int i = 0; i < ntw; i++)
-		if (tws[i].net == n && tws[i].t.family == t->family &&
-		    !memcmp(&tws[i].t.raddr, &t->raddr, 16) && !memcmp(&tws[i].t.laddr, &t->laddr, 16) &&
-		    tws[i].t.rport == t->rport && tws[i].t.lport == t->lport)
+		if (tws[i].net == n && tuple_eq(&tws[i].t, t) && (dev < 0 || tws[i].dev == dev))
 			return i;
 	return -1;
 }
 
-/* Invariant 5 for one lookup result: right key, and known to the model. */
-static void check_result(int n, struct socktab_sock *f, const struct tuple *t, bool listener)
+/*
+ * Reuseport groups are made of sockets with one device (R34), but SO_BINDTODEVICE may move a
+ * member afterwards, and the selection of a member does not look at devices (R33, R35: the
+ * kernel's reuseport_select_sock neither). A member is then a right answer when some member of
+ * its group matches the device.
+ */
+static bool rp_exempt(int n, const struct socktab_sock *f, bool acc, int dif, int sdif)
+{
+	struct socktab__reuseport *g = atomic_load(&f->cold->reuseport_cb);
+
+	if (!g)
+		return false;
+	for (int j = 0; j < nsocks; j++)
+		if (socks[j].net == n && atomic_load(&socks[j].sk->cold->reuseport_cb) == g &&
+		    dev_ok(acc, sock_dev(socks[j].sk), dif, sdif))
+			return true;
+	return false;
+}
+
+/*
+ * Does listener or UDP socket @f take traffic to (@t's local address) from (@t's remote one)?
+ * The address part of R31/R32 and R71: its own address is the destination or the wildcard (an
+ * IPv4 packet reaches a dual-stack socket through its IPv4 alias), and a connected socket's peer
+ * is the source. @t is normalized.
+ */
+static bool addr_takes(const struct socktab_sock *f, const struct tuple *t, bool udp)
+{
+	if (t->family == AF_INET) {
+		uint32_t la = socktab__sk_rcv_saddr(f), ra = (uint32_t)RD(f->addrpair);
+		uint16_t rp = (uint16_t)(RD(f->portpair) & 0xffff);
+
+		if (socktab__ipv6_only(f) || (la && la != t->laddr.s6_addr32[3]))
+			return false;
+		return !udp || ((!ra || ra == t->raddr.s6_addr32[3]) && (!rp || rp == t->rport));
+	}
+	if (f->family != AF_INET6)
+		return false;
+	struct in6_addr l = socktab__sk_v6_saddr(f), r = socktab__sk_v6_daddr(f);
+	uint16_t rp = (uint16_t)(RD(f->portpair) & 0xffff);
+
+	if (!socktab__v6_is_any(&l) && memcmp(&l, &t->laddr, 16))
+		return false;
+	return !udp || ((socktab__v6_is_any(&r) || !memcmp(&r, &t->raddr, 16)) &&
+			(!rp || rp == t->rport));
+}
+
+/*
+ * Invariant 5 for one TCP lookup result (arriving on @dif, @sdif): right key, right device,
+ * and known to the model. Drops the reference.
+ */
+static void check_result(int n, struct socktab_sock *f, const struct tuple *t, bool listener,
+			 int dif, int sdif)
 {
 	if (!f)
 		return;
+	int i = find_sock(f), dev = (int)RD(f->bound_dev_if);
+	struct tuple nt = *t;
+
+	normalize(&nt);
 	if (listener) {
 		if (RD(f->state) != SOCKTAB_TCP_LISTEN || socktab__sk_num(f) != ntohs(t->lport))
 			violation("listener lookup returned state %d port %u for port %u",
 				  RD(f->state), socktab__sk_num(f), ntohs(t->lport));
-	} else if (!key_is(f, t)) {
-		violation("established lookup returned a socket with another key");
+		if (!addr_takes(f, &nt, false))
+			violation("listener lookup for port %u returned a listener on another "
+				  "address", ntohs(t->lport));
+		if (!dev_ok(tcp_accept(n), dev, dif, sdif) &&
+		    !rp_exempt(n, f, tcp_accept(n), dif, sdif))
+			violation("listener lookup on dif %d sdif %d returned a listener bound to "
+				  "device %d", dif, sdif, dev);
+	} else {
+		if (!key_is(f, t))
+			violation("established lookup returned a socket with another key");
+		if (!dev_ok(tcp_accept(n), dev, dif, sdif))
+			violation("established lookup on dif %d sdif %d returned an entry bound to "
+				  "device %d", dif, sdif, dev);
 	}
-	int i = find_sock(f);
-	struct tuple nt = *t;
-
-	normalize(&nt);
 	if (i >= 0 && socks[i].udp)
 		violation("a TCP lookup returned a UDP socket");
 	if (i >= 0 ? socks[i].net != n
-		   : RD(f->state) != SOCKTAB_TCP_TIME_WAIT || listener || find_tw(n, &nt) < 0)
+		   : RD(f->state) != SOCKTAB_TCP_TIME_WAIT || listener || find_tw(n, &nt, dev) < 0)
 		violation("lookup returned a socket the model does not know (state %d)",
 			  RD(f->state));
 	socktab_sock_put(f);
 }
 
-/* ---------------------------------------------------------------- invariants */
-
-/* The set of distinct local ports in use, cleared by clear_ports() without a full sweep. */
-static void mark_port(uint16_t port)
+/* The same for a UDP lookup result. A hash4 hit matches devices with tcp_l3mdev_accept
+ * (inet_match, as udp4_lib_lookup4 in the kernel), scoring with udp_l3mdev_accept (R71). */
+static void check_udp_result(int n, struct socktab_sock *f, const struct tuple *t, int dif,
+			     int sdif)
 {
-	if (port_bits[port / 64] & (1ull << (port % 64)))
+	if (!f)
 		return;
-	port_bits[port / 64] |= 1ull << (port % 64);
-	ports_marked[nports++] = port;
+	int i = find_sock(f), dev = (int)RD(f->bound_dev_if);
+	struct tuple nt = *t;
+
+	normalize(&nt);
+	if (socktab__sk_proto(f) != SOCKTAB_UDP || i < 0 || socks[i].net != n ||
+	    socktab__sk_num(f) != ntohs(t->lport))
+		violation("UDP lookup returned an unknown socket or another port");
+	if (!addr_takes(f, &nt, true))
+		violation("UDP lookup for port %u returned a socket of other addresses",
+			  ntohs(t->lport));
+	if (!dev_ok(udp_accept(n), dev, dif, sdif) && !dev_ok(tcp_accept(n), dev, dif, sdif) &&
+	    !rp_exempt(n, f, udp_accept(n), dif, sdif))
+		violation("UDP lookup on dif %d sdif %d returned a socket bound to device %d", dif,
+			  sdif, dev);
+	socktab_sock_put(f);
 }
 
-static void clear_ports(void)
+/* ---------------------------------------------------------------- invariants */
+
+/* Note a bind bucket (port, l3mdev) in use by an owner. */
+static void mark_bucket(uint16_t port, int l3mdev)
 {
-	while (nports)
-		port_bits[ports_marked[--nports] / 64] = 0;
+	for (int k = 0; k < nbuckets; k++)
+		if (buckets[k].port == port && buckets[k].l3mdev == l3mdev)
+			return;
+	buckets[nbuckets].port = port;
+	buckets[nbuckets].l3mdev = l3mdev;
+	nbuckets++;
+}
+
+/* The l3mdev of the bucket @sk owns its port through (R98: fixed when it was hashed). */
+static int sk_bucket_l3mdev(const struct socktab_sock *sk)
+{
+	return socktab__sk_bl(sk)->tb2 ? socktab__sk_bl(sk)->tb2->tb->l3mdev : 0;
+}
+
+/* Invariant 4: no bind bucket of net @n is without owners (a walk of bhash). */
+static void empty_buckets(int n)
+{
+	struct socktab_net *net = nets[n].net;
+	struct socktab__tables *t = net->tab;
+
+	for (uint32_t slot = 0; slot <= t->bhash_mask; slot++)
+		for (struct socktab__tb *tb = atomic_load(&t->bhash[slot].chain); tb;
+		     tb = atomic_load(&tb->next)) {
+			bool owned = false;
+
+			if (tb->net != net)
+				continue;
+			for (const struct socktab__tb2 *t2 = tb->tb2_list; t2 && !owned;
+			     t2 = t2->tb_next)
+				owned = t2->owners != NULL;
+			if (!owned)
+				violation("an empty bind bucket (port %u, l3mdev %d) was left",
+					  tb->port, tb->l3mdev);
+		}
+}
+
+static struct socktab_sock *lookup_udp(struct socktab_net *net, const struct tuple *t, int dif,
+				       int sdif, int how)
+{
+	struct socktab_sock *f;
+
+	if (how % 2) {
+		socktab_rcu_read_lock();
+		f = t->family == AF_INET
+			    ? socktab_lookup_udp4_rcu(net, t->raddr.s6_addr32[3], t->rport,
+						      t->laddr.s6_addr32[3], t->lport, dif, sdif)
+			    : socktab_lookup_udp6_rcu(net, &t->raddr, t->rport, &t->laddr, t->lport,
+						      dif, sdif);
+		if (f && socktab_sock_hold(f))
+			violation("a UDP socket found under RCU could not be held");
+		socktab_rcu_read_unlock();
+		return f;
+	}
+	if (t->family == AF_INET)
+		return socktab_lookup_udp4(net, t->raddr.s6_addr32[3], t->rport,
+					   t->laddr.s6_addr32[3], t->lport, dif, sdif);
+	return socktab_lookup_udp6(net, &t->raddr, t->rport, &t->laddr, t->lport, dif, sdif);
+}
+
+/*
+ * Ingress devices other than @dev to probe with, one per call, in turn: lo, an index no device
+ * has, and the net's devices (deleted ones too).
+ */
+static int other_dif(int n, int dev, int k)
+{
+	int cand[MAX_DEVS + 2], nc = 0;
+
+	cand[nc++] = LO;
+	cand[nc++] = NO_DEV;
+	for (int j = 0; j < nets[n].ndevs; j++)
+		cand[nc++] = nets[n].devs[j].ifindex;
+	for (int j = 0; j < nc; j++) {
+		int d = cand[(k + j) % nc];
+
+		if (d != dev)
+			return d;
+	}
+	return NO_DEV + 1;
+}
+
+/* A VRF to pass as sdif: the net's first VRF after @k, else an index no device has. */
+static int some_vrf(int n, int k)
+{
+	for (int j = 0; j < nets[n].ndevs; j++) {
+		const struct mdev *d = &nets[n].devs[(k + j) % nets[n].ndevs];
+
+		if (d->vrf)
+			return d->ifindex;
+	}
+	return NO_DEV;
 }
 
 /*
  * A UDP socket: in the port table exactly while it has a local port; when connected, a lookup
- * from its peer finds a socket on its local port (this one, or an equal-scoring twin bound with
- * SO_REUSEADDR/SO_REUSEPORT). Counts what socktab_udp_stats() must say.
+ * from its peer on its own device finds a socket on its local port (this one, or an
+ * equal-scoring twin bound with SO_REUSEADDR/SO_REUSEPORT), and lookups on other devices
+ * return only sockets that take that device. Counts what socktab_udp_stats() must say.
  */
 static void check_udp_sock(int n, int i, uint64_t *hashed, uint64_t *hashed4)
 {
@@ -397,6 +778,7 @@ static void check_udp_sock(int n, int i, uint64_t *hashed, uint64_t *hashed4)
 	struct sockaddr_storage l;
 	socklen_t ll = sizeof(l);
 	bool h1 = socktab__hnode_hashed(&socktab__sk_udp(sk)->node1);
+	int dev = sock_dev(sk), other = other_dif(n, dev, cur_op + i);
 
 	if (socktab_get_state(sk) <= 0)
 		violation("open UDP socket %d has state %d", i, socktab_get_state(sk));
@@ -410,15 +792,327 @@ static void check_udp_sock(int n, int i, uint64_t *hashed, uint64_t *hashed4)
 		return; /* not connected */
 	if (!h1)
 		violation("connected UDP socket %d holds no port", i);
-	if (t.family == AF_INET)
-		f = socktab_lookup_udp4(nets[n].net, t.raddr.s6_addr32[3], t.rport,
-					t.laddr.s6_addr32[3], t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
-	else
-		f = socktab_lookup_udp6(nets[n].net, &t.raddr, t.rport, &t.laddr, t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
-	if (!f || socktab__sk_num(f) != ntohs(t.lport) || find_sock(f) < 0 || !socks[find_sock(f)].udp)
-		violation("UDP lookup from socket %d's peer (port %u) returned %p", i, ntohs(t.lport),
-			  (void *)f);
-	socktab_sock_put(f);
+	f = lookup_udp(nets[n].net, &t, home_dif(dev), 0, cur_op + i);
+	if (!f)
+		violation("UDP lookup from socket %d's peer (port %u) on its device %d missed",
+			  i, ntohs(t.lport), dev);
+	check_udp_result(n, f, &t, home_dif(dev), 0);
+	f = lookup_udp(nets[n].net, &t, other, cur_op & 1 ? 0 : mdev_master(n, other), cur_op + i);
+	check_udp_result(n, f, &t, other, cur_op & 1 ? 0 : mdev_master(n, other));
+}
+
+/* One entry of ehash as the model has it: an open socket, or a TIME_WAIT entry (sk NULL). */
+struct ment {
+	struct tuple t;
+	int dev;
+	struct socktab_sock *sk;
+	bool seen; /* matched by a diag entry */
+};
+
+/* What socktab_diag reports of ehash (TCP entries other than listeners). */
+struct dent {
+	struct tuple t;
+	int dev;
+	bool tw;
+	bool noremote; /* the dump gave no remote address (see dent_is) */
+};
+
+#define MAX_ENTS (MAX_SOCKS + MAX_TW)
+static struct ment ents[MAX_ENTS];
+static int nents;
+static struct dent dents[MAX_ENTS + 8];
+static bool tw_seen[MAX_TW];
+
+/* Entries of the dump and of the model are told apart by their whole key: every TCP entry
+ * but a listener is dumped with its peer, remote port 0 included. */
+static bool same_class(const struct tuple *a, const struct tuple *b)
+{
+	return tuple_eq(a, b);
+}
+
+/* Does dump entry @d have key @t? */
+static bool dent_is(const struct dent *d, const struct tuple *t)
+{
+	return !d->noremote && tuple_eq(&d->t, t);
+}
+
+static void diag_tuple(const struct socktab_diag_entry *e, struct tuple *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->family = e->family;
+	if (e->family == AF_INET) {
+		const struct sockaddr_in *l = (const void *)&e->local;
+		const struct sockaddr_in *r = (const void *)&e->remote;
+
+		t->laddr.s6_addr32[3] = l->sin_addr.s_addr;
+		t->raddr.s6_addr32[3] = r->sin_addr.s_addr;
+		t->lport = l->sin_port;
+		t->rport = r->sin_port;
+	} else {
+		const struct sockaddr_in6 *l = (const void *)&e->local;
+		const struct sockaddr_in6 *r = (const void *)&e->remote;
+
+		t->laddr = l->sin6_addr;
+		t->raddr = r->sin6_addr;
+		t->lport = l->sin6_port;
+		t->rport = r->sin6_port;
+		normalize(t);
+	}
+}
+
+/*
+ * The TCP entries socktab_diag reports for net @n, optionally only those of ports (@lport,
+ * @rport) (host order, 0: any): ehash ones into dents[] (the count is returned), listeners
+ * counted in *@listeners.
+ */
+static int diag_ehash(int n, uint16_t lport, uint16_t rport, int *listeners)
+{
+	struct socktab_diag_filter fl;
+	struct socktab_diag_cursor *c;
+	struct socktab_diag_entry e;
+	int k = 0, r;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.proto = SOCKTAB_TCP;
+	fl.lport = lport;
+	fl.rport = rport;
+	c = socktab_diag_open(nets[n].net, &fl);
+	if (!c)
+		violation("socktab_diag_open failed with errno %d", errno);
+	*listeners = 0;
+	while ((r = socktab_diag_next(c, &e)) == 1) {
+		if (e.proto != SOCKTAB_TCP)
+			violation("a TCP dump reported protocol %d", e.proto);
+		if (!e.timewait && e.state == SOCKTAB_TCP_LISTEN) {
+			++*listeners;
+			continue;
+		}
+		if (k == (int)(sizeof(dents) / sizeof(dents[0])))
+			violation("the dump reports more ehash entries than the model can hold");
+		diag_tuple(&e, &dents[k].t);
+		dents[k].noremote = e.remote.ss_family == AF_UNSPEC;
+		dents[k].dev = e.bound_dev_if;
+		dents[k].tw = e.timewait;
+		k++;
+	}
+	if (r < 0)
+		violation("socktab_diag_next returned %d", r);
+	socktab_diag_close(c);
+	return k;
+}
+
+/* How many TIME_WAIT entries with key @t on device @dev the dump shows, and the model has. */
+static int diag_count_tw(int n, const struct tuple *t, int dev)
+{
+	int l, k = diag_ehash(n, ntohs(t->lport), ntohs(t->rport), &l), c = 0;
+
+	for (int j = 0; j < k; j++)
+		c += dents[j].tw && dents[j].dev == dev && dent_is(&dents[j], t);
+	return c;
+}
+
+static int model_count_tw(int n, const struct tuple *t, int dev, bool *may_expire)
+{
+	int c = 0;
+
+	*may_expire = false;
+	for (int i = 0; i < ntw; i++)
+		if (tws[i].net == n && tws[i].dev == dev && same_class(&tws[i].t, t)) {
+			c++;
+			*may_expire |= nets[n].now_ns >= tws[i].expire_ns;
+		}
+	return c;
+}
+
+/*
+ * After a call that may have turned connection (@t, @dev) of net @n into a TIME_WAIT entry (a
+ * close, set_state(TIME_WAIT)): returns whether it did, and adds the entry to the model. One
+ * that expired may have been reaped by the same call: *@ambiguous then says that "no" cannot
+ * be told from "one new, one reaped".
+ */
+static bool note_new_tw(int n, const struct tuple *t, int dev, int l3mdev, bool *ambiguous)
+{
+	int d = diag_count_tw(n, t, dev), m = model_count_tw(n, t, dev, ambiguous);
+
+	if (d > m + 1)
+		violation("one call made %d TIME_WAIT entries of one 4-tuple", d - m);
+	if (d <= m)
+		return false;
+	if (ntw < MAX_TW) {
+		tws[ntw].net = n;
+		tws[ntw].t = *t;
+		tws[ntw].dev = dev;
+		tws[ntw].l3mdev = l3mdev;
+		tws[ntw].expire_ns = nets[n].now_ns + nets[n].tw_len_ns;
+		ntw++;
+	}
+	return true;
+}
+
+/*
+ * Invariant 3 against the dump: every TIME_WAIT entry it shows is one of the model's (same key
+ * and device), and a model entry it no longer shows has expired or was taken over by an open
+ * socket with its 4-tuple; the model forgets those. Returns the number of ehash entries that
+ * are not TIME_WAIT, with the ehash ones left in dents[].
+ */
+/* May model entry @i be gone? It has expired, or an open socket has its 4-tuple (connect()
+ * with tcp_tw_reuse, or a child, took it over). */
+static bool tw_may_vanish(int n, int i)
+{
+	struct tuple t;
+
+	if (nets[n].now_ns >= tws[i].expire_ns)
+		return true;
+	for (int j = 0; j < nsocks; j++)
+		if (socks[j].net == n && !socks[j].udp && socktab__ehash_hashed(socks[j].sk) &&
+		    socktab_get_state(socks[j].sk) != SOCKTAB_TCP_LISTEN &&
+		    sock_tuple(socks[j].sk, &t) && tuple_eq(&t, &tws[i].t))
+			return true;
+	return false;
+}
+
+static bool tw_vanish_ok[MAX_TW];
+
+static int reconcile_tw(int n, int *ndents, int *listeners)
+{
+	int k = diag_ehash(n, 0, 0, listeners), est = 0;
+
+	*ndents = k;
+	for (int i = 0; i < ntw; i++) {
+		tw_seen[i] = false;
+		tw_vanish_ok[i] = tws[i].net == n && tw_may_vanish(n, i);
+	}
+	for (int j = 0; j < k; j++) {
+		int i, pick = -1;
+
+		if (!dents[j].tw) {
+			est++;
+			continue;
+		}
+		/* Among entries the dump cannot tell apart (see same_class), one that may not
+		 * vanish first: those left over must then be ones that may. */
+		for (i = 0; i < ntw; i++)
+			if (!tw_seen[i] && tws[i].net == n && tws[i].dev == dents[j].dev &&
+			    dent_is(&dents[j], &tws[i].t) && (pick < 0 || !tw_vanish_ok[i]))
+				pick = i;
+		if (pick < 0)
+			violation("the dump shows a TIME_WAIT entry (port %u -> %u, device %d) the "
+				  "model does not know", ntohs(dents[j].t.lport),
+				  ntohs(dents[j].t.rport), dents[j].dev);
+		tw_seen[pick] = true;
+	}
+	for (int i = 0; i < ntw;) {
+		if (tws[i].net != n || tw_seen[i]) {
+			i++;
+			continue;
+		}
+		if (!tw_vanish_ok[i])
+			violation("TIME_WAIT entry (port %u -> %u, device %d) vanished %llu ns "
+				  "before its expiry", ntohs(tws[i].t.lport), ntohs(tws[i].t.rport),
+				  tws[i].dev,
+				  (unsigned long long)(tws[i].expire_ns - nets[n].now_ns));
+		tws[i] = tws[--ntw];
+		tw_seen[i] = tw_seen[ntw];
+		tw_vanish_ok[i] = tw_vanish_ok[ntw];
+	}
+	return est;
+}
+
+/*
+ * Invariant 1 for one key and one ingress device: the lookup returns an entry of the model
+ * with key @t that takes traffic of (@dif, @sdif), exactly @want when it is the only one, and
+ * nothing when none does.
+ */
+static void probe_est(int n, const struct tuple *t, int dif, int sdif, int how)
+{
+	bool acc = tcp_accept(n);
+	int match = 0;
+	const struct ment *only = NULL;
+	struct socktab_sock *f;
+
+	for (int j = 0; j < nents; j++)
+		if (tuple_eq(&ents[j].t, t) && dev_ok(acc, ents[j].dev, dif, sdif)) {
+			match++;
+			only = &ents[j];
+		}
+	f = lookup_est(nets[n].net, t, dif, sdif, how);
+	if (!match && f)
+		violation("lookup of port %u -> %u on dif %d sdif %d found an entry bound to "
+			  "device %d (state %d) that does not take that device", ntohs(t->lport),
+			  ntohs(t->rport), dif, sdif, (int)RD(f->bound_dev_if), RD(f->state));
+	if (match && !f)
+		violation("lookup of port %u -> %u on dif %d sdif %d missed %d matching entries "
+			  "(one bound to device %d)", ntohs(t->lport), ntohs(t->rport), dif, sdif,
+			  match, only->dev);
+	if (match == 1 && (only->sk ? f != only->sk : RD(f->state) != SOCKTAB_TCP_TIME_WAIT))
+		violation("lookup of port %u -> %u on dif %d sdif %d returned another entry than "
+			  "the only one that matches (bound to device %d)", ntohs(t->lport),
+			  ntohs(t->rport), dif, sdif, only->dev);
+	check_result(n, f, t, false, dif, sdif);
+}
+
+/* Invariant 2 for listener @sk (bound to device @dev): a listener lookup of its address and
+ * port on its device finds a listener; on other devices, only listeners that take them. */
+static void check_listener(int n, int i, struct socktab_sock *sk, int dev)
+{
+	struct socktab_net *net = nets[n].net;
+	struct sockaddr_storage l;
+	socklen_t ll = sizeof(l);
+	struct socktab_sock *f;
+	struct tuple t;
+	int dif[3], sdif[3];
+
+	if (socktab_getsockname(sk, (struct sockaddr *)&l, &ll))
+		violation("listener %d has no name", i);
+	memset(&t, 0, sizeof(t));
+	t.family = l.ss_family;
+	t.rport = htons(7);
+	if (l.ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&l;
+
+		t.laddr.s6_addr32[3] = a->sin_addr.s_addr ? a->sin_addr.s_addr : htonl(0x7f000001);
+		t.raddr.s6_addr32[3] = htonl(0x7f000009);
+		t.lport = a->sin_port;
+	} else {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&l;
+
+		t.laddr = a->sin6_addr;
+		if (socktab__v6_is_any(&t.laddr))
+			t.laddr = in6addr_loopback;
+		if (socktab__v6_is_mapped(&t.laddr) && !t.laddr.s6_addr32[3])
+			t.laddr.s6_addr32[3] = htonl(0x7f000001);
+		t.raddr = in6addr_loopback;
+		if (socktab__v6_is_mapped(&t.laddr))
+			socktab__v6_map(&t.raddr, htonl(0x7f000009));
+		t.lport = a->sin6_port;
+	}
+	/* Its own device (lo for an unbound one); its device as the VRF; another device. */
+	dif[0] = home_dif(dev);
+	sdif[0] = 0;
+	dif[1] = other_dif(n, dev, cur_op + i);
+	sdif[1] = dev ? dev : some_vrf(n, cur_op);
+	dif[2] = other_dif(n, dev, cur_op + i + 1);
+	sdif[2] = (cur_op & 1) ? 0 : mdev_master(n, dif[2]);
+	for (int k = 0; k < 3; k++) {
+		if (t.family == AF_INET)
+			f = (cur_op + k) % 2
+				    ? socktab_lookup_listener4(net, t.raddr.s6_addr32[3], t.rport,
+							       t.laddr.s6_addr32[3], t.lport,
+							       dif[k], sdif[k])
+				    : socktab_lookup_tcp4(net, t.raddr.s6_addr32[3], t.rport,
+							  t.laddr.s6_addr32[3], t.lport, dif[k],
+							  sdif[k]);
+		else
+			f = socktab_lookup_listener6(net, &t.raddr, t.rport, &t.laddr, t.lport,
+						     dif[k], sdif[k]);
+		if (!f && dev_ok(tcp_accept(n), dev, dif[k], sdif[k]))
+			violation("listener %d (port %u, device %d) not found by a listener lookup "
+				  "on dif %d sdif %d", i, ntohs(t.lport), dev, dif[k], sdif[k]);
+		if (f && RD(f->state) != SOCKTAB_TCP_LISTEN) /* socktab_lookup_tcp4: ehash first */
+			check_result(n, f, &t, false, dif[k], sdif[k]);
+		else
+			check_result(n, f, &t, true, dif[k], sdif[k]);
+	}
 }
 
 static void check_net(int n)
@@ -427,8 +1121,11 @@ static void check_net(int n)
 	struct socktab_net_stats st;
 	struct socktab_udp_stats us;
 	uint64_t est = 0, tw = 0, uh = 0, uh4 = 0;
+	int ndents, diag_listeners, listeners = 0;
+	int diag_est = reconcile_tw(n, &ndents, &diag_listeners);
 
-	clear_ports();
+	nbuckets = 0;
+	nents = 0;
 	for (int i = 0; i < nsocks; i++) {
 		struct socktab_sock *sk = socks[i].sk;
 
@@ -436,20 +1133,20 @@ static void check_net(int n)
 			check_udp_sock(n, i, &uh, &uh4);
 			continue;
 		}
-		int s = socktab_get_state(sk);
+		if (socks[i].net != n)
+			continue;
+		int s = socktab_get_state(sk), dev = sock_dev(sk);
 		/* A listener's node is its lhash2 link: it must be linked there instead. */
 		bool linked = socktab__ehash_hashed(sk);
 		bool hashed = linked && s != SOCKTAB_TCP_LISTEN;
 		struct tuple t;
 
-		if (socks[i].net != n)
-			continue;
 		if (s <= 0 || s == SOCKTAB_TCP_TIME_WAIT)
 			violation("open socket %d has state %d", i, s);
 		if (hashed != ehash_state(s) || (s == SOCKTAB_TCP_LISTEN && !linked))
 			violation("socket %d in state %d is %slinked", i, s, linked ? "" : "not ");
 		if (socktab__sk_bl(sk)->tb2) {
-			mark_port(socktab__sk_num(sk));
+			mark_bucket(socktab__sk_num(sk), sk_bucket_l3mdev(sk));
 			if (socktab__sk_bl(sk)->tb2->port != socktab__sk_num(sk))
 				violation("socket %d owns port %u through a bucket of port %u", i,
 					  socktab__sk_num(sk), socktab__sk_bl(sk)->tb2->port);
@@ -457,83 +1154,67 @@ static void check_net(int n)
 			violation("socket %d in state %d owns no port", i, s);
 		}
 		if (hashed) {
-			struct socktab_sock *f;
-
 			est++;
 			if (!sock_tuple(sk, &t))
 				violation("connected socket %d has no names", i);
-			f = lookup_est(net, &t);
-			if (f != sk)
-				violation("lookup of socket %d's 4-tuple (port %u -> %u) returned %p",
-					  i, ntohs(t.lport), ntohs(t.rport), (void *)f);
-			socktab_sock_put(f);
+			ents[nents].t = t;
+			ents[nents].dev = dev;
+			ents[nents].sk = sk;
+			ents[nents].seen = false;
+			nents++;
 		}
 		if (s == SOCKTAB_TCP_LISTEN) {
-			struct sockaddr_storage l;
-			socklen_t ll = sizeof(l);
-			struct socktab_sock *f;
-
-			if (socktab_getsockname(sk, (struct sockaddr *)&l, &ll))
-				violation("listener %d has no name", i);
-			memset(&t, 0, sizeof(t));
-			t.family = l.ss_family;
-			t.rport = htons(7);
-			if (l.ss_family == AF_INET) {
-				const struct sockaddr_in *a = (const struct sockaddr_in *)&l;
-
-				t.laddr.s6_addr32[3] = a->sin_addr.s_addr ? a->sin_addr.s_addr
-									  : htonl(0x7f000001);
-				t.raddr.s6_addr32[3] = htonl(0x7f000009);
-				t.lport = a->sin_port;
-				f = socktab_lookup_listener4(net, t.raddr.s6_addr32[3], t.rport,
-							     t.laddr.s6_addr32[3], t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
-			} else {
-				const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&l;
-
-				t.laddr = a->sin6_addr;
-				if (socktab__v6_is_any(&t.laddr))
-					t.laddr = in6addr_loopback;
-				if (socktab__v6_is_mapped(&t.laddr) && !t.laddr.s6_addr32[3])
-					t.laddr.s6_addr32[3] = htonl(0x7f000001);
-				t.raddr = in6addr_loopback;
-				if (socktab__v6_is_mapped(&t.laddr))
-					socktab__v6_map(&t.raddr, htonl(0x7f000009));
-				t.lport = a->sin6_port;
-				f = socktab_lookup_listener6(net, &t.raddr, t.rport, &t.laddr,
-							     t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
-			}
-			if (!f)
-				violation("listener %d (port %u) not found by a listener lookup", i,
-					  ntohs(t.lport));
-			check_result(n, f, &t, true);
+			listeners++;
+			check_listener(n, i, sk, dev);
 		}
 	}
-	for (int i = 0; i < ntw;) {
-		struct socktab_sock *f;
+	for (int i = 0; i < ntw; i++) {
+		if (tws[i].net != n)
+			continue;
+		mark_bucket(ntohs(tws[i].t.lport), tws[i].l3mdev);
+		tw++;
+		ents[nents].t = tws[i].t;
+		ents[nents].dev = tws[i].dev;
+		ents[nents].sk = NULL;
+		ents[nents].seen = true;
+		nents++;
+	}
+	/* Nothing else is in ehash: the dump's other entries are the open sockets (key, device). */
+	for (int j = 0; j < ndents; j++) {
+		int e;
 
-		if (tws[i].net != n) {
-			i++;
+		if (dents[j].tw)
 			continue;
-		}
-		f = lookup_est(net, &tws[i].t);
-		if (f && RD(f->state) == SOCKTAB_TCP_TIME_WAIT) {
-			if (!key_is(f, &tws[i].t))
-				violation("TIME_WAIT lookup returned an entry with another key");
-			mark_port(ntohs(tws[i].t.lport));
-			tw++;
-			socktab_sock_put(f);
-			i++;
+		for (e = 0; e < nents; e++)
+			if (ents[e].sk && !ents[e].seen && ents[e].dev == dents[j].dev &&
+			    dent_is(&dents[j], &ents[e].t))
+				break;
+		if (e == nents)
+			violation("the dump shows an ehash entry (port %u -> %u, device %d) that "
+				  "is no open socket of the model", ntohs(dents[j].t.lport),
+				  ntohs(dents[j].t.rport), dents[j].dev);
+		ents[e].seen = true;
+	}
+	if ((uint64_t)diag_est != est || diag_listeners != listeners)
+		violation("the dump shows %d ehash entries and %d listeners, model %llu and %d",
+			  diag_est, diag_listeners, (unsigned long long)est, listeners);
+	/*
+	 * Invariant 1: every entry is found by a lookup of its key on its own device (lo for an
+	 * unbound one) and with its device as the VRF; lookups on other devices, and an unbound
+	 * entry's with a VRF, find only entries that take them. TIME_WAIT entries are probed a
+	 * few per call, in turn.
+	 */
+	for (int e = 0, k = 0; e < nents; e++) {
+		const struct ment *m = &ents[e];
+		int d = m->dev, x = other_dif(n, d, cur_op + e);
+
+		if (!m->sk && (e + cur_op) % 8 && nents > 16)
 			continue;
-		}
-		/* Gone or taken over: either is fine once expired; before, only a take-over by
-		 * one of our sockets (connect() with tw_reuse, a child over it) may remove it. */
-		if (f && find_sock(f) < 0)
-			violation("a TIME_WAIT 4-tuple now belongs to an unknown socket");
-		if (!f && nets[n].now_ns < tws[i].expire_ns)
-			violation("TIME_WAIT entry vanished %llu ns before its expiry",
-				  (unsigned long long)(tws[i].expire_ns - nets[n].now_ns));
-		socktab_sock_put(f);
-		drop_tw(i);
+		probe_est(n, &m->t, home_dif(d), 0, k++);
+		probe_est(n, &m->t, home_dif(d), d ? mdev_master(n, d) : some_vrf(n, e), k++);
+		probe_est(n, &m->t, x, (cur_op + e) % 2 ? 0 : mdev_master(n, x), k++);
+		if (d)
+			probe_est(n, &m->t, x, d, k++);
 	}
 	socktab_udp_stats(net, &us);
 	if (us.hashed != uh || us.hashed4 != uh4)
@@ -541,12 +1222,13 @@ static void check_net(int n)
 			  (unsigned long long)us.hashed, (unsigned long long)us.hashed4,
 			  (unsigned long long)uh, (unsigned long long)uh4);
 	socktab_net_stats(net, &st);
-	if (st.established != est || st.time_wait != tw || st.bind_buckets != (uint64_t)nports)
+	empty_buckets(n);
+	if (st.established != est || st.time_wait != tw || st.bind_buckets != (uint64_t)nbuckets)
 		violation("net %d stats established=%llu time_wait=%llu bind_buckets=%llu, model "
 			  "%llu %llu %llu",
 			  n, (unsigned long long)st.established, (unsigned long long)st.time_wait,
 			  (unsigned long long)st.bind_buckets, (unsigned long long)est,
-			  (unsigned long long)tw, (unsigned long long)nports);
+			  (unsigned long long)tw, (unsigned long long)nbuckets);
 }
 
 /* ---------------------------------------------------------------- operations */
@@ -601,6 +1283,11 @@ static void op_net_new(struct input *in)
 				break;
 			}
 	}
+	p.net_raw = !(d & 0x80);
+	nets[slot].net_raw = p.net_raw;
+	nets[slot].ndevs = 0;
+	nets[slot].naddrs = 0;
+	nets[slot].max_ifindex = LO;
 	nets[slot].now_ns = 1000000000ull;
 	nets[slot].tw_len_ns = (uint64_t)p.tw_len_ms * 1000000ull;
 	errno = 0;
@@ -678,8 +1365,8 @@ static int sock_family(int i)
 
 static void op_close(struct input *in)
 {
-	int i = pick_sock(in), st, n;
-	bool again = u8(in) & 1, had_tuple, active, abort_close;
+	int i = pick_sock(in), st, n, dev = 0, l3 = 0;
+	bool again = u8(in) & 1, had_tuple, active, abort_close, ambiguous, made;
 	struct socktab_sock *sk, *f;
 	struct linger lg = { 0, 0 };
 	socklen_t ll = sizeof(lg);
@@ -690,7 +1377,12 @@ static void op_close(struct input *in)
 	sk = socks[i].sk;
 	n = socks[i].net;
 	st = socktab_get_state(sk);
-	had_tuple = !socks[i].udp && socktab__ehash_hashed(sk) && sock_tuple(sk, &t);
+	had_tuple = !socks[i].udp && socktab__ehash_hashed(sk) && st != SOCKTAB_TCP_LISTEN &&
+		    sock_tuple(sk, &t);
+	if (had_tuple) {
+		dev = sock_dev(sk);
+		l3 = sk_bucket_l3mdev(sk);
+	}
 	socktab_getsockopt(sk, SOL_SOCKET, SO_LINGER, &lg, &ll);
 	active = st == SOCKTAB_TCP_ESTABLISHED || st == SOCKTAB_TCP_FIN_WAIT1 ||
 		 st == SOCKTAB_TCP_FIN_WAIT2 || st == SOCKTAB_TCP_CLOSING;
@@ -703,23 +1395,18 @@ static void op_close(struct input *in)
 		violation("second close did not give -EBADF");
 	if (!had_tuple)
 		return;
-	f = lookup_est(nets[n].net, &t);
-	if (f && RD(f->state) == SOCKTAB_TCP_TIME_WAIT) {
-		if (!active || abort_close)
-			violation("close in state %d (linger %d/%d) left a TIME_WAIT entry", st,
-				  lg.l_onoff, lg.l_linger);
-		if (ntw < MAX_TW && find_tw(n, &t) < 0) {
-			tws[ntw].net = n;
-			tws[ntw].t = t;
-			tws[ntw].expire_ns = nets[n].now_ns + nets[n].tw_len_ns;
-			ntw++;
-		}
-	} else if (f) {
-		violation("the closed socket's 4-tuple is still found in state %d", RD(f->state));
-	} else if (active && !abort_close) {
+	made = note_new_tw(n, &t, dev, l3, &ambiguous);
+	if (made && (!active || abort_close))
+		violation("close in state %d (linger %d/%d) left a TIME_WAIT entry", st,
+			  lg.l_onoff, lg.l_linger);
+	if (!made && active && !abort_close && !ambiguous)
 		violation("active close in state %d left no TIME_WAIT entry", st);
-	}
-	socktab_sock_put(f);
+	/* The socket is gone from ehash: a lookup on its device finds the entry that replaced it,
+	 * or another of the model's, never the closed socket (check_result: unknown). */
+	f = lookup_est(nets[n].net, &t, home_dif(dev), 0, cur_op);
+	if (f == sk)
+		violation("the closed socket's 4-tuple is still found in state %d", RD(f->state));
+	check_result(n, f, &t, false, home_dif(dev), 0);
 }
 
 static void op_setsockopt(struct input *in, int i)
@@ -784,47 +1471,58 @@ static void op_child(struct input *in, int i)
 	struct sockaddr_storage l, r;
 	socklen_t ll = sizeof(l), lenr;
 	struct socktab_sock *c;
-	int fam = sock_family(i);
+	int fam = sock_family(i), n = socks[i].net, ldev = sock_dev(socks[i].sk), dif, sdif, want;
+	uint8_t dc;
 
 	if (fam < 0 || nsocks == MAX_SOCKS)
 		return;
-	lenr = pick_addr(in, fam, &r);
+	lenr = pick_addr(in, n, fam, &r);
 	/* Mostly the listener's own address and port as the SYN's destination. */
 	if ((u8(in) & 3) || socktab_getsockname(socks[i].sk, (struct sockaddr *)&l, &ll)) {
-		ll = pick_addr(in, fam, &l);
+		ll = pick_addr(in, n, fam, &l);
 	} else if (fam == AF_INET && ((struct sockaddr_in *)&l)->sin_addr.s_addr == 0) {
 		((struct sockaddr_in *)&l)->sin_addr.s_addr = htonl(0x7f000001);
 	} else if (fam == AF_INET6 &&
 		   socktab__v6_is_any(&((struct sockaddr_in6 *)&l)->sin6_addr)) {
 		((struct sockaddr_in6 *)&l)->sin6_addr = in6addr_loopback;
 	}
+	/* The SYN's ingress device: mostly the listener's own (lo for an unbound one) with its
+	 * VRF, else any pair. */
+	dc = u8(in);
+	dif = dc & 3 ? home_dif(ldev) : pick_ifindex(n, (uint8_t)(dc >> 2), true);
+	sdif = dc & 3 ? (dc & 4 ? 0 : mdev_master(n, dif)) : pick_sdif(n, dif, (uint8_t)(dc >> 5));
 	errno = 0;
 	c = socktab_sock_new_child(socks[i].sk, (struct sockaddr *)&l, (struct sockaddr *)&r,
-				   u8(in) & 1 ? ll : lenr, SOCKTAB_LOOPBACK_IFINDEX, 0);
+				   u8(in) & 1 ? ll : lenr, dif, sdif);
 	if (!c) {
 		if (errno != EINVAL && errno != EADDRINUSE)
 			violation("socktab_sock_new_child failed with errno %d", errno);
 		return;
 	}
 	/*
-	 * XXX: a child whose local address is v4-mapped and remote native IPv6 (or the reverse)
-	 * gets the IPv6 key's 127.0.0.6 alias as its IPv4 local address (listen.c
-	 * socktab_sock_new_child); after tcp_done and listen() that socket listens on
-	 * ::ffff:127.0.0.1 but no IPv4 or mapped lookup finds it. No real SYN has such a pair;
-	 * reported with issue 7. Until new_child rejects or fixes it, such a child is closed at
-	 * once so the invariants keep their meaning.
+	 * R94: the child takes the listener's device; a child of an unbound listener gets the
+	 * ingress device for an IPv6 link-local peer, else the VRF with tcp_l3mdev_accept.
 	 */
+	{
+		const struct sockaddr_in6 *r6 = (const struct sockaddr_in6 *)&r;
+		bool ll_peer = fam == AF_INET6 && r6->sin6_addr.s6_addr[0] == 0xfe &&
+			       (r6->sin6_addr.s6_addr[1] & 0xc0) == 0x80;
+
+		want = ldev ? ldev : ll_peer ? dif : tcp_accept(n) ? sdif : 0;
+		if (sock_dev(c) != want)
+			violation("child of a listener on device %d (SYN on dif %d sdif %d) is "
+				  "bound to device %d, not %d", ldev, dif, sdif, sock_dev(c), want);
+	}
+	/* No segment carries a v4-mapped address on one side and native IPv6 on the other:
+	 * socktab_sock_new_child() refuses such a pair. */
 	{
 		struct sockaddr_in6 cl, cr;
 		socklen_t a = sizeof(cl), b = sizeof(cr);
 
 		if (fam == AF_INET6 && !socktab_getsockname(c, (struct sockaddr *)&cl, &a) &&
-		    !socktab_getpeername(c, (struct sockaddr *)&cr, &b) &&
-		    socktab__v6_is_mapped(&cl.sin6_addr) != socktab__v6_is_mapped(&cr.sin6_addr)) {
-			if (socktab_close(c))
-				violation("close of a fresh child failed");
-			return;
-		}
+		    !socktab_sock_peer(c, (struct sockaddr *)&cr, &b) &&
+		    socktab__v6_is_mapped(&cl.sin6_addr) != socktab__v6_is_mapped(&cr.sin6_addr))
+			violation("a child with a v4-mapped address on one side only");
 	}
 	socks[nsocks].sk = c;
 	socks[nsocks].net = socks[i].net;
@@ -832,13 +1530,19 @@ static void op_child(struct input *in, int i)
 	nsocks++;
 }
 
+/*
+ * A lookup of any kind with any key and any (dif, sdif): the result must carry the key, take the
+ * device (check_result, check_udp_result) and be the model's; the RCU-scoped form and the burst
+ * form must agree with the referenced one.
+ */
 static void op_lookup(struct input *in)
 {
 	int n = pick_net(in);
 	uint8_t c = u8(in), a = u8(in), b = u8(in);
 	struct tuple t;
-	struct socktab_sock *f;
+	struct socktab_sock *f, *g;
 	struct socktab_net *net;
+	int dif, sdif;
 
 	if (n < 0)
 		return;
@@ -847,45 +1551,111 @@ static void op_lookup(struct input *in)
 	t.family = c & 1 ? AF_INET6 : AF_INET;
 	t.rport = htons(pick_port(in));
 	t.lport = htons(pick_port(in));
+	/* Bit 6 of a or b: a device address instead. */
 	if (t.family == AF_INET) {
-		inet_pton(AF_INET, v4_addrs[a % 8], &t.raddr.s6_addr32[3]);
-		inet_pton(AF_INET, v4_addrs[b % 8], &t.laddr.s6_addr32[3]);
+		inet_pton(AF_INET, a & 0x40 ? dev_v4[a % 8] : v4_addrs[a % 8],
+			  &t.raddr.s6_addr32[3]);
+		inet_pton(AF_INET, b & 0x40 ? dev_v4[b % 8] : v4_addrs[b % 8],
+			  &t.laddr.s6_addr32[3]);
 	} else {
-		inet_pton(AF_INET6, v6_addrs[a % 8], &t.raddr);
-		inet_pton(AF_INET6, v6_addrs[b % 8], &t.laddr);
+		inet_pton(AF_INET6, a & 0x40 ? dev_v6[a % 8] : v6_addrs[a % 8], &t.raddr);
+		inet_pton(AF_INET6, b & 0x40 ? dev_v6[b % 8] : v6_addrs[b % 8], &t.laddr);
+	}
+	{
+		uint8_t d = u8(in);
+
+		/* Half of them from lo, as before devices existed. */
+		dif = d & 1 ? pick_ifindex(n, (uint8_t)(d >> 1), false) : LO;
+		sdif = d & 1 ? pick_sdif(n, dif, u8(in)) : 0;
 	}
 	switch ((c >> 1) % 5) {
 	case 4:
-		f = t.family == AF_INET
-			    ? socktab_lookup_udp4(net, t.raddr.s6_addr32[3], t.rport,
-						  t.laddr.s6_addr32[3], t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0)
-			    : socktab_lookup_udp6(net, &t.raddr, t.rport, &t.laddr, t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
-		if (f && (socktab__sk_proto(f) != SOCKTAB_UDP || find_sock(f) < 0 ||
-			  socktab__sk_num(f) != ntohs(t.lport)))
-			violation("UDP lookup returned an unknown socket or another port");
-		socktab_sock_put(f);
+		f = lookup_udp(net, &t, dif, sdif, 0);
+		g = lookup_udp(net, &t, dif, sdif, 1);
+		if (f != g)
+			violation("UDP lookup gave %p, its RCU-scoped form %p", (void *)f,
+				  (void *)g);
+		socktab_sock_put(g);
+		check_udp_result(n, f, &t, dif, sdif);
 		break;
 	case 0:
-		f = lookup_est(net, &t);
-		check_result(n, f, &t, false);
+		f = lookup_est(net, &t, dif, sdif, 0);
+		for (int how = 1; how < 3; how++) {
+			g = lookup_est(net, &t, dif, sdif, how);
+			if (f != g)
+				violation("established lookup gave %p, form %d %p", (void *)f, how,
+					  (void *)g);
+			socktab_sock_put(g);
+		}
+		check_result(n, f, &t, false, dif, sdif);
 		break;
 	case 1:
-		f = t.family == AF_INET
-			    ? socktab_lookup_listener4(net, t.raddr.s6_addr32[3], t.rport,
-						       t.laddr.s6_addr32[3], t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0)
-			    : socktab_lookup_listener6(net, &t.raddr, t.rport, &t.laddr, t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
-		check_result(n, f, &t, true);
+		if (t.family == AF_INET) {
+			f = socktab_lookup_listener4(net, t.raddr.s6_addr32[3], t.rport,
+						     t.laddr.s6_addr32[3], t.lport, dif, sdif);
+			socktab_rcu_read_lock();
+			g = socktab_lookup_listener4_rcu(net, t.raddr.s6_addr32[3], t.rport,
+							 t.laddr.s6_addr32[3], t.lport, dif, sdif);
+		} else {
+			f = socktab_lookup_listener6(net, &t.raddr, t.rport, &t.laddr, t.lport, dif,
+						     sdif);
+			socktab_rcu_read_lock();
+			g = socktab_lookup_listener6_rcu(net, &t.raddr, t.rport, &t.laddr, t.lport,
+							 dif, sdif);
+		}
+		socktab_rcu_read_unlock();
+		if (f != g)
+			violation("listener lookup gave %p, its RCU-scoped form %p", (void *)f,
+				  (void *)g);
+		check_result(n, f, &t, true, dif, sdif);
 		break;
 	default: {
 		const void *ra = t.family == AF_INET ? (const void *)&t.raddr.s6_addr32[3] : &t.raddr;
 		const void *la = t.family == AF_INET ? (const void *)&t.laddr.s6_addr32[3] : &t.laddr;
 
-		f = socktab_lookup_tcp(net, t.family, ra, t.rport, la, t.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+		f = socktab_lookup_tcp(net, t.family, ra, t.rport, la, t.lport, dif, sdif);
+		socktab_rcu_read_lock();
+		g = t.family == AF_INET
+			    ? socktab_lookup_tcp4_rcu(net, t.raddr.s6_addr32[3], t.rport,
+						      t.laddr.s6_addr32[3], t.lport, dif, sdif)
+			    : socktab_lookup_tcp6_rcu(net, &t.raddr, t.rport, &t.laddr, t.lport,
+						      dif, sdif);
+		socktab_rcu_read_unlock();
+		if (f != g)
+			violation("TCP lookup gave %p, its RCU-scoped form %p", (void *)f,
+				  (void *)g);
+		if (t.family == AF_INET) {
+			/* The burst form, with the key twice and a neighbour on another device. */
+			struct socktab_tuple4 k[3];
+			struct socktab_sock *out[3];
+			int other = other_dif(n, dif, cur_op);
+			int r;
+
+			for (int j = 0; j < 3; j++) {
+				k[j].saddr = t.raddr.s6_addr32[3];
+				k[j].daddr = t.laddr.s6_addr32[3];
+				k[j].sport = t.rport;
+				k[j].dport = t.lport;
+				k[j].dif = j < 2 ? dif : other;
+				k[j].sdif = j < 2 ? sdif : 0;
+			}
+			r = socktab_lookup_tcp_burst(net, k, 3, out, 0);
+			if (out[0] != f || out[1] != f ||
+			    r != 2 * (f != NULL) + (out[2] != NULL))
+				violation("burst lookup gave %p %p (%d found), single lookup %p",
+					  (void *)out[0], (void *)out[1], r, (void *)f);
+			socktab_sock_put(out[0]);
+			socktab_sock_put(out[1]);
+			if (out[2] && RD(out[2]->state) == SOCKTAB_TCP_LISTEN)
+				check_result(n, out[2], &t, true, other, 0);
+			else
+				check_result(n, out[2], &t, false, other, 0);
+		}
 		/* Established first, then listeners: a result is one or the other. */
 		if (f && RD(f->state) == SOCKTAB_TCP_LISTEN)
-			check_result(n, f, &t, true);
+			check_result(n, f, &t, true, dif, sdif);
 		else
-			check_result(n, f, &t, false);
+			check_result(n, f, &t, false, dif, sdif);
 	}
 	}
 }
@@ -899,6 +1669,8 @@ static void op_sysctl(struct input *in)
 		"net.core.somaxconn",		    "net.ipv4.tcp_fastopen",
 		"net.ipv4.tcp_syncookies",	    "net.ipv4.nope",
 		"",				    "net.ipv4.ip_local_port_range.",
+		"net.ipv4.tcp_l3mdev_accept",	    "net.ipv4.udp_l3mdev_accept",
+		"net.ipv4.ip_nonlocal_bind",	    "net.ipv6.ip_nonlocal_bind",
 	};
 	static const char *const values[] = {
 		"0",	 "1",	  "2",	       "3",	    "-1",	   "40000 40003", "40003 40000",
@@ -911,7 +1683,7 @@ static void op_sysctl(struct input *in)
 
 	if (n < 0)
 		return;
-	snprintf(key, sizeof(key), "%s", keys[k % 12]);
+	snprintf(key, sizeof(key), "%s", keys[k % 16]);
 	snprintf(val, sizeof(val), "%s", values[v % 20]);
 	if (k & 0x80) { /* raw bytes as the value, NUL-terminated */
 		size_t len = u8(in) % (sizeof(val) - 1);
@@ -1025,34 +1797,67 @@ static void sock_call(struct input *in, int kind, int i)
 		0,			 -1,			  12,
 		255,
 	};
-	int st = socktab_get_state(sk), err = 0, eb, ea;
+	int st = socktab_get_state(sk), err = 0, eb, ea, n = socks[i].net, state = 0;
+	int dev0 = sock_dev(sk), dev1, l3 = sk_bucket_l3mdev(sk);
 	struct snap s;
+	struct tuple t0;
+	bool had_tuple = !socks[i].udp && socktab__ehash_hashed(sk) &&
+			 st != SOCKTAB_TCP_LISTEN && sock_tuple(sk, &t0);
 
 	memset(&before, 0, sizeof(before));
 	memset(&after, 0, sizeof(after));
+	memset(&a, 0, sizeof(a));
 	eb = socktab_getsockname(sk, (struct sockaddr *)&before, &lb);
 	take_snap(&s);
 	switch (kind) {
 	case 0:
-		len = pick_addr(in, sock_family(i), &a);
+		len = pick_addr(in, n, sock_family(i), &a);
 		err = socktab_bind(sk, u8(in) == 0xff ? NULL : (struct sockaddr *)&a, len);
 		break;
 	case 1:
-		len = pick_addr(in, sock_family(i), &a);
+		len = pick_addr(in, n, sock_family(i), &a);
 		err = socktab_connect(sk, (struct sockaddr *)&a, len);
 		break;
 	case 2:
 		err = socktab_listen(sk, backlogs[u8(in) % 8]);
 		break;
 	default:
-		err = socktab_set_state(sk, states[u8(in) % 16]);
+		state = states[u8(in) % 16];
+		err = socktab_set_state(sk, state);
 	}
 	if (trace)
 		fprintf(stderr, "op %d: %s(socket %d) = %d\n", cur_op, names[kind], i, err);
 	if (err > 0)
 		violation("%s returned %d", names[kind], err);
-	if (!err)
+	dev1 = sock_dev(sk);
+	if (!err) {
+		bool ambiguous;
+
+		/* tcp_time_wait() for a held socket: an entry takes over its 4-tuple and device. */
+		if (kind == 3 && state == SOCKTAB_TCP_TIME_WAIT && had_tuple &&
+		    !note_new_tw(n, &t0, dev0, l3, &ambiguous) && !ambiguous)
+			violation("set_state(TIME_WAIT) made no TIME_WAIT entry");
+		/* A UDP disconnect drops the device binding, a TCP one keeps it (R75, R89). */
+		if (kind == 1 && a.ss_family == AF_UNSPEC && dev1 != (socks[i].udp ? 0 : dev0))
+			violation("%s disconnect left device %d (was %d)",
+				  socks[i].udp ? "UDP" : "TCP", dev1, dev0);
 		return;
+	}
+	/*
+	 * A failed call keeps the device binding, except that the scope id of a link-local
+	 * address binds the socket before anything can fail (R86, R96).
+	 */
+	if (dev1 != dev0) {
+		const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&a;
+		bool scoped = kind <= 1 && a.ss_family == AF_INET6 &&
+			      a6->sin6_addr.s6_addr[0] == 0xfe &&
+			      (a6->sin6_addr.s6_addr[1] & 0xc0) == 0x80 &&
+			      (int)a6->sin6_scope_id == dev1;
+
+		if (!scoped)
+			violation("failed %s (%d) changed the device from %d to %d", names[kind],
+				  err, dev0, dev1);
+	}
 	/*
 	 * Like the kernel (inet_dgram_connect autobinds before the protocol's connect), a UDP
 	 * connect() that fails may leave the port it auto-bound: the one exception, counted by
@@ -1098,6 +1903,505 @@ static void sock_call(struct input *in, int kind, int i)
 			  names[kind], err, st, socktab_get_state(sk), nb, ntohs(b6->sin6_port),
 			  na, ntohs(a6->sin6_port));
 	}
+}
+
+/* ---------------------------------------------------------------- devices */
+
+/* The kernel's dev_valid_name(), as socktab_dev_add() documents it. */
+static bool name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!len || len >= SOCKTAB_IFNAMSIZ || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	return !strpbrk(name, "/: \t\n");
+}
+
+/* The live device named @name: its ifindex (lo: 1), or 0. */
+static int mdev_by_name(int n, const char *name)
+{
+	if (!strcmp(name, "lo"))
+		return LO;
+	for (int k = 0; k < nets[n].ndevs; k++)
+		if (nets[n].devs[k].alive && !strcmp(nets[n].devs[k].name, name))
+			return nets[n].devs[k].ifindex;
+	return 0;
+}
+
+static bool in_prefix(const struct in6_addr *a, const struct in6_addr *b, int family, int plen)
+{
+	int bits = family == AF_INET ? 96 + plen : plen;
+
+	for (int k = 0; k < 16; k++, bits -= 8) {
+		uint8_t m = bits >= 8 ? 0xff : bits <= 0 ? 0 : (uint8_t)(0xff << (8 - bits));
+
+		if ((a->s6_addr[k] ^ b->s6_addr[k]) & m)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The device table against the model: flags, masters, names and indexes of lo and of every
+ * device ever made (deleted ones are -ENODEV); and R83 for the IPv4 addresses the fuzzer uses:
+ * one is local in the main table exactly when a device outside any VRF holds it, or lo holds a
+ * prefix around it.
+ */
+static void check_devs(int n)
+{
+	struct socktab_net *net = nets[n].net;
+	char name[SOCKTAB_IFNAMSIZ];
+
+	if (socktab_dev_flags(net, LO) != (int)(SOCKTAB_DEV_UP | SOCKTAB_DEV_LOOPBACK) ||
+	    socktab_dev_master(net, LO) != 0 || socktab_dev_index(net, "lo") != LO)
+		violation("lo changed: flags %d", socktab_dev_flags(net, LO));
+	for (int k = 0; k < nets[n].ndevs; k++) {
+		const struct mdev *d = &nets[n].devs[k];
+		int fl = d->alive ? (d->up ? (int)SOCKTAB_DEV_UP : 0) |
+					    (d->vrf ? (int)SOCKTAB_DEV_VRF : 0)
+				  : -ENODEV;
+		int ms = d->alive ? (d->vrf ? d->ifindex : d->master) : -ENODEV;
+		int nm = socktab_dev_name(net, d->ifindex, name, sizeof(name));
+
+		if (socktab_dev_flags(net, d->ifindex) != fl ||
+		    socktab_dev_master(net, d->ifindex) != ms ||
+		    (d->alive ? nm || strcmp(name, d->name) ||
+					socktab_dev_index(net, d->name) != d->ifindex
+			      : nm != -ENODEV))
+			violation("device %d (%s): flags %d master %d name %d, model %d %d",
+				  d->ifindex, d->name, socktab_dev_flags(net, d->ifindex),
+				  socktab_dev_master(net, d->ifindex), nm, fl, ms);
+	}
+	for (int k = 0; k < 8; k++) {
+		struct in6_addr a;
+		struct socktab_route_result res;
+		bool local = false, bcast = false;
+		int r;
+
+		memset(&a, 0, sizeof(a));
+		inet_pton(AF_INET, dev_v4[k], &a.s6_addr32[3]);
+		for (int j = 0; j < nets[n].naddrs; j++) {
+			const struct maddr *m = &nets[n].addrs[j];
+			const struct mdev *d = mdev_get(n, m->ifindex);
+			if (m->family != AF_INET)
+				continue;
+			/* Some subnet's broadcast address too: which route wins is not ours
+			 * to say. */
+			if (m->plen < 31 &&
+			    (ntohl(m->a.s6_addr32[3]) | (m->plen ? ~0u >> m->plen : ~0u)) ==
+				    ntohl(a.s6_addr32[3]))
+				bcast = true;
+			if (m->ifindex == LO)
+				local |= in_prefix(&m->a, &a, AF_INET, m->plen);
+			else
+				local |= d && !d->vrf && !d->master &&
+					 m->a.s6_addr32[3] == a.s6_addr32[3];
+		}
+		if (bcast)
+			continue;
+		r = socktab_route_lookup(net, AF_INET, &a.s6_addr32[3], 0, &res);
+		if (local != (!r && res.type == SOCKTAB_RTN_LOCAL))
+			violation("%s is %slocal (route lookup %d, type %d), model %d", dev_v4[k],
+				  local ? "not " : "", r, r ? 0 : res.type, local);
+	}
+}
+
+static void forget_addrs(int n, int ifindex, int family)
+{
+	for (int j = 0; j < nets[n].naddrs;)
+		if (nets[n].addrs[j].ifindex == ifindex &&
+		    (!family || nets[n].addrs[j].family == family))
+			nets[n].addrs[j] = nets[n].addrs[--nets[n].naddrs];
+		else
+			j++;
+}
+
+static void expect(const char *call, int got, int want)
+{
+	if (got != want)
+		violation("%s returned %d, model %d", call, got, want);
+}
+
+static int dev_add_checked(int n, const char *name, bool vrf, uint32_t table, bool up)
+{
+	struct socktab_net *net = nets[n].net;
+	struct mdev *slot = NULL;
+	int want = 1, r;
+
+	for (int k = 0; k < nets[n].ndevs && !slot; k++)
+		if (!nets[n].devs[k].alive)
+			slot = &nets[n].devs[k];
+	if (nets[n].ndevs < MAX_DEVS)
+		slot = &nets[n].devs[nets[n].ndevs];
+	if (!slot)
+		return -1; /* the model is full of live devices */
+	if (vrf && (!table || table == 254 || table == 255))
+		want = -EINVAL;
+	else if (!name_valid(name))
+		want = -EINVAL;
+	else if (mdev_by_name(n, name))
+		want = -EEXIST;
+	r = vrf ? socktab_dev_add_vrf(net, name, table, up) : socktab_dev_add(net, name, up);
+	if (trace)
+		fprintf(stderr, "op %d: dev_add(%s, vrf %d, table %u, up %d) = %d\n", cur_op, name,
+			vrf, table, up, r);
+	if (want < 0) {
+		expect("socktab_dev_add", r, want);
+		return r;
+	}
+	if (r <= nets[n].max_ifindex)
+		violation("socktab_dev_add(%s) returned %d, not a new ifindex above %d", name, r,
+			  nets[n].max_ifindex);
+	nets[n].max_ifindex = r;
+	if (slot == &nets[n].devs[nets[n].ndevs])
+		nets[n].ndevs++;
+	memset(slot, 0, sizeof(*slot));
+	slot->ifindex = r;
+	snprintf(slot->name, sizeof(slot->name), "%s", name);
+	slot->alive = true;
+	slot->vrf = vrf;
+	slot->up = up;
+	return r;
+}
+
+static int set_master_checked(int n, int ifindex, int master)
+{
+	struct mdev *d = mdev_get(n, ifindex), *m = mdev_get(n, master);
+	int want = 0, r;
+
+	if (!d && ifindex != LO)
+		want = -ENODEV;
+	else if (!d || d->vrf)
+		want = -EINVAL;
+	else if (master && !m && master != LO)
+		want = -ENODEV;
+	else if (master && (!m || !m->vrf))
+		want = -EINVAL;
+	r = socktab_dev_set_master(nets[n].net, ifindex, master);
+	expect("socktab_dev_set_master", r, want);
+	if (!r)
+		d->master = master;
+	return r;
+}
+
+/*
+ * Add or delete an address with socktab_addr_add/_del, the result predicted by the model:
+ * -EINVAL for a bad family, length or address, -ENODEV, -EEXIST (IPv6: the same address;
+ * IPv4: the same address and prefix), -EADDRNOTAVAIL; deleting a primary IPv4 address takes
+ * its subnet's secondaries along.
+ */
+static void addr_checked(int n, bool add, int ifindex, int family, const struct in6_addr *a,
+			 int plen)
+{
+	const void *p = family == AF_INET ? (const void *)&a->s6_addr32[3] : (const void *)a;
+	uint32_t h = ntohl(a->s6_addr32[3]);
+	bool bad = family == AF_INET
+			   ? plen < 0 || plen > 32 || !h || h >> 28 == 0xe || h == 0xffffffffu
+			   : family != AF_INET6 || plen < 0 || plen > 128 ||
+				     socktab__v6_is_any(a) || a->s6_addr[0] == 0xff ||
+				     socktab__v6_is_mapped(a);
+	int want = 0, found = -1, r;
+	bool secondary = false;
+
+	if (bad)
+		want = -EINVAL;
+	else if (ifindex != LO && !mdev_get(n, ifindex))
+		want = -ENODEV;
+	for (int j = 0; !want && j < nets[n].naddrs; j++) {
+		const struct maddr *m = &nets[n].addrs[j];
+		bool same = !memcmp(&m->a, a, 16);
+
+		if (m->ifindex != ifindex || m->family != family)
+			continue;
+		if (!add) {
+			if (same && m->plen == plen)
+				found = j;
+			continue;
+		}
+		if (family == AF_INET6 && same)
+			want = -EEXIST;
+		if (family == AF_INET && m->plen == plen && in_prefix(&m->a, a, AF_INET, plen)) {
+			if (same)
+				want = -EEXIST;
+			secondary = true;
+		}
+	}
+	if (!want && !add && found < 0)
+		want = -EADDRNOTAVAIL;
+	if (!want && add && nets[n].naddrs == MAX_ADDRS)
+		return;
+	r = add ? socktab_addr_add(nets[n].net, ifindex, family, p, plen)
+		: socktab_addr_del(nets[n].net, ifindex, family, p, plen);
+	if (trace)
+		fprintf(stderr, "op %d: addr_%s(dev %d, family %d, plen %d) = %d\n", cur_op,
+			add ? "add" : "del", ifindex, family, plen, r);
+	expect(add ? "socktab_addr_add" : "socktab_addr_del", r, want);
+	if (r)
+		return;
+	if (add) {
+		struct maddr *m = &nets[n].addrs[nets[n].naddrs++];
+
+		m->ifindex = ifindex;
+		m->family = family;
+		m->plen = plen;
+		m->a = *a;
+		m->secondary = secondary;
+		return;
+	}
+	struct maddr gone = nets[n].addrs[found];
+
+	nets[n].addrs[found] = nets[n].addrs[--nets[n].naddrs];
+	for (int j = 0; family == AF_INET && !gone.secondary && j < nets[n].naddrs;) {
+		const struct maddr *m = &nets[n].addrs[j];
+
+		if (m->secondary && m->ifindex == ifindex && m->family == AF_INET &&
+		    m->plen == gone.plen && in_prefix(&m->a, &gone.a, AF_INET, gone.plen))
+			nets[n].addrs[j] = nets[n].addrs[--nets[n].naddrs];
+		else
+			j++;
+	}
+}
+
+static void addr_str(int n, bool add, int ifindex, const char *s, int plen)
+{
+	struct in6_addr a;
+	int family = strchr(s, ':') ? AF_INET6 : AF_INET;
+
+	memset(&a, 0, sizeof(a));
+	inet_pton(family, s, family == AF_INET ? (void *)&a.s6_addr32[3] : (void *)&a);
+	addr_checked(n, add, ifindex, family, &a, plen);
+}
+
+/*
+ * The default net's devices, so that short inputs reach them: d0 and d1 (up, with one
+ * link-local address on both), a VRF v0 (table 10) and its slave d2.
+ */
+static void default_devices(int n)
+{
+	int d0 = dev_add_checked(n, "d0", false, 0, true);
+	int d1 = dev_add_checked(n, "d1", false, 0, true);
+	int v0 = dev_add_checked(n, "v0", true, 10, true);
+	int d2 = dev_add_checked(n, "d2", false, 0, true);
+
+	if (d0 < 0 || d1 < 0 || v0 < 0 || d2 < 0 || set_master_checked(n, d2, v0))
+		violation("the default devices could not be made");
+	addr_str(n, true, d0, "192.0.2.1", 24);
+	addr_str(n, true, d0, "2001:db8::1", 64);
+	addr_str(n, true, d0, "fe80::1", 64);
+	addr_str(n, true, d1, "198.51.100.1", 24);
+	addr_str(n, true, d1, "fe80::1", 64);
+	addr_str(n, true, d2, "203.0.113.1", 24);
+	addr_str(n, true, d2, "2001:db8:1::1", 64);
+	check_devs(n);
+}
+
+/* A device of the net for device calls: lo, one of the net's (live or deleted), or none. */
+static int pick_dev(int n, uint8_t c)
+{
+	if (c % 8 == 0)
+		return LO;
+	if (c % 8 == 1)
+		return NO_DEV;
+	if (!nets[n].ndevs)
+		return LO;
+	return nets[n].devs[(c >> 3) % nets[n].ndevs].ifindex;
+}
+
+static void op_dev(struct input *in)
+{
+	static const char *const names[] = { "d0", "d1", "d2", "d3", "v1", "lo", "",
+					      "a/b", "0123456789abcdef", "012345678901234", ".",
+					      "d0 " };
+	static const uint32_t tables[] = { 10, 11, 12, 0, 254, 255, 10, 0xffffffffu };
+	int n = pick_net(in);
+	uint8_t c = u8(in), x = u8(in), y = u8(in);
+	int ifindex, want, r;
+	struct mdev *d;
+
+	if (n < 0)
+		return;
+	switch (c % 8) {
+	case 0:
+	case 1:
+		dev_add_checked(n, names[x % 12], false, 0, y & 1);
+		break;
+	case 2:
+		dev_add_checked(n, names[x % 12], true, tables[y % 8], (y >> 3) & 1);
+		break;
+	case 3:
+		ifindex = pick_dev(n, x);
+		d = mdev_get(n, ifindex);
+		r = socktab_dev_del(nets[n].net, ifindex);
+		expect("socktab_dev_del", r, ifindex == LO ? -EINVAL : d ? 0 : -ENODEV);
+		if (r)
+			break;
+		d->alive = false;
+		d->up = false;
+		for (int k = 0; k < nets[n].ndevs; k++)
+			if (nets[n].devs[k].master == ifindex)
+				nets[n].devs[k].master = 0;
+		forget_addrs(n, ifindex, 0);
+		break;
+	case 4:
+	case 5:
+		ifindex = pick_dev(n, x);
+		d = mdev_get(n, ifindex);
+		want = ifindex == LO ? (y & 1 ? 0 : -EINVAL) : d ? 0 : -ENODEV;
+		r = socktab_dev_set_up(nets[n].net, ifindex, y & 1);
+		expect("socktab_dev_set_up", r, want);
+		if (r || !d)
+			break;
+		if (!(y & 1) && d->up)
+			forget_addrs(n, ifindex, AF_INET6); /* addrconf_ifdown (R84) */
+		d->up = y & 1;
+		break;
+	default:
+		set_master_checked(n, pick_dev(n, x), y & 1 ? 0 : pick_dev(n, (uint8_t)(y >> 1)));
+	}
+	check_devs(n);
+}
+
+static void op_addr(struct input *in)
+{
+	static const char *const bad4[] = { "0.0.0.0", "224.0.0.1", "255.255.255.255", "10.1.2.3" };
+	static const char *const bad6[] = { "::", "ff02::1", "::ffff:192.0.2.1", "2001:db8:ff::1" };
+	int n = pick_net(in);
+	uint8_t c = u8(in), x = u8(in), y = u8(in);
+	int ifindex, family, plen;
+	struct in6_addr a;
+
+	if (n < 0)
+		return;
+	ifindex = pick_dev(n, x);
+	if ((c & 6) == 6 && nets[n].naddrs) { /* delete one the model has (or a neighbour) */
+		const struct maddr *m = &nets[n].addrs[y % nets[n].naddrs];
+
+		addr_checked(n, false, c & 8 ? ifindex : m->ifindex, m->family, &m->a,
+			     c & 16 ? m->plen + 1 : m->plen);
+		check_devs(n);
+		return;
+	}
+	family = c & 1 ? AF_INET6 : AF_INET;
+	memset(&a, 0, sizeof(a));
+	if (family == AF_INET) {
+		inet_pton(AF_INET, c & 0x80 ? bad4[y % 4] : dev_v4[y % 8], &a.s6_addr32[3]);
+		plen = c & 0x40 ? (int)(y >> 3) % 40 - 2 : dev_plens4[(y >> 3) % 4];
+	} else {
+		inet_pton(AF_INET6, c & 0x80 ? bad6[y % 4] : dev_v6[y % 8], &a);
+		plen = c & 0x40 ? (int)(y >> 3) % 140 - 2 : dev_plens6[(y >> 3) % 4];
+	}
+	if ((c & 0x30) == 0x30)
+		family = (int)(y >> 5) * 3; /* 0, 3, 6, ...: no address family */
+	addr_checked(n, !(c & 2), ifindex, family, &a, plen);
+	check_devs(n);
+}
+
+/*
+ * Device options on a socket: SO_BINDTOIFINDEX (any index, none, a deleted or unknown one,
+ * negative), SO_BINDTODEVICE (names, with any optlen), IP(V6)_FREEBIND and IP(V6)_TRANSPARENT.
+ * R89: an index >= 0 is taken without looking for a device, a name must name a live one
+ * (ENODEV), "" or optlen 0 unbinds, and only the first binding is free (EPERM without
+ * net_raw). Read back: the index as stored, the name or ENODEV for a stale index. A failed
+ * call changes nothing.
+ */
+static void op_sockdev(struct input *in)
+{
+	static const char *const names[] = { "d0", "d1", "d2", "v0", "lo", "", "nope",
+					      "0123456789abcdef" };
+	int i = pick_sock(in), n, dev0, dev1, want = 0, want_dev, r;
+	uint8_t c = u8(in), v = u8(in);
+	struct socktab_sock *sk;
+	char buf[SOCKTAB_IFNAMSIZ + 4], name[SOCKTAB_IFNAMSIZ];
+	socklen_t len;
+	struct snap s;
+
+	if (i < 0)
+		return;
+	sk = socks[i].sk;
+	n = socks[i].net;
+	dev0 = sock_dev(sk);
+	want_dev = dev0;
+	take_snap(&s);
+	switch (c % 6) {
+	case 0:
+	case 1: {
+		int idx = pick_ifindex(n, v, true);
+
+		len = c & 0x40 ? (socklen_t)(c >> 3) % 4 : sizeof(int);
+		r = socktab_setsockopt(sk, SOL_SOCKET, SO_BINDTOIFINDEX, &idx, len);
+		if (len < sizeof(int))
+			want = -EINVAL;
+		else if (dev0 && !nets[n].net_raw)
+			want = -EPERM;
+		else if (idx < 0)
+			want = -EINVAL;
+		else
+			want_dev = idx;
+		break;
+	}
+	case 2:
+	case 3: {
+		static const socklen_t lens[] = { 0, 1, 2, 3, 15, 16, 20, 0 };
+		const char *nm = names[v % 8];
+		int idx;
+
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, nm, strlen(nm));
+		len = c & 0x40 ? lens[(c >> 3) % 8] : (socklen_t)strlen(nm) + (c >> 7);
+		/* What socktab reads: at most IFNAMSIZ - 1 bytes, up to a NUL. */
+		memset(name, 0, sizeof(name));
+		memcpy(name, buf, len < SOCKTAB_IFNAMSIZ - 1 ? len : SOCKTAB_IFNAMSIZ - 1);
+		idx = name[0] ? mdev_by_name(n, name) : 0;
+		r = socktab_setsockopt(sk, SOL_SOCKET, SO_BINDTODEVICE, buf, len);
+		if (name[0] && !idx)
+			want = -ENODEV;
+		else if (dev0 && !nets[n].net_raw)
+			want = -EPERM;
+		else
+			want_dev = idx;
+		break;
+	}
+	case 4: {
+		int on = v & 1;
+
+		r = socktab_setsockopt(sk, c & 0x80 ? IPPROTO_IPV6 : IPPROTO_IP,
+				       c & 0x80 ? IPV6_FREEBIND : IP_FREEBIND, &on, sizeof(on));
+		want = c & 0x80 && sock_family(i) != AF_INET6 ? r : 0; /* IPv6 level on IPv4 */
+		break;
+	}
+	default: {
+		int on = v & 1;
+
+		r = socktab_setsockopt(sk, c & 0x80 ? IPPROTO_IPV6 : IPPROTO_IP,
+				       c & 0x80 ? IPV6_TRANSPARENT : IP_TRANSPARENT, &on,
+				       sizeof(on));
+		if (c & 0x80 && sock_family(i) != AF_INET6)
+			want = r; /* IPv6 level on IPv4 */
+		else
+			want = on && !nets[n].net_raw ? -EPERM : 0;
+	}
+	}
+	if (trace)
+		fprintf(stderr, "op %d: sockdev %d on socket %d (device %d) = %d\n", cur_op,
+			c % 6, i, dev0, r);
+	expect("setsockopt", r, want);
+	dev1 = sock_dev(sk);
+	if (r)
+		want_dev = dev0;
+	if (dev1 != want_dev)
+		violation("socket %d is bound to device %d after setsockopt (%d), model %d", i,
+			  dev1, r, want_dev);
+	if (r)
+		check_unchanged(&s, "setsockopt", r, false);
+	/* SO_BINDTODEVICE reads the name back: none, the live device's, or ENODEV (R89). */
+	len = sizeof(name);
+	memset(name, 0, sizeof(name));
+	r = socktab_getsockopt(sk, SOL_SOCKET, SO_BINDTODEVICE, name, &len);
+	if (!dev1 ? r || len : dev1 == LO ? r || strcmp(name, "lo")
+		: mdev_get(n, dev1) ? r || strcmp(name, mdev_get(n, dev1)->name)
+				    : r != -ENODEV)
+		violation("SO_BINDTODEVICE of a socket bound to %d read back %d, '%.16s' (%u)",
+			  dev1, r, name, len);
 }
 
 static void run_op(struct input *in)
@@ -1163,8 +2467,20 @@ static void run_op(struct input *in)
 	case 17:
 		op_settings(in);
 		break;
-	default:
+	case 18:
 		op_time(in);
+		break;
+	default: /* devices, addresses and device options */
+		switch (u8(in) % 4) {
+		case 0:
+			op_dev(in);
+			break;
+		case 1:
+			op_addr(in);
+			break;
+		default:
+			op_sockdev(in);
+		}
 	}
 }
 
@@ -1195,6 +2511,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		op_net_new(&first);
 		if (!nets[0].net)
 			violation("the default net could not be created");
+		default_devices(0);
 	}
 	for (cur_op = 0; in.n && cur_op < MAX_OPS; cur_op++) {
 		run_op(&in);

@@ -5,26 +5,39 @@
  *
  *   build/torture [--threads N] [--duration S] [--seed X]
  *
- * N writers and N readers (default 2 each) and one listener-group churn thread share one net
- * with small tables (stress_net_params in tests/common/stress.h: long chains, shared buckets),
- * ports 40000-40999, TIME_WAIT of 20 ms with tw_reuse (entries expire and are taken over all the
- * time), and a type-stable pool (a closed socket's memory is handed out again at once).
+ * N writers and N readers (default 2 each), one listener-group churn thread and one device churn
+ * thread share one net with small tables (stress_net_params in tests/common/stress.h: long
+ * chains, shared buckets), ports 40000-40999, TIME_WAIT of 20 ms with tw_reuse (entries expire
+ * and are taken over all the time), and a type-stable pool (a closed socket's memory is handed
+ * out again at once). The net has devices: d0 (192.0.2.1/24, 2001:db8::1/64), d1
+ * (198.51.100.1/24, 2001:db8:1::1/64), a VRF "blue" with its slave d2 (203.0.113.1/24,
+ * 2001:db8:2::1/64), and d3, whose addresses and state the device churn thread keeps changing
+ * (with a device x0 coming and going) while the others bind, connect and look up.
  *
- * Each writer owns slots of three kinds and moves each through its life:
- *   CONN    socket (v4 or v6), connect() to 127.0.0.1-4 or ::1 ports 1000-1003, ESTABLISHED,
- *           then a graceful close (TIME_WAIT), an abortive close (SO_LINGER 0) or a reset
- *           (tcp_done) and close;
- *   LISTEN  bind 127.0.0.1:P (P owned by the writer), listen, a child from 127.0.0.2, then
- *           abortive closes; P must be bindable again at once every time (it was released);
- *   UDP     bind 127.0.0.1:Q (owned), connect to 127.0.0.3 peers, re-connect, disconnect, close;
- *           Q must be bindable again at once.
+ * Each slot has a profile: its sockets are unbound on lo's addresses, or bound with
+ * SO_BINDTOIFINDEX to d0, d1, d2 or blue and use that device's addresses and peers; traffic to
+ * them arrives on (lo, 0), (d0, 0), (d1, 0), or (d2, blue) for the last two (R91, R99). Each
+ * writer owns slots of three kinds and moves each through its life:
+ *   CONN    socket (v4 or v6), connect() to 4 peers of the profile (127.0.0.1-4 or ::1 for lo)
+ *           ports 1000-1003, ESTABLISHED, then a graceful close (TIME_WAIT), an abortive close
+ *           (SO_LINGER 0) or a reset (tcp_done) and close;
+ *   LISTEN  bind the profile's address (or the wildcard) port P (owned by the writer), listen,
+ *           a child from a peer arriving on the profile's device, then abortive closes; P must
+ *           be bindable again at once every time (it was released);
+ *   UDP     bind the profile's address port Q (owned), connect to a peer, re-connect,
+ *           disconnect (unbound ones only: a disconnect drops the device, R75), close; Q must
+ *           be bindable again at once.
  * A slot publishes what is present with a sequence counter, odd while the writer changes it
  * (tests/common/stress.h). A reader that reads the same even value before and after a lookup
- * knows the slot's socket was there for the whole lookup: the lookup must return exactly it (a
- * connected UDP socket must not answer another source). Every non-NULL result must carry
- * the key asked for. The churn thread replaces, one at a time, members of a SO_REUSEPORT group of
- * four listeners on 127.0.0.1:9000; a listener lookup that overlapped at most one replacement
- * must find a member (one that overlapped more may rightly miss).
+ * knows the slot's socket was there for the whole lookup. Three lookups in four arrive on the
+ * profile's device: the lookup must return exactly the slot's socket (a connected UDP socket
+ * must not answer another source). One in four arrives on a device those sockets must not take
+ * (R92: another device, lo, an unknown one, or VRF traffic for unbound ones): the lookup must
+ * return nothing, since no other socket has those keys. Every non-NULL result must carry the
+ * key asked for and be bound to a device that takes the ingress device, unless its owner
+ * closed it meanwhile. The churn thread replaces, one at a time, members of a SO_REUSEPORT
+ * group of four listeners on 127.0.0.1:9000; a listener lookup that overlapped at most one
+ * replacement must find a member (one that overlapped more may rightly miss).
  *
  * At the end, with every thread stopped: net counters equal the model (established = connected
  * CONN and child slots, UDP hashed/hashed4 = bound/connected UDP slots); then everything is
@@ -33,7 +46,7 @@
  * of the writers is bindable again.
  *
  * Prints "torture: ... violations=V leaked=L" and "N passed, M failed"; exit status 1 on any
- * violation or leak.
+ * violation or leak, or when no device-bound slot was checked.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -62,6 +75,29 @@
 
 enum { K_EMPTY, K_CONN, K_LISTEN, K_UDP };
 
+/*
+ * Where a slot's sockets live: unbound on lo's addresses, or bound (SO_BINDTOIFINDEX) to a
+ * device of the net with its addresses, and the ingress device (dif, sdif) of their traffic.
+ */
+enum { P_LO, P_D0, P_D1, P_D2, P_VRF, NPROF };
+#define NCAND 7 /* ingress devices a lookup may claim (setup_profiles) */
+
+struct prof {
+	const char *name;
+	int dev;                  /* SO_BINDTOIFINDEX, 0: none */
+	int dif, sdif;            /* ingress device of traffic to these sockets, and its VRF */
+	uint32_t laddr;           /* address listeners and UDP sockets bind, network order */
+	bool wild;                /* listeners bind the wildcard instead */
+	uint32_t peer;            /* first of 4 peers to connect to (network order) */
+	struct in6_addr peer6;    /* the IPv6 peer, if v6 */
+	bool v6;
+	/* Ingress devices whose traffic these sockets must never take (R92). */
+	int nwrong;
+	int wrong_dif[NCAND], wrong_sdif[NCAND];
+};
+
+static struct prof profs[NPROF];
+
 struct slot {
 	_Atomic uint32_t seq;     /* odd while the writer changes the slot */
 	_Atomic int kind;         /* what is present; K_EMPTY: nothing */
@@ -71,9 +107,10 @@ struct slot {
 	_Atomic uint32_t laddr[4], raddr[4]; /* IPv6 words; IPv4 in word 3 */
 	_Atomic uint32_t lport, rport;       /* network order */
 	_Atomic(struct socktab_sock *) sk, csk;
-	/* writer-private */
+	/* set before the threads start */
 	int type;                 /* K_CONN, K_LISTEN or K_UDP: what this slot holds when full */
 	uint16_t port;            /* K_LISTEN, K_UDP: the writer-owned port */
+	const struct prof *prof;  /* where its sockets live */
 };
 
 static struct socktab_net *net;
@@ -82,6 +119,7 @@ static int nthreads = 2;
 static _Atomic int stop;
 static _Atomic uint64_t n_ops, n_lookups, n_checked, n_hits, n_violations, n_listener_lookups;
 static _Atomic uint64_t n_udp_lookups, n_connect_fail;
+static _Atomic uint64_t n_dev_checked, n_wrong_dev, n_dev_churn;
 
 static void violation(const char *fmt, ...)
 {
@@ -159,6 +197,20 @@ static void publish_names(struct slot *s, struct socktab_sock *sk, bool peer)
 	}
 }
 
+/* A socket of @proto and @family bound to the slot profile's device. */
+static struct socktab_sock *prof_socket(const struct prof *p, int proto, int family)
+{
+	struct socktab_sock *sk = socktab_socket(net, proto, family);
+
+	if (sk && p->dev &&
+	    socktab_setsockopt(sk, SOL_SOCKET, SO_BINDTOIFINDEX, &p->dev, sizeof(p->dev))) {
+		violation("SO_BINDTOIFINDEX %d failed", p->dev);
+		socktab_close(sk);
+		return NULL;
+	}
+	return sk;
+}
+
 static void close_mode(struct socktab_sock *sk, int mode)
 {
 	static const struct linger lg = { 1, 0 };
@@ -183,7 +235,8 @@ static void conn_step(struct slot *s, uint64_t *rng)
 		end(s);
 		return;
 	}
-	bool v6 = stress_rand(rng) % 4 == 0;
+	const struct prof *p = s->prof;
+	bool v6 = p->v6 && stress_rand(rng) % 4 == 0;
 	uint16_t dport = htons((uint16_t)(1000 + stress_rand(rng) % 4));
 	struct sockaddr_storage d;
 	socklen_t dl;
@@ -193,18 +246,18 @@ static void conn_step(struct slot *s, uint64_t *rng)
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&d;
 
 		a->sin6_family = AF_INET6;
-		a->sin6_addr = in6addr_loopback;
+		a->sin6_addr = p->peer6;
 		a->sin6_port = dport;
 		dl = sizeof(*a);
 	} else {
 		struct sockaddr_in *a = (struct sockaddr_in *)&d;
 
 		a->sin_family = AF_INET;
-		a->sin_addr.s_addr = htonl(0x7f000001 + (uint32_t)(stress_rand(rng) % 4));
+		a->sin_addr.s_addr = htonl(ntohl(p->peer) + (uint32_t)(stress_rand(rng) % 4));
 		a->sin_port = dport;
 		dl = sizeof(*a);
 	}
-	sk = socktab_socket(net, SOCKTAB_TCP, v6 ? AF_INET6 : AF_INET);
+	sk = prof_socket(p, SOCKTAB_TCP, v6 ? AF_INET6 : AF_INET);
 	if (!sk) {
 		violation("socket() failed: %s", strerror(errno));
 		return;
@@ -228,12 +281,13 @@ static void conn_step(struct slot *s, uint64_t *rng)
 
 static void listen_step(struct slot *s, uint64_t *rng)
 {
+	const struct prof *p = s->prof;
 	struct socktab_sock *sk = atomic_load(&s->sk), *c = atomic_load(&s->csk);
 	struct sockaddr_in l = { .sin_family = AF_INET, .sin_port = htons(s->port) };
 
-	l.sin_addr.s_addr = htonl(0x7f000001);
+	l.sin_addr.s_addr = p->wild ? 0 : p->laddr;
 	if (!sk) {
-		sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		sk = prof_socket(p, SOCKTAB_TCP, AF_INET);
 		if (!sk) {
 			violation("socket() failed: %s", strerror(errno));
 			return;
@@ -257,11 +311,13 @@ static void listen_step(struct slot *s, uint64_t *rng)
 	if (!c) {
 		struct sockaddr_in r = { .sin_family = AF_INET };
 
-		r.sin_addr.s_addr = htonl(0x7f000002);
+		/* The SYN: from the profile's second peer to its address, on its device. */
+		r.sin_addr.s_addr = htonl(ntohl(p->peer) + 1);
 		r.sin_port = htons((uint16_t)(30000 + stress_rand(rng) % 30000));
+		l.sin_addr.s_addr = p->laddr;
 		begin(s);
 		c = socktab_sock_new_child(sk, (struct sockaddr *)&l, (struct sockaddr *)&r,
-					   sizeof(r), SOCKTAB_LOOPBACK_IFINDEX, 0);
+					   sizeof(r), p->dif, p->sdif);
 		if (!c) {
 			violation("child of listener %u failed: %s", s->port, strerror(errno));
 			end(s);
@@ -296,12 +352,12 @@ static void udp_step(struct slot *s, uint64_t *rng)
 	struct sockaddr_in a = { .sin_family = AF_INET };
 
 	if (!sk) {
-		sk = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+		sk = prof_socket(s->prof, SOCKTAB_UDP, AF_INET);
 		if (!sk) {
 			violation("UDP socket() failed: %s", strerror(errno));
 			return;
 		}
-		a.sin_addr.s_addr = htonl(0x7f000001);
+		a.sin_addr.s_addr = s->prof->laddr;
 		a.sin_port = htons(s->port);
 		begin(s);
 		int err = socktab_bind(sk, (struct sockaddr *)&a, sizeof(a));
@@ -320,11 +376,16 @@ static void udp_step(struct slot *s, uint64_t *rng)
 		end(s);
 		return;
 	}
+	int step = (int)(stress_rand(rng) % 4);
+
+	/* A disconnect would also drop the device binding (R75): a bound one re-connects. */
+	if (step == 2 && s->prof->dev)
+		step = 1;
 	begin(s);
-	switch (stress_rand(rng) % 4) {
+	switch (step) {
 	case 0:
 	case 1: /* connect, or re-connect to another peer: moves between hash2/hash4 chains */
-		a.sin_addr.s_addr = htonl(0x7f000003);
+		a.sin_addr.s_addr = htonl(ntohl(s->prof->peer) + 2);
 		a.sin_port = htons((uint16_t)(7000 + stress_rand(rng) % 8));
 		if (socktab_connect(sk, (struct sockaddr *)&a, sizeof(a))) {
 			violation("UDP connect failed");
@@ -444,20 +505,66 @@ static bool tcp_key(const struct socktab_sock *f, int family, const uint32_t *ra
 	return !RD(f->v4key) && !memcmp(&r, raddr, 16) && !memcmp(&l, laddr, 16);
 }
 
+/* inet_bound_dev_eq (R92) with the l3mdev_accept sysctls off, as the torture's net has them. */
+static bool dev_ok(int bound, int dif, int sdif)
+{
+	return bound ? bound == dif || bound == sdif : !sdif;
+}
+
+/*
+ * The ingress device of a lookup of slot @s: mostly the right one for its profile, one time in
+ * four one whose traffic its sockets must not take. Returns whether it is a wrong one.
+ */
+static bool pick_ingress(const struct slot *s, uint64_t *rng, int *dif, int *sdif)
+{
+	const struct prof *p = s->prof;
+	uint64_t r = stress_rand(rng);
+
+	if (r % 4 || !p->nwrong) {
+		*dif = p->dif;
+		*sdif = p->sdif;
+		return false;
+	}
+	*dif = p->wrong_dif[(r >> 8) % (uint64_t)p->nwrong];
+	*sdif = p->wrong_sdif[(r >> 8) % (uint64_t)p->nwrong];
+	atomic_fetch_add_explicit(&n_wrong_dev, 1, memory_order_relaxed);
+	return true;
+}
+
+/* A result's device must take the ingress device, unless the owner closed it after the lookup
+ * took its reference (see left_tables). */
+static void check_dev(const struct slot *s, struct socktab_sock *f, int dif, int sdif,
+		      const char *what)
+{
+	if (f && !dev_ok((int)RD(f->bound_dev_if), dif, sdif) && !left_tables(f))
+		violation("%s lookup on dif %d sdif %d returned a socket bound to device %d (slot "
+			  "profile %s)", what, dif, sdif, (int)RD(f->bound_dev_if), s->prof->name);
+}
+
+/* One more lookup checked against a stable slot; dev_checked counts device-bound ones. */
+static void count_checked(const struct slot *s)
+{
+	atomic_fetch_add_explicit(&n_checked, 1, memory_order_relaxed);
+	if (s->prof->dev)
+		atomic_fetch_add_explicit(&n_dev_checked, 1, memory_order_relaxed);
+}
+
 static void check_conn(struct slot *s, uint64_t *rng)
 {
 	struct snap n;
 	bool negative = stress_rand(rng) % 8 == 0;
 	struct socktab_sock *f;
+	int dif, sdif;
+	bool wrong = pick_ingress(s, rng, &dif, &sdif);
 
 	take(s, &n);
 	if (negative) /* port 999 is never a destination: nobody holds this tuple */
 		n.rport = htons(999);
 	if (n.family == AF_INET)
-		f = socktab_lookup_tcp4(net, n.raddr[3], n.rport, n.laddr[3], n.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+		f = socktab_lookup_tcp4(net, n.raddr[3], n.rport, n.laddr[3], n.lport, dif, sdif);
 	else
 		f = socktab_lookup_tcp6(net, (const struct in6_addr *)n.raddr, n.rport,
-					(const struct in6_addr *)n.laddr, n.lport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+					(const struct in6_addr *)n.laddr, n.lport, dif, sdif);
 	bool st = stable(s, &n);
 
 	atomic_fetch_add_explicit(&n_lookups, 1, memory_order_relaxed);
@@ -468,82 +575,102 @@ static void check_conn(struct slot *s, uint64_t *rng)
 		else if (!tcp_key(f, n.family, n.raddr, n.rport, n.laddr, n.lport) &&
 			 !left_tables(f))
 			violation("TCP lookup returned a socket whose key does not match");
+		check_dev(s, f, dif, sdif, "TCP");
 	}
 	if (st && n.kind == K_CONN && !negative) {
-		atomic_fetch_add_explicit(&n_checked, 1, memory_order_relaxed);
-		if (f != n.sk)
-			violation("a connection present for the whole lookup was missed (got %p)",
-				  (void *)f);
+		/* Its own device finds it; no other entry has its 4-tuple on a device that takes
+		 * a wrong ingress device. */
+		struct socktab_sock *expect = wrong ? NULL : n.sk;
+
+		count_checked(s);
+		if (f != expect)
+			violation("a connection (profile %s) present for the whole lookup on "
+				  "dif %d sdif %d: got %p, expected %p", s->prof->name, dif, sdif,
+				  (void *)f, (void *)expect);
 	}
 	socktab_sock_put(f);
 }
 
 static void check_listen(struct slot *s, uint64_t *rng)
 {
+	const struct prof *p = s->prof;
 	struct snap n;
 	struct socktab_sock *f;
+	int dif, sdif;
+	bool wrong = pick_ingress(s, rng, &dif, &sdif);
 
 	take(s, &n);
 	if (stress_rand(rng) % 2) {
-		f = socktab_lookup_listener4(net, htonl(0x7f000009), htons(12345), htonl(0x7f000001),
-					     htons(s->port), SOCKTAB_LOOPBACK_IFINDEX, 0);
+		f = socktab_lookup_listener4(net, htonl(ntohl(p->peer) + 8), htons(12345), p->laddr,
+					     htons(s->port), dif, sdif);
 		bool st = stable(s, &n);
 
 		atomic_fetch_add_explicit(&n_listener_lookups, 1, memory_order_relaxed);
 		if (f && (socktab__sk_num(f) != s->port ||
-			  socktab__sk_rcv_saddr(f) != htonl(0x7f000001)) && !left_tables(f))
+			  socktab__sk_rcv_saddr(f) != (p->wild ? 0 : p->laddr)) && !left_tables(f))
 			violation("listener lookup returned a socket whose key does not match");
+		check_dev(s, f, dif, sdif, "listener");
 		if (st && n.kind == K_LISTEN) {
-			atomic_fetch_add_explicit(&n_checked, 1, memory_order_relaxed);
-			if (f != n.sk)
-				violation("listener %u present for the whole lookup was missed",
-					  s->port);
+			count_checked(s);
+			if (f != (wrong ? NULL : n.sk))
+				violation("listener %u (profile %s) present for the whole "
+					  "lookup on dif %d sdif %d: got %p, expected %p", s->port,
+					  p->name, dif, sdif, (void *)f,
+					  (void *)(wrong ? NULL : n.sk));
 		}
 		socktab_sock_put(f);
 		return;
 	}
-	uint32_t laddr[4] = { 0, 0, 0, htonl(0x7f000001) };
+	uint32_t laddr[4] = { 0, 0, 0, p->laddr };
 
-	f = socktab_lookup_established4(net, n.raddr[3], n.rport, laddr[3], htons(s->port), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_established4(net, n.raddr[3], n.rport, laddr[3], htons(s->port), dif,
+					sdif);
 	bool st = stable(s, &n);
 
 	atomic_fetch_add_explicit(&n_lookups, 1, memory_order_relaxed);
 	if (f && !tcp_key(f, AF_INET, n.raddr, n.rport, laddr, htons(s->port)) && !left_tables(f))
 		violation("child lookup returned a socket whose key does not match");
+	check_dev(s, f, dif, sdif, "child");
 	if (st && n.kind == K_LISTEN && n.child) {
-		atomic_fetch_add_explicit(&n_checked, 1, memory_order_relaxed);
-		if (f != n.csk)
-			violation("a child present for the whole lookup was missed");
+		count_checked(s);
+		if (f != (wrong ? NULL : n.csk))
+			violation("a child (profile %s) present for the whole lookup on dif %d "
+				  "sdif %d: got %p", p->name, dif, sdif, (void *)f);
 	}
 	socktab_sock_put(f);
 }
 
 static void check_udp(struct slot *s, uint64_t *rng)
 {
+	const struct prof *p = s->prof;
 	struct snap n;
 	bool from_peer;
 	uint32_t src;
 	uint16_t sport;
 	struct socktab_sock *f;
+	int dif, sdif;
+	bool wrong = pick_ingress(s, rng, &dif, &sdif);
 
 	take(s, &n);
 	from_peer = n.connected && stress_rand(rng) % 2;
-	src = from_peer ? n.raddr[3] : htonl(0x7f000005);
+	src = from_peer ? n.raddr[3] : htonl(ntohl(p->peer) + 4);
 	sport = from_peer ? n.rport : htons((uint16_t)(40000 + stress_rand(rng) % 1000));
-	f = socktab_lookup_udp4(net, src, sport, htonl(0x7f000001), htons(s->port), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_udp4(net, src, sport, p->laddr, htons(s->port), dif, sdif);
 	bool st = stable(s, &n);
 
 	atomic_fetch_add_explicit(&n_udp_lookups, 1, memory_order_relaxed);
 	if (f && socktab__sk_num(f) != s->port && !left_tables(f))
 		violation("UDP lookup returned a socket on another port");
+	check_dev(s, f, dif, sdif, "UDP");
 	if (st && n.kind == K_UDP) {
-		atomic_fetch_add_explicit(&n_checked, 1, memory_order_relaxed);
+		count_checked(s);
 		/* Only this socket is bound to the port: it answers unless it is connected to
-		 * someone else. */
-		struct socktab_sock *expect = !n.connected || from_peer ? n.sk : NULL;
+		 * someone else, or the datagram came in on a device it does not take. */
+		struct socktab_sock *expect = (!n.connected || from_peer) && !wrong ? n.sk : NULL;
 
 		if (f != expect)
-			violation("UDP lookup from %s got %p, expected %p (connected=%d)",
+			violation("UDP lookup (profile %s, dif %d sdif %d) from %s got %p, "
+				  "expected %p (connected=%d)", p->name, dif, sdif,
 				  from_peer ? "the peer" : "a stranger", (void *)f, (void *)expect,
 				  n.connected);
 	}
@@ -692,6 +819,159 @@ static void check_ports(void)
 		violation("%d released ports are not bindable at the end", bad);
 }
 
+/* ---------------------------------------------------------------- devices */
+
+static int dev_d0, dev_d1, dev_d2, dev_blue, dev_d3;
+static uint64_t dev_seed;
+
+static uint32_t ip4(const char *s)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+static int addr4(int dev, const char *s, int plen)
+{
+	uint32_t a = ip4(s);
+
+	return socktab_addr_add(net, dev, AF_INET, &a, plen);
+}
+
+static int addr6(int dev, const char *s, int plen)
+{
+	struct in6_addr a;
+
+	inet_pton(AF_INET6, s, &a);
+	return socktab_addr_add(net, dev, AF_INET6, &a, plen);
+}
+
+/*
+ * The net's devices: d0 (192.0.2.1/24, 2001:db8::1/64), d1 (198.51.100.1/24,
+ * 2001:db8:1::1/64), a VRF "blue" (table 10) with its slave d2 (203.0.113.1/24,
+ * 2001:db8:2::1/64), and d3, which the device churn thread keeps changing.
+ */
+static int setup_devices(void)
+{
+	dev_d0 = socktab_dev_add(net, "d0", 1);
+	dev_d1 = socktab_dev_add(net, "d1", 1);
+	dev_blue = socktab_dev_add_vrf(net, "blue", 10, 1);
+	dev_d2 = socktab_dev_add(net, "d2", 1);
+	dev_d3 = socktab_dev_add(net, "d3", 1);
+	if (dev_d0 < 0 || dev_d1 < 0 || dev_blue < 0 || dev_d2 < 0 || dev_d3 < 0 ||
+	    socktab_dev_set_master(net, dev_d2, dev_blue) || addr4(dev_d0, "192.0.2.1", 24) ||
+	    addr6(dev_d0, "2001:db8::1", 64) || addr4(dev_d1, "198.51.100.1", 24) ||
+	    addr6(dev_d1, "2001:db8:1::1", 64) || addr4(dev_d2, "203.0.113.1", 24) ||
+	    addr6(dev_d2, "2001:db8:2::1", 64))
+		return -1;
+	return 0;
+}
+
+/* Fill the profiles (see struct prof) once the devices exist. */
+static void setup_profiles(void)
+{
+	/* Every ingress device a lookup may claim; each profile gets those it must not take. */
+	const int cand[NCAND][2] = { { SOCKTAB_LOOPBACK_IFINDEX, 0 }, { dev_d0, 0 }, { dev_d1, 0 },
+				{ dev_d2, 0 }, { dev_d2, dev_blue }, { 4242, 0 },
+				{ dev_d0, dev_blue } };
+	const struct {
+		const char *name;
+		int dev, dif, sdif;
+		const char *laddr;
+		bool wild;
+		const char *peer, *peer6;
+	} def[NPROF] = {
+		{ "lo", 0, SOCKTAB_LOOPBACK_IFINDEX, 0, "127.0.0.1", false, "127.0.0.1", "::1" },
+		{ "d0", dev_d0, dev_d0, 0, "192.0.2.1", true, "192.0.2.100", "2001:db8::100" },
+		{ "d1", dev_d1, dev_d1, 0, "198.51.100.1", false, "198.51.100.100",
+		  "2001:db8:1::100" },
+		{ "d2", dev_d2, dev_d2, dev_blue, "203.0.113.1", true, "203.0.113.100",
+		  "2001:db8:2::100" },
+		/* Bound to the VRF: takes d2's traffic through sdif (R99). Other peers than d2's,
+		 * so that no 4-tuple is shared with a d2-bound socket, which also takes it. */
+		{ "blue", dev_blue, dev_d2, dev_blue, "203.0.113.1", false, "203.0.113.150", NULL },
+	};
+
+	for (int k = 0; k < NPROF; k++) {
+		struct prof *p = &profs[k];
+
+		p->name = def[k].name;
+		p->dev = def[k].dev;
+		p->dif = def[k].dif;
+		p->sdif = def[k].sdif;
+		p->laddr = ip4(def[k].laddr);
+		p->wild = def[k].wild;
+		p->peer = ip4(def[k].peer);
+		p->v6 = def[k].peer6 != NULL;
+		if (p->v6)
+			inet_pton(AF_INET6, def[k].peer6, &p->peer6);
+		p->nwrong = 0;
+		for (int c = 0; c < NCAND; c++)
+			if (!dev_ok(p->dev, cand[c][0], cand[c][1])) {
+				p->wrong_dif[p->nwrong] = cand[c][0];
+				p->wrong_sdif[p->nwrong] = cand[c][1];
+				p->nwrong++;
+			}
+	}
+}
+
+/*
+ * Device churn: while sockets are bound, connected and looked up, d3 gains and loses
+ * addresses and goes down and up, and a device x0 comes and goes (a bounded number of times,
+ * like every loop here). None of this touches the
+ * profiles' devices, so no socket's lookups may change.
+ */
+#define MAX_DEV_CYCLES 200
+
+static void *dev_churn(void *arg)
+{
+	uint64_t rng = dev_seed | 1;
+	int x0 = 0, cycles = 0;
+
+	(void)arg;
+	socktab_thread_register();
+	while (!atomic_load(&stop)) {
+		int err = 0;
+
+		switch (stress_rand(&rng) % 4) {
+		case 0:
+			if (addr4(dev_d3, "198.18.0.1", 24) == -EEXIST) {
+				uint32_t a = ip4("198.18.0.1");
+
+				err = socktab_addr_del(net, dev_d3, AF_INET, &a, 24);
+			}
+			break;
+		case 1:
+			if (addr6(dev_d3, "2001:db8:ff::1", 64) == -EEXIST) {
+				struct in6_addr a;
+
+				inet_pton(AF_INET6, "2001:db8:ff::1", &a);
+				err = socktab_addr_del(net, dev_d3, AF_INET6, &a, 64);
+			}
+			break;
+		case 2:
+			err = socktab_dev_set_up(net, dev_d3, (int)(stress_rand(&rng) & 1));
+			break;
+		default:
+			if (x0 > 0) {
+				err = socktab_dev_del(net, x0);
+				x0 = 0;
+			} else if (cycles < MAX_DEV_CYCLES) {
+				x0 = socktab_dev_add(net, "x0", 1);
+				err = x0 < 0 ? x0 : 0;
+				cycles++;
+			}
+		}
+		if (err)
+			violation("device churn call failed: %s", strerror(-err));
+		atomic_fetch_add_explicit(&n_dev_churn, 1, memory_order_relaxed);
+		stress_sleep(0.0002);
+	}
+	socktab_thread_unregister();
+	return NULL;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: torture [--threads N (1-%d, default 2)] [--duration S (default 10)]"
@@ -713,7 +993,7 @@ int main(int argc, char **argv)
 	const struct opt_parser op = { "torture", "h", longopts };
 	double duration = 10;
 	uint64_t seed = 1;
-	pthread_t wt[MAX_THREADS], rt[MAX_THREADS], ct;
+	pthread_t wt[MAX_THREADS], rt[MAX_THREADS], ct, dt;
 	struct socktab_net_params p;
 	struct timespec t0, t1;
 	int c;
@@ -753,11 +1033,17 @@ int main(int argc, char **argv)
 		perror("torture: socktab_net_new");
 		return 1;
 	}
+	if (setup_devices()) {
+		fprintf(stderr, "torture: the devices could not be set up\n");
+		return 1;
+	}
+	setup_profiles();
 	for (int w = 0; w < nthreads; w++)
 		for (int i = 0; i < SLOTS_PER_WRITER; i++) {
 			struct slot *s = &slots[w * SLOTS_PER_WRITER + i];
 
 			s->type = i < NCONN ? K_CONN : i < NCONN + NLISTEN ? K_LISTEN : K_UDP;
+			s->prof = &profs[(w + i) % NPROF];
 			s->port = (uint16_t)((s->type == K_LISTEN ? LISTEN_PORT_BASE : UDP_PORT_BASE) +
 					     64 * w + i);
 		}
@@ -765,6 +1051,8 @@ int main(int argc, char **argv)
 	group.net = net;
 	group.seed = seed * 7919 + 1;
 	pthread_create(&ct, NULL, stress_group_churn, &group);
+	dev_seed = seed * 0x2545f4914f6cdd1dull + 3;
+	pthread_create(&dt, NULL, dev_churn, NULL);
 	for (int i = 0; i < nthreads; i++) {
 		wargs[i].w = i;
 		wargs[i].seed = seed * 0x9e3779b97f4a7c15ull + (uint64_t)i + 1;
@@ -780,6 +1068,7 @@ int main(int argc, char **argv)
 	}
 	atomic_store(&group.stop, 1); /* readers are done: the group may go now */
 	pthread_join(ct, NULL);
+	pthread_join(dt, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	check_counts();
 	uint64_t leaked = drain_and_count_leaks();
@@ -792,17 +1081,21 @@ int main(int argc, char **argv)
 
 	printf("torture: seed=%llu threads=%d duration_s=%.1f ops=%llu lookups=%llu "
 	       "listener_lookups=%llu udp_lookups=%llu checked=%llu hits=%llu connect_fail=%llu "
-	       "tw_recycled=%llu churn_steps=%llu violations=%llu leaked=%llu\n",
+	       "tw_recycled=%llu churn_steps=%llu dev_checked=%llu wrong_dev_lookups=%llu "
+	       "dev_churn=%llu violations=%llu leaked=%llu\n",
 	       (unsigned long long)seed, nthreads, secs, (unsigned long long)n_ops,
 	       (unsigned long long)n_lookups,
 	       (unsigned long long)n_listener_lookups, (unsigned long long)n_udp_lookups,
 	       (unsigned long long)n_checked, (unsigned long long)n_hits,
 	       (unsigned long long)n_connect_fail, (unsigned long long)st.tw_recycled,
-	       (unsigned long long)group.steps, (unsigned long long)n_violations,
+	       (unsigned long long)group.steps, (unsigned long long)n_dev_checked,
+	       (unsigned long long)n_wrong_dev, (unsigned long long)n_dev_churn,
+	       (unsigned long long)n_violations,
 	       (unsigned long long)leaked);
 	socktab_net_free(net);
 	socktab_thread_unregister();
-	bool ok = n_violations == 0 && leaked == 0 && n_checked > 0;
+	bool ok = n_violations == 0 && leaked == 0 && n_checked > 0 && n_dev_checked > 0 &&
+		  n_wrong_dev > 0;
 
 	printf("%d passed, %d failed\n", ok, !ok);
 	return ok ? 0 : 1;
