@@ -159,7 +159,8 @@ int socktab__bind_check_v6(struct socktab_sock *sk, const struct in6_addr *a, ui
 
 	if (dev && !socktab__dev_get(c, dev))
 		err = -ENODEV;
-	else if (a->s6_addr[0] != 0xff && !socktab__skf(sk, SOCKTAB__SKF_FREEBIND) && !socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT) &&
+	else if (a->s6_addr[0] != 0xff && !socktab__skf(sk, SOCKTAB__SKF_FREEBIND) &&
+		 !socktab__skf(sk, SOCKTAB__SKF_TRANSPARENT) &&
 		 !RD(net->ip6_nonlocal_bind) && !socktab__ipv6_chk_addr(c, a, dev))
 		err = -EADDRNOTAVAIL;
 	socktab__rcu_read_unlock();

@@ -375,7 +375,7 @@ void socktab__put_port(struct socktab_sock *sk)
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!socktab__sk_bl(sk)->tb2)
 		return;
-	head = &net->tab->bhash[socktab__bhashfn(net, socktab__sk_bl(sk)->tb2->port) & net->tab->bhash_mask];
+	head = socktab__bhash_head(net, socktab__sk_bl(sk)->tb2->port);
 	socktab__lock(socktab__bhead_lock(net->tab, head));
 	socktab__bind_unhash_locked(net, sk);
 	socktab__unlock(socktab__bhead_lock(net->tab, head));
@@ -842,8 +842,9 @@ fail:
 /*
  * The locked half of bind()'s address checks (R38, R85, R86), both protocols: a v4-mapped
  * address on a v6only socket (-EINVAL) or not local (-EADDRNOTAVAIL, -ENODEV), a specific IPv6
- * address that is not local or needs a device (socktab__bind_check_v6). On success writes @a6 as the local address with its IPv4 alias (127.0.0.6 for a
- * specific IPv6 address, which also forces v6only) and returns the old v6only in *saved for
+ * address that is not local or needs a device (socktab__bind_check_v6). On success writes @a6
+ * as the local address with its IPv4 alias (127.0.0.6 for a specific IPv6 address, which also
+ * forces v6only) and returns the old v6only in *saved for
  * socktab__bind_undo_addr(). Caller holds the socket lock; nothing is written on error.
  */
 int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, uint32_t v4,
@@ -877,7 +878,9 @@ int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, u
 	/* __inet_bind: a broadcast or multicast address names the socket but is no source
 	 * (inet_saddr stays 0): connect() and sends take the route's. */
 	if (sk->family == AF_INET && v4)
-		socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY, socktab__v4_is_group(socktab__sk_net(sk), v4, (int)RD(sk->bound_dev_if)));
+		socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY,
+				 socktab__v4_is_group(socktab__sk_net(sk), v4,
+						      (int)RD(sk->bound_dev_if)));
 	return 0;
 }
 

@@ -8,16 +8,17 @@
  * as the range's low end) with step 2, then the other parity; step 1 and one pass when the socket
  * has IP_LOCAL_PORT_RANGE. Per candidate: skip reserved ports; a port whose bind bucket was made
  * by bind() is skipped; otherwise the 4-tuple must be unique in ehash — checked first without
- * locks under RCU (the pre-check Linux 6.15 added, unless the variant turns it off), then under the bhash and ehash
- * locks, where a TIME_WAIT entry may be taken over (R61). On success the table slot advances by
- * max(i, random 0..7 * step) + step so the next connect to the same destination starts just after.
+ * locks under RCU (the pre-check Linux 6.15 added, unless the variant turns it off), then under the
+ * bhash and ehash locks, where a TIME_WAIT entry may be taken over (R61). On success the table slot
+ * advances by max(i, random 0..7 * step) + step so the next connect to the same destination starts
+ * just after.
  * The variant LINUX_6_1 hashes the local port inside the ehash hash (one full hash per candidate)
  * and has no RCU pre-check; LINUX and SOCKTAB compute the hash once and add the port (R3).
  * RFC 6056 departure shared with Linux: the time slot re-keys the offset every 10 s.
  *
- * SOCKTAB (no cliff under port pressure): the same offset, order, per-candidate checks and perturbation
- * update, but toward a destination with a few dozen connections the walk jumps from one
- * candidate to the next through that destination's index of busy ports (portmap.c), so the cost
+ * SOCKTAB (no cliff under port pressure): the same offset, order, per-candidate checks and
+ * perturbation update, but toward a destination with a few dozen connections the walk jumps from
+ * one candidate to the next through that destination's index of busy ports (portmap.c), so the cost
  * no longer grows with occupancy. The position i of the chosen port is still the kernel's, so
  * without TIME_WAIT entries the chosen port is the kernel's. TIME_WAIT holders are busy in the
  * index: they are taken over (R61) only by the plain walk that runs when no free port was

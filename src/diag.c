@@ -107,7 +107,8 @@ static int push(struct socktab_diag_cursor *c, const struct socktab_sock *sk)
 	socktab__make_sockaddr(&e->local, family, &a, htons(socktab__sk_num(sk)), dev);
 	/* Every TCP entry but a listener has a peer, remote port 0 included (a connect() to port
 	 * 0 is allowed); a UDP socket has one once connected. */
-	if (socktab__sk_proto(sk) == SOCKTAB_TCP ? st != SOCKTAB_TCP_LISTEN : st == SOCKTAB_TCP_ESTABLISHED) {
+	if (socktab__sk_proto(sk) == SOCKTAB_TCP ? st != SOCKTAB_TCP_LISTEN
+						 : st == SOCKTAB_TCP_ESTABLISHED) {
 		a = socktab__sk_v6_daddr(sk);
 		socktab__make_sockaddr(&e->remote, family, &a, socktab__sk_dport(sk), dev);
 	}

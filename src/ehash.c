@@ -55,165 +55,45 @@ void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk)
 	socktab__unlock(l);
 }
 
-/* The device part of a key: the ingress device and its L3 master, and whether unbound sockets
- * take VRF traffic (net.ipv4.tcp_l3mdev_accept, read only when the packet came through one). */
-struct dev_key {
-	int dif, sdif;
-	bool l3mdev_accept;
-};
-
-static inline struct dev_key dev_key(const struct socktab_net *net, int dif, int sdif)
-{
-	struct dev_key d = { dif, sdif, sdif && RD(net->tcp_l3mdev_accept) };
-
-	return d;
-}
-
-static inline bool dev_match(const struct socktab_sock *sk, const struct dev_key *d)
-{
-	return socktab__bound_dev_eq(d->l3mdev_accept, RD(sk->bound_dev_if), d->dif, d->sdif);
-}
-
-/* inet_match(): the IPv4 key, then the device (R26, R92). */
-static inline bool match4(const struct socktab_sock *sk, const struct socktab_net *net,
-			  uint64_t acookie, uint32_t ports, const struct dev_key *d)
-{
-	return RD(sk->portpair) == ports && RD(sk->addrpair) == acookie && RD(sk->v4key) &&
-	       dev_match(sk, d) && socktab__ehash_net_match(sk, net);
-}
-
-static inline bool v6eq(const _Atomic uint64_t a[2], const uint64_t b[2])
-{
-	return RD(a[0]) == b[0] && RD(a[1]) == b[1];
-}
-
-/* inet6_match(). */
-static inline bool match6(const struct socktab_sock *sk, const struct socktab_net *net,
-			  const uint64_t remote[2], const uint64_t local[2], uint32_t ports,
-			  const struct dev_key *d)
-{
-	if (RD(sk->portpair) != ports || RD(sk->v4key) || sk->family != AF_INET6)
-		return false;
-	const struct socktab__v6key *k = socktab__sk_v6(sk);
-
-	return v6eq(k->daddr, remote) && v6eq(k->saddr, local) && dev_match(sk, d) &&
-	       socktab__ehash_net_match(sk, net);
-}
-
-/* A lookup key, assembled once per lookup (R26). */
-struct lookup_key {
-	uint32_t ports;
-	bool v6;
-	uint64_t acookie;            /* IPv4 */
-	uint64_t remote[2], local[2]; /* IPv6 */
-	struct dev_key dev;
-};
-
-static inline bool key_match(const struct socktab_sock *sk, const struct socktab_net *net,
-			     const struct lookup_key *k)
-{
-	return k->v6 ? match6(sk, net, k->remote, k->local, k->ports, &k->dev)
-		     : match4(sk, net, k->acookie, k->ports, &k->dev);
-}
-
-/*
- * R21: the lock-free walk shared by the IPv4 and IPv6 lookups. With @ref, the result is pinned
- * with increment-if-not-zero (a dying entry is "not found", as in the kernel); without, the
- * caller's read-side section keeps it valid (sockets are freed after a grace period).
- */
-static inline __attribute__((always_inline)) struct socktab_sock *
-ehash_lookup(struct socktab_net *net, uint32_t hash, const struct lookup_key *k, bool ref)
-{
-	uint32_t slot = hash & net->ehash_mask;
-	struct socktab_sock *sk;
-	uintptr_t p;
-
-	/* Without @ref the caller's own section covers the walk: no section of our own. */
-	if (ref)
-		socktab__rcu_read_lock();
-	else
-		SOCKTAB__ASSERT_RCU();
-begin:
-	p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
-	/* The caller's next access is most likely the first entry's caller area, the line after
-	 * the socket's: start that miss now, beside the socket's own, instead of after it. */
-	if (net->has_priv && !socktab__is_nulls(p))
-		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));
-	for (;
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
-		sk = socktab__node_sk(p);
-		if (RD(sk->hash) != hash || !key_match(sk, net, k))
-			continue;
-		if (ref && !socktab__sock_hold_not_zero(sk))
-			sk = NULL; /* dying: the kernel reports "not found" too */
-		goto out;
-	}
-	/* Ended on another slot's chain: a node we stood on was moved. Walk again. */
-	if (socktab__nulls_value(p) != slot)
-		goto begin;
-	sk = NULL;
-out:
-	if (ref)
-		socktab__rcu_read_unlock();
-	return sk;
-}
-
-struct socktab_sock *socktab__lookup_established4(struct socktab_net *net, uint32_t saddr,
-						  uint16_t sport, uint32_t daddr, uint16_t dport,
-						  int dif, int sdif, bool ref)
-{
-	uint16_t lport = ntohs(dport);
-	struct lookup_key k; /* the IPv4 fields only: nothing reads the others */
-
-	if (!net)
-		return NULL;
-	k.v6 = false;
-	k.ports = (uint32_t)sport | ((uint32_t)lport << 16);
-	k.acookie = (uint64_t)saddr | ((uint64_t)daddr << 32);
-	k.dev = dev_key(net, dif, sdif);
-	return ehash_lookup(net, socktab__ehashfn4(net, daddr, lport, saddr, sport), &k, ref);
-}
-
 struct socktab_sock *socktab__lookup_established6(struct socktab_net *net,
 						  const struct in6_addr *saddr, uint16_t sport,
 						  const struct in6_addr *daddr, uint16_t dport,
 						  int dif, int sdif, bool ref)
 {
 	uint16_t lport = ntohs(dport);
-	struct lookup_key k = { .ports = (uint32_t)sport | ((uint32_t)lport << 16), .v6 = true };
+	struct socktab__lookup_key k = { .ports = (uint32_t)sport | ((uint32_t)lport << 16), .v6 = true };
 
 	if (!net || !saddr || !daddr)
 		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
 		return socktab__lookup_established4(net, saddr->s6_addr32[3], sport,
 						    daddr->s6_addr32[3], dport, dif, sdif, ref);
-	k.dev = dev_key(net, dif, sdif);
+	k.dev = socktab__dev_key(net, dif, sdif);
 	memcpy(k.remote, saddr, 16);
 	memcpy(k.local, daddr, 16);
-	return ehash_lookup(net, socktab__ehashfn6(net, daddr, lport, saddr, sport), &k, ref);
+	return socktab__ehash_walk(net, socktab__ehashfn6(net, daddr, lport, saddr, sport), &k, ref);
 }
 
 /* Does the chain hold an entry with sk's 4-tuple on @lport (other than sk)? Key per R26. */
 static inline bool same_tuple(const struct socktab_sock *sk2, const struct socktab_sock *sk,
-			      uint32_t ports, const struct dev_key *d)
+			      uint32_t ports, const struct socktab__dev_key *d)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
 
 	if (RD(sk->v4key))
-		return match4(sk2, net, RD(sk->addrpair), ports, d);
+		return socktab__match4(sk2, net, RD(sk->addrpair), ports, d);
 	const struct socktab__v6key *k = socktab__sk_v6(sk);
 	uint64_t remote[2] = { RD(k->daddr[0]), RD(k->daddr[1]) };
 	uint64_t local[2] = { RD(k->saddr[0]), RD(k->saddr[1]) };
 
-	return match6(sk2, net, remote, local, ports, d);
+	return socktab__match6(sk2, net, remote, local, ports, d);
 }
 
 /*
  * The device key of @sk's own 4-tuple check (__inet_check_established, R94): dif = its bound
  * device, sdif = that device's L3 master, so one 4-tuple may exist once per device.
  */
-static struct dev_key sk_dev_key(struct socktab_net *net, const struct socktab_sock *sk)
+static struct socktab__dev_key sk_dev_key(struct socktab_net *net, const struct socktab_sock *sk)
 {
 	int dif = (int)RD(sk->bound_dev_if), sdif = 0;
 
@@ -222,7 +102,7 @@ static struct dev_key sk_dev_key(struct socktab_net *net, const struct socktab_s
 		sdif = socktab__l3mdev_master(socktab__ifcfg_rcu(net), dif);
 		socktab__rcu_read_unlock();
 	}
-	return dev_key(net, dif, sdif);
+	return socktab__dev_key(net, dif, sdif);
 }
 
 /*
@@ -235,7 +115,7 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
 {
 	struct socktab__tables *t = net->tab;
 	uint32_t ports = (uint32_t)socktab__sk_dport(sk) | ((uint32_t)lport << 16);
-	struct dev_key d = sk_dev_key(net, sk);
+	struct socktab__dev_key d = sk_dev_key(net, sk);
 
 	SOCKTAB__ASSERT_RCU();
 	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
@@ -257,7 +137,8 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
  * R56: locked uniqueness check of sk's 4-tuple on @lport. If unique, sets sk's local port and
  * hash and inserts sk into ehash (publishing it), and unlinks a matching TIME_WAIT entry that may
  * be taken over (R61; an expired one always may) and returns it in *twp with a reference (the
- * caller, which holds the bhash lock of @lport, finishes the takeover and drops the reference). @port_was_bound: the caller bound the port
+ * caller, which holds the bhash lock of @lport, finishes the takeover and drops the reference).
+ * @port_was_bound: the caller bound the port
  * (R53: no tw_reuse delay). Caller holds the bhash lock of @lport.
  */
 int socktab__check_established_locked(struct socktab_net *net, struct socktab_sock *sk,
@@ -267,7 +148,7 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	struct socktab__tables *t = net->tab;
 	pthread_mutex_t *l = socktab__ehash_lock(t, hash);
 	uint32_t ports = (uint32_t)socktab__sk_dport(sk) | ((uint32_t)lport << 16);
-	struct dev_key d = sk_dev_key(net, sk);
+	struct socktab__dev_key d = sk_dev_key(net, sk);
 	struct socktab_sock *tw = NULL;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, lport)); /* a TIME_WAIT taken over leaves it */

@@ -41,11 +41,134 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 				      uint16_t lport, uint32_t hash, bool port_was_bound,
 				      struct socktab_sock **twp);
 
-/* The established lookups (ehash.c); @ref: pin the result, else the caller is inside an RCU
- * read-side section and the result is valid until it ends. */
-struct socktab_sock *socktab__lookup_established4(struct socktab_net *net, uint32_t saddr,
-						  uint16_t sport, uint32_t daddr, uint16_t dport,
-						  int dif, int sdif, bool ref);
+/*
+ * The established lookups; @ref: pin the result, else the caller is inside an RCU read-side
+ * section and the result is valid until it ends. The IPv4 one is inline: it is the per-packet
+ * path of every TCP segment (lookup.c, burst.c).
+ */
+/* The device part of a key: the ingress device and its L3 master, and whether unbound sockets
+ * take VRF traffic (net.ipv4.tcp_l3mdev_accept, read only when the packet came through one). */
+struct socktab__dev_key {
+	int dif, sdif;
+	bool l3mdev_accept;
+};
+
+static inline struct socktab__dev_key socktab__dev_key(const struct socktab_net *net, int dif,
+						       int sdif)
+{
+	struct socktab__dev_key d = { dif, sdif, sdif && RD(net->tcp_l3mdev_accept) };
+
+	return d;
+}
+
+static inline bool socktab__dev_match(const struct socktab_sock *sk,
+				      const struct socktab__dev_key *d)
+{
+	return socktab__bound_dev_eq(d->l3mdev_accept, RD(sk->bound_dev_if), d->dif, d->sdif);
+}
+
+/* inet_match(): the IPv4 key, then the device (R26, R92). */
+static inline bool socktab__match4(const struct socktab_sock *sk, const struct socktab_net *net,
+				   uint64_t acookie, uint32_t ports, const struct socktab__dev_key *d)
+{
+	return RD(sk->portpair) == ports && RD(sk->addrpair) == acookie && RD(sk->v4key) &&
+	       socktab__dev_match(sk, d) && socktab__ehash_net_match(sk, net);
+}
+
+static inline bool socktab__v6eq(const _Atomic uint64_t a[2], const uint64_t b[2])
+{
+	return RD(a[0]) == b[0] && RD(a[1]) == b[1];
+}
+
+/* inet6_match(). */
+static inline bool socktab__match6(const struct socktab_sock *sk, const struct socktab_net *net,
+				   const uint64_t remote[2], const uint64_t local[2], uint32_t ports,
+				   const struct socktab__dev_key *d)
+{
+	if (RD(sk->portpair) != ports || RD(sk->v4key) || sk->family != AF_INET6)
+		return false;
+	const struct socktab__v6key *k = socktab__sk_v6(sk);
+
+	return socktab__v6eq(k->daddr, remote) && socktab__v6eq(k->saddr, local) &&
+	       socktab__dev_match(sk, d) && socktab__ehash_net_match(sk, net);
+}
+
+/* A lookup key, assembled once per lookup (R26). */
+struct socktab__lookup_key {
+	uint32_t ports;
+	bool v6;
+	uint64_t acookie;            /* IPv4 */
+	uint64_t remote[2], local[2]; /* IPv6 */
+	struct socktab__dev_key dev;
+};
+
+static inline bool socktab__key_match(const struct socktab_sock *sk,
+				      const struct socktab_net *net,
+				      const struct socktab__lookup_key *k)
+{
+	return k->v6 ? socktab__match6(sk, net, k->remote, k->local, k->ports, &k->dev)
+		     : socktab__match4(sk, net, k->acookie, k->ports, &k->dev);
+}
+
+/*
+ * R21: the lock-free walk shared by the IPv4 and IPv6 lookups. With @ref, the result is pinned
+ * with increment-if-not-zero (a dying entry is "not found", as in the kernel); without, the
+ * caller's read-side section keeps it valid (sockets are freed after a grace period).
+ */
+static inline __attribute__((always_inline)) struct socktab_sock *
+socktab__ehash_walk(struct socktab_net *net, uint32_t hash, const struct socktab__lookup_key *k,
+		    bool ref)
+{
+	uint32_t slot = hash & net->ehash_mask;
+	struct socktab_sock *sk;
+	uintptr_t p;
+
+	/* Without @ref the caller's own section covers the walk (its entry points assert it): no
+	 * section of our own. */
+	if (ref)
+		socktab__rcu_read_lock();
+begin:
+	p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
+	/* The caller's next access is most likely the first entry's caller area, the line after
+	 * the socket's: start that miss now, beside the socket's own, instead of after it. */
+	if (net->has_priv && !socktab__is_nulls(p))
+		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));
+	for (;
+	     !socktab__is_nulls(p);
+	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
+		sk = socktab__node_sk(p);
+		if (RD(sk->hash) != hash || !socktab__key_match(sk, net, k))
+			continue;
+		if (ref && !socktab__sock_hold_not_zero(sk))
+			sk = NULL; /* dying: the kernel reports "not found" too */
+		goto out;
+	}
+	/* Ended on another slot's chain: a node we stood on was moved. Walk again. */
+	if (socktab__nulls_value(p) != slot)
+		goto begin;
+	sk = NULL;
+out:
+	if (ref)
+		socktab__rcu_read_unlock();
+	return sk;
+}
+
+static inline struct socktab_sock *
+socktab__lookup_established4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
+			     uint32_t daddr, uint16_t dport, int dif, int sdif, bool ref)
+{
+	uint16_t lport = ntohs(dport);
+	struct socktab__lookup_key k; /* the IPv4 fields only: nothing reads the others */
+
+	if (!net)
+		return NULL;
+	k.v6 = false;
+	k.ports = (uint32_t)sport | ((uint32_t)lport << 16);
+	k.acookie = (uint64_t)saddr | ((uint64_t)daddr << 32);
+	k.dev = socktab__dev_key(net, dif, sdif);
+	return socktab__ehash_walk(net, socktab__ehashfn4(net, daddr, lport, saddr, sport), &k, ref);
+}
+
 struct socktab_sock *socktab__lookup_established6(struct socktab_net *net,
 						  const struct in6_addr *saddr, uint16_t sport,
 						  const struct in6_addr *daddr, uint16_t dport,

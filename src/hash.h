@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Hash functions (docs/rules.md, hashing and secrets). Table hashes use Bob Jenkins' lookup3 ("jhash"), keyed by a
- * per-net secret plus the net's hash mix, with the structure of R3/R4/R7/R8 (the local port of an
- * established key is added after hashing, R3). The connect() port offset (R10, RFC 6056 alg. 4)
- * uses SipHash-2-4 under its own 128-bit per-net key. Written for socktab from the published
- * algorithm descriptions.
+ * Hash functions (docs/rules.md, hashing and secrets). Table hashes use Bob Jenkins' lookup3
+ * ("jhash"), keyed by a per-net secret plus the net's hash mix, with the structure of R3/R4/R7/R8
+ * (the local port of an established key is added after hashing, R3). The connect() port offset
+ * (R10, RFC 6056 alg. 4) uses SipHash-2-4 under its own 128-bit per-net key. Written for socktab
+ * from the published algorithm descriptions.
  */
 #ifndef SOCKTAB_SRC_HASH_H
 #define SOCKTAB_SRC_HASH_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Cache-line budget of the lookup paths, checked at compile time (net.c includes this file). docs/design.md ("Cache lines per lookup") counts the lines each lookup touches;
+ * Cache-line budget of the lookup paths, checked at compile time (net.c includes this file).
+ * docs/design.md ("Cache lines per lookup") counts the lines each lookup touches;
  * these assertions keep that count true when someone adds or moves a field. `make layout` prints
  * pahole's view of the same structs.
  *
@@ -32,7 +33,8 @@ _Static_assert(offsetof(struct socktab_sock, node) == 0, "node must be the first
  * line per entry walked. The net is compared only when tables are shared (it is in the cold
  * part), the IPv6 key only for IPv6 entries.
  */
-_Static_assert(sizeof(struct socktab_sock) == SOCKTAB__CACHELINE, "a socket's hot part is one line");
+_Static_assert(sizeof(struct socktab_sock) == SOCKTAB__CACHELINE,
+	       "a socket's hot part is one line");
 _Static_assert(_Alignof(struct socktab_sock) <= SOCKTAB__CACHELINE, "socket line alignment");
 
 /* The caller's area starts on the next line: a stack's per-packet state is one more line. */

@@ -6,16 +6,16 @@
  * Table: lhash2[portaddr_hash(bound address, port) & mask] (R29); a wildcard listener (0.0.0.0 or
  * ::) sits in the shared "any" slot of its port. Chains are hlist_nulls ending in slot +
  * LISTENING_NULLS_BASE (R19), so a reader carried from an ehash chain onto a listener chain (or
- * back) by a recycled socket notices and restarts. A listener uses the socket's one chain node,
- * as in the kernel. Writers hold the slot lock.
- * Lookup (R30-R33): score the chain of (destination address, port), and only if nothing matched
- * the "any" chain; a strictly better score wins, ties keep the earlier entry; a winner in a
- * reuseport group hands over to the member picked by the 4-tuple hash (R35).
- * Listeners are SOCK_RCU_FREE as in the kernel (R23): a socket that ever listened goes back to
- * the pool only after a grace period, so a walk never follows a listener recycled into another
- * chain. The result is still pinned with increment-if-not-zero and re-checked (it may have been
- * closed meanwhile), and the walk restarts otherwise. Departures: no SO_INCOMING_CPU bonus, no BPF, no devices
- * at lookup time (a lookup matches any bound device).
+ * back) by a socket whose key changed in place notices and restarts. A listener uses the
+ * socket's one chain node, as in the kernel. Writers hold the slot's lock stripe.
+ * Lookup (R30-R33, R92): score the chain of (destination address, port), and only if nothing
+ * matched the "any" chain; a listener bound to a device takes only that device's (or VRF's)
+ * traffic and scores higher; a strictly better score wins, ties keep the earlier entry; a winner
+ * in a reuseport group hands over to the member picked by the 4-tuple hash (R35).
+ * Every socket goes back to its pool only after a grace period (R23 extended to all), so a walk
+ * never follows a freed listener. A referenced lookup still pins the result with
+ * increment-if-not-zero and re-checks it (it may have been closed meanwhile), and the walk
+ * restarts otherwise. Departures: no SO_INCOMING_CPU bonus, no BPF.
  * Groups (R34): a listener joins a group of a listener with the same net, port, family, v6only,
  * device, owner uid and identical address; members live in an array replaced (not resized) when
  * full and freed after a grace period; a leaving member is replaced by the last one.

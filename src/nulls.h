@@ -107,7 +107,8 @@ static inline void socktab__hnode_del_rcu(struct socktab__hnode *n)
  * Put @new where @old is, in one store, so a concurrent reader sees one of the two and never
  * neither (R22, the sk -> TIME_WAIT swap). Caller holds the chain lock; @new's key is written.
  */
-static inline void socktab__hnode_replace_rcu(struct socktab__hnode *old, struct socktab__hnode *new)
+static inline void socktab__hnode_replace_rcu(struct socktab__hnode *old,
+					      struct socktab__hnode *new)
 {
 	uintptr_t next = atomic_load_explicit(&old->next, memory_order_relaxed);
 	_Atomic uintptr_t *pprev = atomic_load_explicit(&old->pprev, memory_order_relaxed);

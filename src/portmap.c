@@ -13,9 +13,10 @@
  * bound to no device: only those conflict with an unbound socket's connect() (R94), and only
  * unbound sockets search the index. An entry bound to a device after it was hashed leaves its
  * bit set until it goes (the walk then merely skips a usable port); one unbound later is
- * rejected by the locked check like any port the index misses. A summary level per parity has one bit per 64-port word, set iff every port of that
- * parity in the word is busy, so a search crosses a full 64-port word with one bit test and the
- * whole 65536-port space with 16 word loads. Searches AND in the net's reserved-port bitmap.
+ * rejected by the locked check like any port the index misses. A summary level per parity has one
+ * bit per 64-port word, set iff every port of that parity in the word is busy, so a search crosses
+ * a full 64-port word with one bit test and the whole 65536-port space with 16 word loads. Searches
+ * AND in the net's reserved-port bitmap.
  * Bytes per hot destination: sizeof(struct socktab__portmap) = 8192 (bits) + 256 (summaries)
  * + a 128-byte header ~= 8.6 KiB (asserted below); at most PM_MAX indexes per net.
  *

@@ -251,7 +251,8 @@ static void sk_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
 	socktab__sk_set_v6_daddr(sk, &any);
 	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
-		if (socktab__sk_bl(sk)->tb2) /* port kept by bind(): its bucket goes back to the wildcard address */
+		/* port kept by bind(): its bucket goes back to the wildcard address */
+		if (socktab__sk_bl(sk)->tb2)
 			socktab__bhash2_update_saddr(sk, &any);
 		socktab__sk_set_v6_saddr(sk, &any);
 		WR(sk->addrpair, 0);

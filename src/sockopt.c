@@ -116,7 +116,8 @@ static int put_bytes(void *optval, socklen_t *optlen, const void *src, socklen_t
 
 static int get_linger(struct socktab_sock *sk, int *v, void *optval, socklen_t *optlen)
 {
-	struct linger lg = { .l_onoff = socktab__skf(sk, SOCKTAB__SKF_LINGER), .l_linger = sk->cold->linger_secs };
+	struct linger lg = { .l_onoff = socktab__skf(sk, SOCKTAB__SKF_LINGER),
+			     .l_linger = sk->cold->linger_secs };
 
 	(void)v;
 	return put_bytes(optval, optlen, &lg, sizeof(lg));

@@ -7,7 +7,8 @@
  *   hash[(port + mix) & mask]            by local port (R8); chain link socktab__sk_udp(sk)->node1;
  *   hash2[portaddr_hash(addr, port)]     by (local address, port) (R7); chain link sk->node, and
  *                                        the slot keeps hash4_cnt beside its head (R79);
- *   hash4[udp_ehashfn(4-tuple) & mask]   connected sockets by 4-tuple (R9, R73); socktab__sk_udp(sk)->node4.
+ *   hash4[udp_ehashfn(4-tuple) & mask]   connected sockets by 4-tuple (R9, R73); the UDP part's
+ *                                        node4.
  * Every chain is an hlist_nulls (nulls.h). Values: hash4 slot i ends in i (R16); hash2 and hash
  * add their own bases, distinct from ehash and lhash2, because sk->node is shared with those
  * tables: a TCP reader carried onto a UDP chain by a recycled socket must notice and restart.
@@ -854,7 +855,8 @@ static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif, 
 		uint32_t own4 = socktab__sk_rcv_saddr(sk);
 
 		/* A broadcast/multicast binding names the socket but is no source. */
-		if ((sk->family == AF_INET6 && !socktab__v6_is_mapped(&own)) || socktab__skf(sk, SOCKTAB__SKF_SADDR_ANY))
+		if ((sk->family == AF_INET6 && !socktab__v6_is_mapped(&own)) ||
+		    socktab__skf(sk, SOCKTAB__SKF_SADDR_ANY))
 			own4 = 0;
 		socktab__v6_map(&src, own4);
 		socktab__v6_map(&d->daddr6, d->daddr4);

@@ -36,7 +36,8 @@ void *socktab_sock_priv(struct socktab_sock *sk);
  * Errors: -EINVAL (already bound, short length, v4-mapped on v6only), -EAFNOSUPPORT,
  * -EADDRNOTAVAIL (address not local), -EACCES (privileged port, net not privileged),
  * -EADDRINUSE, -ENOMEM, -EBADF (closed socket).
- * Context: registered thread, outside RCU read side; takes the socket lock, then bhash/bhash2 locks.
+ * Context: registered thread, outside RCU read side; takes the socket lock, then bhash/bhash2
+ * locks.
  */
 int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
 
@@ -58,7 +59,8 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
  * @backlog is clamped to net.core.somaxconn; listen() on a listener only updates the backlog.
  * Errors: -EINVAL (connected or connecting socket), -EADDRINUSE, -ENOMEM, -EBADF, -EOPNOTSUPP
  * (UDP).
- * Context: registered thread, outside RCU read side; socket lock, then bhash/bhash2 and lhash2 locks.
+ * Context: registered thread, outside RCU read side; socket lock, then bhash/bhash2 and lhash2
+ * locks.
  */
 int socktab_listen(struct socktab_sock *sk, int backlog);
 
@@ -138,11 +140,17 @@ int socktab_tw_kill(struct socktab_tw *tw);
 
 /*
  * setsockopt(2) / getsockopt(2). Supported: SOL_SOCKET SO_REUSEADDR, SO_REUSEPORT, SO_LINGER
- * (struct linger), SO_BROADCAST (UDP; set only), SO_ERROR and SO_ACCEPTCONN (get only); IPPROTO_IPV6
- * IPV6_V6ONLY (-EINVAL once the socket has a port); IPPROTO_IP IP_BIND_ADDRESS_NO_PORT,
+ * (struct linger), SO_BROADCAST (UDP sends), SO_BINDTODEVICE (a device name; "" or 0 bytes
+ * unbinds; an unknown name -ENODEV), SO_BINDTOIFINDEX (an ifindex, 0 unbinds; not checked
+ * until bind/connect), SO_ERROR and SO_ACCEPTCONN (get only); IPPROTO_IP
+ * IP_BIND_ADDRESS_NO_PORT, IP_FREEBIND, IP_TRANSPARENT (needs net_raw: -EPERM),
  * IP_LOCAL_PORT_RANGE (u32 hi<<16|lo; optlen must be 4; lo > hi with both nonzero -> -EINVAL);
- * the SOCKTAB_SOL options of socktab/types.h. Unknown options: -ENOPROTOOPT. Int options need
- * optlen >= sizeof(int) (-EINVAL). getsockopt writes at most *optlen bytes and updates *optlen.
+ * IPPROTO_IPV6 (AF_INET6 sockets only) IPV6_V6ONLY (-EINVAL once the socket has a port),
+ * IPV6_FREEBIND and IPV6_TRANSPARENT (the same flags as their IPv4 names); the SOCKTAB_SOL
+ * options of socktab/types.h. A device binding changes from one nonzero device to another only
+ * with net_raw (-EPERM). Unknown options: -ENOPROTOOPT. Int options need optlen >= sizeof(int)
+ * (-EINVAL), except IPPROTO_IP ones, which also take one byte as Linux does. getsockopt writes at
+ * most *optlen bytes and updates *optlen.
  * Context: registered thread; takes the socket lock.
  */
 int socktab_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
