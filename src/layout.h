@@ -41,10 +41,10 @@ _Static_assert(_Alignof(struct socktab_sock) <= SOCKTAB__CACHELINE, "socket line
 _Static_assert(sizeof(struct socktab_sock) % SOCKTAB__CACHELINE == 0, "caller area line-aligned");
 
 /*
- * Memory per socket: the line, the caller's area, and a cold part of at most 56 bytes for a TCP
+ * Memory per socket: the line, the caller's area, and a cold part of at most 48 bytes for a TCP
  * IPv4 socket (plus the IPv6 key for AF_INET6, plus the UDP links for UDP).
  */
-_Static_assert(sizeof(struct socktab__sk_cold) <= 56, "cold part of a socket");
+_Static_assert(sizeof(struct socktab__sk_cold) <= 48, "cold part of a socket");
 _Static_assert(sizeof(struct socktab__v6key) == 32, "IPv6 key");
 
 /* A TIME_WAIT entry: 128 bytes for IPv4 (two lines), 160 for IPv6 (stride 192). */

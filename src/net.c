@@ -264,7 +264,6 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	net->ehash_mask = net->tab->ehash_mask;
 	net->priv_size = (uint32_t)p->sock_priv_size;
 	net->has_priv = p->sock_priv_size != 0;
-	net->tw_cold.net = net;
 	for (int k = 0; k < SOCKTAB__K_NR; k++)
 		socktab__pool_init(&net->pools[k], net, k, p->sock_priv_size);
 	for (int i = 0; i < SOCKTAB__SK_LOCKS; i++)

@@ -159,7 +159,7 @@ struct socktab_net {
 
 	struct socktab__pool pools[SOCKTAB__K_NR];
 	struct socktab__sk_lock_stripe *sk_locks; /* SOCKTAB__SK_LOCKS of them */
-	struct socktab__sk_cold tw_cold;   /* (c) what a TIME_WAIT entry's cold pointer names */
+	struct socktab__sk_cold tw_cold;   /* (c) all zero: what a TIME_WAIT entry's cold pointer names */
 
 	pthread_mutex_t tw_lock;
 	struct socktab_sock *tw_head;      /* (t) oldest first (struct socktab__tw) */

@@ -17,9 +17,6 @@
 
 #include "net.h"
 
-#define SLAB_OBJS 64
-#define HUGE_2M ((size_t)2 << 20)
-#define SLAB_MAX ((size_t)2 << 20)
 
 static size_t round_up(size_t v, size_t a)
 {
@@ -69,32 +66,28 @@ static int pool_grow_locked(struct socktab__pool *p)
 		p->slab_cap = cap;
 	}
 	/*
-	 * Slabs double from 64 objects until they reach 2 MiB, so a small net stays small while a
-	 * big one ends up in large blocks. Blocks of 2 MiB or more are 2 MiB-aligned, a multiple of
-	 * 2 MiB, and offered to transparent huge pages: with a million sockets every lookup's miss
-	 * on the socket line would otherwise pay a page-table walk too (bench lookup). Objects are
-	 * carved from the newest slab as they are first needed, so its untouched tail costs no
-	 * memory.
+	 * Every slab is SOCKTAB__SLAB_BYTES, aligned to its size, with a header in its first line
+	 * that names the net: socktab__sk_net() masks an object's address to find it, so no
+	 * object carries a net pointer. From the second slab of a pool on, slabs are offered to
+	 * transparent huge pages: with a million sockets every lookup's miss on the socket line
+	 * would otherwise pay a page-table walk too (bench lookup); a small net's single slab stays
+	 * on small pages, of which it touches few, since objects are carved as first needed.
 	 */
 	size_t per = p->stride + p->cold_size;
-	size_t nobj = (size_t)SLAB_OBJS << (p->nslabs < 16 ? p->nslabs : 16);
-	size_t bytes = per * nobj, align = SOCKTAB__CACHELINE;
+	size_t nobj = (SOCKTAB__SLAB_BYTES - SOCKTAB__CACHELINE) / per;
 
-	if (bytes >= HUGE_2M) {
-		bytes = SLAB_MAX > per ? SLAB_MAX : round_up(per, HUGE_2M);
-		nobj = bytes / per;
-		align = HUGE_2M;
-	}
-	bytes = round_up(bytes, SOCKTAB__CACHELINE);
-	if (posix_memalign((void **)&slab, align, bytes))
+	SOCKTAB__ASSERT(nobj >= 1); /* sock_priv_size is at most 1 MiB */
+	if (posix_memalign((void **)&slab, SOCKTAB__SLAB_BYTES, SOCKTAB__SLAB_BYTES))
 		return -ENOMEM;
-	if (align == HUGE_2M)
-		(void)madvise(slab, bytes, MADV_HUGEPAGE); /* a hint: failure only costs speed */
+	if (p->nslabs)
+		(void)madvise(slab, SOCKTAB__SLAB_BYTES, MADV_HUGEPAGE); /* a hint: failure costs speed */
+	((struct socktab__slab_hdr *)slab)->net = p->net;
+	slab += SOCKTAB__CACHELINE;
 	p->slabs[p->nslabs].base = slab;
 	p->slabs[p->nslabs].nobj = nobj;
 	p->slabs[p->nslabs].used = 0;
 	p->nslabs++;
-	atomic_fetch_add_explicit(&p->bytes, bytes, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->bytes, SOCKTAB__SLAB_BYTES, memory_order_relaxed);
 	return 0;
 }
 
@@ -118,7 +111,6 @@ static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab
 
 		memset(c, 0, p->cold_size);
 		sk->cold = (struct socktab__sk_cold *)(c + p->v6_off);
-		sk->cold->net = p->net;
 		if (udp)
 			socktab__sk_udp(sk)->sk = sk;
 	} else {
@@ -285,7 +277,7 @@ void socktab__pool_walk(struct socktab__pool *p, void (*fn)(struct socktab_sock 
 void socktab__pool_destroy(struct socktab__pool *p)
 {
 	for (size_t i = 0; i < p->nslabs; i++)
-		free(p->slabs[i].base);
+		free(p->slabs[i].base - SOCKTAB__CACHELINE);
 	free(p->slabs);
 	pthread_mutex_destroy(&p->lock);
 	memset(p, 0, sizeof(*p));

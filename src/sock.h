@@ -8,8 +8,8 @@
  *   - the caller's area (sock_priv_size bytes) right after it, so a stack's per-packet state is
  *     the next line;
  *   - struct socktab__sk_cold, elsewhere in the same slab: the control-path state (owner list of
- *     the bind bucket, options, the net), preceded by the IPv6 key for AF_INET6 sockets and
- *     followed by the UDP chain links for UDP sockets.
+ *     the bind bucket, options), preceded by the IPv6 key for AF_INET6 sockets and followed by
+ *     the UDP chain links for UDP sockets. The net is named once per slab (socktab__sk_net).
  * A TIME_WAIT entry (struct socktab__tw) is a compact object of its own: the same first line, its
  * bind-bucket link, list links, expiry and a small caller area, 128 bytes for IPv4.
  *
@@ -64,7 +64,7 @@ struct socktab_sock {
 	_Atomic uint32_t portpair;         /* (r,s) remote port (be) | local port (host) << 16 */
 	_Atomic uint32_t bound_dev_if;     /* (r,s) 0 = any device */
 	struct socktab__sk_cold *cold;     /* (c) control state; a TIME_WAIT entry's is its net's
-					    * shared all-zero one, which only names the net */
+					    * shared all-zero one */
 	_Atomic uint8_t state;             /* (r,s) SOCKTAB_TCP_*, SOCKTAB__FREE in the pool */
 	_Atomic uint8_t v4key;             /* (r,s) 1: keyed by IPv4 (AF_INET, or v4-mapped peer) */
 	uint8_t family;                    /* (c) AF_INET / AF_INET6 */
@@ -113,9 +113,8 @@ struct socktab__bindlink {
 					* only by connect(AF_UNSPEC); connect() then says EISCONN */
 #define SOCKTAB__SKF_RSS 0x80          /* rss_queue names a queue */
 
-/* Control-path state of a socket (56 bytes), in its slab's cold array. */
+/* Control-path state of a socket (48 bytes), in its slab's cold array. */
 struct socktab__sk_cold {
-	struct socktab_net *net;           /* (c) */
 	struct socktab__bindlink bl;
 	struct socktab__reuseport *_Atomic reuseport_cb; /* (r, reuseport lock) listener group */
 	uint32_t local_port_range;         /* (s) IP_LOCAL_PORT_RANGE, hi << 16 | lo */
@@ -186,9 +185,20 @@ static inline bool socktab__sk_is_tw(const struct socktab_sock *sk)
 	return socktab__sk_kind(sk) >= SOCKTAB__K_TW4;
 }
 
+/*
+ * Objects live in slabs of SOCKTAB__SLAB_BYTES aligned to their size (pool.c), whose first line
+ * names the net: an object's net is found by masking its address.
+ */
+#define SOCKTAB__SLAB_BYTES ((size_t)2 << 20)
+
+struct socktab__slab_hdr {
+	struct socktab_net *net;           /* (c) */
+};
+
 static inline struct socktab_net *socktab__sk_net(const struct socktab_sock *sk)
 {
-	return sk->cold->net;
+	return ((const struct socktab__slab_hdr *)((uintptr_t)sk & ~(SOCKTAB__SLAB_BYTES - 1)))
+		->net;
 }
 
 static inline struct socktab__tw *socktab__sk_tw(struct socktab_sock *sk)

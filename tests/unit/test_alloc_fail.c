@@ -112,7 +112,7 @@ static void disarm(void)
 /* ---------------------------------------------------------------- the script */
 
 #define NSOCK 12
-#define NFILL 64 /* one pool slab */
+#define NFILL (int)(SOCKTAB__SLAB_BYTES / 128) /* a whole slab of IPv4 TIME_WAIT entries */
 
 struct ctx {
 	uint64_t clock;
