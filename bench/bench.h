@@ -87,6 +87,7 @@ struct bench_lookup_cfg {
 	int rounds;     /* timed rounds per table, tables in turn; the median counts */
 	bool progress;
 	int touch;      /* bytes of the connection's own state read after each hit (0..256) */
+	int slots_per_socket; /* socktab's ehash: pow2 >= this x sockets slots (0: 2) */
 	int threads;    /* reader threads (0 or 1: the calling thread only) */
 	int mode;       /* enum bench_lookup_mode */
 };

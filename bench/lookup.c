@@ -199,12 +199,17 @@ static uint32_t ehash_slots(uint64_t sockets)
 	return slots;
 }
 
+static int slots_per_socket(const struct bench_lookup_cfg *c)
+{
+	return c->slots_per_socket ? c->slots_per_socket : 2;
+}
+
 /* The parameters of the benchmark's socktab nets. */
 static void st_params(const struct bench_lookup_cfg *c, uint64_t sockets,
 		      struct socktab_net_params *p)
 {
 	socktab_net_params_init(p);
-	p->ehash_entries = ehash_slots(sockets);
+	p->ehash_entries = ehash_slots(sockets * (uint64_t)slots_per_socket(c));
 	p->fixed_secret = 1;
 	memcpy(p->secret, &c->seed, sizeof(c->seed));
 	p->sock_priv_size = area_bytes(c->touch);
@@ -252,7 +257,8 @@ static struct socktab_sock *st_connection(const struct bench_lookup_cfg *c,
  * plus its caller data today; the estimate leaves room for a larger layout). */
 static uint64_t st_bytes_estimate(const struct bench_lookup_cfg *c, uint64_t sockets)
 {
-	return sockets * (512 + area_bytes(c->touch)) + (uint64_t)ehash_slots(sockets) * 8;
+	return sockets * (512 + area_bytes(c->touch)) +
+	       (uint64_t)ehash_slots(sockets * (uint64_t)slots_per_socket(c)) * 8;
 }
 
 /* Does @need fit in MemAvailable with 512 MiB to spare? If not, say why in @why. */
@@ -975,14 +981,18 @@ static void help(void)
 	printf("usage: socktab bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|socktab-shared|\n"
 	       "                                   socktab-ref|all] [--refs]\n"
 	       "                            [--mode established|listener] [--touch BYTES]\n"
+	       "                            [--slots-per-socket K]\n"
 	       "                            [--threads T] [--lookups L] [--burst B] [--misses PCT]\n"
 	       "                            [--timewait N] [--seed S] [--rounds R] [--json]\n"
 	       "defaults: --sockets 1000000 --peer all --mode established --touch 0 --threads 1\n"
+	       "          --slots-per-socket 2\n"
 	       "          --lookups 2*N (1M..4M) --burst 1 --misses 0 --timewait N --rounds 5\n"
 	       "          (every table is built first, then timed in turn R times on L/R lookups\n"
 	       "          each; lookups_per_sec is the median round)\n"
 	       "--touch BYTES  after each hit read BYTES (0..256) of the connection's own state:\n"
 	       "               socktab's caller data (sock_priv_size), a peer's object\n"
+	       "--slots-per-socket K  socktab's ehash: the power of two >= K x N slots (1..4), as a\n"
+	       "               stack sizes it for its connections (each slot is 8 bytes)\n"
 	       "--refs         also time socktab's referenced lookups (lookup + socktab_sock_put)\n"
 	       "               on the same table, as the row socktab-ref; socktab's own row uses\n"
 	       "               the RCU-scoped lookups (no reference), as the peers take none\n"
@@ -1043,7 +1053,7 @@ static void print_table(struct bench_out *o, const struct bench_lookup_cfg *c, e
 int bench_lookup_main(int argc, char **argv)
 {
 	enum { O_SOCKETS = 256, O_LOOKUPS, O_PEER, O_BURST, O_MISSES, O_SEED, O_ROUNDS, O_JSON,
-	       O_TOUCH, O_REFS, O_THREADS, O_MODE, O_TIMEWAIT };
+	       O_TOUCH, O_REFS, O_THREADS, O_MODE, O_TIMEWAIT, O_SLOTS };
 	static const struct option longopts[] = {
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "lookups", required_argument, NULL, O_LOOKUPS },
@@ -1054,6 +1064,7 @@ int bench_lookup_main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "touch", required_argument, NULL, O_TOUCH },
+		{ "slots-per-socket", required_argument, NULL, O_SLOTS },
 		{ "refs", no_argument, NULL, O_REFS },
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "mode", required_argument, NULL, O_MODE },
@@ -1073,7 +1084,8 @@ int bench_lookup_main(int argc, char **argv)
 	static const char *const mode_names[] = { [BENCH_LOOKUP_ESTABLISHED] = "established",
 						  [BENCH_LOOKUP_LISTENER] = "listener", NULL };
 	const struct opt_parser op = { "socktab bench lookup", "h", longopts };
-	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5, .threads = 1 };
+	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5, .threads = 1,
+				      .slots_per_socket = 2 };
 	struct bench_out o = { 0 };
 	int peer = BENCH_TABLE_COUNT, opt;
 	bool sel[BENCH_TABLE_COUNT] = { 0 }, refs = false, misses_set = false;
@@ -1121,6 +1133,10 @@ int bench_lookup_main(int argc, char **argv)
 			break;
 		case O_TOUCH:
 			bad = opt_count_int(&op, "--touch", optarg, 0, 256, &c.touch);
+			break;
+		case O_SLOTS:
+			bad = opt_count_int(&op, "--slots-per-socket", optarg, 1, 4,
+					    &c.slots_per_socket);
 			break;
 		case O_THREADS:
 			bad = opt_count_int(&op, "--threads", optarg, 1, 64, &c.threads);
@@ -1204,6 +1220,7 @@ int bench_lookup_main(int argc, char **argv)
 	bench_out_u64(&o, "rounds", (uint64_t)c.rounds);
 	bench_out_str(&o, "mode", mode_names[c.mode]);
 	bench_out_u64(&o, "touch", (uint64_t)c.touch);
+	bench_out_u64(&o, "slots_per_socket", (uint64_t)c.slots_per_socket);
 	bench_out_u64(&o, "threads", (uint64_t)c.threads);
 	bench_out_str(&o, "refs", refs ? "yes" : "no");
 	bench_out_str(&o, "keys", c.mode == BENCH_LOOKUP_LISTENER
