@@ -251,12 +251,11 @@ static void derive_routes(struct socktab__ifcfg *c)
 		bool up = d && (d->flags & SOCKTAB_DEV_UP), loop = d && (d->flags & SOCKTAB_DEV_LOOPBACK);
 
 		if (a->family == AF_INET6) {
-			/* An address added while the device is down is there (bindable, never
-			 * tentative here) but has no routes until the device comes up. */
-			if (!up)
-				continue;
+			/* An address added while the device is down (which only setting a device
+			 * down removes) is local at once: with no duplicate detection its local route
+			 * comes with it (addrconf_dad_completed); the prefix route waits for up. */
 			rt_push(c, local, AF_INET6, SOCKTAB_RTN_LOCAL, 128, &a->addr, a->ifindex, NULL);
-			if (a->plen < 128)
+			if (up && a->plen < 128)
 				rt_push(c, main_t, AF_INET6, SOCKTAB_RTN_UNICAST, a->plen, &a->addr,
 					a->ifindex, NULL);
 			continue;

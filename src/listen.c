@@ -525,6 +525,18 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	WR(child->bound_dev_if, (uint32_t)child_dev(net, listener, &ra, v4, dif, sdif));
 	child->v6only = listener->v6only;
 	child->uid = listener->uid;
+	/* The kernel's child is a copy of the listener (sk_clone_lock): it keeps SO_LINGER, the
+	 * socket-level options and the bind locks (so a disconnect keeps its address and a reset
+	 * its port). */
+	child->userlocks = listener->userlocks & (SOCKTAB__BINDADDR_LOCK | SOCKTAB__BINDPORT_LOCK);
+	atomic_store_explicit(&child->cold->flags,
+			      atomic_load_explicit(&listener->cold->flags, memory_order_relaxed) &
+				      (SOCKTAB__SKF_FREEBIND | SOCKTAB__SKF_TRANSPARENT |
+				       SOCKTAB__SKF_BROADCAST | SOCKTAB__SKF_NO_PORT |
+				       SOCKTAB__SKF_LINGER),
+			      memory_order_relaxed);
+	child->cold->linger_secs = listener->cold->linger_secs;
+	child->cold->local_port_range = listener->cold->local_port_range;
 	WR(child->state, SOCKTAB_TCP_SYN_RECV);
 	atomic_store_explicit(&child->refcnt, 1, memory_order_release);
 
