@@ -15,7 +15,9 @@
  *   - the client itself (connect to its own address and port): TCP simultaneous open, the
  *     socket is ESTABLISHED with itself;
  *   - nothing: RST, -ECONNREFUSED, and the client goes to CLOSE (tcp_done releases a port that
- *     connect() chose); it is not readable afterwards (the failed connect disconnects it).
+ *     connect() chose); it is not readable afterwards (the failed connect disconnects it);
+ *   - a SYN-ACK or RST arriving on a device the client is not bound to is not taken: the
+ *     connect stays pending (-EINPROGRESS).
  *   Anything else found (a live connection with the reversed 4-tuple) is not modelled: the SYN is
  *   treated as unanswered (-EINPROGRESS).
  * close: a FIN to the peer of an ESTABLISHED socket (peer -> CLOSE_WAIT, readable EOF; the closer
@@ -31,7 +33,9 @@
  * Devices (R91): a packet the host sends to itself arrives on the device that holds its
  *   destination, found by the sender's own output route (through its bound device, or a
  *   link-local scope); every lookup gets that device as dif (no VRF: sdif 0). A route that is
- *   not local sends the packet out of a device, where nothing receives it.
+ *   not local sends the packet out of a device, where nothing receives it, except that IPv4
+ *   output through lo always loops back and arrives on lo. Replies go the same way: a SYN-ACK
+ *   through the child's device, a RST for a SYN that found nothing through none.
  * UDP: a datagram is queued (rx) on the socket socktab_lookup_udp4/6 returns for its source and
  *   destination. When there is none, the ICMP port unreachable goes back through the same lookup
  *   reversed, and a *connected* socket found there records ECONNREFUSED (__udp4_lib_err without
@@ -235,16 +239,31 @@ static int bound_dev(struct socktab_sock *sk)
  * The ingress device of a packet the host sends to itself (R91): the output route toward the
  * destination, looked up as the sender does (through @oif, its bound device or the scope it
  * named), must be local, and the device that holds the address is the one the packet arrives
- * on (lo for 127.0.0.0/8 and ::1). 0 when the route is not local: the packet leaves through a
- * device and nothing in the host receives it.
+ * on (lo for 127.0.0.0/8 and ::1). An IPv4 route out of lo is local whatever its type
+ * (__mkroute_output sets RTCF_LOCAL for a loopback device): a reply sent through lo toward an
+ * address of another device loops back and arrives on lo. 0 when the route is not local: the
+ * packet leaves through a device and nothing in the host receives it.
  */
 static int ingress_dev(struct socktab_net *net, int family, const void *daddr, int oif)
 {
 	struct socktab_route_result res;
 
-	if (socktab_route_lookup(net, family, daddr, oif, &res) || res.type != SOCKTAB_RTN_LOCAL)
+	if (socktab_route_lookup(net, family, daddr, oif, &res))
 		return 0;
-	return res.ifindex;
+	if (res.type == SOCKTAB_RTN_LOCAL)
+		return res.ifindex;
+	if (family == AF_INET && res.ifindex == SOCKTAB_LOOPBACK_IFINDEX)
+		return SOCKTAB_LOOPBACK_IFINDEX;
+	return 0;
+}
+
+/* Does a packet arriving on @dif reach @sk, as far as its device goes (inet_bound_dev_eq with
+ * no L3 master: a socket bound to a device takes only that device's traffic)? */
+static bool dev_accepts(struct socktab_sock *sk, int dif)
+{
+	int bound = bound_dev(sk);
+
+	return dif && (!bound || bound == dif);
 }
 
 static int tuple_ingress(struct socktab_net *net, const struct tuple *t, int oif)
@@ -264,6 +283,24 @@ static struct socktab_sock *lookup(struct socktab_net *net, const struct tuple *
 				: socktab_lookup_tcp4(net, t->l4, t->lport, t->r4, t->rport, dif, 0);
 	return listener ? socktab_lookup_listener6(net, &t->l6, t->lport, &t->r6, t->rport, dif, 0)
 			: socktab_lookup_tcp6(net, &t->l6, t->lport, &t->r6, t->rport, dif, 0);
+}
+
+/*
+ * Does the RST that answers client @sk's SYN (which arrived on @dif and found no socket) come
+ * back to it? With no socket the reset is routed through no device (tcp_v4_send_reset); IPv6
+ * answers a link-local or loopback address through the device the SYN came in on
+ * (tcp_v6_send_response, rt6_need_strict). It arrives on the device that holds the client's
+ * address, and a client bound to another device never sees it: its connect stays pending.
+ */
+static bool rst_reaches(struct socktab_net *net, struct socktab_sock *sk, const struct tuple *t,
+			int dif)
+{
+	int oif = 0;
+
+	if (!t->v4 && (IN6_IS_ADDR_LINKLOCAL(&t->l6) || IN6_IS_ADDR_LOOPBACK(&t->l6)))
+		oif = dif;
+	return dev_accepts(sk, t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif)
+				     : ingress_dev(net, AF_INET6, &t->l6, oif));
 }
 
 /* The RST that refuses a connect: tcp_done() sets CLOSE; the failing blocking connect() then
@@ -313,21 +350,23 @@ static int syn_meets_tw(struct socktab_sock *sk, struct socktab_sock *tw_sk, boo
 }
 
 /*
- * Can listener @ln answer the SYN of @t (which arrived on @dif)? The request is routed back to
- * the client's address through the device the child will have (inet_csk_route_req with
- * ir_iif: the listener's device, or for IPv6 an unbound listener and a link-local peer the
- * receiving device); when that route fails, as through a device that is down, the SYN is
- * dropped. The client's address is local, so any other route is lost as well.
+ * Can listener @ln answer the SYN of client @sk, @t (which arrived on @dif)? The request is
+ * routed back to the client's address through the device the child will have
+ * (inet_csk_route_req with ir_iif: the listener's device, or for IPv6 an unbound listener and a
+ * link-local peer the receiving device); when that route fails, as through a device that is
+ * down, the SYN is dropped. The client's address is local, so any other route is lost as well.
+ * The SYN-ACK arrives on the device that holds the client's address (seen through that route),
+ * and a client bound to another device does not take it: the handshake stalls.
  */
-static bool synack_reaches(struct socktab_net *net, struct socktab_sock *ln, const struct tuple *t,
-			   int dif)
+static bool synack_reaches(struct socktab_net *net, struct socktab_sock *ln,
+			   struct socktab_sock *sk, const struct tuple *t, int dif)
 {
 	int oif = bound_dev(ln);
 
 	if (!oif && !t->v4 && IN6_IS_ADDR_LINKLOCAL(&t->l6))
 		oif = dif;
-	return t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif) != 0
-		     : ingress_dev(net, AF_INET6, &t->l6, oif) != 0;
+	return dev_accepts(sk, t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif)
+				     : ingress_dev(net, AF_INET6, &t->l6, oif));
 }
 
 /*
@@ -366,7 +405,7 @@ static int deliver_syn(struct socktab_sock *sk)
 		return socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
 	}
 	if (!found)
-		return refuse_connect(sk);
+		return rst_reaches(net, sk, &t, dif) ? refuse_connect(sk) : -EINPROGRESS;
 	if (socktab_get_state(found) != SOCKTAB_TCP_LISTEN) {
 		socktab_sock_put(found);
 		return -EINPROGRESS;
@@ -376,7 +415,7 @@ static int deliver_syn(struct socktab_sock *sk)
 		socktab_sock_put(found);
 		return -EINPROGRESS;
 	}
-	if (!synack_reaches(net, found, &t, dif)) {
+	if (!synack_reaches(net, found, sk, &t, dif)) {
 		socktab_sock_put(found);
 		return -EINPROGRESS; /* no SYN-ACK: the client keeps retransmitting its SYN */
 	}
