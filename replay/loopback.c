@@ -649,6 +649,19 @@ static int udp_ingress(struct socktab_net *net, const struct sockaddr_storage *t
 	return ingress_dev(net, AF_INET6, &((const struct sockaddr_in6 *)to)->sin6_addr, oif);
 }
 
+/* Is @sa 0.0.0.0, or ::ffff:0.0.0.0? */
+static bool zero_v4(const struct sockaddr *sa, socklen_t len)
+{
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == 0;
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_V4MAPPED(a) && !a->s6_addr32[3];
+	}
+	return false;
+}
+
 int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len)
 {
 	struct socktab_net *net = P(sk)->net;
@@ -670,7 +683,16 @@ int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t 
 		if (d6->sin6_scope_id && IN6_IS_ADDR_LINKLOCAL(&d6->sin6_addr))
 			oif = (int)d6->sin6_scope_id;
 	}
-	dif = udp_ingress(net, &to, oif);
+	/*
+	 * IPv4 toward 0.0.0.0: the output route is local through lo at once, and keeps the output
+	 * device the flow asked for as its rt_iif (ip_route_output_key_hash_rcu), which is the
+	 * ingress device (inet_iif); with none asked for, lo. A datagram is routed once, unlike
+	 * connect() (ip_route_connect), which routes again toward the address chosen.
+	 */
+	if (sa && zero_v4(sa, len))
+		dif = oif ? oif : SOCKTAB_LOOPBACK_IFINDEX;
+	else
+		dif = udp_ingress(net, &to, oif);
 	if (!dif)
 		return 0; /* it leaves through a device: lost */
 	rcv = udp_lookup(net, &src, &to, dif);
