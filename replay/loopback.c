@@ -121,15 +121,22 @@ static void receive_rst(struct socktab_sock *sk)
 	socktab_set_state(sk, SOCKTAB_TCP_CLOSE);
 }
 
-/* Abort a child still in an accept queue: RST to its client, then free it. */
+static bool segment_to_tw(struct socktab_sock *sk, char what);
+
+/* Abort a child still in an accept queue (inet_csk_listen_stop: tcp_disconnect): RST to its
+ * client, then free it. A client that closed first has left a TIME_WAIT entry in its FIN_WAIT2
+ * substate, which the RST ends (R100). */
 static void abort_child(struct socktab_sock *child)
 {
 	static const struct linger lg0 = { 1, 0 };
 	struct socktab_sock *peer = P(child)->peer;
+	int st = socktab_get_state(child);
 
-	if (peer && need_reset(socktab_get_state(child))) {
+	if (peer && need_reset(st)) {
 		unlink_peer(child);
 		receive_rst(peer);
+	} else if (!peer && st == SOCKTAB_TCP_CLOSE_WAIT) {
+		segment_to_tw(child, 'R');
 	}
 	unlink_peer(child);
 	socktab_setsockopt(child, SOL_SOCKET, SO_LINGER, &lg0, sizeof(lg0));
