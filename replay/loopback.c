@@ -18,8 +18,10 @@
  *     connect() chose); it is not readable afterwards (the failed connect disconnects it);
  *   - a SYN-ACK or RST arriving on a device the client is not bound to is not taken: the
  *     connect stays pending (-EINPROGRESS).
- *   Anything else found (a live connection with the reversed 4-tuple) is not modelled: the SYN is
- *   treated as unanswered (-EINPROGRESS).
+ *   - the other end of a connection with the same 4-tuple (the two clients differ by device):
+ *     syn_meets_connection() decides between a reset of that connection followed by the SYN's
+ *     retransmission, and a SYN left unanswered (-EINPROGRESS).
+ *   Anything else found is not modelled: the SYN is treated as unanswered (-EINPROGRESS).
  * close: a FIN to the peer of an ESTABLISHED socket (peer -> CLOSE_WAIT, readable EOF; the closer
  *   leaves TIME_WAIT through socktab_close); a CLOSE_WAIT socket's close leaves no TIME_WAIT. An
  *   abortive close (SO_LINGER {1, 0}, or unread data, as tcp_close() does) resets the peer
@@ -377,10 +379,47 @@ static bool synack_reaches(struct socktab_net *net, struct socktab_sock *ln,
 }
 
 /*
+ * Client @sk's SYN (@t) reached @found, a live connection with the same
+ * 4-tuple: possible when the two clients differ by device (R94), the other one bound to the
+ * device the SYN arrives on. @found answers with a challenge ACK (tcp_validate_incoming), sent
+ * back to the client's address through its own device. The first socket that ACK reaches there
+ * takes it: when that is @sk, the ACK is unacceptable in SYN_SENT, so @sk answers with a RST
+ * whose seq is the ACK's ack_seq, in @found's window, which resets @found, and it retransmits
+ * its SYN at once (tcp_rcv_synsent_state_process: TCP_TIMEOUT_MIN). Returns 1 then, 0 when the
+ * ACK went elsewhere and the SYN stays unanswered.
+ */
+static int syn_meets_connection(struct socktab_sock *sk, struct socktab_sock *found,
+				const struct tuple *t)
+{
+	struct socktab_net *net = P(sk)->net;
+	int st = socktab_get_state(found), back;
+	struct socktab_sock *to;
+	struct tuple rt = *t;
+
+	if (st != SOCKTAB_TCP_ESTABLISHED && st != SOCKTAB_TCP_CLOSE_WAIT)
+		return 0;
+	/* the ACK goes from @found's end (the client's remote side) to the client */
+	rt.l6 = t->r6;
+	rt.r6 = t->l6;
+	rt.l4 = t->r4;
+	rt.r4 = t->l4;
+	rt.lport = t->rport;
+	rt.rport = t->lport;
+	back = tuple_ingress(net, &rt, bound_dev(found));
+	to = back ? lookup(net, &rt, back, false) : NULL;
+	if (to)
+		socktab_sock_put(to);
+	if (to != sk)
+		return 0;
+	receive_rst(found); /* the RST goes the SYN's way, to @found */
+	return 1;
+}
+
+/*
  * Deliver the client's SYN: the packet goes from the client's local address/port to its peer.
  * In the listener's view local = the client's remote side, remote = the client's local side.
  */
-static int deliver_syn(struct socktab_sock *sk)
+static int deliver_syn(struct socktab_sock *sk, bool retry)
 {
 	struct socktab_net *net = P(sk)->net;
 	struct socktab_sock *found, *child, *ln;
@@ -414,8 +453,9 @@ static int deliver_syn(struct socktab_sock *sk)
 	if (!found)
 		return rst_reaches(net, sk, &t, dif) ? refuse_connect(sk) : -EINPROGRESS;
 	if (socktab_get_state(found) != SOCKTAB_TCP_LISTEN) {
+		err = syn_meets_connection(sk, found, &t);
 		socktab_sock_put(found);
-		return -EINPROGRESS;
+		return err == 1 && retry ? deliver_syn(sk, false) : -EINPROGRESS;
 	}
 	backlog = socktab_listen_backlog(found);
 	if (P(found)->qlen > backlog) { /* sk_acceptq_is_full(): the SYN is dropped */
@@ -496,7 +536,7 @@ int lb_connect(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len
 	if (err)
 		return err;
 	P(sk)->so_error = 0; /* tcp_connect_init() clears sk_err */
-	return deliver_syn(sk);
+	return deliver_syn(sk, true);
 }
 
 int lb_disconnect(struct socktab_sock *sk)
