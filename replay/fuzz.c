@@ -102,6 +102,10 @@ static void gen_script(uint64_t seed, struct lines *L)
 	 * random on the kernel, so once a UDP socket sets SO_REUSEPORT no UDP socket is checked
 	 * for readability. */
 	bool udp[16] = { false }, rp_udp = false;
+	/* An accepted child of an AF_INET6 listener talks IPv4 or IPv6 as its client did, and
+	 * keeps that transmit path after a disconnect: it never connects or listens again (the
+	 * quirk of tests/replay/v6_after_mapped_refused.sock). */
+	bool child6[16] = { false };
 
 	if (rnd(&st, 3) == 0) {
 		static const int span[] = { 1, 3, 9 };
@@ -167,7 +171,7 @@ static void gen_script(uint64_t seed, struct lines *L)
 			/* UDP: a datagram instead of listen() (same destination rule as connect) */
 			lines_add(L, "sendto %s %s %s", nx,
 				  fam[x] == AF_INET ? d4[rnd(&st, 2)] : d6[x & 1], port);
-		} else if (r < 55 && fam[x] == AF_INET6 && (x & 1)) {
+		} else if (r < 55 && fam[x] == AF_INET6 && ((x & 1) || child6[x])) {
 			/* v6 sockets of the v4-mapped destination kind never listen: after a refused
 			 * v4-mapped connect() the kernel keeps IPv4 handlers on the socket, so a
 			 * listener made from it mishandles native IPv6 connections (the children's
@@ -177,6 +181,8 @@ static void gen_script(uint64_t seed, struct lines *L)
 			static const char *const bl[] = { "", " 0", " 1", " 16" };
 
 			lines_add(L, "listen %s%s", nx, bl[rnd(&st, 6) < 3 ? 0 : rnd(&st, 4)]);
+		} else if (r < 70 && child6[x]) {
+			lines_add(L, "port %s => in 0 65535", nx);
 		} else if (r < 70) {
 			if (port[0] == '0')
 				snprintf(port, sizeof(port), "$%s", name[y]);
@@ -191,6 +197,7 @@ static void gen_script(uint64_t seed, struct lines *L)
 		} else if (r < 76 && nn < 16 && na < 6) {
 			snprintf(name[nn], sizeof(name[nn]), "a%d", na++);
 			fam[nn] = fam[x];
+			child6[nn] = fam[x] == AF_INET6;
 			lines_add(L, "%s = accept %s", name[nn], nx);
 			nn++;
 		} else if (r < 84) {
