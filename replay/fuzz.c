@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "script.h"
@@ -1513,7 +1514,41 @@ static bool known_v6_added_down(const struct rp_case *c, const struct rp_op *op,
 	return hit;
 }
 
+/* sk_clone_lock: an accepted child starts as a copy of its listener, with its SO_LINGER,
+ * FREEBIND and TRANSPARENT settings and its bind locks (a disconnect keeps the address the
+ * listener bound); socktab_sock_new_child in src/listen.c starts from a fresh socket. Shows in
+ * those options of a child, after a child's disconnect, and after the close of a child whose
+ * listener had set SO_LINGER. */
+static bool known_child_state(const struct rp_case *c, const struct rp_op *op,
+			      const struct rp_outcome *k, const struct rp_outcome *s)
+{
+	(void)k;
+	(void)s;
+	for (const struct rp_op *a = c->ops; a < op; a++) {
+		bool linger = false;
+
+		if (a->kind != RP_ACCEPT)
+			continue;
+		for (const struct rp_op *b = c->ops; b < a; b++)
+			linger |= b->kind == RP_SETSOCKOPT && b->slot == a->slot2 &&
+				  b->optkind == RP_OPT_LINGER;
+		if (op->kind == RP_GETSOCKOPT && op->slot == a->slot &&
+		    (op->optkind == RP_OPT_LINGER ||
+		     (op->level == IPPROTO_IP &&
+		      (op->optname == IP_FREEBIND || op->optname == IP_TRANSPARENT)) ||
+		     (op->level == IPPROTO_IPV6 &&
+		      (op->optname == IPV6_FREEBIND || op->optname == IPV6_TRANSPARENT))))
+			return true;
+		for (const struct rp_op *b = a + 1; b < op; b++)
+			if (b->slot == a->slot &&
+			    (b->kind == RP_DISCONNECT || (b->kind == RP_CLOSE && linger)))
+				return true;
+	}
+	return false;
+}
+
 static const struct known_diff known_diffs[] = {
+	{ "child_inherits_listener_state", known_child_state },
 	{ "v6_address_added_to_down_device", known_v6_added_down },
 	{ "v4_address_on_lo_is_global", known_lo_scope },
 	{ "syn_sent_has_no_peer", known_syn_sent_peer },
