@@ -316,7 +316,7 @@ struct gent {
 struct gsock {
 	int fam;       /* AF_INET or AF_INET6 */
 	bool udp;
-	bool mapped;   /* AF_INET6 whose destinations are v4-mapped (see gen_script) */
+	bool mapped;   /* AF_INET6 whose destinations are v4-mapped (gen_loopback_script) */
 	int dev;       /* device binding: DEV_NONE, a device, DEV_DEAD or DEV_UNKNOWN */
 	bool fixed;    /* TCP that connected or was accepted: a new device would reroute it */
 	bool touched;  /* may hold a port or be connected: a bind scope may not apply any more */
@@ -329,6 +329,7 @@ struct gsock {
 	bool listened; /* TCP: a listen() was tried */
 	int addr;      /* the gaddrs index of the last specific address it tried to bind, or -1 */
 	int cdev;      /* TCP: the device of an earlier connect()'s destination, DEV_UNKNOWN */
+	bool mbind;    /* AF_INET6 that tried to bind a v4-mapped address */
 	bool closed;
 };
 
@@ -585,6 +586,10 @@ static bool pick_dest(struct gen *g, int x, char kind, int prefer, char *buf, si
 				continue;
 			if (sc < 0 && is_ll(a) && dev == DEV_NONE && kind == 'c')
 				continue; /* TCP: EINVAL, but the route check may find a neighbour */
+			/* :: means ::ffff:127.0.0.1 to a socket bound to a v4-mapped address: a
+			 * v4-mapped connect() from a socket of the native kind (gen_loopback_script) */
+			if (kind == 'c' && fam == 6 && s->mbind && gaddrs[a].kind == GK_WILD)
+				continue;
 			/* A connected UDP socket keeps the route of its connect(), and a send
 			 * toward the same address reuses it when the output device asked for is
 			 * the route's own (ip6_sk_dst_check), which for a local route is lo: a
@@ -819,6 +824,7 @@ static void gen_bind(struct gen *g, int x, const char *port)
 		const char *t = f == AF_INET ? a4[rnd(&g->st, 3)] : a6[rnd(&g->st, 4)];
 
 		lines_add(g->L, "bind %s %s %s", g->name[x], t, port);
+		s->mbind |= s->fam == AF_INET6 && !strncmp(t, "::ffff:", 7);
 		for (a = 0; a < NGADDR; a++)
 			if (gaddrs[a].kind == GK_LOOP && strstr(t, gaddrs[a].s)) {
 				s->bound |= 1u << a;
@@ -856,6 +862,7 @@ static void gen_bind(struct gen *g, int x, const char *port)
 	}
 	addr_text(g, x, a, scope, buf, sizeof(buf));
 	lines_add(g->L, "bind %s %s %s", g->name[x], buf, port);
+	s->mbind |= s->fam == AF_INET6 && fam == 4;
 	if (gaddrs[a].kind != GK_WILD) {
 		s->bound |= 1u << a;
 		if (!s->touched)
