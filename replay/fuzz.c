@@ -1554,7 +1554,37 @@ static bool known_child_state(const struct rp_case *c, const struct rp_op *op,
 	return false;
 }
 
+/* __udp_disconnect clears inet_daddr and inet_dport but not sk_v6_daddr: a disconnected IPv6
+ * socket still scores (compute_score) only datagrams from its old peer's address; src/udp.c
+ * udp_disconnect clears the IPv6 peer too. Shows as a datagram socktab delivers to such a
+ * socket and the kernel does not (or delivers elsewhere). */
+static bool known_v6_disconnect_peer(const struct rp_case *c, const struct rp_op *op,
+				     const struct rp_outcome *k, const struct rp_outcome *s)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff }, any[16];
+
+	(void)k;
+	(void)s;
+	if (op->kind != RP_READABLE)
+		return false;
+	for (const struct rp_op *a = c->ops; a < op; a++) {
+		bool udp = false;
+
+		if (a->kind != RP_CONNECT || a->addr.family != AF_INET6 ||
+		    !memcmp(a->addr.bytes, mapped, 12) || !memcmp(a->addr.bytes, any, 16))
+			continue;
+		for (const struct rp_op *b = c->ops; b < a; b++)
+			if (b->kind == RP_SOCKET && b->slot == a->slot)
+				udp = b->udp;
+		for (const struct rp_op *b = a + 1; b < op && udp; b++)
+			if (b->kind == RP_DISCONNECT && b->slot == a->slot)
+				return true;
+	}
+	return false;
+}
+
 static const struct known_diff known_diffs[] = {
+	{ "v6_udp_disconnect_keeps_peer_address", known_v6_disconnect_peer },
 	{ "child_inherits_listener_state", known_child_state },
 	{ "v6_address_added_to_down_device", known_v6_added_down },
 	{ "v4_address_on_lo_is_global", known_lo_scope },
