@@ -15,9 +15,13 @@
  *   - the client itself (connect to its own address and port): TCP simultaneous open, the
  *     socket is ESTABLISHED with itself;
  *   - nothing: RST, -ECONNREFUSED, and the client goes to CLOSE (tcp_done releases a port that
- *     connect() chose); it is not readable afterwards (the failed connect disconnects it).
- *   Anything else found (a live connection with the reversed 4-tuple) is not modelled: the SYN is
- *   treated as unanswered (-EINPROGRESS).
+ *     connect() chose); it is not readable afterwards (the failed connect disconnects it);
+ *   - a SYN-ACK or RST arriving on a device the client is not bound to is not taken: the
+ *     connect stays pending (-EINPROGRESS).
+ *   - the other end of a connection with the same 4-tuple (the two clients differ by device):
+ *     syn_meets_connection() decides between a reset of that connection followed by the SYN's
+ *     retransmission, and a SYN left unanswered (-EINPROGRESS).
+ *   Anything else found is not modelled: the SYN is treated as unanswered (-EINPROGRESS).
  * close: a FIN to the peer of an ESTABLISHED socket (peer -> CLOSE_WAIT, readable EOF; the closer
  *   leaves TIME_WAIT through socktab_close); a CLOSE_WAIT socket's close leaves no TIME_WAIT. An
  *   abortive close (SO_LINGER {1, 0}, or unread data, as tcp_close() does) resets the peer
@@ -31,7 +35,9 @@
  * Devices (R91): a packet the host sends to itself arrives on the device that holds its
  *   destination, found by the sender's own output route (through its bound device, or a
  *   link-local scope); every lookup gets that device as dif (no VRF: sdif 0). A route that is
- *   not local sends the packet out of a device, where nothing receives it.
+ *   not local sends the packet out of a device, where nothing receives it, except that IPv4
+ *   output through lo always loops back and arrives on lo. Replies go the same way: a SYN-ACK
+ *   through the child's device, a RST for a SYN that found nothing through none.
  * UDP: a datagram is queued (rx) on the socket socktab_lookup_udp4/6 returns for its source and
  *   destination. When there is none, the ICMP port unreachable goes back through the same lookup
  *   reversed, and a *connected* socket found there records ECONNREFUSED (__udp4_lib_err without
@@ -117,15 +123,22 @@ static void receive_rst(struct socktab_sock *sk)
 	socktab_set_state(sk, SOCKTAB_TCP_CLOSE);
 }
 
-/* Abort a child still in an accept queue: RST to its client, then free it. */
+static bool segment_to_tw(struct socktab_sock *sk, char what);
+
+/* Abort a child still in an accept queue (inet_csk_listen_stop: tcp_disconnect): RST to its
+ * client, then free it. A client that closed first has left a TIME_WAIT entry in its FIN_WAIT2
+ * substate, which the RST ends (R100). */
 static void abort_child(struct socktab_sock *child)
 {
 	static const struct linger lg0 = { 1, 0 };
 	struct socktab_sock *peer = P(child)->peer;
+	int st = socktab_get_state(child);
 
-	if (peer && need_reset(socktab_get_state(child))) {
+	if (peer && need_reset(st)) {
 		unlink_peer(child);
 		receive_rst(peer);
+	} else if (!peer && st == SOCKTAB_TCP_CLOSE_WAIT) {
+		segment_to_tw(child, 'R');
 	}
 	unlink_peer(child);
 	socktab_setsockopt(child, SOL_SOCKET, SO_LINGER, &lg0, sizeof(lg0));
@@ -235,16 +248,31 @@ static int bound_dev(struct socktab_sock *sk)
  * The ingress device of a packet the host sends to itself (R91): the output route toward the
  * destination, looked up as the sender does (through @oif, its bound device or the scope it
  * named), must be local, and the device that holds the address is the one the packet arrives
- * on (lo for 127.0.0.0/8 and ::1). 0 when the route is not local: the packet leaves through a
- * device and nothing in the host receives it.
+ * on (lo for 127.0.0.0/8 and ::1). An IPv4 route out of lo is local whatever its type
+ * (__mkroute_output sets RTCF_LOCAL for a loopback device): a reply sent through lo toward an
+ * address of another device loops back and arrives on lo. 0 when the route is not local: the
+ * packet leaves through a device and nothing in the host receives it.
  */
 static int ingress_dev(struct socktab_net *net, int family, const void *daddr, int oif)
 {
 	struct socktab_route_result res;
 
-	if (socktab_route_lookup(net, family, daddr, oif, &res) || res.type != SOCKTAB_RTN_LOCAL)
+	if (socktab_route_lookup(net, family, daddr, oif, &res))
 		return 0;
-	return res.ifindex;
+	if (res.type == SOCKTAB_RTN_LOCAL)
+		return res.ifindex;
+	if (family == AF_INET && res.ifindex == SOCKTAB_LOOPBACK_IFINDEX)
+		return SOCKTAB_LOOPBACK_IFINDEX;
+	return 0;
+}
+
+/* Does a packet arriving on @dif reach @sk, as far as its device goes (inet_bound_dev_eq with
+ * no L3 master: a socket bound to a device takes only that device's traffic)? */
+static bool dev_accepts(struct socktab_sock *sk, int dif)
+{
+	int bound = bound_dev(sk);
+
+	return dif && (!bound || bound == dif);
 }
 
 static int tuple_ingress(struct socktab_net *net, const struct tuple *t, int oif)
@@ -264,6 +292,24 @@ static struct socktab_sock *lookup(struct socktab_net *net, const struct tuple *
 				: socktab_lookup_tcp4(net, t->l4, t->lport, t->r4, t->rport, dif, 0);
 	return listener ? socktab_lookup_listener6(net, &t->l6, t->lport, &t->r6, t->rport, dif, 0)
 			: socktab_lookup_tcp6(net, &t->l6, t->lport, &t->r6, t->rport, dif, 0);
+}
+
+/*
+ * Does the RST that answers client @sk's SYN (which arrived on @dif and found no socket) come
+ * back to it? With no socket the reset is routed through no device (tcp_v4_send_reset); IPv6
+ * answers a link-local or loopback address through the device the SYN came in on
+ * (tcp_v6_send_response, rt6_need_strict). It arrives on the device that holds the client's
+ * address, and a client bound to another device never sees it: its connect stays pending.
+ */
+static bool rst_reaches(struct socktab_net *net, struct socktab_sock *sk, const struct tuple *t,
+			int dif)
+{
+	int oif = 0;
+
+	if (!t->v4 && (IN6_IS_ADDR_LINKLOCAL(&t->l6) || IN6_IS_ADDR_LOOPBACK(&t->l6)))
+		oif = dif;
+	return dev_accepts(sk, t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif)
+				     : ingress_dev(net, AF_INET6, &t->l6, oif));
 }
 
 /* The RST that refuses a connect: tcp_done() sets CLOSE; the failing blocking connect() then
@@ -313,28 +359,67 @@ static int syn_meets_tw(struct socktab_sock *sk, struct socktab_sock *tw_sk, boo
 }
 
 /*
- * Can listener @ln answer the SYN of @t (which arrived on @dif)? The request is routed back to
- * the client's address through the device the child will have (inet_csk_route_req with
- * ir_iif: the listener's device, or for IPv6 an unbound listener and a link-local peer the
- * receiving device); when that route fails, as through a device that is down, the SYN is
- * dropped. The client's address is local, so any other route is lost as well.
+ * Can listener @ln answer the SYN of client @sk, @t (which arrived on @dif)? The request is
+ * routed back to the client's address through the device the child will have
+ * (inet_csk_route_req with ir_iif: the listener's device, or for IPv6 an unbound listener and a
+ * link-local peer the receiving device); when that route fails, as through a device that is
+ * down, the SYN is dropped. The client's address is local, so any other route is lost as well.
+ * The SYN-ACK arrives on the device that holds the client's address (seen through that route),
+ * and a client bound to another device does not take it: the handshake stalls.
  */
-static bool synack_reaches(struct socktab_net *net, struct socktab_sock *ln, const struct tuple *t,
-			   int dif)
+static bool synack_reaches(struct socktab_net *net, struct socktab_sock *ln,
+			   struct socktab_sock *sk, const struct tuple *t, int dif)
 {
 	int oif = bound_dev(ln);
 
 	if (!oif && !t->v4 && IN6_IS_ADDR_LINKLOCAL(&t->l6))
 		oif = dif;
-	return t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif) != 0
-		     : ingress_dev(net, AF_INET6, &t->l6, oif) != 0;
+	return dev_accepts(sk, t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif)
+				     : ingress_dev(net, AF_INET6, &t->l6, oif));
+}
+
+/*
+ * Client @sk's SYN (@t) reached @found, a live connection with the same
+ * 4-tuple: possible when the two clients differ by device (R94), the other one bound to the
+ * device the SYN arrives on. @found answers with a challenge ACK (tcp_validate_incoming), sent
+ * back to the client's address through its own device. The first socket that ACK reaches there
+ * takes it: when that is @sk, the ACK is unacceptable in SYN_SENT, so @sk answers with a RST
+ * whose seq is the ACK's ack_seq, in @found's window, which resets @found, and it retransmits
+ * its SYN at once (tcp_rcv_synsent_state_process: TCP_TIMEOUT_MIN). Returns 1 then, 0 when the
+ * ACK went elsewhere and the SYN stays unanswered.
+ */
+static int syn_meets_connection(struct socktab_sock *sk, struct socktab_sock *found,
+				const struct tuple *t)
+{
+	struct socktab_net *net = P(sk)->net;
+	int st = socktab_get_state(found), back;
+	struct socktab_sock *to;
+	struct tuple rt = *t;
+
+	if (st != SOCKTAB_TCP_ESTABLISHED && st != SOCKTAB_TCP_CLOSE_WAIT)
+		return 0;
+	/* the ACK goes from @found's end (the client's remote side) to the client */
+	rt.l6 = t->r6;
+	rt.r6 = t->l6;
+	rt.l4 = t->r4;
+	rt.r4 = t->l4;
+	rt.lport = t->rport;
+	rt.rport = t->lport;
+	back = tuple_ingress(net, &rt, bound_dev(found));
+	to = back ? lookup(net, &rt, back, false) : NULL;
+	if (to)
+		socktab_sock_put(to);
+	if (to != sk)
+		return 0;
+	receive_rst(found); /* the RST goes the SYN's way, to @found */
+	return 1;
 }
 
 /*
  * Deliver the client's SYN: the packet goes from the client's local address/port to its peer.
  * In the listener's view local = the client's remote side, remote = the client's local side.
  */
-static int deliver_syn(struct socktab_sock *sk)
+static int deliver_syn(struct socktab_sock *sk, bool retry)
 {
 	struct socktab_net *net = P(sk)->net;
 	struct socktab_sock *found, *child, *ln;
@@ -366,17 +451,18 @@ static int deliver_syn(struct socktab_sock *sk)
 		return socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
 	}
 	if (!found)
-		return refuse_connect(sk);
+		return rst_reaches(net, sk, &t, dif) ? refuse_connect(sk) : -EINPROGRESS;
 	if (socktab_get_state(found) != SOCKTAB_TCP_LISTEN) {
+		err = syn_meets_connection(sk, found, &t);
 		socktab_sock_put(found);
-		return -EINPROGRESS;
+		return err == 1 && retry ? deliver_syn(sk, false) : -EINPROGRESS;
 	}
 	backlog = socktab_listen_backlog(found);
 	if (P(found)->qlen > backlog) { /* sk_acceptq_is_full(): the SYN is dropped */
 		socktab_sock_put(found);
 		return -EINPROGRESS;
 	}
-	if (!synack_reaches(net, found, &t, dif)) {
+	if (!synack_reaches(net, found, sk, &t, dif)) {
 		socktab_sock_put(found);
 		return -EINPROGRESS; /* no SYN-ACK: the client keeps retransmitting its SYN */
 	}
@@ -450,7 +536,7 @@ int lb_connect(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len
 	if (err)
 		return err;
 	P(sk)->so_error = 0; /* tcp_connect_init() clears sk_err */
-	return deliver_syn(sk);
+	return deliver_syn(sk, true);
 }
 
 int lb_disconnect(struct socktab_sock *sk)
@@ -610,6 +696,19 @@ static int udp_ingress(struct socktab_net *net, const struct sockaddr_storage *t
 	return ingress_dev(net, AF_INET6, &((const struct sockaddr_in6 *)to)->sin6_addr, oif);
 }
 
+/* Is @sa 0.0.0.0, or ::ffff:0.0.0.0? */
+static bool zero_v4(const struct sockaddr *sa, socklen_t len)
+{
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == 0;
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_V4MAPPED(a) && !a->s6_addr32[3];
+	}
+	return false;
+}
+
 int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len)
 {
 	struct socktab_net *net = P(sk)->net;
@@ -631,7 +730,16 @@ int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t 
 		if (d6->sin6_scope_id && IN6_IS_ADDR_LINKLOCAL(&d6->sin6_addr))
 			oif = (int)d6->sin6_scope_id;
 	}
-	dif = udp_ingress(net, &to, oif);
+	/*
+	 * IPv4 toward 0.0.0.0: the output route is local through lo at once, and keeps the output
+	 * device the flow asked for as its rt_iif (ip_route_output_key_hash_rcu), which is the
+	 * ingress device (inet_iif); with none asked for, lo. A datagram is routed once, unlike
+	 * connect() (ip_route_connect), which routes again toward the address chosen.
+	 */
+	if (sa && zero_v4(sa, len))
+		dif = oif ? oif : SOCKTAB_LOOPBACK_IFINDEX;
+	else
+		dif = udp_ingress(net, &to, oif);
 	if (!dif)
 		return 0; /* it leaves through a device: lost */
 	rcv = udp_lookup(net, &src, &to, dif);
