@@ -1398,215 +1398,6 @@ static void outcome_text(const struct rp_script *s, const struct rp_op *op,
 	}
 }
 
-/*
- * Disagreements of the library (src/) that tests/conformance/regressions.sock records and the
- * library does not fix yet. A script whose first difference is one of them is counted and
- * skipped, so that a long run goes on looking for others. Each entry names its case; delete the
- * entry once the library passes that case.
- */
-struct known_diff {
-	const char *rp_case; /* the case of regressions.sock */
-	/* op @op of case @c gave @k on the kernel and @s on socktab */
-	bool (*match)(const struct rp_case *c, const struct rp_op *op, const struct rp_outcome *k,
-		      const struct rp_outcome *s);
-};
-
-/* IPv4, or v4-mapped IPv6. */
-static bool addr_v4(const struct rp_addr *a)
-{
-	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-	return a->family == AF_INET || !memcmp(a->bytes, mapped, 12);
-}
-
-/* __mkroute_output: an IPv4 flow with a loopback source that would leave through a device other
- * than lo fails EINVAL; route4 in src/dev.c lacks the check, and the second lookup of
- * ip_route_connect() that meets it toward 0.0.0.0 from a device without an IPv4 address. The
- * kernel has no other EINVAL for a connect(), sendto() or send() toward IPv4 that socktab
- * lacks. */
-static bool known_loopback_source(const struct rp_case *c, const struct rp_op *op,
-				  const struct rp_outcome *k, const struct rp_outcome *s)
-{
-	(void)c;
-	static const uint8_t any[16];
-
-	if (k->err != EINVAL || s->err == EINVAL)
-		return false;
-	/* :: is 127.0.0.1 to a socket bound to a v4-mapped address */
-	return ((op->kind == RP_CONNECT || op->kind == RP_SENDTO) &&
-		(addr_v4(&op->addr) || !memcmp(op->addr.bytes, any, 16))) ||
-	       op->kind == RP_SEND;
-}
-
-/* ip6_dst_lookup_tail: the route lookup comes first, and only a flow that has a route fails
- * EAFNOSUPPORT for a v4-mapped source toward native IPv6; src/udp.c udp_route and the TCP path
- * refuse the source before routing. */
-static bool known_mapped_source_order(const struct rp_case *c, const struct rp_op *op,
-				  const struct rp_outcome *k, const struct rp_outcome *s)
-{
-	(void)c;
-	return (op->kind == RP_CONNECT || op->kind == RP_SENDTO || op->kind == RP_SEND) &&
-	       k->err == ENETUNREACH && s->err == EAFNOSUPPORT;
-}
-
-/* inet6_bind: a v4-mapped bind fails ENODEV when the bound ifindex names no device, before it
- * looks at the address or at FREEBIND; src/addr.c socktab__bind_check_v4 returns early for
- * 0.0.0.0 and the non-local switches. */
-static bool known_mapped_bind_enodev(const struct rp_case *c, const struct rp_op *op,
-				  const struct rp_outcome *k, const struct rp_outcome *s)
-{
-	(void)c;
-	return op->kind == RP_BIND && k->err == ENODEV && s->err != ENODEV && addr_v4(&op->addr);
-}
-
-/* ip_route_connect: with no destination (0.0.0.0) or no source the kernel routes twice, the
- * second time with the addresses the first lookup chose; a TRANSPARENT socket bound to an
- * address that is not local thus routes toward that address and finds no route. route4 in
- * src/dev.c routes once. */
-static bool known_second_lookup(const struct rp_case *c, const struct rp_op *op,
-				  const struct rp_outcome *k, const struct rp_outcome *s)
-{
-	(void)c;
-	const uint8_t *b = op->addr.family == AF_INET ? op->addr.bytes : op->addr.bytes + 12;
-
-	return (op->kind == RP_CONNECT || op->kind == RP_SENDTO) && k->err == ENETUNREACH &&
-	       s->err != ENETUNREACH && addr_v4(&op->addr) && !memcmp(b, "\0\0\0\0", 4);
-}
-
-/* inet_getname: a TCP socket in SYN_SENT (or with no remote port) has no peer; src/sock.c
- * sk_name answers with the address it is connecting to. */
-static bool known_syn_sent_peer(const struct rp_case *c, const struct rp_op *op,
-				  const struct rp_outcome *k, const struct rp_outcome *s)
-{
-	(void)c;
-	return op->kind == RP_PEER && k->err == ENOTCONN && s->err == 0;
-}
-
-/* `ip addr add` gives an IPv4 address on lo global scope (only 127/8 is host); src/dev.c
- * socktab_addr_add makes every IPv4 address of a loopback device host scope, which
- * inet_select_addr then passes over. Shows as the source the kernel took from lo. */
-static bool known_lo_scope(const struct rp_case *c, const struct rp_op *op,
-			   const struct rp_outcome *k, const struct rp_outcome *s)
-{
-	const uint8_t *b = k->addr.family == AF_INET ? k->addr.bytes : k->addr.bytes + 12;
-
-	if ((op->kind != RP_ADDR && op->kind != RP_PEER) || k->err || s->err ||
-	    !memcmp(&k->addr, &s->addr, sizeof(k->addr)) || !addr_v4(&k->addr))
-		return false;
-	for (const struct rp_op *a = c->ops; a < op; a++)
-		if (a->kind == RP_ADDRCHG && a->ival[0] && a->dev == 1 &&
-		    a->addr.family == AF_INET && !memcmp(a->addr.bytes, b, 4))
-			return true;
-	return false;
-}
-
-/* An IPv6 address added (nodad) to a device that is down is usable at once, local route and all;
- * src/dev.c derive_routes gives it no routes until the device comes up. Shows as a send or
- * connect toward that address that only socktab fails. */
-static bool known_v6_added_down(const struct rp_case *c, const struct rp_op *op,
-				const struct rp_outcome *k, const struct rp_outcome *s)
-{
-	bool down[64] = { false }, hit = false;
-
-	if ((op->kind != RP_CONNECT && op->kind != RP_SENDTO) || k->err == s->err ||
-	    op->addr.family != AF_INET6 || addr_v4(&op->addr))
-		return false;
-	for (const struct rp_op *a = c->ops; a < op; a++) {
-		if (a->kind == RP_LINK && a->dev < 64)
-			down[a->dev] = a->ival[0] == RP_LINK_DOWN;
-		else if (a->kind == RP_ADDRCHG && a->ival[0] && a->dev < 64 && down[a->dev] &&
-			 !memcmp(a->addr.bytes, op->addr.bytes, 16))
-			hit = true;
-	}
-	return hit;
-}
-
-/* sk_clone_lock: an accepted child starts as a copy of its listener, with its SO_LINGER,
- * FREEBIND and TRANSPARENT settings and its bind locks (a disconnect keeps the address the
- * listener bound); socktab_sock_new_child in src/listen.c starts from a fresh socket. Shows in
- * those options of a child, after a child's disconnect, and after the close of a child whose
- * listener had set SO_LINGER. */
-static bool known_child_state(const struct rp_case *c, const struct rp_op *op,
-			      const struct rp_outcome *k, const struct rp_outcome *s)
-{
-	(void)k;
-	(void)s;
-	for (const struct rp_op *a = c->ops; a < op; a++) {
-		bool linger = false;
-
-		if (a->kind != RP_ACCEPT)
-			continue;
-		for (const struct rp_op *b = c->ops; b < a; b++)
-			linger |= b->kind == RP_SETSOCKOPT && b->slot == a->slot2 &&
-				  b->optkind == RP_OPT_LINGER;
-		if (op->kind == RP_GETSOCKOPT && op->slot == a->slot &&
-		    (op->optkind == RP_OPT_LINGER ||
-		     (op->level == IPPROTO_IP &&
-		      (op->optname == IP_FREEBIND || op->optname == IP_TRANSPARENT)) ||
-		     (op->level == IPPROTO_IPV6 &&
-		      (op->optname == IPV6_FREEBIND || op->optname == IPV6_TRANSPARENT))))
-			return true;
-		for (const struct rp_op *b = a + 1; b < op; b++)
-			if (b->slot == a->slot &&
-			    (b->kind == RP_DISCONNECT || (b->kind == RP_CLOSE && linger)))
-				return true;
-	}
-	return false;
-}
-
-/* __udp_disconnect clears inet_daddr and inet_dport but not sk_v6_daddr: a disconnected IPv6
- * socket still scores (compute_score) only datagrams from its old peer's address; src/udp.c
- * udp_disconnect clears the IPv6 peer too. Shows as a datagram socktab delivers to such a
- * socket and the kernel does not (or delivers elsewhere). */
-static bool known_v6_disconnect_peer(const struct rp_case *c, const struct rp_op *op,
-				     const struct rp_outcome *k, const struct rp_outcome *s)
-{
-	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff }, any[16];
-
-	(void)k;
-	(void)s;
-	if (op->kind != RP_READABLE)
-		return false;
-	for (const struct rp_op *a = c->ops; a < op; a++) {
-		bool udp = false;
-
-		if (a->kind != RP_CONNECT || a->addr.family != AF_INET6 ||
-		    !memcmp(a->addr.bytes, mapped, 12) || !memcmp(a->addr.bytes, any, 16))
-			continue;
-		for (const struct rp_op *b = c->ops; b < a; b++)
-			if (b->kind == RP_SOCKET && b->slot == a->slot)
-				udp = b->udp;
-		for (const struct rp_op *b = a + 1; b < op && udp; b++)
-			if (b->kind == RP_DISCONNECT && b->slot == a->slot)
-				return true;
-	}
-	return false;
-}
-
-static const struct known_diff known_diffs[] = {
-	{ "v6_udp_disconnect_keeps_peer_address", known_v6_disconnect_peer },
-	{ "child_inherits_listener_state", known_child_state },
-	{ "v6_address_added_to_down_device", known_v6_added_down },
-	{ "v4_address_on_lo_is_global", known_lo_scope },
-	{ "syn_sent_has_no_peer", known_syn_sent_peer },
-	{ "zero_destination_routes_twice", known_second_lookup },
-	{ "mapped_bind_checks_device_first", known_mapped_bind_enodev },
-	{ "loopback_source_leaves_through_device", known_loopback_source },
-	{ "mapped_source_native_destination_route_first", known_mapped_source_order },
-};
-
-/* The known library disagreement the first difference @d of a run is, or NULL. */
-static const struct known_diff *known(const struct rp_case *c, int d, const struct rp_collect *K,
-				      const struct rp_collect *S)
-{
-	if (!K->got[d] || !S->got[d])
-		return NULL;
-	for (size_t i = 0; i < sizeof(known_diffs) / sizeof(known_diffs[0]); i++)
-		if (known_diffs[i].match(c, &c->ops[d], &K->o[d], &S->o[d]))
-			return &known_diffs[i];
-	return NULL;
-}
-
 /* Did the kernel backend refuse an op as a SCRIPT ERROR (the traffic rule)? Such a statement
  * never ran there, so the two runs cannot be compared from it on. */
 static bool kernel_refused(const struct rp_case *c, const struct rp_collect *K)
@@ -1694,7 +1485,7 @@ static int drop_refused(struct lines *L, const struct rp_script *s, const struct
 
 int rp_fuzz(long n, uint64_t seed, bool verbose)
 {
-	long nondet = 0, ndev = 0, refused = 0, unrunnable = 0, nknown = 0;
+	long nondet = 0, ndev = 0, refused = 0, unrunnable = 0;
 	char name[64];
 
 	rp_fast_waits = 1;
@@ -1728,18 +1519,6 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 		if (d == -3) {
 			/* still refusing after three rounds (the refusals depend on random ports) */
 			unrunnable++;
-			rp_collect_free(&K);
-			rp_collect_free(&S);
-			rp_free_script(s);
-			lines_free(&L);
-			continue;
-		}
-		if (d >= 0 && known(&s->cases[0], d, &K, &S)) {
-			if (verbose)
-				printf("script %ld: %d lines, known library disagreement %s (line %d)\n", k,
-				       L.n, known(&s->cases[0], d, &K, &S)->rp_case,
-				       s->cases[0].ops[d].line + 1);
-			nknown++;
 			rp_collect_free(&K);
 			rp_collect_free(&S);
 			rp_free_script(s);
@@ -1882,20 +1661,6 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 				}
 				md = diff_text(name, &L, drop, &m, &MK, &MS);
 			}
-			if (md >= 0 && known(&m->cases[0], md, &MK, &MS)) {
-				/* the script's first difference was random, but what is left of it
-				 * is a known one */
-				if (verbose)
-					printf("script %ld: minimized to known library disagreement %s\n",
-					       k, known(&m->cases[0], md, &MK, &MS)->rp_case);
-				nknown++;
-				rp_collect_free(&MK);
-				rp_collect_free(&MS);
-				rp_free_script(m);
-				free(drop);
-				lines_free(&L);
-				continue;
-			}
 			printf("DISAGREEMENT: --random %ld --seed %llu, script %ld; minimized "
 			       "(expectations are the kernel's):\n",
 			       n, (unsigned long long)seed, k);
@@ -1946,8 +1711,8 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 	}
 	printf("random: %ld scripts (%ld with devices), seed %llu, no new disagreement (%ld skipped: "
 	       "outcome not reproducible; %ld statements the traffic rule refused were dropped, "
-	       "%ld scripts skipped for them; %ld scripts showed a known library disagreement)\n",
-	       n, ndev, (unsigned long long)seed, nondet, refused, unrunnable, nknown);
+	       "%ld scripts skipped for them)\n",
+	       n, ndev, (unsigned long long)seed, nondet, refused, unrunnable);
 	printf("%ld passed, 0 failed\n", n);
 	return 0;
 }

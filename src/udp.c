@@ -920,7 +920,8 @@ static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	if (s1)
 		unhash4_locked(net, sk); /* departure: never a stale hash4 entry */
 	WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
-	socktab__sk_set_v6_daddr(sk, &any);
+	/* The IPv6 peer address stays, as in the kernel: score6 still takes only datagrams from
+	 * that address until the next connect(); IPv4 lookups see the cleared daddr below. */
 	WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
 	WR(sk->v4key, sk->family == AF_INET);
 	WR(sk->bound_dev_if, 0); /* the kernel clears SO_BINDTODEVICE here */
