@@ -526,9 +526,9 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	child->v6only = listener->v6only;
 	child->uid = listener->uid;
 	/* The kernel's child is a copy of the listener (sk_clone_lock): it keeps SO_LINGER, the
-	 * socket-level options and the bind locks (so a disconnect keeps its address and a reset
-	 * its port). */
-	child->userlocks = listener->userlocks & (SOCKTAB__BINDADDR_LOCK | SOCKTAB__BINDPORT_LOCK);
+	 * socket-level options and SOCK_BINDADDR_LOCK (a disconnect keeps its address), but not
+	 * SOCK_BINDPORT_LOCK: moving to CLOSE releases a child's port. */
+	child->userlocks = listener->userlocks & SOCKTAB__BINDADDR_LOCK;
 	atomic_store_explicit(&child->cold->flags,
 			      atomic_load_explicit(&listener->cold->flags, memory_order_relaxed) &
 				      (SOCKTAB__SKF_FREEBIND | SOCKTAB__SKF_TRANSPARENT |
