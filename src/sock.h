@@ -139,6 +139,8 @@ struct socktab__udp_ext {
 	struct socktab_sock *sk;           /* (c) the socket these links belong to */
 	_Atomic uint32_t hash4;            /* (r,u) R9 hash of the 4-tuple while in hash4 */
 	uint32_t slot2;                    /* (u) hash2 slot while hashed */
+	uint32_t src4;                     /* (s) with SKF_SADDR_ANY: the source (inet_saddr) the
+					    * first connect() took from its route, kept after */
 	_Atomic uint8_t rp_conns;          /* (r, reuseport lock) R36: the group had a connect() */
 	uint8_t hashed4;                   /* (u) in hash4 */
 };

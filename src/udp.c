@@ -811,6 +811,7 @@ void socktab__udp_init_sock(struct socktab_sock *sk)
 	atomic_store_explicit(&u->node4.pprev, NULL, memory_order_relaxed);
 	WR(u->hash4, 0);
 	u->slot2 = 0;
+	u->src4 = 0;
 	WR(u->rp_conns, 0);
 	u->hashed4 = 0;
 }
@@ -854,10 +855,13 @@ static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif, 
 	if (d->v4) {
 		uint32_t own4 = socktab__sk_rcv_saddr(sk);
 
-		/* A broadcast/multicast binding names the socket but is no source. */
-		if ((sk->family == AF_INET6 && !socktab__v6_is_mapped(&own)) ||
-		    socktab__skf(sk, SOCKTAB__SKF_SADDR_ANY))
+		/* A broadcast/multicast binding names the socket but is no source; its first
+		 * connect() gives it the route's (ip4_datagram_connect sets an unset inet_saddr),
+		 * which it keeps, disconnect or not, as its binding locks the address. */
+		if (sk->family == AF_INET6 && !socktab__v6_is_mapped(&own))
 			own4 = 0;
+		else if (socktab__skf(sk, SOCKTAB__SKF_SADDR_ANY))
+			own4 = socktab__sk_udp(sk)->src4;
 		socktab__v6_map(&src, own4);
 		socktab__v6_map(&d->daddr6, d->daddr4);
 		err = (connect ? socktab__route_connect : socktab__route_output)(
@@ -979,6 +983,8 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	if (err)
 		goto out;
 	daddr6 = d.daddr6;
+	if (d.v4 && socktab__skf(sk, SOCKTAB__SKF_SADDR_ANY))
+		socktab__sk_udp(sk)->src4 = saddr6.s6_addr32[3];
 	if (d.v4) {
 		/* __ip4_datagram_connect: only an unset inet_rcv_saddr takes the route's source
 		 * (an AF_INET6 socket with an IPv6 address keeps it, and its 127.0.0.6 alias). */
