@@ -8,8 +8,7 @@
  * lines while it persists (delta debugging by single lines).
  *
  * A statement the kernel backend refuses under the traffic rule never ran there: it is dropped
- * and the script run again, since a refusal is no disagreement. Disagreements of the library
- * that tests/conformance/regressions.sock already records are counted and skipped.
+ * and the script run again, since a refusal is no disagreement.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -92,13 +91,47 @@ static char *lines_join(const struct lines *L, const bool *drop)
  * ports), listens, connects, accepts, datagrams, closes, checks, sometimes a small port range. The expectations are
  * placeholders: the fuzzer compares the two backends' outcomes, not the expectations.
  */
+/* A port token, @pr drawn by the caller: 0, one of the pool, or @other's port. */
+static void gen_port(uint64_t *st, int pr, const char *other, char *port, size_t cap)
+{
+	static const char *const pool[] = { "5000", "5001" };
+
+	if (pr < 3)
+		snprintf(port, cap, "0");
+	else if (pr < 5)
+		snprintf(port, cap, "%s", pool[rnd(st, 2)]);
+	else
+		snprintf(port, cap, "$%s", other);
+}
+
+/* One of the socket options of every script on socket @nx; *@rp_udp notes SO_REUSEPORT on a
+ * UDP socket (@udp). */
+static void gen_sockopt(uint64_t *st, struct lines *L, const char *nx, bool udp, bool *rp_udp)
+{
+	static const char *const opt[] = { "SO_REUSEADDR 1", "SO_REUSEPORT 1", "IPV6_V6ONLY 1",
+					   "IP_BIND_ADDRESS_NO_PORT 1", "SO_LINGER 1 0",
+					   "IP_LOCAL_PORT_RANGE 40000 40003", "SO_REUSEADDR 0" };
+	int k = rnd(st, 7);
+
+	lines_add(L, "setsockopt %s %s", nx, opt[k]);
+	if (k == 1)
+		*rp_udp |= udp;
+}
+
+/* listen() with the default backlog half the time, else 0, 1 or 16. */
+static void gen_listen(uint64_t *st, struct lines *L, const char *nx)
+{
+	static const char *const bl[] = { "", " 0", " 1", " 16" };
+
+	lines_add(L, "listen %s%s", nx, bl[rnd(st, 6) < 3 ? 0 : rnd(st, 4)]);
+}
+
 static void gen_loopback_script(uint64_t seed, struct lines *L)
 {
 	static const char *const a4[] = { "127.0.0.1", "127.0.0.2", "0.0.0.0" };
 	static const char *const a6[] = { "::", "::1", "::ffff:127.0.0.1", "::ffff:0.0.0.0" };
 	static const char *const d4[] = { "127.0.0.1", "127.0.0.2" };
 	static const char *const d6[] = { "::1", "::ffff:127.0.0.1" };
-	static const char *const pool[] = { "5000", "5001" };
 	uint64_t st = seed;
 	char name[16][16];
 	int fam[16], nn = 0, ns = 0, na = 0, steps = 6 + rnd(&st, 25);
@@ -126,14 +159,7 @@ static void gen_loopback_script(uint64_t seed, struct lines *L)
 		const char *nx = name[x];
 		char port[16];
 
-		/* a port token: 0, the pool, or another socket's port */
-		int pr = rnd(&st, 10);
-		if (pr < 3)
-			snprintf(port, sizeof(port), "0");
-		else if (pr < 5)
-			snprintf(port, sizeof(port), "%s", pool[rnd(&st, 2)]);
-		else
-			snprintf(port, sizeof(port), "$%s", name[y]);
+		gen_port(&st, rnd(&st, 10), name[y], port, sizeof(port));
 		if (nn == 0 || (r < 15 && ns < 6)) {
 			snprintf(name[nn], sizeof(name[nn]), "s%d", ns++);
 			fam[nn] = rnd(&st, 2) ? AF_INET : AF_INET6;
@@ -142,29 +168,7 @@ static void gen_loopback_script(uint64_t seed, struct lines *L)
 				  fam[nn] == AF_INET ? '4' : '6', rnd(&st, 10) == 0 ? " uid 1000" : "");
 			nn++;
 		} else if (r < 27) {
-			switch (rnd(&st, 7)) {
-			case 0:
-				lines_add(L, "setsockopt %s SO_REUSEADDR 1", nx);
-				break;
-			case 1:
-				lines_add(L, "setsockopt %s SO_REUSEPORT 1", nx);
-				rp_udp |= udp[x];
-				break;
-			case 2:
-				lines_add(L, "setsockopt %s IPV6_V6ONLY 1", nx);
-				break;
-			case 3:
-				lines_add(L, "setsockopt %s IP_BIND_ADDRESS_NO_PORT 1", nx);
-				break;
-			case 4:
-				lines_add(L, "setsockopt %s SO_LINGER 1 0", nx);
-				break;
-			case 5:
-				lines_add(L, "setsockopt %s IP_LOCAL_PORT_RANGE 40000 40003", nx);
-				break;
-			default:
-				lines_add(L, "setsockopt %s SO_REUSEADDR 0", nx);
-			}
+			gen_sockopt(&st, L, nx, udp[x], &rp_udp);
 		} else if (r < 45) {
 			bool other = rnd(&st, 20) == 0;
 			int f = other ? (fam[x] == AF_INET ? AF_INET6 : AF_INET) : fam[x];
@@ -182,9 +186,7 @@ static void gen_loopback_script(uint64_t seed, struct lines *L)
 			 * RSTs never arrive: replay --random 20000 --seed 20261130, script 11531). */
 			lines_add(L, "port %s => in 0 65535", nx);
 		} else if (r < 55) {
-			static const char *const bl[] = { "", " 0", " 1", " 16" };
-
-			lines_add(L, "listen %s%s", nx, bl[rnd(&st, 6) < 3 ? 0 : rnd(&st, 4)]);
+			gen_listen(&st, L, nx);
 		} else if (r < 70 && child6[x]) {
 			lines_add(L, "port %s => in 0 65535", nx);
 		} else if (r < 70) {
@@ -1085,7 +1087,6 @@ static int pick_sock(struct gen *g, int dflt, int x, char want)
 
 static void gen_dev_script(uint64_t seed, struct lines *L)
 {
-	static const char *const pool[] = { "5000", "5001" };
 	static const char *const sysctls[] = { "net.ipv4.ip_nonlocal_bind", "net.ipv6.ip_nonlocal_bind",
 					       "net.ipv4.tcp_l3mdev_accept",
 					       "net.ipv4.udp_l3mdev_accept", "net.ipv4.tcp_rfc1337" };
@@ -1138,12 +1139,7 @@ static void gen_dev_script(uint64_t seed, struct lines *L)
 		char port[24], dst[64];
 		bool ok;
 
-		if (pr < 3)
-			snprintf(port, sizeof(port), "0");
-		else if (pr < 5)
-			snprintf(port, sizeof(port), "%s", pool[rnd(&g->st, 2)]);
-		else
-			snprintf(port, sizeof(port), "$%s", g->name[y]);
+		gen_port(&g->st, pr, g->name[y], port, sizeof(port));
 		if (g->nn == 0 || (r < 13 && g->ns < 6 && g->nn < 16)) {
 			gen_socket(g, rnd(&g->st, 2) ? AF_INET : AF_INET6, rnd(&g->st, 3) == 0);
 		} else if (r < 15 && scenarios < 2 && g->nn < 12) {
@@ -1154,29 +1150,7 @@ static void gen_dev_script(uint64_t seed, struct lines *L)
 				gen_devopt(g, x);
 				continue;
 			}
-			switch (rnd(&g->st, 7)) {
-			case 0:
-				lines_add(L, "setsockopt %s SO_REUSEADDR 1", nx);
-				break;
-			case 1:
-				lines_add(L, "setsockopt %s SO_REUSEPORT 1", nx);
-				g->rp_udp |= s->udp;
-				break;
-			case 2:
-				lines_add(L, "setsockopt %s IPV6_V6ONLY 1", nx);
-				break;
-			case 3:
-				lines_add(L, "setsockopt %s IP_BIND_ADDRESS_NO_PORT 1", nx);
-				break;
-			case 4:
-				lines_add(L, "setsockopt %s SO_LINGER 1 0", nx);
-				break;
-			case 5:
-				lines_add(L, "setsockopt %s IP_LOCAL_PORT_RANGE 40000 40003", nx);
-				break;
-			default:
-				lines_add(L, "setsockopt %s SO_REUSEADDR 0", nx);
-			}
+			gen_sockopt(&g->st, L, nx, s->udp, &g->rp_udp);
 		} else if (r < 40) {
 			gen_bind(g, x, port);
 		} else if (r < 48 && s->udp) {
@@ -1195,9 +1169,7 @@ static void gen_dev_script(uint64_t seed, struct lines *L)
 		} else if (r < 48 && s->noflisten) {
 			lines_add(L, "port %s => in 0 65535", nx);
 		} else if (r < 48) {
-			static const char *const bl[] = { "", " 0", " 1", " 16" };
-
-			lines_add(L, "listen %s%s", nx, bl[rnd(&g->st, 6) < 3 ? 0 : rnd(&g->st, 4)]);
+			gen_listen(&g->st, L, nx);
 			s->touched = s->listened = true;
 		} else if (r < 62) {
 			bool sendable = true;
