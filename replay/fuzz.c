@@ -157,7 +157,7 @@ static void gen_loopback_script(uint64_t seed, struct lines *L)
 	for (int step = 0; step < steps; step++) {
 		int r = rnd(&st, 100), x = nn ? rnd(&st, nn) : 0, y = nn ? rnd(&st, nn) : 0;
 		const char *nx = name[x];
-		char port[16];
+		char port[24];
 
 		gen_port(&st, rnd(&st, 10), name[y], port, sizeof(port));
 		if (nn == 0 || (r < 15 && ns < 6)) {
@@ -191,7 +191,7 @@ static void gen_loopback_script(uint64_t seed, struct lines *L)
 			lines_add(L, "port %s => in 0 65535", nx);
 		} else if (r < 70) {
 			if (port[0] == '0')
-				snprintf(port, sizeof(port), "$%s", name[y]);
+				snprintf(port, sizeof(port), "$%.15s", name[y]);
 			/* A v6 socket keeps one destination kind: after a refused v4-mapped
 			 * connect() the kernel cannot reach native IPv6 from that socket any
 			 * more (tests/replay/v6_after_mapped_refused.sock), a quirk the model
