@@ -152,8 +152,9 @@ static int sk_lock_open(struct socktab_sock *sk)
 /*
  * tcp_time_wait(sk, TCP_TIME_WAIT) for a socket the caller still holds: the peer's FIN reached
  * it in FIN_WAIT1/FIN_WAIT2, or the ACK of our FIN reached it in CLOSING. A TIME_WAIT entry takes
- * over the 4-tuple and the port (as socktab_close() would make it), and the socket is done: state
- * CLOSE, out of the tables, its addresses kept. Caller holds the socket lock.
+ * over the 4-tuple and owns the port, and the socket is done (tcp_done): state CLOSE, out of
+ * ehash, its addresses kept; it gives the port back (inet_num 0) unless bind() locked it, then it
+ * owns the port beside the entry. Caller holds the socket lock.
  */
 static int sk_time_wait(struct socktab_net *net, struct socktab_sock *sk)
 {
@@ -164,12 +165,16 @@ static int sk_time_wait(struct socktab_net *net, struct socktab_sock *sk)
 	     st != SOCKTAB_TCP_CLOSING) ||
 	    !socktab__ehash_hashed(sk) || !socktab__sk_bl(sk)->tb2)
 		return -EINVAL;
-	if (socktab__tw_create_and_swap(net, sk, SOCKTAB_TCP_TIME_WAIT)) {
+	bool keep = sk->userlocks & SOCKTAB__BINDPORT_LOCK;
+
+	if (socktab__tw_create_and_swap(net, sk, SOCKTAB_TCP_TIME_WAIT, keep)) {
 		/* No entry could be had: close without one, as the kernel does when
 		 * tcp_max_tw_buckets is reached. */
 		socktab__sk_done(net, sk);
 		return 0;
 	}
+	if (!keep)
+		WR(sk->portpair, RD(sk->portpair) & 0xffff); /* inet_num = 0; sport stays */
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
 	return 0;
 }
@@ -458,7 +463,7 @@ int socktab_close(struct socktab_sock *sk)
 		int sub = st == SOCKTAB_TCP_CLOSING ? SOCKTAB_TCP_TIME_WAIT : SOCKTAB_TCP_FIN_WAIT2;
 
 		if (!(active && !abort && socktab__sk_bl(sk)->tb2 &&
-		      socktab__tw_create_and_swap(net, sk, sub) == 0)) {
+		      socktab__tw_create_and_swap(net, sk, sub, false) == 0)) {
 			socktab__ehash_remove(net->tab, sk);
 			atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
 		}

@@ -70,10 +70,13 @@ static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
 
 /*
  * Replace established @sk by a new TIME_WAIT entry. Caller holds sk's lock; sk is in ehash and
- * owns its port. Returns -ENOMEM when no entry can be allocated (then the caller closes without
- * one, as the kernel does when tcp_max_tw_buckets is reached).
+ * owns its port. With @keep_port sk stays an owner of the port beside the entry
+ * (inet_twsk_hashdance adds the entry; a socket its caller still holds keeps a port bind()
+ * locked), else the entry takes sk's place. Returns -ENOMEM when no entry can be allocated (then
+ * the caller closes without one, as the kernel does when tcp_max_tw_buckets is reached).
  */
-int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk, int substate)
+int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk, int substate,
+				bool keep_port)
 {
 	struct socktab__tables *t = net->tab;
 	struct socktab_sock *tw = socktab__pool_alloc(socktab__tw_pool(net, sk->family));
@@ -113,7 +116,10 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 
 	head = &t->bhash[socktab__bhashfn(net, socktab__sk_num(sk)) & t->bhash_mask];
 	socktab__lock(socktab__bhead_lock(net->tab, head));
-	socktab__bind_replace_owner_locked(sk, tw);
+	if (keep_port)
+		socktab__bind_hash_locked(tw, socktab__sk_bl(sk)->tb2, socktab__sk_num(sk));
+	else
+		socktab__bind_replace_owner_locked(sk, tw);
 	l = socktab__ehash_lock(t, RD(sk->hash));
 	socktab__lock(l);
 	socktab__hnode_replace_rcu(&sk->node, &tw->node);

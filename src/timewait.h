@@ -7,7 +7,8 @@
 
 /* Replace established @sk by a TIME_WAIT entry in @substate (SOCKTAB_TCP_FIN_WAIT2 or
  * SOCKTAB_TCP_TIME_WAIT). Caller holds sk's lock. */
-int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk, int substate);
+int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk, int substate,
+				bool keep_port);
 /* R61: may a new connection take over @tw's 4-tuple? Caller holds tw's ehash lock. */
 bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool port_was_bound);
 /* Unhash @tw. Caller holds the bhash lock of tw's port. */

@@ -935,7 +935,58 @@ TEST(tw_api_kill)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(tw_api_priv, tw_priv_never_stale, tw_api_priv_limits, tw_api_fin, tw_api_closing, tw_api_reset,
+/* socktab_set_state(TIME_WAIT) on a socket the stack still holds (tcp_time_wait, then tcp_done):
+ * the entry owns the port; the socket gives it back unless bind() locked it, so a later
+ * connect() picks a port again; with the lock both own it. */
+TEST(tw_held_socket_port)
+{
+	uint64_t clk;
+	struct socktab_net *net = tw_priv_net(&clk);
+	struct socktab_sock *sk, *b;
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_FIN_WAIT2), 0);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_TIME_WAIT), 0);
+	CHECK_EQ(socktab_get_state(sk), SOCKTAB_TCP_CLOSE);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_TIME_WAIT);
+	CHECK_EQ(socktab_getsockname(sk, (struct sockaddr *)&a, &len), 0);
+	CHECK_EQ(ntohs(a.sin_port), 40000); /* inet_sport stays */
+	/* Still SS_CONNECTED until a disconnect. Not locked: the port went with the entry, so
+	 * connect() autobinds. The only port is the entry's, toward the same peer: none is left
+	 * (tw_reuse is off). */
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 81), -EISCONN);
+	CHECK_EQ(socktab_connect(sk, &(struct sockaddr){ .sa_family = AF_UNSPEC },
+				 sizeof(struct sockaddr)), 0);
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 81), 0);
+	CHECK_EQ(lookup_state4(net, 40000, 81), SOCKTAB_TCP_SYN_SENT);
+	CHECK_EQ(socktab_close(sk), 0);
+
+	/* Locked by bind(): the socket still owns 40001 beside the entry. */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000 40001"), 0);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_bind4(sk, "127.0.0.1", 40001), 0);
+	CHECK_EQ(establish4(sk, 82), 0);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_FIN_WAIT1), 0);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_TIME_WAIT), 0);
+	CHECK_EQ(lookup_state4(net, 40001, 82), SOCKTAB_TCP_TIME_WAIT);
+	b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(socktab_setsockopt(b, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int)), 0);
+	CHECK_EQ(check_bind4(b, "127.0.0.1", 40001), -EADDRINUSE); /* the socket, not the entry */
+	CHECK_EQ(socktab_connect(sk, &(struct sockaddr){ .sa_family = AF_UNSPEC },
+				 sizeof(struct sockaddr)), 0);
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 83), 0);
+	CHECK_EQ(lookup_state4(net, 40001, 83), SOCKTAB_TCP_SYN_SENT);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(socktab_close(b), 0);
+	socktab_net_free(net);
+}
+
+CHECK_MAIN(tw_api_priv, tw_priv_never_stale, tw_held_socket_port, tw_api_priv_limits, tw_api_fin, tw_api_closing, tw_api_reset,
 	   tw_api_kill, tw_created_on_close, tw_created_on_close_v6, tw_created_from_fin_wait1,
 	   tw_linger_zero_no_tw, tw_linger_nonzero_keeps_tw, tw_not_from_passive_states,
 	   tw_reuse0_blocks_until_expiry, tw_tick_expires, tw_tick_counts, tw_len_param,
