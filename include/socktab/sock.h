@@ -90,8 +90,9 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
  * open. SOCKTAB_TCP_TIME_WAIT is the kernel's tcp_time_wait() for a socket still held: the peer's
  * FIN reached it in FIN_WAIT1/FIN_WAIT2 (or our FIN's ACK in CLOSING); a TIME_WAIT entry (substate
  * TIME_WAIT) takes over the 4-tuple and the port, and the socket becomes CLOSE, keeping its
- * addresses; close it as usual (-EINVAL from any other state). LISTEN is reached through
- * socktab_listen() only (-EINVAL). -EOPNOTSUPP on a UDP socket.
+ * addresses; as after tcp_done() it gives its port back unless bind() locked it (then it owns
+ * the port beside the entry); close it as usual (-EINVAL from any other state). LISTEN is
+ * reached through socktab_listen() only (-EINVAL). -EOPNOTSUPP on a UDP socket.
  * Context: registered thread; takes the socket lock.
  */
 int socktab_set_state(struct socktab_sock *sk, int state);
