@@ -6,7 +6,8 @@
 #include "net.h"
 
 /* Replace established @sk by a TIME_WAIT entry in @substate (SOCKTAB_TCP_FIN_WAIT2 or
- * SOCKTAB_TCP_TIME_WAIT). Caller holds sk's lock. */
+ * SOCKTAB_TCP_TIME_WAIT); with @keep_port @sk stays an owner of its port beside the entry.
+ * Caller holds sk's lock. */
 int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk, int substate,
 				bool keep_port);
 /* R61: may a new connection take over @tw's 4-tuple? Caller holds tw's ehash lock. */
