@@ -6,11 +6,11 @@
  * N established IPv4 4-tuples: the local side is 127.0.0.1:80 (a server), the remote address is
  * a bijective 32-bit mix of the key's index and the seed (so keys are distinct), the remote port
  * is random. socktab gets them as children of a listener (socktab_sock_new_child, then
- * ESTABLISHED) in a net whose ehash has one slot per socket; each peer gets (key -> an object
- * standing for the socket). Then one stream of lookups, the same keys in the same order for
- * every table, --misses PCT of them for keys that are not there, is timed: every table is built
- * first, then the tables are timed in turn, R rounds of L/R lookups each, and each table's figure
- * is its median round (a burst of load on a shared machine hits every table alike).
+ * ESTABLISHED) in a net whose ehash has --slots-per-socket slots per socket (2 by default,
+ * rounded up to a power of two); each peer gets (key -> an object standing for the socket).
+ * Then one stream of lookups, the same keys in the same order for every table, --misses PCT of
+ * them for keys that are not there, is timed: every table is built first, then the tables are
+ * timed in turn, R rounds of L/R lookups each, and each table's figure is its median round (a burst of load on a shared machine hits every table alike).
  *
  * Per hit, the benchmark does what a stack does with the answer: --touch BYTES reads that many
  * bytes of the connection's own state (socktab: the socket's caller data, socktab_sock_priv();
@@ -253,8 +253,9 @@ static struct socktab_sock *st_connection(const struct bench_lookup_cfg *c,
 	return child;
 }
 
-/* A generous estimate of a socktab net of @sockets connections (a socket is about 320 bytes
- * plus its caller data today; the estimate leaves room for a larger layout). */
+/* A generous estimate of a socktab net of @sockets connections (a socket is 64 bytes, its
+ * caller data and a 48-byte cold part, plus ehash slots; the estimate leaves room for a larger
+ * layout). */
 static uint64_t st_bytes_estimate(const struct bench_lookup_cfg *c, uint64_t sockets)
 {
 	return sockets * (512 + area_bytes(c->touch)) +

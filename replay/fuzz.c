@@ -4,8 +4,9 @@
  * valid scripts as text, runs each on both backends and compares outcomes op by op. Ports are
  * compared only by what the kernel makes deterministic (zero or not, inside the ephemeral range
  * or the exact number outside it, parity unless the socket set IP_LOCAL_PORT_RANGE). A
- * disagreement is re-run on the kernel to rule out kernel randomness, then minimized by dropping
- * lines while it persists (delta debugging by single lines).
+ * disagreement is re-run on the kernel to rule out kernel randomness and on socktab to rule out
+ * its own port draws, then minimized by dropping lines while it persists (delta debugging by
+ * single lines).
  *
  * A statement the kernel backend refuses under the traffic rule never ran there: it is dropped
  * and the script run again, since a refusal is no disagreement.
@@ -85,12 +86,10 @@ static char *lines_join(const struct lines *L, const bool *drop)
 	return t;
 }
 
-/*
- * A random valid script: a few TCP and UDP sockets of both families, options, binds to a small
- * set of loopback addresses and ports (0, a fixed pool outside every range used, other sockets'
- * ports), listens, connects, accepts, datagrams, closes, checks, sometimes a small port range. The expectations are
- * placeholders: the fuzzer compares the two backends' outcomes, not the expectations.
- */
+/* The loopback and wildcard bind addresses of every script. */
+static const char *const bind4[] = { "127.0.0.1", "127.0.0.2", "0.0.0.0" };
+static const char *const bind6[] = { "::", "::1", "::ffff:127.0.0.1", "::ffff:0.0.0.0" };
+
 /* A port token, @pr drawn by the caller: 0, one of the pool, or @other's port. */
 static void gen_port(uint64_t *st, int pr, const char *other, char *port, size_t cap)
 {
@@ -118,7 +117,7 @@ static void gen_sockopt(uint64_t *st, struct lines *L, const char *nx, bool udp,
 		*rp_udp |= udp;
 }
 
-/* listen() with the default backlog half the time, else 0, 1 or 16. */
+/* listen() with the default backlog (5 times in 8), else a backlog of 0, 1 or 16. */
 static void gen_listen(uint64_t *st, struct lines *L, const char *nx)
 {
 	static const char *const bl[] = { "", " 0", " 1", " 16" };
@@ -126,10 +125,15 @@ static void gen_listen(uint64_t *st, struct lines *L, const char *nx)
 	lines_add(L, "listen %s%s", nx, bl[rnd(st, 6) < 3 ? 0 : rnd(st, 4)]);
 }
 
+/*
+ * A random valid script: a few TCP and UDP sockets of both families, options, binds to a small
+ * set of loopback addresses and ports (0, a fixed pool outside every range used, other sockets'
+ * ports), listens, connects, accepts, datagrams, closes, checks, sometimes a small port range.
+ * The expectations are placeholders: the fuzzer compares the two backends' outcomes, not the
+ * expectations.
+ */
 static void gen_loopback_script(uint64_t seed, struct lines *L)
 {
-	static const char *const a4[] = { "127.0.0.1", "127.0.0.2", "0.0.0.0" };
-	static const char *const a6[] = { "::", "::1", "::ffff:127.0.0.1", "::ffff:0.0.0.0" };
 	static const char *const d4[] = { "127.0.0.1", "127.0.0.2" };
 	static const char *const d6[] = { "::1", "::ffff:127.0.0.1" };
 	uint64_t st = seed;
@@ -173,7 +177,7 @@ static void gen_loopback_script(uint64_t seed, struct lines *L)
 			bool other = rnd(&st, 20) == 0;
 			int f = other ? (fam[x] == AF_INET ? AF_INET6 : AF_INET) : fam[x];
 
-			lines_add(L, "bind %s %s %s", nx, f == AF_INET ? a4[rnd(&st, 3)] : a6[rnd(&st, 4)],
+			lines_add(L, "bind %s %s %s", nx, f == AF_INET ? bind4[rnd(&st, 3)] : bind6[rnd(&st, 4)],
 				  port);
 		} else if (r < 55 && udp[x]) {
 			/* UDP: a datagram instead of listen() (same destination rule as connect) */
@@ -323,7 +327,6 @@ struct gsock {
 	bool fixed;    /* TCP that connected or was accepted: a new device would reroute it */
 	bool touched;  /* may hold a port or be connected: a bind scope may not apply any more */
 	bool transp;   /* TRANSPARENT may be set */
-	bool noflisten; /* an AF_INET6 socket of the v4-mapped kind: never listens */
 	bool child6;   /* accepted from an AF_INET6 listener: never connects (gen_loopback_script) */
 	uint32_t bound; /* gaddrs indexes it tried to bind (mapped ones by their IPv4 index) */
 	bool peer_ok;  /* UDP: send() may go to its peer */
@@ -338,7 +341,7 @@ struct gsock {
 struct gen {
 	uint64_t st;
 	struct lines *L;
-	bool exists[NGDEV], up[NGDEV], added[NGDEV];
+	bool exists[NGDEV], added[NGDEV];
 	bool used4[NGDEV];    /* an IPv4 address of the device took part in a TCP connection */
 	uint32_t used6[NGDEV]; /* those of its IPv6 addresses (gaddrs bits) that did */
 	struct gent ent[64];
@@ -437,12 +440,25 @@ static bool routed(const struct gen *g, int a, int oif)
 	return false;
 }
 
-/* May socket @x send toward the family @fam (4 or 6) at all? Not when a source it may have
- * bound is not local, unless that source is IPv4 on a socket without TRANSPARENT: then the
- * IPv4 output route fails the flow before anything is sent (R88). */
-static bool can_send(const struct gen *g, int x, int fam)
+/* The family (4 or 6) socket @s sends toward: IPv4 for AF_INET and the v4-mapped kind. */
+static int dest_fam(const struct gsock *s)
+{
+	return s->fam == AF_INET || s->mapped ? 4 : 6;
+}
+
+/* The v4-mapped kind never listens, and an AF_INET6 child never listens or connects again. */
+static bool no_listen(const struct gsock *s)
+{
+	return s->mapped || s->child6;
+}
+
+/* May socket @x send at all? Not when a source it may have bound is not local, unless that
+ * source is IPv4 on a socket without TRANSPARENT: then the IPv4 output route fails the flow
+ * before anything is sent (R88). */
+static bool can_send(const struct gen *g, int x)
 {
 	const struct gsock *s = &g->sk[x];
+	int fam = dest_fam(s);
 
 	for (int a = 0; a < NGADDR; a++) {
 		if (!(s->bound & (1u << a)) || gaddrs[a].kind == GK_WILD)
@@ -565,7 +581,7 @@ static bool pick_dest(struct gen *g, int x, char kind, int prefer, char *buf, si
 		      bool *sendable)
 {
 	const struct gsock *s = &g->sk[x];
-	int fam = s->fam == AF_INET || s->mapped ? 4 : 6;
+	int fam = dest_fam(s);
 	struct {
 		int a, scope;
 		char grp;
@@ -680,6 +696,12 @@ static bool pick_dest(struct gen *g, int x, char kind, int prefer, char *buf, si
 	}
 	return false;
 }
+/* Forget address entry @j, keeping the others' order. */
+static void ent_del(struct gen *g, int j)
+{
+	memmove(&g->ent[j], &g->ent[j + 1], sizeof(g->ent[0]) * (size_t)(--g->nent - j));
+}
+
 
 /* Are @a and @b in the same subnet of prefix length @plen? */
 static bool same_subnet(int a, int b, int plen)
@@ -742,8 +764,7 @@ static bool gen_addr_change(struct gen *g, bool add)
 
 		for (int j = 0; j < g->nent; j++)
 			if (gaddrs[g->ent[j].a].fam == 4 && g->ent[j].dev == dev &&
-			    g->ent[j].plen == plen && same_subnet(a, g->ent[j].a, plen) &&
-			    (first < 0 || j < first))
+			    g->ent[j].plen == plen && same_subnet(a, g->ent[j].a, plen) && first < 0)
 				first = j;
 		if (first == i) {
 			for (int j = g->nent - 1; j >= 0; j--)
@@ -755,9 +776,7 @@ static bool gen_addr_change(struct gen *g, bool add)
 	g->ent[i].dev = -1;
 	for (int j = g->nent - 1; j >= 0; j--)
 		if (g->ent[j].dev < 0) {
-			/* keep the order: it tells primaries from secondaries */
-			memmove(&g->ent[j], &g->ent[j + 1], sizeof(g->ent[0]) * (size_t)(g->nent - j - 1));
-			g->nent--;
+			ent_del(g, j); /* keeps the order: it tells primaries from secondaries */
 		}
 	return true;
 }
@@ -777,13 +796,11 @@ static bool gen_link(struct gen *g)
 	if (r < 3 || (!g->exists[k] && r < 6)) {
 		lines_add(g->L, "link add %s dummy", gdevname[k]);
 		if (!g->exists[k])
-			g->exists[k] = g->up[k] = g->added[k] = true;
+			g->exists[k] = g->added[k] = true;
 		return true;
 	}
 	if (r < 6) {
 		lines_add(g->L, "link set %s up", gdevname[k]);
-		if (g->exists[k])
-			g->up[k] = true;
 		return true;
 	}
 	if (used)
@@ -791,21 +808,18 @@ static bool gen_link(struct gen *g)
 	if (r < 8) {
 		lines_add(g->L, "link set %s down", gdevname[k]);
 		if (g->exists[k]) {
-			g->up[k] = false;
 			for (int j = g->nent - 1; j >= 0; j--)
 				if (g->ent[j].dev == k && gaddrs[g->ent[j].a].fam == 6)
-					memmove(&g->ent[j], &g->ent[j + 1],
-						sizeof(g->ent[0]) * (size_t)(--g->nent - j));
+					ent_del(g, j);
 		}
 		return true;
 	}
 	lines_add(g->L, "link del %s", gdevname[k]);
 	if (g->exists[k]) {
-		g->exists[k] = g->up[k] = false;
+		g->exists[k] = false;
 		for (int j = g->nent - 1; j >= 0; j--)
 			if (g->ent[j].dev == k)
-				memmove(&g->ent[j], &g->ent[j + 1],
-					sizeof(g->ent[0]) * (size_t)(--g->nent - j));
+				ent_del(g, j);
 	}
 	return true;
 }
@@ -814,8 +828,6 @@ static bool gen_link(struct gen *g)
  * address of the devices (a link-local one mostly with a scope), or one no device holds. */
 static void gen_bind(struct gen *g, int x, const char *port)
 {
-	static const char *const a4[] = { "127.0.0.1", "127.0.0.2", "0.0.0.0" };
-	static const char *const a6[] = { "::", "::1", "::ffff:127.0.0.1", "::ffff:0.0.0.0" };
 	struct gsock *s = &g->sk[x];
 	int r = rnd(&g->st, 100), a, fam, scope = 0;
 	char buf[64];
@@ -823,7 +835,7 @@ static void gen_bind(struct gen *g, int x, const char *port)
 	if (r < 30) {
 		bool other = rnd(&g->st, 20) == 0;
 		int f = other ? (s->fam == AF_INET ? AF_INET6 : AF_INET) : s->fam;
-		const char *t = f == AF_INET ? a4[rnd(&g->st, 3)] : a6[rnd(&g->st, 4)];
+		const char *t = f == AF_INET ? bind4[rnd(&g->st, 3)] : bind6[rnd(&g->st, 4)];
 
 		lines_add(g->L, "bind %s %s %s", g->name[x], t, port);
 		s->mbind |= s->fam == AF_INET6 && !strncmp(t, "::ffff:", 7);
@@ -954,6 +966,23 @@ static void gen_check(struct gen *g, int x)
 		lines_add(g->L, "getsockopt %s %s => %s", nx, gopt[o], o == 0 ? "none" : "0");
 	}
 }
+/* `aN = accept` of listener @l: the child takes the next socket slot. */
+static void gen_accept(struct gen *g, int l)
+{
+	struct gsock *c = &g->sk[g->nn];
+
+	snprintf(g->name[g->nn], sizeof(g->name[0]), "a%d", g->na++);
+	memset(c, 0, sizeof(*c));
+	c->fam = g->sk[l].fam;
+	c->mapped = c->fam == AF_INET6 && (g->nn & 1);
+	c->child6 = c->fam == AF_INET6;
+	c->dev = c->cdev = DEV_UNKNOWN;
+	c->fixed = c->touched = c->peer_ok = true;
+	c->addr = -1;
+	lines_add(g->L, "%s = accept %s", g->name[g->nn], g->name[l]);
+	g->nn++;
+}
+
 
 /* `NAME = socket`: the next sN, of family @fam. Returns its index. */
 static int gen_socket(struct gen *g, int fam, bool udp)
@@ -964,7 +993,7 @@ static int gen_socket(struct gen *g, int fam, bool udp)
 	memset(n, 0, sizeof(*n));
 	n->fam = fam;
 	n->udp = udp;
-	n->mapped = n->noflisten = n->fam == AF_INET6 && (g->nn & 1);
+	n->mapped = n->fam == AF_INET6 && (g->nn & 1);
 	n->peer_ok = true;
 	n->addr = -1;
 	lines_add(g->L, "%s = socket %s %c%s", g->name[g->nn], n->udp ? "udp" : "tcp",
@@ -1041,24 +1070,14 @@ static void gen_scenario(struct gen *g)
 	for (int i = 0; i < n; i++)
 		lines_add(g->L, "readable %s => 0", g->name[rcv[i]]);
 	for (int i = 0; i < n && !udp && g->nn < 16 && g->na < 6; i++) {
-		struct gsock *c = &g->sk[g->nn];
 		const char *a = g->name[g->nn];
 
 		if (rnd(&g->st, 2))
 			continue;
-		snprintf(g->name[g->nn], sizeof(g->name[0]), "a%d", g->na++);
-		memset(c, 0, sizeof(*c));
-		c->fam = g->sk[rcv[i]].fam;
-		c->mapped = c->fam == AF_INET6 && (g->nn & 1);
-		c->noflisten = c->child6 = c->fam == AF_INET6;
-		c->dev = c->cdev = DEV_UNKNOWN;
-		c->fixed = c->touched = c->peer_ok = true;
-		c->addr = -1;
-		lines_add(g->L, "%s = accept %s", a, g->name[rcv[i]]);
+		gen_accept(g, rcv[i]);
 		lines_add(g->L, "getsockopt %s SO_BINDTODEVICE => none", a);
 		lines_add(g->L, "addr %s => 0.0.0.0", a);
 		lines_add(g->L, "peer %s => ENOTCONN", a);
-		g->nn++;
 	}
 }
 
@@ -1098,7 +1117,7 @@ static void gen_dev_script(uint64_t seed, struct lines *L)
 	memset(g, 0, sizeof(*g));
 	g->st = seed;
 	g->L = L;
-	g->exists[DEV_LO] = g->up[DEV_LO] = g->added[DEV_LO] = true;
+	g->exists[DEV_LO] = g->added[DEV_LO] = true;
 	steps = 8 + rnd(&g->st, 28);
 	if (rnd(&g->st, 4) == 0) {
 		static const int span[] = { 1, 3, 9 };
@@ -1111,7 +1130,7 @@ static void gen_dev_script(uint64_t seed, struct lines *L)
 	for (int k = 2; k < NGDEV; k++)
 		if (rnd(&g->st, 100) < pdev[k]) {
 			lines_add(L, "link add %s dummy", gdevname[k]);
-			g->exists[k] = g->up[k] = g->added[k] = true;
+			g->exists[k] = g->added[k] = true;
 		}
 	naddr = 1 + rnd(&g->st, 4);
 	for (int i = 0; i < naddr; i++)
@@ -1156,7 +1175,7 @@ static void gen_dev_script(uint64_t seed, struct lines *L)
 		} else if (r < 48 && s->udp) {
 			bool sendable;
 
-			if (!can_send(g, x, s->fam == AF_INET || s->mapped ? 4 : 6) ||
+			if (!can_send(g, x) ||
 			    !pick_dest(g, x, 's', port[0] == '$' ? g->sk[y].addr : -1, dst,
 				       sizeof(dst), &sendable))
 				goto check;
@@ -1166,7 +1185,7 @@ static void gen_dev_script(uint64_t seed, struct lines *L)
 			s->touched = true;
 			if (port[0] == '$' && rnd(&g->st, 2) && (!g->sk[y].udp || !g->rp_udp))
 				lines_add(L, "readable %s => 0", g->name[y]); /* where it went */
-		} else if (r < 48 && s->noflisten) {
+		} else if (r < 48 && no_listen(s)) {
 			lines_add(L, "port %s => in 0 65535", nx);
 		} else if (r < 48) {
 			gen_listen(&g->st, L, nx);
@@ -1177,7 +1196,7 @@ static void gen_dev_script(uint64_t seed, struct lines *L)
 			if (port[0] == '0')
 				snprintf(port, sizeof(port), "$%s", g->name[y]);
 			if (s->child6 ||
-			    (!s->udp && !can_send(g, x, s->fam == AF_INET || s->mapped ? 4 : 6)))
+			    (!s->udp && !can_send(g, x)))
 				goto check;
 			if (!pick_dest(g, x, s->udp ? 'u' : 'c', port[0] == '$' ? g->sk[y].addr : -1,
 				       dst, sizeof(dst), &sendable))
@@ -1193,26 +1212,14 @@ static void gen_dev_script(uint64_t seed, struct lines *L)
 			else
 				s->fixed = true;
 		} else if (r < 68 && s->udp) {
-			if (!s->peer_ok || !can_send(g, x, s->fam == AF_INET || s->mapped ? 4 : 6))
+			if (!s->peer_ok || !can_send(g, x))
 				goto check;
 			lines_add(L, "send %s", nx);
 			s->touched = true;
 		} else if (r < 68 && g->nn < 16 && g->na < 6) {
-			struct gsock *n = &g->sk[g->nn];
-
 			if (!s->listened && rnd(&g->st, 4))
 				goto check; /* EINVAL: seen enough */
-
-			snprintf(g->name[g->nn], sizeof(g->name[0]), "a%d", g->na++);
-			memset(n, 0, sizeof(*n));
-			n->fam = s->fam;
-			n->mapped = n->fam == AF_INET6 && (g->nn & 1);
-			n->noflisten = n->child6 = n->fam == AF_INET6;
-			n->dev = n->cdev = DEV_UNKNOWN;
-			n->fixed = n->touched = n->peer_ok = true;
-			n->addr = -1;
-			lines_add(L, "%s = accept %s", g->name[g->nn], nx);
-			g->nn++;
+			gen_accept(g, x);
 		} else if (r < 74) {
 			lines_add(L, "close %s", nx);
 			s->closed = true;
@@ -1681,7 +1688,7 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 		rp_free_script(s);
 		lines_free(&L);
 	}
-	printf("random: %ld scripts (%ld with devices), seed %llu, no new disagreement (%ld skipped: "
+	printf("random: %ld scripts (%ld with devices), seed %llu, no disagreement (%ld skipped: "
 	       "outcome not reproducible; %ld statements the traffic rule refused were dropped, "
 	       "%ld scripts skipped for them)\n",
 	       n, ndev, (unsigned long long)seed, nondet, refused, unrunnable);
