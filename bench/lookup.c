@@ -10,7 +10,8 @@
  * rounded up to a power of two); each peer gets (key -> an object standing for the socket).
  * Then one stream of lookups, the same keys in the same order for every table, --misses PCT of
  * them for keys that are not there, is timed: every table is built first, then the tables are
- * timed in turn, R rounds of L/R lookups each, and each table's figure is its median round (a burst of load on a shared machine hits every table alike).
+ * timed in turn, R rounds of L/R lookups each, and each table's figure is its median round (a
+ * burst of load on a shared machine hits every table alike).
  *
  * Per hit, the benchmark does what a stack does with the answer: --touch BYTES reads that many
  * bytes of the connection's own state (socktab: the socket's caller data, socktab_sock_priv();
