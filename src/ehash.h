@@ -17,17 +17,14 @@ void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk);
 bool socktab__ehash_hashed(const struct socktab_sock *sk);
 
 /*
- * The net part of a key (R11, R13), evaluated after the rest of the key matched. Nets with
- * their own tables skip it; nets sharing tables compare the tags in the socket's line (unique
- * per tables), and only a net past the 255th compares net pointers, in the cold part. A socket
- * of a second net is published after tables.shared was set (net.h), so a reader that found one
- * also sees the flag.
+ * The net part of a key (R11, R13), evaluated after the rest of the key matched: the tags in the
+ * socket's line and the net's first line, unique among the nets of the tables (a net with its
+ * own tables and all its sockets have tag 1). Only a net past the 255th of its tables has tag 0
+ * and compares net pointers, which are in the slab header.
  */
 static inline bool socktab__ehash_net_match(const struct socktab_sock *sk,
 					    const struct socktab_net *net)
 {
-	if (!atomic_load_explicit(&net->tab->shared, memory_order_relaxed))
-		return true;
 	if (net->tag)
 		return sk->net_tag == net->tag;
 	return socktab__sk_net(sk) == net;
@@ -41,11 +38,6 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 				      uint16_t lport, uint32_t hash, bool port_was_bound,
 				      struct socktab_sock **twp);
 
-/*
- * The established lookups; @ref: pin the result, else the caller is inside an RCU read-side
- * section and the result is valid until it ends. The IPv4 one is inline: it is the per-packet
- * path of every TCP segment (lookup.c, burst.c).
- */
 /* The device part of a key: the ingress device and its L3 master, and whether unbound sockets
  * take VRF traffic (net.ipv4.tcp_l3mdev_accept, read only when the packet came through one). */
 struct socktab__dev_key {
@@ -153,6 +145,11 @@ out:
 	return sk;
 }
 
+/*
+ * The established lookups; @ref: pin the result, else the caller is inside an RCU read-side
+ * section and the result is valid until it ends. The IPv4 one is inline: it is the per-packet
+ * path of every TCP segment (lookup.c).
+ */
 static inline struct socktab_sock *
 socktab__lookup_established4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
 			     uint32_t daddr, uint16_t dport, int dif, int sdif, bool ref)

@@ -27,11 +27,11 @@ _Static_assert(SOCKTAB__CACHELINE == 64, "the budget below is counted in 64-byte
 _Static_assert(offsetof(struct socktab_sock, node) == 0, "node must be the first member");
 
 /*
- * Established and listener lookups (ehash.c match4, listen.c score): per chain entry they read
- * the link, the cached hash, the key words, state, v4key, family, v6only and the bound device,
- * and for a hit the refcount (referenced lookups only). All of it is the socket's one line: one
- * line per entry walked. The net is compared only when tables are shared (it is in the cold
- * part), the IPv6 key only for IPv6 entries.
+ * Established and listener lookups (ehash.h socktab__match4, listen.c score): per chain entry
+ * they read the link, the cached hash, the key words, state, v4key, family, v6only, the bound
+ * device and the net tag, and for a hit the refcount (referenced lookups only). All of it is the
+ * socket's one line: one line per entry walked. The net pointer (slab header) is read only by a
+ * net past the 255th sharing its tables, the IPv6 key only for IPv6 entries.
  */
 _Static_assert(sizeof(struct socktab_sock) == SOCKTAB__CACHELINE,
 	       "a socket's hot part is one line");

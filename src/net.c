@@ -238,8 +238,6 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		uint32_t tag = atomic_fetch_add(&net->tab->next_tag, 1) + 1;
 
 		net->tag = tag <= 255 ? (uint8_t)tag : 0;
-		/* Before any socket of this net can be published in them (see tables.shared). */
-		atomic_store_explicit(&net->tab->shared, 1, memory_order_release);
 	} else {
 		net->tab = tables_new(p);
 		if (net->tab) {

@@ -60,10 +60,6 @@ struct socktab__lhead {
 struct socktab__tables {
 	_Atomic int refs;                  /* (a) nets using these tables */
 	_Atomic uint32_t next_tag;         /* (a) tags given to the nets using them so far */
-	_Atomic uint8_t shared;            /* (a) set for good once a second net uses them: then a
-					    * lookup's match must also be of its own net. Set before the
-					    * second net's first socket is published, so a reader that
-					    * found that socket sees it. */
 	uint32_t ehash_mask;               /* (c) */
 	uint32_t ehash_locks_mask;         /* (c) */
 	uint32_t bhash_mask;               /* (c) */
@@ -105,14 +101,10 @@ struct socktab__pool {
 	struct socktab__slab *slabs;       /* (p) */
 	size_t nslabs, slab_cap;           /* (p) */
 	_Atomic uint64_t nobjs;            /* (a) */
-	_Atomic uint64_t bytes;            /* (a) slab bytes */
 };
 
 /* The striped socket locks of a net. */
 #define SOCKTAB__SK_LOCKS 256
-struct socktab__sk_lock_stripe {
-	_Alignas(SOCKTAB__CACHELINE) pthread_mutex_t m;
-};
 
 struct socktab_net {
 	/* Line 0: read by every lookup. */
@@ -158,7 +150,7 @@ struct socktab_net {
 	_Atomic uint32_t *perturb;         /* (a) table_perturb (R54, R57) */
 
 	struct socktab__pool pools[SOCKTAB__K_NR];
-	struct socktab__sk_lock_stripe *sk_locks; /* SOCKTAB__SK_LOCKS of them */
+	struct socktab__lock_stripe *sk_locks; /* SOCKTAB__SK_LOCKS of them */
 	struct socktab__sk_cold tw_cold;   /* (c) all zero: what a TIME_WAIT entry's cold pointer names */
 
 	pthread_mutex_t tw_lock;
