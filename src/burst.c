@@ -5,8 +5,8 @@
  * other. Three stages, pipelined over the keys (below): hash a key and prefetch its ehash slot;
  * load a slot's first entry and prefetch it; walk a chain with the protocol of
  * socktab_lookup_established4() (R21, ehash.c): filter on the cached hash, compare the key,
- * take a reference with increment-if-not-zero, compare the key again, restart the walk when it
- * ends on another slot's nulls value. Keys not found in ehash fall back to the listener lookup
+ * take a reference with increment-if-not-zero, restart the walk when it ends on another slot's
+ * nulls value. Keys not found in ehash fall back to the listener lookup
  * (socktab_lookup_listener4) unless SOCKTAB_LOOKUP_ESTABLISHED is given.
  * The kernel has no burst lookup (one skb at a time); DPDK's rte_hash_lookup_bulk is the model.
  * The result of each key is exactly what the single lookup would return at some instant during
@@ -45,7 +45,7 @@ static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32
 		}
 		if (socktab__is_nulls(p) && socktab__nulls_value(p) == slot)
 			return NULL;
-		/* Ended on another slot's chain, or restarting after a reuse. */
+		/* Ended on another slot's chain: a socket moved while we walked. */
 		p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
 	}
 }

@@ -88,15 +88,15 @@ bool socktab__ip_dev_find(const struct socktab__ifcfg *c, uint32_t addr);
  * the VRF it is bound to)? */
 bool socktab__dev_equal_l3scope(struct socktab_sock *sk, int dif);
 
-/* R95: output route toward @daddr (IPv4 in v4-mapped form) for a socket bound to @oif; @saddr:
- * the socket's source when it has one (IPv4 checks it is local unless @anysrc). Fills @res,
- * returns 0 or -ENETUNREACH / -ENODEV / -EINVAL. An IPv4 0.0.0.0 destination ("this host") is
- * rewritten in @daddr to the address it resolves to. Uses the net's FIB callback when set. */
 /* connect()'s route (ip_route_connect): as socktab__route_output(), and for IPv4 without a
  * destination or a source, a second lookup with the ones the first filled in. */
 int socktab__route_connect(struct socktab_net *net, struct in6_addr *daddr, int oif,
 			   const struct in6_addr *saddr, bool anysrc,
 			   struct socktab_route_result *res);
+/* R95: output route toward @daddr (IPv4 in v4-mapped form) for a socket bound to @oif; @saddr:
+ * the socket's source when it has one (IPv4 checks it is local unless @anysrc). Fills @res,
+ * returns 0 or -ENETUNREACH / -ENODEV / -EINVAL. An IPv4 0.0.0.0 destination ("this host") is
+ * rewritten in @daddr to the address it resolves to. Uses the net's FIB callback when set. */
 int socktab__route_output(struct socktab_net *net, struct in6_addr *daddr, int oif,
 			  const struct in6_addr *saddr, bool anysrc,
 			  struct socktab_route_result *res);

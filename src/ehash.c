@@ -8,9 +8,10 @@
  * (R3), so consecutive local ports land in consecutive slots.
  * Each slot is one word: an hlist_nulls head whose chain ends in the slot's own nulls value.
  * Writers hold the striped lock (hash & locks_mask); readers take none (R21): they filter on the
- * cached hash, compare the key, take a reference with increment-if-not-zero, compare the key again
- * (the socket may have been freed and reused, R20) and restart when the walk ends on another
- * slot's nulls value. Entries: SYN_SENT and later states, and TIME_WAIT entries (R25).
+ * cached hash, compare the key, take a reference with increment-if-not-zero (none inside the
+ * caller's RCU section) and restart when the walk ends on another slot's nulls value. A socket
+ * goes back to its pool only after a grace period, so a key that matched stays that socket's
+ * for the reader (the kernel's re-check after the reference, R20, has nothing to catch). Entries: SYN_SENT and later states, and TIME_WAIT entries (R25).
  */
 #include "dev.h"
 #include "ehash.h"

@@ -87,7 +87,6 @@ static int pool_grow_locked(struct socktab__pool *p)
 	p->slabs[p->nslabs].nobj = nobj;
 	p->slabs[p->nslabs].used = 0;
 	p->nslabs++;
-	atomic_fetch_add_explicit(&p->bytes, SOCKTAB__SLAB_BYTES, memory_order_relaxed);
 	return 0;
 }
 

@@ -10,8 +10,8 @@
  *   hash4[udp_ehashfn(4-tuple) & mask]   connected sockets by 4-tuple (R9, R73); the UDP part's
  *                                        node4.
  * Every chain is an hlist_nulls (nulls.h). Values: hash4 slot i ends in i (R16); hash2 and hash
- * add their own bases, distinct from ehash and lhash2, because sk->node is shared with those
- * tables: a TCP reader carried onto a UDP chain by a recycled socket must notice and restart.
+ * add their own bases: a reader carried to another chain of the same table by a rehash or a
+ * re-connect notices it at the chain's end and restarts.
  * Each slot has a count; all are at least 128 slots (the kernel's per-netns minimum).
  *
  * Locks: the primary slot lock of a port guards every hash change of the sockets on that port
@@ -610,8 +610,8 @@ static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *s
  * overlapping socket decides (kernel behaviour). With @bitmap: mark every conflicting port of
  * the chain (bind(0), R69).
  */
-static bool lport_inuse(struct socktab_net *net, uint16_t num, struct socktab__uslot *s1,
-			uint64_t *bitmap, const struct socktab_sock *sk, uint32_t log)
+static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitmap,
+			const struct socktab_sock *sk, uint32_t log)
 {
 	for (uintptr_t p = atomic_load_explicit(&s1->head.first, memory_order_relaxed);
 	     !socktab__is_nulls(p);
@@ -620,7 +620,7 @@ static bool lport_inuse(struct socktab_net *net, uint16_t num, struct socktab__u
 		uint16_t n2 = socktab__sk_num(sk2);
 		int r;
 
-		if (socktab__sk_net(sk2) != net || sk2 == sk || (!bitmap && n2 != num))
+		if (sk2 == sk || (!bitmap && n2 != num))
 			continue;
 		r = inuse_one(sk, sk2);
 		if (!r)
@@ -648,7 +648,7 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 		const struct socktab_sock *sk2 = (const struct socktab_sock *)p;
 		int r;
 
-		if (socktab__sk_net(sk2) != net || sk2 == sk || socktab__sk_num(sk2) != num)
+		if (sk2 == sk || socktab__sk_num(sk2) != num)
 			continue;
 		r = inuse_one(sk, sk2);
 		if (r) {
@@ -745,7 +745,7 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 			s1 = slot1(net, first);
 			memset(bitmap, 0, sizeof(bitmap));
 			socktab__lock(socktab__uslot1_lock(net->udp, s1));
-			lport_inuse(net, 0, s1, bitmap, sk, t->log);
+			lport_inuse(0, s1, bitmap, sk, t->log);
 			snum = first;
 			do {
 				uint32_t b = (uint32_t)snum >> t->log;
@@ -777,7 +777,7 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 			goto found;
 		}
 	}
-	if (lport_inuse(net, snum, s1, NULL, sk, 0))
+	if (lport_inuse(snum, s1, NULL, sk, 0))
 		goto busy;
 found:
 	WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)snum << 16));

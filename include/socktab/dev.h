@@ -77,7 +77,8 @@ int socktab_dev_index(struct socktab_net *net, const char *name);
 int socktab_dev_name(struct socktab_net *net, int ifindex, char *buf, size_t len);
 int socktab_dev_flags(struct socktab_net *net, int ifindex);
 /* The VRF device @ifindex belongs to (itself for a VRF), 0 when none, -ENODEV: what a lookup
- * of a packet arriving on @ifindex takes as its sdif. */
+ * of a packet arriving on @ifindex takes as its sdif.
+ * Context: any registered thread; lock-free. */
 int socktab_dev_master(struct socktab_net *net, int ifindex);
 
 /*

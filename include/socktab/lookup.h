@@ -118,8 +118,9 @@ struct socktab_tuple4 {
 /*
  * Burst form of socktab_lookup_tcp4() (or of socktab_lookup_established4() with
  * SOCKTAB_LOOKUP_ESTABLISHED): out[i] is the socket for keys[i], with a reference held, or NULL.
- * The batch is hashed and its slots and first entries prefetched before any chain is walked, so
- * the cache misses of different keys overlap. Returns how many keys were found, or -EINVAL (NULL
+ * The keys go through a pipeline: a key's slot is prefetched 16 keys before its first entry is
+ * read and prefetched, and that 16 keys before its chain is walked, so the cache misses of
+ * different keys overlap. Returns how many keys were found, or -EINVAL (NULL
  * net, NULL arrays with n > 0, unknown flag).
  * Context: registered thread; enters the RCU read side itself (callers may already be inside
  * one). Each out[i] must be released with socktab_sock_put(), unless SOCKTAB_LOOKUP_NOREF was

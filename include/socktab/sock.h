@@ -148,8 +148,8 @@ int socktab_tw_kill(struct socktab_tw *tw);
  * IP_LOCAL_PORT_RANGE (u32 hi<<16|lo; optlen must be 4; lo > hi with both nonzero -> -EINVAL);
  * IPPROTO_IPV6 (AF_INET6 sockets only) IPV6_V6ONLY (-EINVAL once the socket has a port),
  * IPV6_FREEBIND and IPV6_TRANSPARENT (the same flags as their IPv4 names); the SOCKTAB_SOL
- * options of socktab/types.h. A device binding changes from one nonzero device to another only
- * with net_raw (-EPERM). Unknown options: -ENOPROTOOPT. Int options need optlen >= sizeof(int)
+ * options of socktab/types.h. A device binding, once set, changes (to another device, the same
+ * one again, or none) only with net_raw (-EPERM), as sock_bindtoindex_locked() wants. Unknown options: -ENOPROTOOPT. Int options need optlen >= sizeof(int)
  * (-EINVAL), except IPPROTO_IP ones, which also take one byte as Linux does. getsockopt writes at
  * most *optlen bytes and updates *optlen.
  * Context: registered thread; takes the socket lock.
