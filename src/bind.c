@@ -193,8 +193,6 @@ struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const str
 	if (!tb)
 		return NULL;
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb->port));
-	if (sk->family == AF_INET)
-		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
 	h2 = bhash2_head(net, &a, tb->port);
 	socktab__lock(socktab__bhead2_lock(net->tab, h2));
 	for (tb2 = h2->chain; tb2; tb2 = tb2->next)

@@ -10,8 +10,10 @@
  * Writers hold the striped lock (hash & locks_mask); readers take none (R21): they filter on the
  * cached hash, compare the key, take a reference with increment-if-not-zero (none inside the
  * caller's RCU section) and restart when the walk ends on another slot's nulls value. A socket
- * goes back to its pool only after a grace period, so a key that matched stays that socket's
- * for the reader (the kernel's re-check after the reference, R20, has nothing to catch). Entries: SYN_SENT and later states, and TIME_WAIT entries (R25).
+ * goes back to its pool only after a grace period, so the key that matched was that socket's at
+ * that instant, and the answer is right as of then; the kernel's re-check after the reference
+ * (R20) guards against reuse of the memory, which cannot happen here. Entries: SYN_SENT and
+ * later states, and TIME_WAIT entries (R25).
  */
 #include "dev.h"
 #include "ehash.h"

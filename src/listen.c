@@ -36,15 +36,6 @@ static struct socktab__lhead *lhash2_slot(struct socktab_net *net, const struct 
 	return &t->lhash2[socktab__portaddr_hash(net, a, port) & t->lhash2_mask];
 }
 
-static struct in6_addr sk_bound_addr(const struct socktab_sock *sk)
-{
-	struct in6_addr a = socktab__sk_v6_saddr(sk);
-
-	if (sk->family == AF_INET)
-		socktab__v6_map(&a, socktab__sk_rcv_saddr(sk));
-	return a;
-}
-
 /* ---- reuseport groups ---- */
 
 static struct socktab__reuseport *group_alloc(uint32_t cap)
@@ -67,14 +58,14 @@ static void group_free_rcu(struct rcu_head *head)
 /* R34: the member @sk may join, or NULL. Caller holds the lhash2 slot lock of sk's address. */
 static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struct socktab_sock *sk)
 {
-	struct in6_addr a = sk_bound_addr(sk);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
 
 	SOCKTAB__ASSERT_LOCKED(socktab__lhead_lock(socktab__sk_net(sk)->tab, slot));
 	for (uintptr_t p = atomic_load_explicit(&slot->head.first, memory_order_relaxed);
 	     !socktab__is_nulls(p);
 	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next, memory_order_relaxed)) {
 		struct socktab_sock *sk2 = (struct socktab_sock *)p;
-		struct in6_addr a2 = sk_bound_addr(sk2);
+		struct in6_addr a2 = socktab__sk_v6_saddr(sk2);
 
 		if (sk2 != sk && socktab__sk_net(sk2) == socktab__sk_net(sk) && RD(sk2->reuseport) &&
 		    sk2->family == sk->family && sk2->v6only == sk->v6only &&
@@ -200,7 +191,7 @@ struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint
 /* Insert @sk (state LISTEN, owning its port) into lhash2 and its reuseport group. */
 static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 {
-	struct in6_addr a = sk_bound_addr(sk);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
 	struct socktab__lhead *slot = lhash2_slot(net, &a, socktab__sk_num(sk));
 	int err = 0;
 
@@ -229,7 +220,7 @@ static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 void socktab__listen_unhash(struct socktab_sock *sk)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
-	struct in6_addr a = sk_bound_addr(sk);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
 	struct socktab__lhead *slot = lhash2_slot(net, &a, socktab__sk_num(sk));
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
@@ -409,11 +400,12 @@ again:
 			goto again;
 	}
 	if (sk && ref) {
-		/* Pin it, then make sure it is still a listener on this port. */
+		/* Pin it, then make sure it is still a listener on this port (a close, or a
+		 * disconnect, bind and listen, may have come between; its net cannot change: it
+		 * goes back to its pool only after this section). */
 		if (!socktab__sock_hold_not_zero(sk))
 			goto again;
-		if (RD(sk->state) != SOCKTAB_TCP_LISTEN || !socktab__ehash_net_match(sk, net) ||
-		    socktab__sk_num(sk) != k->hnum) {
+		if (RD(sk->state) != SOCKTAB_TCP_LISTEN || socktab__sk_num(sk) != k->hnum) {
 			socktab_sock_put(sk);
 			goto again;
 		}

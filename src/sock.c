@@ -383,8 +383,6 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	}
 	if (v4)
 		socktab__v6_map(&daddr6, daddr4);
-	if (family == AF_INET)
-		socktab__v6_map(&saddr6, socktab__sk_rcv_saddr(sk));
 	/* A socket bound to a broadcast address has no source: it takes the route's and moves to
 	 * it (inet_bhash2_update_saddr), as below. */
 	old_saddr6 = socktab__sk_v6_saddr(sk);

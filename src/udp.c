@@ -148,12 +148,6 @@ static uint32_t udp_ehashfn6(const struct socktab_net *net, const struct in6_add
 				     net->udp->ehash6_secret + net->hash_mix);
 }
 
-/* The address a socket's hash2 entry is keyed by (v4-mapped for AF_INET). */
-static struct in6_addr sk_laddr(const struct socktab_sock *sk)
-{
-	return socktab__sk_v6_saddr(sk);
-}
-
 static uint32_t sk_hash4(const struct socktab_net *net, const struct socktab_sock *sk)
 {
 	if (RD(sk->v4key))
@@ -166,7 +160,7 @@ static uint32_t sk_hash4(const struct socktab_net *net, const struct socktab_soc
 
 static bool sk_saddr_any(const struct socktab_sock *sk)
 {
-	struct in6_addr a = sk_laddr(sk);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
 
 	if (sk->family == AF_INET)
 		return socktab__sk_rcv_saddr(sk) == 0;
@@ -556,7 +550,7 @@ static void rp_detach(struct socktab_net *net, struct socktab_sock *sk)
  */
 static void rehash2_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
-	struct in6_addr a = sk_laddr(sk);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
 	uint32_t slot = slot2_index(net, &a, socktab__sk_num(sk));
 
 	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, slot1(net, socktab__sk_num(sk))));
@@ -722,7 +716,7 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 {
 	struct socktab__udp_table *t = net->udp;
 	struct socktab__uslot *s1;
-	struct in6_addr a = sk_laddr(sk), any = IN6ADDR_ANY_INIT;
+	struct in6_addr a = socktab__sk_v6_saddr(sk), any = IN6ADDR_ANY_INIT;
 	int err;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
@@ -848,7 +842,7 @@ static int udp_route(struct socktab_sock *sk, struct socktab__dest *d, int oif, 
 		     struct in6_addr *saddr)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
-	struct in6_addr own = sk_laddr(sk), src;
+	struct in6_addr own = socktab__sk_v6_saddr(sk), src;
 	struct socktab_route_result res;
 	int err;
 
@@ -899,7 +893,7 @@ static int parse_dest(const struct socktab_sock *sk, const struct sockaddr *addr
 
 	if (err || d->v4 || !socktab__v6_is_any(&d->daddr6))
 		return err;
-	struct in6_addr own = sk_laddr(sk);
+	struct in6_addr own = socktab__sk_v6_saddr(sk);
 
 	if (socktab__v6_is_mapped(&own)) {
 		d->v4 = true;
@@ -991,9 +985,9 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 		had_saddr = socktab__sk_rcv_saddr(sk) != 0;
 		saddr4 = had_saddr ? socktab__sk_rcv_saddr(sk) : saddr6.s6_addr32[3];
 		if (had_saddr)
-			saddr6 = sk_laddr(sk);
+			saddr6 = socktab__sk_v6_saddr(sk);
 	} else {
-		struct in6_addr own = sk_laddr(sk);
+		struct in6_addr own = socktab__sk_v6_saddr(sk);
 
 		had_saddr = !socktab__v6_is_any(&own);
 	}
