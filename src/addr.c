@@ -121,7 +121,7 @@ int socktab__bind_check_v4(const struct socktab_sock *sk, uint32_t v4)
 
 	if (sk->family == AF_INET6 && dev && !socktab__dev_get(c, dev))
 		err = -ENODEV;
-	type = socktab__inet_addr_type(c, v4, dev);
+	type = err || any_ok ? 0 : socktab__inet_addr_type(c, v4, dev);
 	socktab__rcu_read_unlock();
 	if (err || any_ok)
 		return err;
