@@ -783,7 +783,8 @@ TEST(tw_priv_never_stale)
 {
 	uint64_t clk;
 	struct socktab_net *net = tw_priv_net(&clk);
-	int bad = 0;
+	struct socktab_sock *seen[200];
+	int bad = 0, reused = 0;
 
 	CHECK(net);
 	for (int i = 0; i < 200; i++) {
@@ -796,6 +797,12 @@ TEST(tw_priv_never_stale)
 		CHECK_EQ(socktab_close(sk), 0);
 		tw = tw_lookup(net);
 		CHECK(tw);
+		seen[i] = tw;
+		for (int j = 0; j < i; j++)
+			if (seen[j] == tw) {
+				reused++;
+				break;
+			}
 		p = socktab_tw_priv(socktab_sock_tw(tw));
 		CHECK(p);
 		for (int k = 0; k < SOCKTAB_TW_PRIV_MAX; k++)
@@ -805,9 +812,10 @@ TEST(tw_priv_never_stale)
 		CHECK_EQ(socktab_tw_kill(socktab_sock_tw(tw)), 0);
 		socktab_sock_put(tw);
 		if (i % 32 == 31)
-			usleep(20000); /* let a batch's grace period end, so objects are reused */
+			usleep(50000); /* let a batch's grace period end, so objects are reused */
 	}
 	CHECK_EQ(bad, 0);
+	CHECK(reused > 0); /* else the test saw no recycled entry and showed nothing */
 	socktab_net_free(net);
 }
 
