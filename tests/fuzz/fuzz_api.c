@@ -814,7 +814,6 @@ struct dent {
 	struct tuple t;
 	int dev;
 	bool tw;
-	bool noremote; /* the dump gave no remote address (see dent_is) */
 };
 
 #define MAX_ENTS (MAX_SOCKS + MAX_TW)
@@ -822,19 +821,6 @@ static struct ment ents[MAX_ENTS];
 static int nents;
 static struct dent dents[MAX_ENTS + 8];
 static bool tw_seen[MAX_TW];
-
-/* Entries of the dump and of the model are told apart by their whole key: every TCP entry
- * but a listener is dumped with its peer, remote port 0 included. */
-static bool same_class(const struct tuple *a, const struct tuple *b)
-{
-	return tuple_eq(a, b);
-}
-
-/* Does dump entry @d have key @t? */
-static bool dent_is(const struct dent *d, const struct tuple *t)
-{
-	return !d->noremote && tuple_eq(&d->t, t);
-}
 
 static void diag_tuple(const struct socktab_diag_entry *e, struct tuple *t)
 {
@@ -889,8 +875,11 @@ static int diag_ehash(int n, uint16_t lport, uint16_t rport, int *listeners)
 		}
 		if (k == (int)(sizeof(dents) / sizeof(dents[0])))
 			violation("the dump reports more ehash entries than the model can hold");
+		/* Every TCP entry but a listener is dumped with its peer, remote port 0
+		 * included: entries of the dump and of the model are told apart by their key. */
+		if (e.remote.ss_family == AF_UNSPEC)
+			violation("a TCP dump entry in state %d has no peer", e.state);
 		diag_tuple(&e, &dents[k].t);
-		dents[k].noremote = e.remote.ss_family == AF_UNSPEC;
 		dents[k].dev = e.bound_dev_if;
 		dents[k].tw = e.timewait;
 		k++;
@@ -907,7 +896,7 @@ static int diag_count_tw(int n, const struct tuple *t, int dev)
 	int l, k = diag_ehash(n, ntohs(t->lport), ntohs(t->rport), &l), c = 0;
 
 	for (int j = 0; j < k; j++)
-		c += dents[j].tw && dents[j].dev == dev && dent_is(&dents[j], t);
+		c += dents[j].tw && dents[j].dev == dev && tuple_eq(&dents[j].t, t);
 	return c;
 }
 
@@ -917,7 +906,7 @@ static int model_count_tw(int n, const struct tuple *t, int dev, bool *may_expir
 
 	*may_expire = false;
 	for (int i = 0; i < ntw; i++)
-		if (tws[i].net == n && tws[i].dev == dev && same_class(&tws[i].t, t)) {
+		if (tws[i].net == n && tws[i].dev == dev && tuple_eq(&tws[i].t, t)) {
 			c++;
 			*may_expire |= nets[n].now_ns >= tws[i].expire_ns;
 		}
@@ -949,12 +938,6 @@ static bool note_new_tw(int n, const struct tuple *t, int dev, int l3mdev, bool 
 	return true;
 }
 
-/*
- * Invariant 3 against the dump: every TIME_WAIT entry it shows is one of the model's (same key
- * and device), and a model entry it no longer shows has expired or was taken over by an open
- * socket with its 4-tuple; the model forgets those. Returns the number of ehash entries that
- * are not TIME_WAIT, with the ehash ones left in dents[].
- */
 /* May model entry @i be gone? It has expired, or an open socket has its 4-tuple (connect()
  * with tcp_tw_reuse, or a child, took it over). */
 static bool tw_may_vanish(int n, int i)
@@ -973,6 +956,12 @@ static bool tw_may_vanish(int n, int i)
 
 static bool tw_vanish_ok[MAX_TW];
 
+/*
+ * Invariant 3 against the dump: every TIME_WAIT entry it shows is one of the model's (same key
+ * and device), and a model entry it no longer shows has expired or was taken over by an open
+ * socket with its 4-tuple; the model forgets those. Returns the number of ehash entries that
+ * are not TIME_WAIT, with the ehash ones left in dents[].
+ */
 static int reconcile_tw(int n, int *ndents, int *listeners)
 {
 	int k = diag_ehash(n, 0, 0, listeners), est = 0;
@@ -989,11 +978,11 @@ static int reconcile_tw(int n, int *ndents, int *listeners)
 			est++;
 			continue;
 		}
-		/* Among entries the dump cannot tell apart (see same_class), one that may not
-		 * vanish first: those left over must then be ones that may. */
+		/* Among entries with the same key and device, one that may not vanish first:
+		 * those left over must then be ones that may. */
 		for (i = 0; i < ntw; i++)
 			if (!tw_seen[i] && tws[i].net == n && tws[i].dev == dents[j].dev &&
-			    dent_is(&dents[j], &tws[i].t) && (pick < 0 || !tw_vanish_ok[i]))
+			    tuple_eq(&dents[j].t, &tws[i].t) && (pick < 0 || !tw_vanish_ok[i]))
 				pick = i;
 		if (pick < 0)
 			violation("the dump shows a TIME_WAIT entry (port %u -> %u, device %d) the "
@@ -1187,7 +1176,7 @@ static void check_net(int n)
 			continue;
 		for (e = 0; e < nents; e++)
 			if (ents[e].sk && !ents[e].seen && ents[e].dev == dents[j].dev &&
-			    dent_is(&dents[j], &ents[e].t))
+			    tuple_eq(&dents[j].t, &ents[e].t))
 				break;
 		if (e == nents)
 			violation("the dump shows an ehash entry (port %u -> %u, device %d) that "
@@ -2366,7 +2355,8 @@ static void op_sockdev(struct input *in)
 
 		r = socktab_setsockopt(sk, c & 0x80 ? IPPROTO_IPV6 : IPPROTO_IP,
 				       c & 0x80 ? IPV6_FREEBIND : IP_FREEBIND, &on, sizeof(on));
-		want = c & 0x80 && sock_family(i) != AF_INET6 ? r : 0; /* IPv6 level on IPv4 */
+		/* the IPv6 level exists on AF_INET6 sockets only (do_ipv6_setsockopt) */
+		want = c & 0x80 && sock_family(i) != AF_INET6 ? -ENOPROTOOPT : 0;
 		break;
 	}
 	default: {
@@ -2376,7 +2366,7 @@ static void op_sockdev(struct input *in)
 				       c & 0x80 ? IPV6_TRANSPARENT : IP_TRANSPARENT, &on,
 				       sizeof(on));
 		if (c & 0x80 && sock_family(i) != AF_INET6)
-			want = r; /* IPv6 level on IPv4 */
+			want = -ENOPROTOOPT; /* IPv6 level on IPv4 */
 		else
 			want = on && !nets[n].net_raw ? -EPERM : 0;
 	}
