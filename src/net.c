@@ -38,6 +38,8 @@ static uint64_t default_clock(void *arg)
 
 void socktab_net_params_init(struct socktab_net_params *p)
 {
+	if (!p)
+		return;
 	memset(p, 0, sizeof(*p));
 	p->size = sizeof(*p);
 	p->ehash_entries = 65536;

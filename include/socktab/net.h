@@ -83,7 +83,7 @@ struct socktab_net_params {
 #define SOCKTAB_TW_PRIV_MAX 16
 
 /*
- * Fill @p with the defaults listed above (and @p->size).
+ * Fill @p with the defaults listed above (and @p->size). A NULL @p is ignored.
  * Context: any thread; needs no RCU registration.
  */
 void socktab_net_params_init(struct socktab_net_params *p);
@@ -148,7 +148,8 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
  * All other port rules hold; -EADDRNOTAVAIL when no usable port maps to q (or no RSS is set).
  * q = -1 (default) asks for nothing. socktab_rss_hash() is the plain Toeplitz hash of @len input
  * bytes (Microsoft RSS: source address, destination address, source port, destination port, all
- * in network order); it needs key_len >= len + 4.
+ * in network order); it needs key_len >= len + 4, and returns 0 without it or for a NULL
+ * @key or @input.
  * Context: set_rss: any registered thread (the old state is freed after a grace period);
  * set_rss_queue: registered thread, takes the socket lock; rss_hash: any thread.
  */

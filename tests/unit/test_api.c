@@ -26,6 +26,12 @@ TEST(net_params_validation)
 	CHECK(!socktab_net_new(&p));
 }
 
+/* socktab_net_params_init(NULL) is ignored. */
+TEST(net_params_init_null)
+{
+	socktab_net_params_init(NULL);
+}
+
 /* The params' size field: what a caller built against another version passes. */
 TEST(net_params_size)
 {
@@ -281,5 +287,6 @@ TEST(net_free_cleans_up)
 	socktab_net_free(NULL);
 }
 
-CHECK_MAIN(net_params_validation, net_params_size, version, stats_reserved_zeroed, sysctl_validation, socket_creation_errors, priv_area,
+CHECK_MAIN(net_params_validation, net_params_init_null, net_params_size, version,
+	   stats_reserved_zeroed, sysctl_validation, socket_creation_errors, priv_area,
 	   closed_socket_ebadf, options, set_state_rules, stats_balance, net_free_cleans_up)
