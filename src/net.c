@@ -205,6 +205,18 @@ static int params_copy(struct socktab_net_params *dst, const struct socktab_net_
 			return -EINVAL;
 	memcpy(dst, src, src->size < sizeof(*dst) ? src->size : sizeof(*dst));
 	dst->size = sizeof(*dst);
+	/* A table size of 0 asks for the default (socktab/net.h). */
+	struct socktab_net_params def;
+
+	socktab_net_params_init(&def);
+	if (!dst->ehash_entries)
+		dst->ehash_entries = def.ehash_entries;
+	if (!dst->ehash_locks)
+		dst->ehash_locks = def.ehash_locks;
+	if (!dst->bhash_entries)
+		dst->bhash_entries = def.bhash_entries;
+	if (!dst->udp_hash_entries)
+		dst->udp_hash_entries = def.udp_hash_entries;
 	return 0;
 }
 

@@ -42,7 +42,8 @@ typedef uint64_t (*socktab_clock_fn)(void *arg);
  * Parameters of a network namespace. Always start from socktab_net_params_init(), then change
  * what you need: it sets @size, which tells socktab_net_new() which fields this caller knows
  * (later versions only append fields; those a caller does not know take their defaults).
- * Sizes of 0 mean "default"; other sizes are rounded up to a power of two.
+ * Table sizes (ehash_entries, ehash_locks, bhash_entries, udp_hash_entries) of 0 mean the
+ * default; other sizes are rounded up to a power of two.
  */
 struct socktab_net_params {
 	size_t size;                 /* sizeof(struct socktab_net_params), set by _init() */

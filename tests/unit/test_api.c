@@ -21,15 +21,44 @@ TEST(net_params_validation)
 	socktab_net_params_init(&p);
 	p.port_low = 500; /* below ip_unprivileged_port_start */
 	CHECK(!socktab_net_new(&p));
-	socktab_net_params_init(&p);
-	p.ehash_entries = 0;
-	CHECK(!socktab_net_new(&p));
 }
 
 /* socktab_net_params_init(NULL) is ignored. */
 TEST(net_params_init_null)
 {
 	socktab_net_params_init(NULL);
+}
+
+/* Table sizes of 0 take the defaults, as socktab/net.h says. */
+TEST(net_params_zero_sizes_default)
+{
+	struct socktab_net_params p;
+	struct socktab_udp_stats us;
+	struct socktab_net *net;
+
+	socktab_net_params_init(&p);
+	p.ehash_entries = 0;
+	p.ehash_locks = 0;
+	p.bhash_entries = 0;
+	p.udp_hash_entries = 0;
+	errno = 0;
+	net = socktab_net_new(&p);
+	CHECK(net != NULL);
+	CHECK_EQ(socktab_udp_stats(net, &us), 0);
+	CHECK_EQ(us.slots, 16384);
+	/* The tables work: a connect() and its lookup. */
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET), *f;
+	int port;
+
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), 0);
+	port = check_port(sk);
+	CHECK(port > 0);
+	f = socktab_lookup_established4(net, htonl(0x7f000001), htons(80), htonl(0x7f000001),
+					htons((uint16_t)port), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	CHECK(f == sk);
+	socktab_sock_put(f);
+	socktab_close(sk);
+	socktab_net_free(net);
 }
 
 /* The params' size field: what a caller built against another version passes. */
@@ -287,6 +316,7 @@ TEST(net_free_cleans_up)
 	socktab_net_free(NULL);
 }
 
-CHECK_MAIN(net_params_validation, net_params_init_null, net_params_size, version,
-	   stats_reserved_zeroed, sysctl_validation, socket_creation_errors, priv_area,
-	   closed_socket_ebadf, options, set_state_rules, stats_balance, net_free_cleans_up)
+CHECK_MAIN(net_params_validation, net_params_init_null, net_params_zero_sizes_default,
+	   net_params_size, version, stats_reserved_zeroed, sysctl_validation,
+	   socket_creation_errors, priv_area, closed_socket_ebadf, options, set_state_rules,
+	   stats_balance, net_free_cleans_up)
