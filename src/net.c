@@ -61,10 +61,18 @@ void socktab_net_params_init(struct socktab_net_params *p)
 	p->net_raw = 1;
 }
 
+/* The largest table sizes socktab_net_new() accepts (socktab/net.h). */
+#define EHASH_MAX (1u << 24)
+#define BHASH_MAX 65536u
+#define UDP_HASH_MAX 65536u
+
+/* The power of two at or above @v, for 1 <= v <= 1u << 31 (params_valid() keeps every size far
+ * below that; a larger one would need a bit the result does not have). */
 static uint32_t roundup_pow2(uint32_t v)
 {
 	uint32_t r = 1;
 
+	assert(v <= (1u << 31));
 	while (r < v)
 		r <<= 1;
 	return r;
@@ -168,8 +176,10 @@ static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 
 static int params_valid(const struct socktab_net_params *p)
 {
-	if (p->ehash_entries == 0 || p->ehash_entries > (1u << 24) || p->ehash_locks == 0 ||
-	    p->bhash_entries == 0 || p->bhash_entries > 65536)
+	/* Sizes of 0 became their defaults in params_copy(). More locks than slots are
+	 * clamped to the slots (tables_new()), but not beyond the largest table. */
+	if (p->ehash_entries == 0 || p->ehash_entries > EHASH_MAX || p->ehash_locks == 0 ||
+	    p->ehash_locks > EHASH_MAX || p->bhash_entries == 0 || p->bhash_entries > BHASH_MAX)
 		return 0;
 	if (p->port_low == 0 || p->port_high < p->port_low ||
 	    p->port_low < p->unprivileged_port_start)
@@ -183,7 +193,7 @@ static int params_valid(const struct socktab_net_params *p)
 	if (p->sock_priv_size > (1u << 20) || p->tw_priv_size > SOCKTAB_TW_PRIV_MAX ||
 	    p->tw_priv_size > p->sock_priv_size)
 		return 0;
-	if (p->udp_hash_entries == 0 || p->udp_hash_entries > 65536)
+	if (p->udp_hash_entries == 0 || p->udp_hash_entries > UDP_HASH_MAX)
 		return 0;
 	return 1;
 }

@@ -43,12 +43,13 @@ typedef uint64_t (*socktab_clock_fn)(void *arg);
  * what you need: it sets @size, which tells socktab_net_new() which fields this caller knows
  * (later versions only append fields; those a caller does not know take their defaults).
  * Table sizes (ehash_entries, ehash_locks, bhash_entries, udp_hash_entries) of 0 mean the
- * default; other sizes are rounded up to a power of two.
+ * default; other sizes are rounded up to a power of two, and one above its maximum is -EINVAL.
  */
 struct socktab_net_params {
 	size_t size;                 /* sizeof(struct socktab_net_params), set by _init() */
 	uint32_t ehash_entries;      /* established table slots (default 65536, max 1<<24) */
-	uint32_t ehash_locks;        /* striped ehash locks (default 1024, at most ehash_entries) */
+	uint32_t ehash_locks;        /* striped ehash locks (default 1024, max 1<<24; more than
+				      * ehash_entries are cut to ehash_entries) */
 	uint32_t bhash_entries;      /* bhash, bhash2 and lhash2 slots each (default 65536, max 65536) */
 	uint16_t port_low;           /* ephemeral range, net.ipv4.ip_local_port_range (32768) */
 	uint16_t port_high;          /* (60999) */
@@ -91,10 +92,10 @@ void socktab_net_params_init(struct socktab_net_params *p);
 
 /*
  * Create a network namespace from @p (NULL: defaults). Returns NULL and sets errno: EINVAL for a
- * bad parameter or a @size that is not one socktab knows, ENOMEM. The hash secrets and the netns
- * hash mix are random unless fixed_secret. With share_tables_with, the new net uses that net's
- * TCP tables (the namespace is part of every key, as in the kernel's shared tables) and keeps its
- * own settings and socket pool.
+ * bad parameter (a table size above its maximum included) or a @size that is not one socktab
+ * knows, ENOMEM. The hash secrets and the netns hash mix are random unless fixed_secret. With
+ * share_tables_with, the new net uses that net's TCP tables (the namespace is part of every key,
+ * as in the kernel's shared tables) and keeps its own settings and socket pool.
  * Context: registered thread, outside any RCU read-side section.
  */
 struct socktab_net *socktab_net_new(const struct socktab_net_params *p);

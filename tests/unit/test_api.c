@@ -1,6 +1,44 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* API contract: bad input gets a negative errno and changes nothing; options (R65, R67). */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "check.h"
+
+/*
+ * Run @fn(@arg) in a child process with stderr captured into @err (NUL-terminated); a child
+ * still running after 10 s is killed by SIGALRM (a hang is a failure, not a stuck test). Returns
+ * the child's wait status.
+ */
+static int run_child(void (*fn)(void *), void *arg, char *err, size_t errlen)
+{
+	int fds[2], status = 0;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		alarm(10);
+		fn(arg);
+		_exit(0);
+	}
+	close(fds[1]);
+	while (got + 1 < errlen && (n = read(fds[0], err + got, errlen - 1 - got)) > 0)
+		got += (size_t)n;
+	err[got] = 0;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	return status;
+}
+
 
 TEST(net_params_validation)
 {
@@ -58,6 +96,55 @@ TEST(net_params_zero_sizes_default)
 	CHECK(f == sk);
 	socktab_sock_put(f);
 	socktab_close(sk);
+	socktab_net_free(net);
+}
+
+static void net_new_child(void *arg)
+{
+	struct socktab_net *net = socktab_net_new(arg);
+
+	_exit(net ? 1 : errno == EINVAL ? 0 : 2);
+}
+
+/* Sizes above their maximum are -EINVAL (each in a child: without the check, rounding 2^31 + 1
+ * up to a power of two would never end). */
+TEST(net_params_size_limits)
+{
+	static const struct {
+		size_t off;
+		uint32_t v;
+	} bad[] = {
+		{ offsetof(struct socktab_net_params, ehash_entries), (1u << 24) + 1 },
+		{ offsetof(struct socktab_net_params, ehash_entries), UINT32_MAX },
+		{ offsetof(struct socktab_net_params, ehash_locks), (1u << 24) + 1 },
+		{ offsetof(struct socktab_net_params, ehash_locks), (1u << 31) + 1 },
+		{ offsetof(struct socktab_net_params, ehash_locks), UINT32_MAX },
+		{ offsetof(struct socktab_net_params, bhash_entries), 65537 },
+		{ offsetof(struct socktab_net_params, bhash_entries), UINT32_MAX },
+		{ offsetof(struct socktab_net_params, udp_hash_entries), 65537 },
+		{ offsetof(struct socktab_net_params, udp_hash_entries), UINT32_MAX },
+	};
+	struct socktab_net_params p;
+	struct socktab_net *net;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		socktab_net_params_init(&p);
+		memcpy((char *)&p + bad[i].off, &bad[i].v, sizeof(uint32_t));
+		int st = run_child(net_new_child, &p, err, sizeof(err));
+
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fprintf(stderr, "size case %zu (value %" PRIu32 "): status %#x\n", i,
+				bad[i].v, (unsigned)st);
+		CHECK(WIFEXITED(st));
+		CHECK_EQ(WEXITSTATUS(st), 0);
+	}
+	/* More locks than slots are cut to the slots, as before. */
+	socktab_net_params_init(&p);
+	p.ehash_entries = 1024;
+	p.ehash_locks = 1u << 24;
+	net = socktab_net_new(&p);
+	CHECK(net != NULL);
 	socktab_net_free(net);
 }
 
@@ -317,6 +404,6 @@ TEST(net_free_cleans_up)
 }
 
 CHECK_MAIN(net_params_validation, net_params_init_null, net_params_zero_sizes_default,
-	   net_params_size, version, stats_reserved_zeroed, sysctl_validation,
-	   socket_creation_errors, priv_area, closed_socket_ebadf, options, set_state_rules,
-	   stats_balance, net_free_cleans_up)
+	   net_params_size_limits, net_params_size, version, stats_reserved_zeroed,
+	   sysctl_validation, socket_creation_errors, priv_area, closed_socket_ebadf, options,
+	   set_state_rules, stats_balance, net_free_cleans_up)
