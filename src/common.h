@@ -55,6 +55,13 @@
 #define SOCKTAB__ASSERT(c) assert(c)
 #endif
 
+/*
+ * A caller broke a rule of the API that no return value can report (a void function, or one
+ * whose only way on is a hang or a use-after-free): print "socktab: @what" on stderr and abort,
+ * in every build. Each such rule is documented beside the function in socktab/.
+ */
+_Noreturn void socktab__misuse(const char *what);
+
 static inline void socktab__lock(pthread_mutex_t *m)
 {
 	pthread_mutex_lock(m);

@@ -11,6 +11,7 @@
  * Departure from the kernel: the port-offset SipHash key (net_secret, R10) is per net, not global,
  * so two nets do not share an offset stream; nothing observable depends on it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -367,6 +368,9 @@ void socktab_net_free(struct socktab_net *net)
 {
 	if (!net)
 		return;
+	/* The grace period below would wait for this very section: a silent hang otherwise. */
+	if (socktab__rcu_read_ongoing())
+		socktab__misuse("socktab_net_free inside an RCU read-side section");
 	/* Drop TIME_WAIT entries first: they are owned by the net, not by any caller. */
 	socktab__tw_purge(net);
 	for (int k = SOCKTAB__K_TCP4; k <= SOCKTAB__K_UDP6; k++)
@@ -607,6 +611,12 @@ int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
 		st->pool_socks += RD(net->pools[k].nobjs);
 	memset(st->reserved, 0, sizeof(st->reserved));
 	return 0;
+}
+
+void socktab__misuse(const char *what)
+{
+	fprintf(stderr, "socktab: %s\n", what);
+	abort();
 }
 
 const char *socktab_version(void)

@@ -103,7 +103,9 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *p);
 /*
  * Close every socket of @net, drop every TIME_WAIT entry, wait for a grace period and free the
  * net (and its tables when no other net shares them). No other thread may use @net or its sockets
- * during or after the call.
+ * during or after the call. A NULL @net is ignored. Called inside an RCU read-side section it
+ * would wait for that section forever: it prints "socktab: socktab_net_free inside an RCU
+ * read-side section" on stderr and aborts instead (every build).
  * Context: registered thread, outside any RCU read-side section; may block (synchronize_rcu).
  */
 void socktab_net_free(struct socktab_net *net);

@@ -39,6 +39,17 @@ static int run_child(void (*fn)(void *), void *arg, char *err, size_t errlen)
 	return status;
 }
 
+/* The child died of SIGABRT after printing @msg. */
+#define CHECK_ABORTED(status, err, msg)                                                            \
+	do {                                                                                       \
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT || !strstr(err, msg)) {    \
+			fprintf(stderr, "%s:%d: expected an abort with \"%s\"; status %#x, "       \
+					"stderr: %s\n",                                            \
+				__FILE__, __LINE__, msg, (unsigned)(status), err);                 \
+			check__failed = 1;                                                         \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
 
 TEST(net_params_validation)
 {
@@ -385,6 +396,26 @@ TEST(stats_balance)
 	socktab_net_free(net);
 }
 
+/* socktab_net_free() inside a read-side section would wait for itself: it aborts instead. */
+static void net_free_in_section_child(void *arg)
+{
+	socktab_rcu_read_lock();
+	socktab_net_free(arg);
+	_exit(5);
+}
+
+TEST(net_free_in_read_section_aborts)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	char err[256];
+	int st;
+
+	CHECK(net != NULL);
+	st = run_child(net_free_in_section_child, net, err, sizeof(err));
+	CHECK_ABORTED(st, err, "socktab: socktab_net_free inside an RCU read-side section");
+	socktab_net_free(net);
+}
+
 /* net_free closes what the caller left open, TIME_WAIT entries included (ASan checks leaks). */
 TEST(net_free_cleans_up)
 {
@@ -406,4 +437,4 @@ TEST(net_free_cleans_up)
 CHECK_MAIN(net_params_validation, net_params_init_null, net_params_zero_sizes_default,
 	   net_params_size_limits, net_params_size, version, stats_reserved_zeroed,
 	   sysctl_validation, socket_creation_errors, priv_area, closed_socket_ebadf, options,
-	   set_state_rules, stats_balance, net_free_cleans_up)
+	   set_state_rules, stats_balance, net_free_cleans_up, net_free_in_read_section_aborts)
