@@ -44,7 +44,9 @@ void socktab_rcu_read_unlock(void);
 
 /*
  * Take a reference on @sk, found by an _rcu lookup in the current section: 0, or -ENOENT when
- * it is already being freed (treat it as not found), -EINVAL for NULL.
+ * its last reference is gone (it is being freed or already freed: treat it as not found),
+ * -EINVAL for NULL. Outside the section that found it, @sk may be a new socket reusing the
+ * memory: no call can tell.
  * Context: inside an RCU read-side section.
  */
 int socktab_sock_hold(struct socktab_sock *sk);
@@ -151,7 +153,13 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 					     const struct in6_addr *daddr, uint16_t dport, int dif,
 					     int sdif);
 
-/* Drop a reference returned by a lookup. Context: any registered thread. */
+/*
+ * Drop a reference returned by a lookup or socktab_sock_hold(). A NULL @sk is ignored. Dropping
+ * a reference the caller does not hold, once the count is already zero (a socket closed and
+ * released, not yet reused), would wrap it and let socktab_sock_hold() revive a freed socket: it
+ * prints "socktab: socktab_sock_put on a freed socket" on stderr and aborts instead (every build).
+ * Context: any registered thread.
+ */
 void socktab_sock_put(struct socktab_sock *sk);
 
 #ifdef __cplusplus

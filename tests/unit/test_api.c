@@ -396,6 +396,55 @@ TEST(stats_balance)
 	socktab_net_free(net);
 }
 
+/* socktab_sock_put() on a socket whose count is already 0 aborts with a message instead of
+ * wrapping the count; socktab_sock_hold() on it fails. */
+static void put_freed_child(void *arg)
+{
+	struct socktab_sock *sk = arg;
+
+	socktab_sock_put(sk); /* the caller's reference went with close() */
+	/* Reached only without the check: the wrapped count lets hold succeed. */
+	socktab_rcu_read_lock();
+	int held = socktab_sock_hold(sk);
+
+	socktab_rcu_read_unlock();
+	_exit(held == 0 ? 3 : 4);
+}
+
+TEST(sock_put_freed_aborts)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET), *l;
+	char err[256];
+	int st;
+
+	/* A balanced hold/put pair is fine. */
+	socktab_rcu_read_lock();
+	CHECK_EQ(socktab_sock_hold(sk), 0);
+	socktab_rcu_read_unlock();
+	socktab_sock_put(sk);
+	CHECK_EQ(socktab_close(sk), 0);
+	/* Closed and released, not yet reused: hold refuses it. */
+	socktab_rcu_read_lock();
+	CHECK_EQ(socktab_sock_hold(sk), -ENOENT);
+	socktab_rcu_read_unlock();
+	st = run_child(put_freed_child, sk, err, sizeof(err));
+	CHECK_ABORTED(st, err, "socktab: socktab_sock_put on a freed socket");
+	/* The same through a lookup's reference dropped twice. */
+	l = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	CHECK_EQ(check_bind4(l, "127.0.0.1", 5000), 0);
+	struct socktab_sock *f = socktab_lookup_udp4(net, htonl(0x7f000001), htons(9),
+						     htonl(0x7f000001), htons(5000),
+						     SOCKTAB_LOOPBACK_IFINDEX, 0);
+
+	CHECK(f == l);
+	socktab_sock_put(f);
+	CHECK_EQ(socktab_close(l), 0);
+	st = run_child(put_freed_child, l, err, sizeof(err));
+	CHECK_ABORTED(st, err, "socktab: socktab_sock_put on a freed socket");
+	socktab_net_free(net);
+}
+
 /* socktab_net_free() inside a read-side section would wait for itself: it aborts instead. */
 static void net_free_in_section_child(void *arg)
 {
@@ -437,4 +486,5 @@ TEST(net_free_cleans_up)
 CHECK_MAIN(net_params_validation, net_params_init_null, net_params_zero_sizes_default,
 	   net_params_size_limits, net_params_size, version, stats_reserved_zeroed,
 	   sysctl_validation, socket_creation_errors, priv_area, closed_socket_ebadf, options,
-	   set_state_rules, stats_balance, net_free_cleans_up, net_free_in_read_section_aborts)
+	   set_state_rules, stats_balance, net_free_cleans_up, sock_put_freed_aborts,
+	   net_free_in_read_section_aborts)
