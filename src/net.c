@@ -456,43 +456,111 @@ static int parse_ints(const char *v, long *out, int n)
 	return *p ? -EINVAL : 0;
 }
 
-/* "P1,P2-P3,..." as proc_do_large_bitmap reads it; "" clears. All or nothing. */
+/*
+ * One number of an ip_local_reserved_ports list, as the kernel's proc_get_long() reads it:
+ * strtoul() with base 0 (decimal, 0x hex, 0 octal), no sign and no blank, fewer than 21
+ * characters, then a character of @stops or the end of the text. Returns the port, or -1 for
+ * anything else or a number above 65535.
+ */
+static long reserved_number(const char **pp, const char *stops)
+{
+	const char *p = *pp, *start = p;
+	unsigned long v = 0;
+	unsigned base = 10;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') &&
+	    ((p[2] >= '0' && p[2] <= '9') || (p[2] >= 'a' && p[2] <= 'f') ||
+	     (p[2] >= 'A' && p[2] <= 'F'))) {
+		base = 16;
+		p += 2;
+	} else if (p[0] == '0') {
+		base = 8;
+	}
+	for (;; p++) {
+		unsigned d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a') + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A') + 10;
+		else
+			break;
+		if (d >= base)
+			break;
+		/* Saturate: past 65535 the value is refused anyway, and v cannot overflow. */
+		if (v <= 65535)
+			v = v * base + d;
+	}
+	if (p - start >= 21 || (*p && !strchr(stops, *p)) || v > 65535)
+		return -1;
+	*pp = p;
+	return (long)v;
+}
+
+/*
+ * Set ports [a, b] in @bm. Partial words at both ends are written at once; the whole words
+ * between are counted in @cover (+1 at the first, -1 after the last) and filled by the caller in
+ * one pass, so each range costs O(1) whatever its length.
+ */
+static void reserved_range(uint64_t *bm, int64_t *cover, unsigned a, unsigned b)
+{
+	unsigned wa = a >> 6, wb = b >> 6;
+	uint64_t lo = ~0ull << (a & 63), hi = ~0ull >> (63 - (b & 63));
+
+	if (wa == wb) {
+		bm[wa] |= lo & hi;
+		return;
+	}
+	bm[wa] |= lo;
+	bm[wb] |= hi;
+	if (wa + 1 < wb) {
+		cover[wa + 1]++;
+		cover[wb]--;
+	}
+}
+
+/*
+ * net.ipv4.ip_local_reserved_ports, with the rules of the kernel's proc_do_large_bitmap(): ports
+ * and ranges "A-B" (A <= B <= 65535) separated by ',' or newlines, no blanks, newlines skipped
+ * before each item, a trailing ',' allowed. "" (or only newlines) clears every port. All or
+ * nothing: on -EINVAL the bitmap is unchanged. Linear in the length of @v.
+ */
 static int set_reserved_list(struct socktab_net *net, const char *v)
 {
 	uint64_t bm[65536 / 64] = { 0 };
+	int64_t cover[65536 / 64] = { 0 };
 	const char *p = v;
+	int64_t depth = 0;
 
-	while (*p == ' ' || *p == '\t')
+	while (*p == '\n')
 		p++;
-	while (*p && *p != '\n') {
-		char *end;
+	while (*p) {
 		long a, b;
 
-		if (*p < '0' || *p > '9')
+		a = reserved_number(&p, "-,\n");
+		if (a < 0)
 			return -EINVAL;
-		a = strtol(p, &end, 10);
 		b = a;
-		p = end;
 		if (*p == '-') {
 			p++;
-			if (*p < '0' || *p > '9')
+			b = reserved_number(&p, ",\n");
+			if (b < a)
 				return -EINVAL;
-			b = strtol(p, &end, 10);
-			p = end;
 		}
-		if (a > 65535 || b > 65535 || b < a)
-			return -EINVAL;
-		for (long i = a; i <= b; i++)
-			bm[i >> 6] |= 1ull << (i & 63);
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n' && *p != ' ')
-			return -EINVAL;
-		while (*p == ' ')
+		reserved_range(bm, cover, (unsigned)a, (unsigned)b);
+		if (*p)
+			p++; /* the ',' or newline after the item */
+		while (*p == '\n')
 			p++;
 	}
-	for (int i = 0; i < 65536 / 64; i++)
-		WR(net->reserved[i], bm[i]);
+	for (int i = 0; i < 65536 / 64; i++) {
+		depth += cover[i];
+		WR(net->reserved[i], depth > 0 ? ~0ull : bm[i]);
+	}
 	return 0;
 }
 

@@ -132,7 +132,10 @@ int socktab_net_set_tw_reuse(struct socktab_net *net, int mode);
 /*
  * Write a per-net sysctl by its kernel name, value as text (as `sysctl -w` takes it), with the
  * kernel's validation (-EINVAL). Keys: net.ipv4.ip_local_port_range ("LO HI"),
- * net.ipv4.ip_local_reserved_ports ("" or "P1,P2-P3,..."), net.ipv4.ip_autobind_reuse (0/1),
+ * net.ipv4.ip_local_reserved_ports ("" clears; else "P1,P2-P3,..." with the rules of the kernel's
+ * proc_do_large_bitmap(): ports and ranges A-B, A <= B <= 65535, in decimal, 0x hex or 0 octal,
+ * separated by ',' or newlines, no blanks; all or nothing; linear in the text's length),
+ * net.ipv4.ip_autobind_reuse (0/1),
  * net.ipv4.ip_unprivileged_port_start (0..65535, not above the range's low end),
  * net.ipv4.tcp_tw_reuse (0..2), net.ipv4.tcp_tw_reuse_delay (1..60000 ms), net.core.somaxconn
  * (0..INT_MAX), net.ipv4.ip_nonlocal_bind and net.ipv6.ip_nonlocal_bind (0..255, R87),
