@@ -15,6 +15,7 @@
  * (socktab__sk_bl(tw)->tb2 != NULL) says it is still hashed.
  */
 #include "bind.h"
+#include "dev.h"
 #include "ehash.h"
 #include "timewait.h"
 
@@ -135,8 +136,14 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 	return 0;
 }
 
+/*
+ * tcp_twsk_unique's loopback test for tcp_tw_reuse = 2: the entry is bound to lo, or its local or
+ * remote address is a loopback one (IPv4, ::1 or v4-mapped 127/8).
+ */
 static bool tw_loopback(const struct socktab_sock *tw)
 {
+	if (RD(tw->bound_dev_if) == SOCKTAB__LOOPBACK_IFINDEX)
+		return true;
 	if (RD(tw->v4key))
 		return socktab__v4_is_loopback(socktab__sk_rcv_saddr(tw)) ||
 		       socktab__v4_is_loopback(socktab__sk_daddr(tw));
@@ -146,8 +153,11 @@ static bool tw_loopback(const struct socktab_sock *tw)
 }
 
 /*
- * R61 (tcp_twsk_unique): may a new connection take over @tw's 4-tuple? An expired entry always
- * may (its timer would have fired). Caller holds the ehash lock of tw.
+ * R61, R102 (tcp_twsk_unique): may a new connection take over @tw's 4-tuple? An expired entry
+ * always may (its timer would have fired). A connect() whose port was bound (no search: the
+ * kernel passes no twp) takes any entry that recorded a peer timestamp; the port search needs
+ * tcp_tw_reuse, which an entry in the FIN_WAIT2 substate (the peer has not closed yet) turns
+ * off, and which value 2 limits to loopback entries. Caller holds the ehash lock of tw.
  */
 bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool port_was_bound)
 {
@@ -159,14 +169,18 @@ bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool p
 
 	if (now >= expire)
 		return true;
+	if ((RD(tw->tw_flags) & SOCKTAB__TWF_SUBSTATE) == SOCKTAB_TCP_FIN_WAIT2)
+		reuse = 0;
 	if (reuse == 2 && !tw_loopback(tw))
 		reuse = 0;
 	if (!(RD(tw->tw_flags) & SOCKTAB__TWF_TS))
 		return false;
 	if (port_was_bound)
 		return true;
-	/* The delay counts from the entry's last (re)arming: expire - tw_len (the kernel counts
-	 * from the last timestamp it recorded, which a re-arming segment also refreshes). */
+	/* The delay counts from the entry's last (re)arming: expire - tw_len. The kernel counts
+	 * from tw_entry_stamp, set when the entry is made and again when the peer's FIN moves it
+	 * to the TIME_WAIT substate (socktab_tw_fin re-arms then too); only socktab_tw_rearm()
+	 * differs, which the kernel does not count as a new entry. */
 	return reuse && now > expire - net->tw_len_ns +
 				      (uint64_t)RD(net->tw_reuse_delay_ms) * 1000000ull;
 }

@@ -299,10 +299,13 @@ TEST(tw_reuse_recycling)
 	CHECK_EQ(ni, 1);
 	/* 50 go to TIME_WAIT (graceful close), 50 are closed abortively. */
 	for (int k = 0; k < 100; k++) {
-		if (k % 2)
+		if (k % 2) {
 			abort_close(s[k]);
-		else
+		} else {
+			/* both FINs seen: TIME_WAIT substate, which tw_reuse may take over */
+			CHECK_EQ(socktab_set_state(s[k], SOCKTAB_TCP_CLOSING), 0);
 			socktab_close(s[k]);
+		}
 	}
 	socktab_net_stats(net, &st);
 	CHECK_EQ(st.time_wait, 50);

@@ -343,6 +343,9 @@ static void tw_reuse_after_delay(int mode)
 	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
 	CHECK(sk);
 	CHECK_EQ(establish4(sk, 80), 0);
+	/* Both FINs seen: the entry is in the TIME_WAIT substate (a FIN_WAIT2 one is never
+	 * taken over by the port search, R102). */
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_CLOSING), 0);
 	CHECK_EQ(socktab_close(sk), 0);
 	CHECK_EQ(stats(net).time_wait, 1);
 
@@ -392,6 +395,9 @@ TEST(tw_reuse_default_is_2)
 	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
 	CHECK(sk && c);
 	CHECK_EQ(establish4(sk, 80), 0);
+	/* Both FINs seen: the entry is in the TIME_WAIT substate (a FIN_WAIT2 one is never
+	 * taken over by the port search, R102). */
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_CLOSING), 0);
 	CHECK_EQ(socktab_close(sk), 0);
 	clk = T0 + 999 * MS;
 	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
@@ -420,8 +426,42 @@ TEST(tw_reuse_short_delay)
 	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
 	CHECK(sk && c);
 	CHECK_EQ(establish4(sk, 80), 0);
+	/* Both FINs seen: the entry is in the TIME_WAIT substate (a FIN_WAIT2 one is never
+	 * taken over by the port search, R102). */
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_CLOSING), 0);
 	CHECK_EQ(socktab_close(sk), 0);
 	clk = T0 + 2 * MS;
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0);
+	CHECK_EQ(stats(net).tw_recycled, 1);
+	socktab_net_free(net);
+}
+
+/* R102: an entry in the FIN_WAIT2 substate (the peer has not closed) is never taken over by
+ * the port search, whatever tcp_tw_reuse says; the peer's FIN (TIME_WAIT substate) allows it a
+ * delay later. */
+TEST(tw_fin_wait2_not_reused_by_search)
+{
+	uint64_t clk;
+	struct socktab_net *net = one_port_net(&clk, 1);
+	struct socktab_sock *sk, *c, *found;
+
+	CHECK(net);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk && c);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	clk = T0 + 5 * SEC;
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	found = socktab_lookup_tcp4(net, htonl(LOOP4), htons(80), htonl(LOOP4), htons(40000),
+				    SOCKTAB_LOOPBACK_IFINDEX, 0);
+	CHECK(found);
+	CHECK_EQ(socktab_tw_substate(socktab_sock_tw(found)), SOCKTAB_TCP_FIN_WAIT2);
+	CHECK_EQ(socktab_tw_fin(socktab_sock_tw(found)), 0);
+	socktab_sock_put(found);
+	clk = T0 + 5 * SEC + 500 * MS;
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	clk = T0 + 6 * SEC + 1 * MS;
 	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0);
 	CHECK_EQ(stats(net).tw_recycled, 1);
 	socktab_net_free(net);
@@ -999,7 +1039,8 @@ CHECK_MAIN(tw_api_priv, tw_priv_never_stale, tw_held_socket_port, tw_api_priv_li
 	   tw_linger_zero_no_tw, tw_linger_nonzero_keeps_tw, tw_not_from_passive_states,
 	   tw_reuse0_blocks_until_expiry, tw_tick_expires, tw_tick_counts, tw_len_param,
 	   tw_reuse1_after_delay, tw_reuse2_after_delay, tw_reuse_default_is_2,
-	   tw_reuse_short_delay, tw_no_timestamps_no_reuse, tw_other_peer_shares_port,
+	   tw_reuse_short_delay, tw_fin_wait2_not_reused_by_search, tw_no_timestamps_no_reuse,
+	   tw_other_peer_shares_port,
 	   tw_bind_over_tw_reuseaddr_both, tw_bind_old_without_reuseaddr,
 	   tw_bind_new_without_reuseaddr, tw_bind_reuseport_other_uid, tw_bind_over_tw_no_timestamps,
 	   tw_client_blocks_rebind, tw_client_reuseaddr_rebind, tw_expiry_frees_port_for_bind,
