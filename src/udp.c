@@ -31,7 +31,9 @@
  * bind (R68-R70), connect (R73-R74, R76), disconnect (R75) and close follow the kernel, including
  * two quirks the conformance corpus shows: an explicit-port conflict scan stops at the first
  * overlapping socket (if that one excuses the bind through SO_REUSEPORT, later ones are not
- * looked at), and a socket that connected and disconnected is no longer in its reuseport group.
+ * looked at; the port chain holds AF_INET6 SO_REUSEPORT sockets at its tail and all others at
+ * its head, R103, so that order depends on family and SO_REUSEPORT), and a socket that
+ * connected and disconnected is no longer in its reuseport group.
  *
  * Departures: no SO_INCOMING_CPU bonus, no BPF, devices are not part of a lookup (a bound socket
  * matches any ingress device, as in listen.c); re-connecting a connected socket moves its hash4
@@ -783,7 +785,13 @@ found:
 			return err;
 		}
 	}
-	socktab__hnode_add_head_rcu(&socktab__sk_udp(sk)->node1, &s1->head);
+	/* R103 (sk_add_node_rcu): an AF_INET6 SO_REUSEPORT socket joins the port chain at its
+	 * tail, any other at its head, as in hash2 below. The order decides which overlapping
+	 * socket an explicit-port bind meets first (lport_inuse). */
+	if (sk->family == AF_INET6 && RD(sk->reuseport))
+		socktab__hnode_add_tail_rcu(&socktab__sk_udp(sk)->node1, &s1->head);
+	else
+		socktab__hnode_add_head_rcu(&socktab__sk_udp(sk)->node1, &s1->head);
 	atomic_fetch_add_explicit(&s1->count, 1, memory_order_relaxed);
 	hash2_add_locked(net, sk, slot2_index(net, &a, snum),
 			 sk->family == AF_INET6 && RD(sk->reuseport));
