@@ -259,8 +259,9 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 		socktab__unlock(socktab__sk_lock(sk));
 		return 0;
 	}
-	/* inet_listen: only an unconnected socket; one that got connected stays SS_CONNECTED
-	 * after a reset (replay --random found this). */
+	/* R104 (inet_listen): only an SS_UNCONNECTED socket in CLOSE or LISTEN. One that got
+	 * connected stays SS_CONNECTED after a reset, one whose SYN is unanswered is SS_CONNECTING
+	 * (SYN_SENT): EINVAL until connect(AF_UNSPEC). */
 	if (st != SOCKTAB_TCP_CLOSE || socktab__skf(sk, SOCKTAB__SKF_CONNECTED)) {
 		socktab__unlock(socktab__sk_lock(sk));
 		return -EINVAL;

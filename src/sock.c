@@ -372,7 +372,10 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		return err;
 	net = socktab__sk_net(sk);
 	st = RD(sk->state);
-	/* inet_stream_connect: a socket that got connected stays SS_CONNECTED after a reset. */
+	/* R104 (__inet_stream_connect): SS_CONNECTED (a socket that got connected stays so after a
+	 * reset) gives EISCONN, SS_CONNECTING (SYN_SENT) EALREADY, SS_UNCONNECTED in any state but
+	 * CLOSE (a listener) EISCONN. A disconnect, or a refused connect's tcp_disconnect, makes it
+	 * SS_UNCONNECTED again whatever it did before (listen included). */
 	if (st != SOCKTAB_TCP_CLOSE || socktab__skf(sk, SOCKTAB__SKF_CONNECTED)) {
 		err = st == SOCKTAB_TCP_SYN_SENT ? -EALREADY : -EISCONN;
 		goto out;
