@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "opt.h"
 #include "replay.h"
@@ -160,7 +161,8 @@ static void replay_usage(FILE *f)
 		"usage: socktab replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
 		"       socktab replay --random N [--seed S] [-v]\n"
 		"Runs .sock scripts against socktab (loopback model) and/or the live kernel (a fresh\n"
-		"network namespace per case; needs root). Prints PASS|FAIL per script line, then\n"
+		"network namespace per case; needs root). With the kernel backend the first line is\n"
+		"'kernel: RELEASE (uname -r)'. Prints PASS|FAIL per script line, then\n"
 		"'cases: X passed, Y failed' and 'N passed, M failed'. Exit 0 only if nothing "
 		"failed;\n"
 		"2 for a bad script or usage (a FILE with no statements, a --case that matches no\n"
@@ -184,6 +186,16 @@ static bool case_matches(struct rp_script *const *scripts, int n, const char *fi
 			if (strstr(scripts[k]->cases[c].name, filter))
 				return true;
 	return false;
+}
+
+/* The header line naming the kernel the scripts ran on (uname -r): an outcome holds for that
+ * release. */
+static void print_kernel(void)
+{
+	struct utsname u;
+
+	if (uname(&u) == 0)
+		printf("kernel: %s (uname -r)\n", u.release);
 }
 
 int rp_main(int argc, char **argv)
@@ -283,6 +295,8 @@ int rp_main(int argc, char **argv)
 			return 77;
 		}
 	}
+	if (random || (backends & RP_BE_KERNEL))
+		print_kernel();
 	if (random)
 		return rp_fuzz((long)nrandom, seed, verbose);
 	for (int k = 0; k < nscripts; k++)

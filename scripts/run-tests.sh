@@ -11,6 +11,7 @@
 # check); a test that exits 77 is skipped, never passed. Last line: the totals.
 set -u
 cd "$(dirname "$0")/.."
+echo "kernel: $(uname -r) (the kernel backend's outcomes hold for this release)"
 total_pass=0
 total_fail=0
 total_skip=0
