@@ -37,15 +37,26 @@ static struct socktab_sock *walk4(struct socktab_net *net, uint32_t hash, uint32
 		for (; !socktab__is_nulls(p);
 		     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
 			sk = socktab__node_sk(p);
-			if (RD(sk->hash) != hash || !match4(sk, net, acookie, ports, k))
+			if (RD(sk->hash) != hash)
 				continue;
-			if (ref && !socktab__sock_hold_not_zero(sk))
-				return NULL; /* dying: "not found", as the single lookup */
-			return sk;
+			if (!match4(sk, net, acookie, ports, k)) {
+				/* As in the single walk (ehash.h): a replaced entry's next link
+				 * leads to its replacement. */
+				(void)atomic_load_explicit(&sk->portpair, memory_order_acquire);
+				continue;
+			}
+			if (!ref || socktab__sock_hold_not_zero(sk))
+				return sk;
+#ifdef SOCKTAB_NAIVE_ORDER
+			return NULL;
+#else
+			break; /* dying: walk again, as the single lookup */
+#endif
 		}
 		if (socktab__is_nulls(p) && socktab__nulls_value(p) == slot)
 			return NULL;
-		/* Ended on another slot's chain: a socket moved while we walked. */
+		/* Ended on another slot's chain (a socket moved while we walked), or met a dying
+		 * entry: walk again from the head. */
 		p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
 	}
 }

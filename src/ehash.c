@@ -26,9 +26,8 @@ bool socktab__ehash_hashed(const struct socktab_sock *sk)
 }
 
 /*
- * The two choke points of ehash membership: every link and unlink of an entry goes through them
- * (the TIME_WAIT swap replaces an entry by one with the same 4-tuple), so the connect() port index
- * (portmap.c) is kept here.
+ * The choke points of ehash membership: every link, replacement and unlink of an entry goes
+ * through them, so the connect() port index (portmap.c) is kept here.
  */
 
 /* Caller holds the ehash lock of sk->hash; sk's key and hash are written. */
@@ -37,6 +36,23 @@ void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(sk->hash)));
 	socktab__hnode_add_head_rcu(&sk->node, &t->ehash[RD(sk->hash) & t->ehash_mask]);
 	socktab__portmap_ehash_add_locked(sk);
+}
+
+/*
+ * @new takes hashed @old's place in its chain with one store (R22), so a reader finds one or
+ * the other and never neither: the sk -> TIME_WAIT swap and the TIME_WAIT takeover. Both have
+ * the same 4-tuple and hash; the port index changes only when their devices differ. Caller holds
+ * the ehash lock of the hash; @new's key and hash are written.
+ */
+void socktab__ehash_replace_locked(struct socktab__tables *t, struct socktab_sock *old,
+				   struct socktab_sock *new)
+{
+	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(old->hash)));
+	socktab__hnode_replace_rcu(&old->node, &new->node);
+	if (RD(old->bound_dev_if) != RD(new->bound_dev_if)) {
+		socktab__portmap_ehash_add_locked(new);
+		socktab__portmap_ehash_del_locked(t, old);
+	}
 }
 
 /* Unlink hashed @sk. Caller holds the ehash lock of sk->hash. */
@@ -178,9 +194,19 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	}
 	WR(sk->portpair, ports);
 	WR(sk->hash, hash);
+#ifdef SOCKTAB_NAIVE_ORDER
 	socktab__ehash_insert_locked(t, sk);
-	if (tw) /* after sk's insert: the port stays busy in the index */
+	if (tw)
 		socktab__ehash_del_locked(t, tw);
+#else
+	/* The new connection takes the entry's place (inet_ehash_insert with an osk): inserting
+	 * at the head first and unlinking the entry after would leave a reader past the head,
+	 * standing between the two, with neither. */
+	if (tw)
+		socktab__ehash_replace_locked(t, tw, sk);
+	else
+		socktab__ehash_insert_locked(t, sk);
+#endif
 	socktab__unlock(l);
 	*twp = tw;
 	return SOCKTAB__UNIQUE;

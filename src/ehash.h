@@ -10,6 +10,10 @@
 
 /* Link @sk (key and hash written) into its slot. Caller holds the ehash lock of sk->hash. */
 void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock *sk);
+/* @new takes hashed @old's place (same 4-tuple and hash) with one store. Caller holds the ehash
+ * lock of the hash. */
+void socktab__ehash_replace_locked(struct socktab__tables *t, struct socktab_sock *old,
+				   struct socktab_sock *new);
 /* Unlink hashed @sk. Caller holds the ehash lock of sk->hash. */
 void socktab__ehash_del_locked(struct socktab__tables *t, struct socktab_sock *sk);
 /* Unlink @sk if it is hashed; takes the ehash lock. */
@@ -104,8 +108,14 @@ static inline bool socktab__key_match(const struct socktab_sock *sk,
 
 /*
  * R21: the lock-free walk shared by the IPv4 and IPv6 lookups. With @ref, the result is pinned
- * with increment-if-not-zero (a dying entry is "not found", as in the kernel); without, the
- * caller's read-side section keeps it valid (sockets are freed after a grace period).
+ * with increment-if-not-zero; without, the caller's read-side section keeps it valid (sockets
+ * are freed after a grace period).
+ *
+ * A match whose count already reached zero is dying, and every entry leaves the chain before its
+ * last reference goes (close and the reaper unlink first), so its 4-tuple has either gone or
+ * moved to the entry that replaced it in place: the TIME_WAIT entry of a closing socket, or the
+ * socket that took a TIME_WAIT entry over. The walk starts again from the head, where the dying
+ * entry can no longer be met, instead of reporting "not found" for a live connection.
  */
 static inline __attribute__((always_inline)) struct socktab_sock *
 socktab__ehash_walk(struct socktab_net *net, uint32_t hash, const struct socktab__lookup_key *k,
@@ -129,10 +139,24 @@ begin:
 	     !socktab__is_nulls(p);
 	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
 		sk = socktab__node_sk(p);
-		if (RD(sk->hash) != hash || !socktab__key_match(sk, net, k))
+		if (RD(sk->hash) != hash)
 			continue;
-		if (ref && !socktab__sock_hold_not_zero(sk))
-			sk = NULL; /* dying: the kernel reports "not found" too */
+		if (!socktab__key_match(sk, net, k)) {
+			/* The entry may have given its port back after it was replaced (nulls.h,
+			 * socktab__hnode_replace_rcu): an acquire load of the key pairs with that
+			 * release store, so the next link read below leads to the replacement (a
+			 * plain load on x86, from a line already in the cache). */
+			(void)atomic_load_explicit(&sk->portpair, memory_order_acquire);
+			continue;
+		}
+		if (ref && !socktab__sock_hold_not_zero(sk)) {
+#ifdef SOCKTAB_NAIVE_ORDER
+			sk = NULL;
+			goto out;
+#else
+			goto begin; /* dying: its replacement, if any, is linked already */
+#endif
+		}
 		goto out;
 	}
 	/* Ended on another slot's chain: a node we stood on was moved. Walk again. */

@@ -105,7 +105,15 @@ static inline void socktab__hnode_del_rcu(struct socktab__hnode *n)
 
 /*
  * Put @new where @old is, in one store, so a concurrent reader sees one of the two and never
- * neither (R22, the sk -> TIME_WAIT swap). Caller holds the chain lock; @new's key is written.
+ * neither (R22: the sk -> TIME_WAIT swap and the TIME_WAIT takeover). Caller holds the chain lock;
+ * @new's key is written.
+ *
+ * A reader may already stand on @old when the store lands. If @old's key then changes under it
+ * (a socket gives its port back after the swap), that reader no longer matches @old and walks
+ * on from @old->next: which must lead through @new, or it would miss both. So @old->next is
+ * pointed at @new last (a forwarding link): a reader on @old goes on to @new and from there
+ * along the chain. @old is unhashed (pprev NULL), and its next is rewritten when it is linked
+ * again; a reader carried into another chain that way restarts at that chain's nulls value.
  */
 static inline void socktab__hnode_replace_rcu(struct socktab__hnode *old,
 					      struct socktab__hnode *new)
@@ -120,6 +128,10 @@ static inline void socktab__hnode_replace_rcu(struct socktab__hnode *old,
 				      memory_order_relaxed);
 	atomic_store_explicit(pprev, (uintptr_t)new, memory_order_release);
 	atomic_store_explicit(&old->pprev, NULL, memory_order_relaxed);
+#ifndef SOCKTAB_NAIVE_ORDER
+	/* Release: a reader that follows the link sees @new's key. */
+	atomic_store_explicit(&old->next, (uintptr_t)new, memory_order_release);
+#endif
 }
 
 #endif /* SOCKTAB_SRC_NULLS_H */

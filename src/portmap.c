@@ -28,9 +28,10 @@
  * linked (socktab__portmap_ehash_add_locked) and after one is unlinked
  * (socktab__portmap_ehash_del_locked), both under the entry's ehash stripe lock. The unlink hook
  * clears bit p only when no other entry with the same 4-tuple remains in the (locked) chain, so
- * duplicates (other devices, passive children) and the TIME_WAIT takeover (insert the new socket,
- * then unlink the entry) keep the bit right. The sk -> TIME_WAIT swap (timewait.c) replaces an
- * entry by one with the same 4-tuple: nothing to do.
+ * duplicates (other devices, passive children) keep the bit right. The sk -> TIME_WAIT swap and
+ * the TIME_WAIT takeover replace an entry in place by one with the same 4-tuple
+ * (socktab__ehash_replace_locked): nothing to do, unless the two are bound to different devices,
+ * when the new one is added and then the old one unlinked.
  *
  * Who gets an index (lazily). Every ehash add/unlink in a net that uses the index bumps two cells
  * of a count-min sketch (two rows of PM_SKETCH counters, indexed by hash0 bits). The sketch never

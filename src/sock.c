@@ -180,8 +180,11 @@ static int sk_time_wait(struct socktab_net *net, struct socktab_sock *sk)
 		socktab__sk_done(net, sk);
 		return 0;
 	}
+	/* inet_num = 0; sport stays. Release: a reader still standing on sk that sees the port
+	 * gone also sees sk's next link lead to the entry (socktab__hnode_replace_rcu). */
 	if (!keep)
-		WR(sk->portpair, RD(sk->portpair) & 0xffff); /* inet_num = 0; sport stays */
+		atomic_store_explicit(&sk->portpair, RD(sk->portpair) & 0xffff,
+				      memory_order_release);
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
 	return 0;
 }

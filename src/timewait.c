@@ -124,7 +124,7 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 		socktab__bind_replace_owner_locked(sk, tw);
 	l = socktab__ehash_lock(t, RD(sk->hash));
 	socktab__lock(l);
-	socktab__hnode_replace_rcu(&sk->node, &tw->node);
+	socktab__ehash_replace_locked(t, sk, tw);
 	socktab__unlock(l);
 	socktab__unlock(socktab__bhead_lock(net->tab, head));
 
