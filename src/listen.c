@@ -163,7 +163,11 @@ static struct socktab_sock *group_select_rcu(struct socktab_sock *sk, uint32_t h
 		struct socktab_sock *m = atomic_load_explicit(&g->socks[(i0 + k) % n],
 							      memory_order_acquire);
 
-		if (m && RD(m->state) != SOCKTAB_TCP_ESTABLISHED) /* connected UDP members skip */
+		/* Connected UDP members are skipped, and so is one whose connect() is rewriting its
+		 * key: the mark first (acquire), so that a cleared mark shows the state it left. */
+		if (m && !(atomic_load_explicit(&m->tw_flags, memory_order_acquire) &
+			   SOCKTAB__UDPF_CONNECTING) &&
+		    RD(m->state) != SOCKTAB_TCP_ESTABLISHED)
 			return m;
 	}
 	return NULL;

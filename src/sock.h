@@ -50,6 +50,9 @@ enum socktab__kind {
 #define SOCKTAB__TWF_SUBSTATE 0x0f /* SOCKTAB_TCP_FIN_WAIT2 or SOCKTAB_TCP_TIME_WAIT */
 #define SOCKTAB__TWF_TS 0x10       /* (c) recorded a peer timestamp */
 #define SOCKTAB__TWF_ONLIST 0x20   /* (t) still on the net's list */
+/* The same byte of a UDP socket: its connect() is rewriting its key (udp.c). Reuseport selection
+ * skips it. Zero in every TCP socket. */
+#define SOCKTAB__UDPF_CONNECTING 0x01
 
 struct socktab__tb2;
 struct socktab__reuseport;
@@ -73,7 +76,8 @@ struct socktab_sock {
 	_Atomic uint8_t reuse;             /* (s) SO_REUSEADDR; read by other binders under (b) */
 	_Atomic uint8_t reuseport;         /* (s) SO_REUSEPORT */
 	_Atomic uint8_t v6only;            /* (s,b) IPV6_V6ONLY (changes only while portless) */
-	_Atomic uint8_t tw_flags;          /* TIME_WAIT entry: SOCKTAB__TWF_* */
+	_Atomic uint8_t tw_flags;          /* TIME_WAIT entry: SOCKTAB__TWF_*; UDP socket:
+					    * SOCKTAB__UDPF_* (s, read by lookups) */
 	uid_t uid;                         /* (s) owner uid (SO_REUSEPORT same-owner rule) */
 	uint16_t sport;                    /* (s) port getsockname reports (kernel inet_sport): kept
 					    * after the port is given back by a reset or disconnect */

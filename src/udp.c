@@ -264,6 +264,12 @@ static int score6(const struct socktab_sock *sk, const struct ukey *k)
 
 static int score(const struct socktab_sock *sk, const struct ukey *k)
 {
+	/* A reuseport member whose connect() is rewriting its key takes nothing until it is done:
+	 * its group, which it is leaving, takes what it would have. The mark first (acquire): a
+	 * cleared mark shows the key and state the connect() left. */
+	if (atomic_load_explicit(&((struct socktab_sock *)sk)->tw_flags, memory_order_acquire) &
+	    SOCKTAB__UDPF_CONNECTING)
+		return -1;
 	return k->v6 ? score6(sk, k) : score4(sk, k);
 }
 
@@ -818,6 +824,28 @@ void socktab__udp_init_sock(struct socktab_sock *sk)
 	u->hashed4 = 0;
 }
 
+/* Tests only (tests/stress): called when a connect() starts rewriting the socket's key, after
+ * the mark that keeps reuseport selection off it. NULL in every other program. */
+void (*_Atomic socktab__udp_connect_hook)(struct socktab_sock *sk);
+
+static void connect_hook(struct socktab_sock *sk)
+{
+	void (*f)(struct socktab_sock *) =
+		atomic_load_explicit(&socktab__udp_connect_hook, memory_order_relaxed);
+
+	if (f)
+		f(sk);
+}
+
+#ifdef SOCKTAB_NAIVE_ORDER
+/* The negative-control build (meson -Dnaive_order=true) widens the window it reopens. */
+static void connect_window(void)
+{
+	for (volatile int i = 0; i < 2000; i++)
+		;
+}
+#endif
+
 /* Lock @sk for a control call; -EBADF (unlocked) once closed. */
 static int lock_open(struct socktab_sock *sk)
 {
@@ -1002,6 +1030,17 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 
 	s1 = slot1(net, socktab__sk_num(sk));
 	socktab__lock(socktab__uslot1_lock(net->udp, s1));
+#ifndef SOCKTAB_NAIVE_ORDER
+	/* From here until a reuseport member is connected and out of its group, no lookup may hand
+	 * it a datagram of another peer on a key read halfway through the writes below, nor
+	 * reuseport selection without reading its key at all: mark it first, so that a reader that
+	 * sees any of the writes skips it (score(), group_select_rcu). Another member of the group
+	 * takes what it would have had. */
+	if (atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed))
+		atomic_store_explicit(&sk->tw_flags, SOCKTAB__UDPF_CONNECTING,
+				      memory_order_seq_cst);
+#endif
+	connect_hook(sk);
 	unhash4_locked(net, sk); /* a re-connect moves to its new 4-tuple below */
 	WR(sk->v4key, d.v4);
 	socktab__sk_set_v6_daddr(sk, &daddr6);
@@ -1013,11 +1052,16 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	WR(sk->portpair, (RD(sk->portpair) & 0xffff0000u) | d.port);
 	if (!had_saddr)
 		rehash2_locked(net, sk); /* leaves the group before has_conns is set (kernel order) */
+#ifdef SOCKTAB_NAIVE_ORDER
+	connect_window();
+#endif
 	rp_set_conns(net, sk);
 	WR(sk->state, SOCKTAB_TCP_ESTABLISHED);
 	/* R73: connected with a local address: into hash4, out of the reuseport group. */
 	rp_detach(net, sk);
 	hash4_locked(net, sk);
+	/* Release: a reader that sees the mark gone sees the state and the group left. */
+	atomic_store_explicit(&sk->tw_flags, 0, memory_order_release);
 	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 out:
 	socktab__unlock(socktab__sk_lock(sk));

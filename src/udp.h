@@ -77,4 +77,7 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
 int socktab__udp_close(struct socktab_sock *sk);
 
+/* Tests only: called as a UDP connect() starts rewriting the socket's key (udp.c). */
+extern void (*_Atomic socktab__udp_connect_hook)(struct socktab_sock *sk);
+
 #endif /* SOCKTAB_SRC_UDP_H */
