@@ -20,7 +20,9 @@
  * writer owns slots of three kinds and moves each through its life:
  *   CONN    socket (v4 or v6), connect() to 4 peers of the profile (127.0.0.1-4 or ::1 for lo)
  *           ports 1000-1003, ESTABLISHED, then a graceful close (TIME_WAIT), an abortive close
- *           (SO_LINGER 0) or a reset (tcp_done) and close;
+ *           (SO_LINGER 0) or a reset (tcp_done) and close; across a graceful close the slot
+ *           stays present (K_CLOSING): its 4-tuple must be found, as the connection or as its
+ *           TIME_WAIT entry, by every lookup that overlapped no other change of the slot;
  *   LISTEN  bind the profile's address (or the wildcard) port P (owned by the writer), listen,
  *           a child from a peer arriving on the profile's device, then abortive closes; P must
  *           be bindable again at once every time (it was released);
@@ -73,7 +75,9 @@
 #define UDP_PORT_BASE 25000
 #define GROUP_PORT 9000
 
-enum { K_EMPTY, K_CONN, K_LISTEN, K_UDP };
+/* K_CLOSING: a K_CONN slot whose connection is closing gracefully; its 4-tuple must be found
+ * all the while, as the connection or as the TIME_WAIT entry that replaces it. */
+enum { K_EMPTY, K_CONN, K_LISTEN, K_UDP, K_CLOSING };
 
 /*
  * Where a slot's sockets live: unbound on lo's addresses, or bound (SO_BINDTOIFINDEX) to a
@@ -107,6 +111,7 @@ struct slot {
 	_Atomic uint32_t laddr[4], raddr[4]; /* IPv6 words; IPv4 in word 3 */
 	_Atomic uint32_t lport, rport;       /* network order */
 	_Atomic(struct socktab_sock *) sk, csk;
+	_Atomic uint64_t closing_ns; /* K_CLOSING: when the close began */
 	/* set before the threads start */
 	int type;                 /* K_CONN, K_LISTEN or K_UDP: what this slot holds when full */
 	uint16_t port;            /* K_LISTEN, K_UDP: the writer-owned port */
@@ -144,6 +149,18 @@ static void group_violation(const char *what)
  * time; a listener lookup that overlapped at most one replacement must find a member. */
 static struct stress_group group = { .port = GROUP_PORT, .ops = &n_ops,
 				     .violation = group_violation };
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* A closing connection is checked for this long after its close began: a quarter of its
+ * TIME_WAIT entry's 20 ms, so the entry cannot have expired. */
+#define CLOSING_CHECK_NS 5000000ull
 
 /* ---------------------------------------------------------------- writer side */
 
@@ -228,10 +245,26 @@ static void conn_step(struct slot *s, uint64_t *rng)
 	struct socktab_sock *sk = atomic_load(&s->sk);
 
 	if (sk) {
+		int mode = (int)(stress_rand(rng) % 3);
+
+		if (mode == 0 && socktab_get_state(sk) == SOCKTAB_TCP_ESTABLISHED) {
+			/* Graceful (ESTABLISHED -> TIME_WAIT): the slot stays present across the
+			 * close, and is emptied only after it. (A SYN_SENT one leaves no entry.) */
+			begin(s);
+			atomic_store(&s->kind, K_CLOSING);
+			atomic_store(&s->closing_ns, now_ns());
+			end(s);
+			close_mode(sk, mode);
+			begin(s);
+			atomic_store(&s->kind, K_EMPTY);
+			atomic_store(&s->sk, NULL);
+			end(s);
+			return;
+		}
 		begin(s);
 		atomic_store(&s->kind, K_EMPTY);
 		atomic_store(&s->sk, NULL);
-		close_mode(sk, (int)(stress_rand(rng) % 3));
+		close_mode(sk, mode);
 		end(s);
 		return;
 	}
@@ -576,6 +609,21 @@ static void check_conn(struct slot *s, uint64_t *rng)
 			 !left_tables(f))
 			violation("TCP lookup returned a socket whose key does not match");
 		check_dev(s, f, dif, sdif, "TCP");
+	}
+	if (st && n.kind == K_CLOSING && !negative &&
+	    now_ns() - atomic_load(&s->closing_ns) < CLOSING_CHECK_NS) {
+		/* The connection or its TIME_WAIT entry, on the devices that take the connection;
+		 * nothing on the others. Checked only well inside the entry's 20 ms, before the
+		 * reaper may rightly remove it. */
+		count_checked(s);
+		if (wrong ? f != NULL
+			  : !f || (f != n.sk && (socktab_get_state(f) != SOCKTAB_TCP_TIME_WAIT ||
+						 !tcp_key(f, n.family, n.raddr, n.rport, n.laddr,
+							  n.lport))))
+			violation("a closing connection (profile %s) present for the whole lookup "
+				  "on dif %d sdif %d: got %p (state %d), expected it or its "
+				  "TIME_WAIT entry", s->prof->name, dif, sdif, (void *)f,
+				  f ? socktab_get_state(f) : -1);
 	}
 	if (st && n.kind == K_CONN && !negative) {
 		/* Its own device finds it; no other entry has its 4-tuple on a device that takes
