@@ -246,6 +246,183 @@ static void gen_loopback_script(uint64_t seed, struct lines *L)
 	}
 }
 
+/* ---------------------------------------------------------------- history scripts */
+
+/*
+ * What a socket's past leaves behind (R102-R104): one or two subject sockets run listen,
+ * connect (to a listener, to a closed port: refused, to an unrouted address: unreachable, to a
+ * full listener: no answer), disconnect and bind in any order, with checks of state, port,
+ * address, peer and SO_ERROR between them; TIME_WAIT entries in both substates taken over by
+ * connect() (the port search with tcp_tw_reuse 0/1/2, a bound port), sometimes after the reuse
+ * delay; and runs of UDP binds of both families on one port with SO_REUSEADDR, SO_REUSEPORT
+ * and IPV6_V6ONLY mixed (the port-chain order, R103), now and then more than ten of them.
+ */
+static void hist_check(uint64_t *st, struct lines *L, const char *nx)
+{
+	static const char *const chk[] = { "state %s => CLOSE", "port %s => in 0 65535",
+					   "addr %s => 0.0.0.0", "peer %s => ENOTCONN",
+					   "getsockopt %s SO_ERROR => 0" };
+
+	lines_add(L, chk[rnd(st, 5)], nx);
+}
+
+static void hist_subjects(uint64_t *st, struct lines *L)
+{
+	static const char *const un4[] = { "198.51.100.1", "203.0.113.9" };
+	static const char *const un6[] = { "2001:db8::1", "::ffff:198.51.100.1" };
+	bool v6 = rnd(st, 3) == 0;
+	const char *lo = v6 ? "::1" : "127.0.0.1", *any = v6 ? "::" : "0.0.0.0";
+	int nsub = 1 + rnd(st, 2), steps = 6 + rnd(st, 14);
+
+	/* ln answers; full (backlog 0, one queued client) leaves the next SYN unanswered */
+	lines_add(L, "ln = socket tcp %c", v6 ? '6' : '4');
+	lines_add(L, "bind ln %s 5000", lo);
+	lines_add(L, "listen ln");
+	if (rnd(st, 2)) {
+		lines_add(L, "full = socket tcp %c", v6 ? '6' : '4');
+		lines_add(L, "bind full %s 5001", lo);
+		lines_add(L, "listen full 0");
+		lines_add(L, "q = socket tcp %c", v6 ? '6' : '4');
+		lines_add(L, "connect q %s 5001", lo);
+	}
+	for (int k = 0; k < nsub; k++)
+		lines_add(L, "h%d = socket tcp %c", k, v6 ? '6' : '4');
+	if (rnd(st, 4) == 0)
+		lines_add(L, "setsockopt h0 %s", rnd(st, 2) ? "IP_BIND_ADDRESS_NO_PORT 1"
+							 : "SO_REUSEADDR 1");
+	for (int step = 0; step < steps; step++) {
+		char nx[8];
+
+		snprintf(nx, sizeof(nx), "h%d", rnd(st, nsub));
+		switch (rnd(st, 14)) {
+		case 0:
+		case 1:
+			gen_listen(st, L, nx);
+			break;
+		case 2:
+		case 3:
+			lines_add(L, "connect %s %s 5000", nx, lo);
+			break;
+		case 4:
+			lines_add(L, "connect %s %s 5999", nx, lo); /* refused */
+			break;
+		case 5:
+			lines_add(L, "connect %s %s 80", nx, v6 ? un6[rnd(st, 2)] : un4[rnd(st, 2)]);
+			break;
+		case 6:
+			lines_add(L, "connect %s %s 5001", nx, lo); /* full, or refused */
+			break;
+		case 7:
+		case 8:
+			lines_add(L, "disconnect %s", nx);
+			break;
+		case 9:
+			lines_add(L, "bind %s %s %s", nx, rnd(st, 2) ? lo : any,
+				  rnd(st, 2) ? "0" : "5002");
+			break;
+		case 10:
+			lines_add(L, "connect %s %s $%s", nx, lo, nx); /* itself */
+			break;
+		default:
+			hist_check(st, L, nx);
+		}
+	}
+}
+
+static void hist_timewait(uint64_t *st, struct lines *L)
+{
+	static const char *const reuse[] = { "0", "1", "2" };
+	bool v6 = rnd(st, 3) == 0, bound = rnd(st, 2);
+	const char *lo = v6 ? (rnd(st, 2) ? "::1" : "::ffff:127.0.0.1") : "127.0.0.1";
+	char f = v6 ? '6' : '4';
+
+	if (rnd(st, 2))
+		lines_add(L, "sysctl net.ipv4.tcp_tw_reuse %s", reuse[rnd(st, 3)]);
+	lines_add(L, "sysctl net.ipv4.ip_local_port_range 40000 %d", 40000 + rnd(st, 2));
+	lines_add(L, "ln = socket tcp %c", f);
+	lines_add(L, "bind ln %s 5000", lo);
+	lines_add(L, "listen ln");
+	lines_add(L, "c = socket tcp %c", f);
+	if (bound) {
+		lines_add(L, "setsockopt c SO_REUSEADDR 1");
+		lines_add(L, "bind c %s 40000", lo);
+	}
+	lines_add(L, "connect c %s 5000", lo);
+	lines_add(L, "a = accept ln");
+	/* the active closer first: a FIN_WAIT2 entry; the child's close then a TIME_WAIT one */
+	lines_add(L, "close c");
+	if (rnd(st, 2))
+		lines_add(L, "close a");
+	/* the peer's delayed ACK of the FIN makes the entry: never race it */
+	lines_add(L, "sleep 100");
+	if (rnd(st, 4) == 0)
+		lines_add(L, "sleep 1000"); /* past tcp_tw_reuse_delay */
+	for (int k = 0; k < 1 + rnd(st, 2); k++) {
+		lines_add(L, "n%d = socket tcp %c", k, f);
+		if (bound || rnd(st, 4) == 0) {
+			lines_add(L, "setsockopt n%d SO_REUSEADDR 1", k);
+			lines_add(L, "bind n%d %s 40000", k, lo);
+		}
+		lines_add(L, "connect n%d %s 5000", k, lo);
+		lines_add(L, "state n%d => ESTABLISHED", k);
+	}
+}
+
+static void hist_udp(uint64_t *st, struct lines *L)
+{
+	static const char *const a4[] = { "0.0.0.0", "127.0.0.1" };
+	static const char *const a6[] = { "::", "::1", "::ffff:0.0.0.0", "::ffff:127.0.0.1" };
+	int n = 2 + rnd(st, 5);
+
+	if (rnd(st, 5) == 0) {
+		/* more than ten on the port: the hash2 scan of a specific-address bind */
+		bool v6 = rnd(st, 2);
+
+		lines_add(L, "repeat 11 {");
+		lines_add(L, "m%%i = socket udp %c", v6 ? '6' : '4');
+		lines_add(L, "setsockopt m%%i SO_REUSEADDR 1");
+		if (rnd(st, 2))
+			lines_add(L, "setsockopt m%%i SO_REUSEPORT 1");
+		lines_add(L, "bind m%%i %s 6000", v6 ? a6[rnd(st, 2)] : a4[rnd(st, 2)]);
+		lines_add(L, "}");
+	}
+	for (int k = 0; k < n; k++) {
+		bool v6 = rnd(st, 2);
+
+		lines_add(L, "u%d = socket udp %c", k, v6 ? '6' : '4');
+		if (rnd(st, 2))
+			lines_add(L, "setsockopt u%d SO_REUSEADDR 1", k);
+		if (rnd(st, 3))
+			lines_add(L, "setsockopt u%d SO_REUSEPORT 1", k);
+		if (v6 && rnd(st, 5) == 0)
+			lines_add(L, "setsockopt u%d IPV6_V6ONLY 1", k);
+		lines_add(L, "bind u%d %s 6000", k, v6 ? a6[rnd(st, 4)] : a4[rnd(st, 2)]);
+		if (rnd(st, 6) == 0)
+			lines_add(L, "close u%d", k);
+	}
+}
+
+static void gen_history_script(uint64_t seed, struct lines *L)
+{
+	uint64_t st = seed ^ 0x686973746f727921ull;
+	int kind = rnd(&st, 10);
+
+	if (kind < 5)
+		hist_subjects(&st, L);
+	else if (kind < 7)
+		hist_timewait(&st, L);
+	else
+		hist_udp(&st, L);
+}
+
+/* One script in eight is a history script; the choice uses its own stream. */
+static bool is_history_script(uint64_t seed)
+{
+	uint64_t st = seed ^ 0x6869737421212121ull;
+
+	return rnd(&st, 8) == 0;
+}
+
 /* ---------------------------------------------------------------- device scripts */
 
 /*
@@ -1263,7 +1440,9 @@ static bool is_dev_script(uint64_t seed)
 
 static void gen_script(uint64_t seed, struct lines *L)
 {
-	if (is_dev_script(seed))
+	if (is_history_script(seed))
+		gen_history_script(seed, L);
+	else if (is_dev_script(seed))
 		gen_dev_script(seed, L);
 	else
 		gen_loopback_script(seed, L);
@@ -1464,7 +1643,7 @@ static int drop_refused(struct lines *L, const struct rp_script *s, const struct
 
 int rp_fuzz(long n, uint64_t seed, bool verbose)
 {
-	long nondet = 0, ndev = 0, refused = 0, unrunnable = 0;
+	long nondet = 0, ndev = 0, nhist = 0, refused = 0, unrunnable = 0;
 	char name[64];
 
 	rp_fast_waits = 1;
@@ -1477,7 +1656,8 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 
 		snprintf(name, sizeof(name), "random-%llu-%ld", (unsigned long long)seed, k);
 		gen_script(sseed, &L);
-		ndev += is_dev_script(sseed);
+		nhist += is_history_script(sseed);
+		ndev += !is_history_script(sseed) && is_dev_script(sseed);
 		for (int tries = 0;; tries++) {
 			d = diff_text(name, &L, NULL, &s, &K, &S);
 			if (d == -2) {
@@ -1688,10 +1868,10 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 		rp_free_script(s);
 		lines_free(&L);
 	}
-	printf("random: %ld scripts (%ld with devices), seed %llu, no disagreement (%ld skipped: "
-	       "outcome not reproducible; %ld statements the traffic rule refused were dropped, "
-	       "%ld scripts skipped for them)\n",
-	       n, ndev, (unsigned long long)seed, nondet, refused, unrunnable);
+	printf("random: %ld scripts (%ld with devices, %ld history), seed %llu, no disagreement "
+	       "(%ld skipped: outcome not reproducible; %ld statements the traffic rule refused "
+	       "were dropped, %ld scripts skipped for them)\n",
+	       n, ndev, nhist, (unsigned long long)seed, nondet, refused, unrunnable);
 	printf("%ld passed, 0 failed\n", n);
 	return 0;
 }
