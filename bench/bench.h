@@ -33,7 +33,7 @@ struct bench_crr_cfg {
 	int lport_inside;       /* -1: from the variant */
 	bool time_wait;         /* graceful close (TIME_WAIT on the client) instead of RST */
 	uint64_t seed;
-	double warmup_s;        /* untimed transactions per thread before the measurement */
+	double warmup_s;        /* -l mode: seconds of untimed transactions per thread first */
 	bool progress;          /* progress lines on stderr */
 };
 

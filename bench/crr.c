@@ -30,6 +30,16 @@
  * IP_LOCAL_PORT_RANGE so the set-up costs O(1) per flow whatever the variant; recycled
  * connections choose their port normally. FLOWS out of the range's size is the port pressure.
  *
+ * The walk's cost depends on how far the run has got through its flows: the flows are recycled
+ * in the order they were opened, and once the recycling reaches the flows that hold a port of
+ * the second parity, each of their connect()s first examines every port of the first parity
+ * (all taken). A run of -N transactions goes through the same flows whatever the variant's
+ * speed, a run of -l seconds does not (a faster variant gets further). To keep -N runs
+ * comparable, their warm-up is a count as well (1 % of the thread's transactions, at most one
+ * pass over its flows), and the nets' clock starts at a fixed value when the run begins: the
+ * connect() offset is re-keyed every 10 s of that clock (RFC 6056's time slot), so with the
+ * system clock a run would re-key at a moment that varies from run to run.
+ *
  * Output: seed and parameters, then neper's tcp_crr client keys (utime/stime, num_transactions,
  * latency_* in seconds, num_samples, correlation_coefficient, throughput), then socktab's own:
  * ports_tried_mean (candidate ports examined per connect), connect_errors, wire_errors.
@@ -69,6 +79,7 @@ struct crr_thread {
 	uint64_t *snap_t, *snap_n;
 	int nsnap, maxsnap;
 	uint64_t t_end; /* when the thread's last transaction ended */
+	uint64_t warmup; /* -N mode: untimed transactions before the measurement */
 };
 
 struct crr_ctx {
@@ -81,7 +92,17 @@ struct crr_ctx {
 	atomic_int finished;
 	atomic_uint_fast64_t done; /* transactions so far, for progress */
 	uint32_t loop;             /* 127.0.0.1, network order */
+	uint64_t clock0;           /* bench_now_ns() when the run began (the nets' clock) */
 };
+
+/* The nets' clock: 1000 s (a multiple of the 10-s time slot) when the run begins, so a run's
+ * first 10 s share one connect() offset key. */
+static uint64_t crr_clock(void *arg)
+{
+	const struct crr_ctx *x = arg;
+
+	return 1000000000000ull + (bench_now_ns() - x->clock0);
+}
 
 void bench_crr_cfg_init(struct bench_crr_cfg *c)
 {
@@ -255,9 +276,14 @@ static void *crr_thread_main(void *arg)
 
 	socktab_thread_register();
 	warm_end = bench_now_ns() + (uint64_t)(x->cfg->warmup_s * 1e9);
-	/* Warm-up: untimed, bounded by time and by one pass over the flows. */
-	for (int i = 0; i < t->nflows && bench_now_ns() < warm_end; i++)
-		transact(t);
+	/* Warm-up: untimed, at most one pass over the flows; bounded by time in -l mode, by a
+	 * count in -N mode (the same for every variant: see the top comment). */
+	if (x->cfg->transactions)
+		for (uint64_t i = 0; i < t->warmup; i++)
+			transact(t);
+	else
+		for (int i = 0; i < t->nflows && bench_now_ns() < warm_end; i++)
+			transact(t);
 	t->connect_errors = t->wire_errors = 0;
 	pthread_barrier_wait(&x->ready);
 	pthread_barrier_wait(&x->go);
@@ -311,12 +337,15 @@ static void regress(const struct crr_thread *t, double *slope, double *r)
 		*r = cov / sqrt(vx * vy);
 }
 
-static struct socktab_net *make_net(const struct bench_crr_cfg *c, uint64_t salt)
+static struct socktab_net *make_net(struct crr_ctx *x, uint64_t salt)
 {
+	const struct bench_crr_cfg *c = x->cfg;
 	struct socktab_net_params p;
 	uint64_t s = c->seed ^ salt;
 
 	socktab_net_params_init(&p);
+	p.clock = crr_clock;
+	p.clock_arg = x;
 	p.port_low = (uint16_t)c->lo;
 	p.port_high = (uint16_t)c->hi;
 	p.variant = bench_variants[c->variant].v;
@@ -385,8 +414,9 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		return -ENOMEM;
 	x->cfg = c;
 	x->loop = htonl(INADDR_LOOPBACK);
-	x->cli = make_net(c, 0x636c69);
-	x->srv = make_net(c, 0x737276);
+	x->clock0 = bench_now_ns();
+	x->cli = make_net(x, 0x636c69);
+	x->srv = make_net(x, 0x737276);
 	if (!x->cli || !x->srv) {
 		err = -errno;
 		fprintf(stderr, "bench crr: socktab_net_new: %s\n", strerror(errno));
@@ -420,6 +450,8 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		t->snap_n = calloc((size_t)maxsnap, sizeof(uint64_t));
 		t->quota = c->transactions / (uint64_t)c->threads +
 			   (i < (int)(c->transactions % (uint64_t)c->threads));
+		t->warmup = t->quota / 100 < (uint64_t)t->nflows ? t->quota / 100
+								 : (uint64_t)t->nflows;
 		bench_histo_init(&t->histo);
 		if (!t->flows || !t->snap_t || !t->snap_n) {
 			err = -ENOMEM;
