@@ -35,6 +35,7 @@ struct bench_crr_cfg {
 	uint64_t seed;
 	double warmup_s;        /* -l mode: seconds of untimed transactions per thread first */
 	bool progress;          /* progress lines on stderr */
+	bool full_walk;         /* recycle the flows on second-parity ports first (crr.c) */
 };
 
 struct bench_crr_result {
@@ -46,6 +47,8 @@ struct bench_crr_result {
 	int num_samples;
 	struct bench_histo histo;
 	int rcu_precheck, lport_inside; /* the switches in effect */
+	uint64_t full_walk_transactions; /* with full_walk: how many transactions the flows on
+					  * second-parity ports give (see crr.c) */
 };
 
 void bench_crr_cfg_init(struct bench_crr_cfg *c);

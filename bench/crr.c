@@ -40,6 +40,16 @@
  * connect() offset is re-keyed every 10 s of that clock (RFC 6056's time slot), so with the
  * system clock a run would re-key at a moment that varies from run to run.
  *
+ * With two threads or more, the flows on first-parity ports still depend on timing: a connect()
+ * is cheap when it finds a port another thread has just freed near the offset, and how often that
+ * happens depends on how fast the threads walk relative to the rest of a transaction, so two
+ * variants give different ports tried even at the same -N. --full-walk recycles the flows on
+ * second-parity ports first: each of their connect()s frees a second-parity port and examines
+ * every first-parity port (all taken, none freed meanwhile) before it finds a free one of the
+ * second parity, whatever the threads' timing. That holds for the first FLOWS - RANGE/2
+ * transactions (full_walk_transactions=, warm-up included); with -N at most that, every variant
+ * examines the same ports.
+ *
  * Output: seed and parameters, then neper's tcp_crr client keys (utime/stime, num_transactions,
  * latency_* in seconds, num_samples, correlation_coefficient, throughput), then socktab's own:
  * ports_tried_mean (candidate ports examined per connect), connect_errors, wire_errors.
@@ -362,15 +372,18 @@ static struct socktab_net *make_net(struct crr_ctx *x, uint64_t salt)
 	return socktab_net_new(&p);
 }
 
-/* Open the flows before the clock starts, in the kernel walk's order (see the top comment). */
-static int prefill(struct crr_ctx *x)
+/* Open the flows before the clock starts, in the kernel walk's order (see the top comment).
+ * Flow k goes to thread k % THREADS. Returns how many flows took a first-parity port in *nfirst. */
+static int prefill(struct crr_ctx *x, uint32_t *nfirst)
 {
 	const struct bench_crr_cfg *c = x->cfg;
 	uint32_t size = (uint32_t)(c->hi - c->lo + 1), k = 0;
 	uint64_t s = c->seed;
 	uint32_t start = (uint32_t)(bench_rand(&s) % size);
 
-	for (int parity = 0; parity < 2; parity++)
+	for (int parity = 0; parity < 2; parity++) {
+		if (parity == 1)
+			*nfirst = k;
 		for (uint32_t j = 0; j < size && k < (uint32_t)c->flows; j++) {
 			uint32_t off = (start + j) % size;
 
@@ -387,6 +400,7 @@ static int prefill(struct crr_ctx *x)
 			}
 			k++;
 		}
+	}
 	return 0;
 }
 
@@ -458,8 +472,20 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 			goto out_threads;
 		}
 	}
-	if ((err = prefill(x)))
+	uint32_t nfirst;
+
+	if ((err = prefill(x, &nfirst)))
 		goto out_threads;
+	if (c->full_walk) {
+		/* Each thread starts recycling at its first flow on a second-parity port. */
+		for (int i = 0; i < c->threads; i++) {
+			uint32_t j = (nfirst + (uint32_t)(c->threads - 1 - i)) /
+				     (uint32_t)c->threads;
+
+			x->th[i].next = j < (uint32_t)x->th[i].nflows ? (int)j : 0;
+		}
+		r->full_walk_transactions = (uint64_t)c->flows - nfirst;
+	}
 	pthread_barrier_init(&x->ready, NULL, (unsigned)c->threads + 1);
 	pthread_barrier_init(&x->go, NULL, (unsigned)c->threads + 1);
 	for (int i = 0; i < c->threads; i++)
@@ -579,15 +605,18 @@ static void help(void)
 	       "                         [-l SECONDS | -N TRANSACTIONS] [--range LO-HI]\n"
 	       "                         [--variant socktab|linux|linux-6.1|all]\n"
 	       "                         [--rcu-precheck on|off] [--lport-hash inside|after]\n"
-	       "                         [--time-wait] [-p 50,90,99] [--seed S] [--json]\n"
-	       "                         [--rounds R] [--plot FILE.png]\n"
+	       "                         [--time-wait] [--full-walk] [-p 50,90,99] [--seed S]\n"
+	       "                         [--json] [--rounds R] [--plot FILE.png]\n"
 	       "defaults: -T 1 -F THREADS -l 3 --range 32768-60999 --variant all -p 50,90,99\n"
 	       "          --rounds 3 when several variants or flow counts run, else 1\n"
 	       "neper tcp_crr over two socktab nets (client, server); prints neper's client keys,\n"
 	       "then ports_tried_mean. --sweep runs each flow count; --plot draws throughput vs\n"
 	       "flows, one line per variant (gnuplot). With R rounds, -l and -N are split over R\n"
 	       "runs per row, visited in turn (fresh nets each), so load bursts on a shared\n"
-	       "machine spread over every row; each row's figures merge its rounds.\n");
+	       "machine spread over every row; each row's figures merge its rounds.\n"
+	       "--full-walk recycles the flows on second-parity ports first: for the first\n"
+	       "FLOWS - RANGE/2 transactions every connect() examines every first-parity port,\n"
+	       "whatever the threads' timing, so -N runs of two variants examine the same ports.\n");
 }
 
 static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
@@ -607,6 +636,8 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_str(o, "port_range", buf);
 	bench_out_dbl(o, "occupancy", "%.4f", (double)c->flows / (c->hi - c->lo + 1));
 	bench_out_str(o, "close", c->time_wait ? "fin_time_wait" : "rst");
+	if (c->full_walk)
+		bench_out_u64(o, "full_walk_transactions", r->full_walk_transactions);
 	if (c->transactions)
 		bench_out_u64(o, "test_transactions", c->transactions * (uint64_t)r->rounds);
 	else
@@ -638,7 +669,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 int bench_crr_main(int argc, char **argv)
 {
 	enum { O_SWEEP = 256, O_RANGE, O_VARIANT, O_PRECHECK, O_LPORT, O_SEED, O_PLOT, O_ROUNDS,
-	       O_JSON, O_TIME_WAIT };
+	       O_JSON, O_TIME_WAIT, O_FULL_WALK };
 	static const struct option longopts[] = {
 		{ "sweep", required_argument, NULL, O_SWEEP },
 		{ "range", required_argument, NULL, O_RANGE },
@@ -650,6 +681,7 @@ int bench_crr_main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "time-wait", no_argument, NULL, O_TIME_WAIT },
+		{ "full-walk", no_argument, NULL, O_FULL_WALK },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -680,6 +712,9 @@ int bench_crr_main(int argc, char **argv)
 			break;
 		case O_TIME_WAIT:
 			c.time_wait = true;
+			break;
+		case O_FULL_WALK:
+			c.full_walk = true;
 			break;
 		case 'T':
 			bad = opt_count_int(&op, "-T", optarg, 1, MAX_THREADS, &c.threads);
