@@ -160,13 +160,18 @@ static uint32_t sk_hash4(const struct socktab_net *net, const struct socktab_soc
 	return udp_ehashfn6(net, &l, socktab__sk_num(sk), &f, socktab__sk_dport(sk));
 }
 
-static bool sk_saddr_any(const struct socktab_sock *sk)
+/*
+ * inet_use_hash2_on_bind: may a crowded port's bind look at the address chains alone? Not for
+ * a wildcard socket, where the port chain is scanned: 0.0.0.0, ::, and also ::ffff:0.0.0.0
+ * (a v4-mapped address counts by its IPv4 part, R103).
+ */
+static bool use_hash2_on_bind(const struct socktab_sock *sk)
 {
 	struct in6_addr a = socktab__sk_v6_saddr(sk);
 
-	if (sk->family == AF_INET)
-		return socktab__sk_rcv_saddr(sk) == 0;
-	return socktab__v6_is_any(&a);
+	if (sk->family == AF_INET6 && !socktab__v6_is_mapped(&a))
+		return !socktab__v6_is_any(&a);
+	return socktab__v6_is_mapped(&a) ? a.s6_addr32[3] != 0 : socktab__sk_rcv_saddr(sk) != 0;
 }
 
 /* The socket of a hash4 / primary chain node (both live in its UDP part). */
@@ -764,7 +769,7 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 	}
 	s1 = slot1(net, snum);
 	socktab__lock(socktab__uslot1_lock(net->udp, s1));
-	if (RD(s1->count) > 10 && !sk_saddr_any(sk)) {
+	if (RD(s1->count) > 10 && use_hash2_on_bind(sk)) {
 		/* Many sockets on the port: look only at the (address, port) and (any, port)
 		 * chains, unless the primary chain is the shorter one. */
 		uint32_t s2 = slot2_index(net, &a, snum), s2any = slot2_index(net, &any, snum);
