@@ -7,17 +7,24 @@
  *   000  RCU pre-check before the locked 4-tuple check: crr, linux-6.1 -> linux-6.1 + pre-check
  *   002  lport added after hashing, one hash per connect(): crr, pre-check + lport inside ->
  *        pre-check + lport after (= the linux variant)
+ *        Each crr pair runs the same connection sequence: same seed, same transaction count
+ *        (not the same time: a faster variant would get further through the flows, where
+ *        connect() examines more ports), and --full-walk, so every measured connect() examines
+ *        every port of the first parity whatever the two threads' timing (crr.c). The row prints
+ *        ports tried and ns per port tried on both sides, and a WARNING: line when ports tried
+ *        differ by more than 5 %: then the ratio is not the change alone.
  *   001  hashinfo reached through the netns: lookups in a net with its own tables -> a net
  *        sharing another's tables (socktab always reaches the tables through the net)
  *   003  UDP 4-tuple hash: `bench udp --connected 500`, hash4 off -> on (run as a child process;
  *        the row is left out when this build has no `bench udp`)
  *   peers  socktab's established lookup vs DPDK rte_hash and liburcu cds_lfht (socktab / peer)
  *   cliff  connect() at 95 % of the range toward one destination, linux -> socktab, and crr at
- *        -F 20000 (71 %), linux -> socktab
+ *        -F 20000 (71 %), linux -> socktab (the same crr runs)
  * Each figure is one run on this machine; compare ratios, not absolute numbers, with the
  * upstream measurements' 240-core hosts.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,7 +40,13 @@ struct row {
 	double ratio;
 	char note[160];
 	bool skipped;
+	/* crr rows: the two sides, and a WARNING: line when they are not comparable */
+	const struct bench_crr_result *before, *after;
+	char warn[240];
 };
+
+/* Ports tried per connect() may differ this much (relative) inside a seed row's pair. */
+#define PORTS_TRIED_TOLERANCE 0.05
 
 static void set_row(struct row *r, const char *id, const char *seed, const char *pair,
 		    const char *bench, double ratio)
@@ -46,12 +59,24 @@ static void set_row(struct row *r, const char *id, const char *seed, const char 
 	r->ratio = ratio;
 }
 
-/* A thread's time per transaction over the ports its connect() examined: the walk's cost per
- * candidate once the walk dominates (high occupancy). */
-static double ns_per_port(const struct bench_crr_result *r, int threads)
+/* Transactions per second of a fixed-count crr result: its transactions over the rounds'
+ * elapsed time (bench crr's neper-style slope needs many 100-ms snapshots, which a short round
+ * does not give). */
+static double crr_rate(const struct bench_crr_result *r)
 {
-	return r->throughput > 0 && r->ports_tried_mean > 0
-		       ? threads * 1e9 / r->throughput / r->ports_tried_mean
+	return r->elapsed_s > 0 ? (double)r->transactions / r->elapsed_s : 0;
+}
+
+/* CPU time (every thread of the process: the two crr threads, RCU's callbacks) per transaction
+ * over the ports its connect() examined: the walk's cost per candidate once the walk dominates
+ * (high occupancy). Unlike the transactions per second, it does not move with the share of the
+ * CPUs the machine's other work leaves to the run. */
+static double ns_per_port(const struct bench_crr_result *r)
+{
+	double cpu = r->utime[1] - r->utime[0] + r->stime[1] - r->stime[0];
+
+	return r->transactions && r->ports_tried_mean > 0
+		       ? cpu * 1e9 / (double)r->transactions / r->ports_tried_mean
 		       : 0;
 }
 
@@ -63,7 +88,7 @@ static int udp_speedup(uint64_t seed, double *ratio)
 	int found = 0, st;
 
 	snprintf(cmd, sizeof(cmd),
-		 "/proc/%d/exe bench udp --connected 500 --hash4 both -l 2 --seed %llu 2>/dev/null",
+		 "/proc/%d/exe bench udp --connected 500 --hash4 both -l 1 --seed %llu 2>/dev/null",
 		 (int)getpid(), (unsigned long long)seed);
 	f = popen(cmd, "r");
 	if (!f)
@@ -73,6 +98,39 @@ static int udp_speedup(uint64_t seed, double *ratio)
 			found = 1;
 	st = pclose(f);
 	return found && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -ENOENT;
+}
+
+/* A crr row: the throughput ratio (after / before) and both sides' figures. A seed row's pair
+ * also gets the per-port ratio and a WARNING: when ports tried per connect() differ by more
+ * than PORTS_TRIED_TOLERANCE. */
+static void crr_row(struct row *r, const char *id, const char *seed, const char *pair,
+		    const char *bench, const struct bench_crr_result *b,
+		    const struct bench_crr_result *a, bool seed_pair)
+{
+	double nb = ns_per_port(b), na = ns_per_port(a);
+	double lo = fmin(b->ports_tried_mean, a->ports_tried_mean);
+	double hi = fmax(b->ports_tried_mean, a->ports_tried_mean);
+
+	set_row(r, id, seed, pair, bench, crr_rate(b) > 0 ? crr_rate(a) / crr_rate(b) : 0);
+	if (!seed_pair) {
+		snprintf(r->note, sizeof(r->note), "%.0f -> %.0f trans/s; ports tried %.0f -> %.0f",
+			 crr_rate(b), crr_rate(a), b->ports_tried_mean, a->ports_tried_mean);
+		return;
+	}
+	r->before = b;
+	r->after = a;
+	snprintf(r->note, sizeof(r->note),
+		 "%.0f -> %.0f trans/s; ports tried %.0f -> %.0f; ns/port %.1f -> %.1f (%.2fx)",
+		 crr_rate(b), crr_rate(a), b->ports_tried_mean, a->ports_tried_mean, nb, na,
+		 na > 0 ? nb / na : 0);
+	if (lo <= 0 || (hi - lo) / lo > PORTS_TRIED_TOLERANCE) {
+		snprintf(r->warn, sizeof(r->warn),
+			 "WARNING: row %s, pair %s: ports tried per connect() %.1f vs %.1f differ "
+			 "by %.1f %% (more than %.0f %%): its ratio is not the change alone",
+			 id, pair, b->ports_tried_mean, a->ports_tried_mean,
+			 lo > 0 ? 100 * (hi - lo) / lo : 100.0, 100 * PORTS_TRIED_TOLERANCE);
+		fprintf(stderr, "%s\n", r->warn);
+	}
 }
 
 /* One round of one crr configuration, merged into @acc. */
@@ -86,12 +144,20 @@ static int crr(const struct bench_crr_cfg *base, const char *variant, int preche
 	c.variant = bench_variant_find(variant);
 	c.rcu_precheck = precheck;
 	c.lport_inside = inside;
-	fprintf(stderr, "tour: crr -T %d -F %d --variant %s%s%s\n", c.threads, c.flows, variant,
+	fprintf(stderr, "tour: crr -T %d -F %d -N %llu --full-walk --variant %s%s%s\n", c.threads,
+		c.flows, (unsigned long long)c.transactions, variant,
 		precheck >= 0 ? (precheck ? " --rcu-precheck on" : " --rcu-precheck off") : "",
 		inside >= 0 ? (inside ? " --lport-hash inside" : " --lport-hash after") : "");
-	if (!(err = bench_crr_run(&c, &one)))
-		bench_crr_merge(acc, &one);
-	return err;
+	if ((err = bench_crr_run(&c, &one)))
+		return err;
+	if (one.full_walk_transactions < c.transactions + c.transactions / 100)
+		fprintf(stderr,
+			"tour: %llu transactions a round is more than the %llu whose connect() walks "
+			"every first-parity port; ports tried may differ inside a pair\n",
+			(unsigned long long)c.transactions,
+			(unsigned long long)one.full_walk_transactions);
+	bench_crr_merge(acc, &one);
+	return 0;
 }
 
 int bench_tour_main(int argc, char **argv)
@@ -103,9 +169,14 @@ int bench_tour_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct opt_parser op = { "socktab bench tour", "hl:", longopts };
+	const struct opt_parser op = { "socktab bench tour", "hN:", longopts };
 	uint64_t seed = (uint64_t)time(NULL), sockets = 250000;
-	double crr_s = 2;
+	/* Transactions per crr configuration, over CRR_ROUNDS rounds: sized so the whole tour
+	 * stays under 15 s on two loaded vCPUs (linux-6.1, the slowest, does some 1,000
+	 * transactions a second there), each round within the 5,884 transactions of -F 20000
+	 * whose connect() walks every first-parity port. */
+	uint64_t crr_n = 4800;
+	enum { CRR_ROUNDS = 4 };
 	struct bench_crr_cfg cc;
 	static struct bench_crr_result a, b, l, s; /* linux-6.1, +pre-check, linux, socktab */
 	struct row rows[8];
@@ -118,15 +189,18 @@ int bench_tour_main(int argc, char **argv)
 
 		switch (opt) {
 		case 'h':
-			printf("usage: socktab bench tour [--seed S] [-l CRR_SECONDS] [--sockets N]\n"
+			printf("usage: socktab bench tour [--seed S] [-N CRR_TRANSACTIONS] [--sockets N]\n"
 			       "Reproduces every seed experiment and peer comparison in one run "
-			       "(defaults: -l 2, --sockets 250000).\n");
+			       "(defaults: -N 4800, --sockets 250000).\n"
+			       "Each crr configuration runs CRR_TRANSACTIONS transactions (4 rounds), the\n"
+			       "same for every variant; up to 23,000 keep every connect() on the full\n"
+			       "walk of the first parity.\n");
 			return 0;
 		case O_SEED:
 			bad = opt_seed(&op, "--seed", optarg, &seed);
 			break;
-		case 'l':
-			bad = opt_real(&op, "-l", optarg, 0.001, 60, &crr_s);
+		case 'N':
+			bad = opt_count(&op, "-N", optarg, CRR_ROUNDS, 1000000, &crr_n);
 			break;
 		case O_SOCKETS:
 			bad = opt_count(&op, "--sockets", optarg, 1000, 1u << 24, &sockets);
@@ -142,39 +216,31 @@ int bench_tour_main(int argc, char **argv)
 		return 2;
 	}
 	socktab_thread_register();
-	printf("# socktab bench tour\nseed=%llu\ncrr=-T 2 -F 20000 -l %g --range 32768-60999\n"
+	printf("# socktab bench tour\nseed=%llu\n"
+	       "crr=-T 2 -F 20000 -N %llu --full-walk --rounds %d --range 32768-60999\n"
 	       "lookup=--sockets %llu\nconnect=--occupancy 0.95 --range 32768-60999\n",
-	       (unsigned long long)seed, crr_s, (unsigned long long)sockets);
+	       (unsigned long long)seed, (unsigned long long)crr_n, CRR_ROUNDS,
+	       (unsigned long long)sockets);
 	fflush(stdout);
 
-	/* crr at the upstream measurements' port pressure: four configurations, visited in turn
-	 * over two rounds so a burst of load on a shared machine spreads over all of them. */
+	/* crr at the upstream measurements' port pressure: four configurations, each the same
+	 * transactions from the same state, visited in turn over CRR_ROUNDS rounds so a burst of
+	 * load on a shared machine spreads over all of them. */
 	bench_crr_cfg_init(&cc);
 	cc.threads = 2;
 	cc.flows = 20000;
-	cc.seconds = crr_s / 2;
+	cc.transactions = crr_n / CRR_ROUNDS;
+	cc.full_walk = true;
 	cc.seed = seed;
-	for (int rd = 0; rd < 2; rd++)
+	for (int rd = 0; rd < CRR_ROUNDS; rd++)
 		if ((err = crr(&cc, "linux-6.1", -1, -1, &a)) ||
 		    (err = crr(&cc, "linux-6.1", 1, -1, &b)) || (err = crr(&cc, "linux", -1, -1, &l)) ||
 		    (err = crr(&cc, "socktab", -1, -1, &s)))
 			goto out;
-	set_row(&rows[nrows], "pre-check", "RCU pre-check: tcp_crr -F 20000 +35 %",
-				    "linux-6.1 -> +rcu-precheck", "crr -T 2 -F 20000",
-				    b.throughput / a.throughput );
-	snprintf(rows[nrows].note, sizeof(rows[nrows].note),
-		 "%.0f -> %.0f trans/s; ports tried %.0f -> %.0f; ns/port %.0f -> %.0f",
-		 a.throughput, b.throughput, a.ports_tried_mean, b.ports_tried_mean,
-		 ns_per_port(&a, cc.threads), ns_per_port(&b, cc.threads));
-	nrows++;
-	set_row(&rows[nrows], "lport after hash", "lport after hash: tcp_crr -F 30000 +129 %",
-				    "lport inside -> after", "crr -T 2 -F 20000",
-				    l.throughput / b.throughput );
-	snprintf(rows[nrows].note, sizeof(rows[nrows].note),
-		 "%.0f -> %.0f trans/s; ports tried %.0f -> %.0f; ns/port %.0f -> %.0f",
-		 b.throughput, l.throughput, b.ports_tried_mean, l.ports_tried_mean,
-		 ns_per_port(&b, cc.threads), ns_per_port(&l, cc.threads));
-	nrows++;
+	crr_row(&rows[nrows++], "pre-check", "RCU pre-check: tcp_crr -F 20000 +35 %",
+		"linux-6.1 -> +rcu-precheck", "crr -T 2 -F 20000", &a, &b, true);
+	crr_row(&rows[nrows++], "lport after hash", "lport after hash: tcp_crr -F 30000 +129 %",
+		"lport inside -> after", "crr -T 2 -F 20000", &b, &l, true);
 
 	/* Row 001 (tables reached through the net) and the peers: every table built, then timed
 	 * in turn (median of 5 rounds). */
@@ -265,13 +331,10 @@ int bench_tour_main(int argc, char **argv)
 		snprintf(rows[nrows].note, sizeof(rows[nrows].note),
 			 "%.0f -> %.0f ns per connect(); ports tried %.0f -> %.0f", ln, sn, lt, st);
 		nrows++;
-		set_row(&rows[nrows], "cliff", "the same under tcp_crr at 71 %",
-					    "linux -> socktab", "crr -T 2 -F 20000",
-					    s.throughput / l.throughput );
-		snprintf(rows[nrows].note, sizeof(rows[nrows].note),
-			 "%.0f -> %.0f trans/s; ports tried %.0f -> %.0f", l.throughput,
-			 s.throughput, l.ports_tried_mean, s.ports_tried_mean);
-		nrows++;
+		/* socktab examines one port where linux walks the first parity: that is the
+		 * row's point, so it is no seed pair (no ports-tried check). */
+		crr_row(&rows[nrows++], "cliff", "the same under tcp_crr at 71 %",
+			"linux -> socktab", "crr -T 2 -F 20000", &l, &s, false);
 	}
 out:
 	socktab_thread_unregister();
@@ -285,6 +348,21 @@ out:
 		else
 			printf("\nrow=%s\npair=%s\nbench=%s\nratio=%.2f\n", rows[i].id, rows[i].pair,
 			       rows[i].bench, rows[i].ratio);
+		if (rows[i].before) {
+			const struct bench_crr_result *side[2] = { rows[i].before, rows[i].after };
+			double ns[2];
+
+			for (int k = 0; k < 2; k++) {
+				const char *w = k ? "after" : "before";
+
+				ns[k] = ns_per_port(side[k]);
+				printf("transactions_%s=%llu\nthroughput_%s=%.0f\n"
+				       "ports_tried_%s=%.2f\nns_per_port_%s=%.1f\n",
+				       w, (unsigned long long)side[k]->transactions, w,
+				       crr_rate(side[k]), w, side[k]->ports_tried_mean, w, ns[k]);
+			}
+			printf("per_port_ratio=%.2f\n", ns[1] > 0 ? ns[0] / ns[1] : 0);
+		}
 	}
 	printf("\n%-16s | %-42s | %-28s | %-24s | %7s | %s\n", "row", "what the netdev thread measured",
 	       "pair (before -> after)", "socktab bench", "ratio", "figures");
@@ -297,6 +375,9 @@ out:
 			       rows[i].seed, rows[i].pair, rows[i].bench, rows[i].ratio,
 			       rows[i].note);
 	}
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].warn[0])
+			printf("\n%s\n", rows[i].warn);
 	printf("\ntour_seconds=%.1f\n", (double)(bench_now_ns() - t0) / 1e9);
 	return 0;
 }

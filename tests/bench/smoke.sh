@@ -9,7 +9,7 @@ exe=$1
 pass=0
 fail=0
 out=$(mktemp)
-trap 'rm -f "$out" "$out.png"' EXIT
+trap 'rm -f "$out" "$out.png" "$out.tour"' EXIT
 
 # check LABEL PATTERN... -- CMD...: CMD succeeds and prints a line matching every PATTERN.
 check() {
@@ -59,6 +59,12 @@ check "bench crr --full-walk: every connect() walks the first parity" \
 	'^linux +400 +[0-9.]+ +[0-9]+ +[0-9.]+ +(25[6-9]|2[6-9][0-9]|3[0-2][0-9])\.' \
 	'^linux-6.1 +400 +[0-9.]+ +[0-9]+ +[0-9.]+ +(25[6-9]|2[6-9][0-9]|3[0-2][0-9])\.' -- \
 	"$exe" bench crr -T 2 -F 400 -N 120 --rounds 1 --range 32768-33279 --full-walk --seed 1
+# The tour (a short one): both sides' figures of each seed pair, and no WARNING: line (ports
+# tried differing inside a pair).
+check "bench tour -N 30 (seed pairs comparable)" '^per_port_ratio=[0-9]' '^ports_tried_before=' \
+	'^ports_tried_after=' '^tour_seconds=' -- bash -c \
+	"'$exe' bench tour -N 30 --sockets 1000 --seed 1 >'$out.tour' && cat '$out.tour' &&
+	! grep -q '^WARNING:' '$out.tour'"
 check "bench connect --sweep (small range)" '^ports_tried_mean=' -- \
 	"$exe" bench connect --range 32768-33791 --sweep 0,0.95 -N 200 --rounds 2 --seed 1
 check "bench udp --connected 50" '^hash4_speedup=[0-9]' -- \
