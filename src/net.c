@@ -24,10 +24,6 @@
 #include "timewait.h"
 #include "udp.h"
 
-#ifdef SOCKTAB_TSAN
-char socktab__tsan_gp_token;
-#endif
-
 static uint64_t default_clock(void *arg)
 {
 	struct timespec ts;
@@ -681,12 +677,6 @@ int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
 	return 0;
 }
 
-void socktab__misuse(const char *what)
-{
-	fprintf(stderr, "socktab: %s\n", what);
-	abort();
-}
-
 const char *socktab_version(void)
 {
 	return SOCKTAB_VERSION_STRING;
@@ -696,8 +686,6 @@ unsigned int socktab_version_num(void)
 {
 	return SOCKTAB_VERSION_NUM;
 }
-
-_Thread_local int socktab__registered __attribute__((tls_model("initial-exec")));
 
 void socktab_thread_register(void)
 {
@@ -711,51 +699,4 @@ void socktab_thread_unregister(void)
 		socktab__bind_spare_release();
 		socktab__rcu_unregister_thread();
 	}
-}
-
-bool socktab__port_reserved(struct socktab_net *net, uint16_t port)
-{
-	return (RD(net->reserved[port >> 6]) >> (port & 63)) & 1;
-}
-
-/* ---- hashes ---- */
-
-uint32_t socktab__ehashfn6(const struct socktab_net *net, const struct in6_addr *laddr,
-			   uint16_t lport, const struct in6_addr *faddr, uint16_t fport_be)
-{
-	uint32_t fhash = socktab__jhash2(faddr->s6_addr32, 4, net->ipv6_hash_secret);
-	uint32_t iv = net->ehash6_secret + net->hash_mix;
-
-	if (net->lport_inside)
-		return socktab__jhash_3words(laddr->s6_addr32[3], fhash,
-					     ((uint32_t)lport << 16) | fport_be, iv);
-	return lport + socktab__jhash_3words(laddr->s6_addr32[3], fhash, fport_be, iv);
-}
-
-/* The ehash hash of @sk's 4-tuple with local port @lport (R5: IPv4 key or IPv6 key). */
-uint32_t socktab__sk_ehashfn(const struct socktab_net *net, const struct socktab_sock *sk,
-			     uint16_t lport)
-{
-	if (RD(sk->v4key))
-		return socktab__ehashfn4(net, socktab__sk_rcv_saddr(sk), lport,
-					 socktab__sk_daddr(sk), socktab__sk_dport(sk));
-	struct in6_addr l = socktab__sk_v6_saddr(sk), f = socktab__sk_v6_daddr(sk);
-
-	return socktab__ehashfn6(net, &l, lport, &f, socktab__sk_dport(sk));
-}
-
-uint32_t socktab__bhashfn(const struct socktab_net *net, uint16_t port)
-{
-	return (uint32_t)port + net->hash_mix;
-}
-
-/* R7: v4 and v4-mapped share a bucket, as do 0.0.0.0 and ::. */
-uint32_t socktab__portaddr_hash(const struct socktab_net *net, const struct in6_addr *a,
-				uint16_t port)
-{
-	if (socktab__v6_is_any(a))
-		return socktab__jhash_1word(0, net->hash_mix) ^ port;
-	if (socktab__v6_is_mapped(a))
-		return socktab__jhash_1word(a->s6_addr32[3], net->hash_mix) ^ port;
-	return socktab__jhash2(a->s6_addr32, 4, net->hash_mix) ^ port;
 }

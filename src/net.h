@@ -189,7 +189,7 @@ static inline uint64_t socktab__now(struct socktab_net *net)
 	return net->clock(net->clock_arg);
 }
 
-/* ---- hashes (net.c; hash.h holds the primitives) ---- */
+/* ---- table hashes (hash.c; hash.h holds the primitives) ---- */
 /* R3: lport added after hashing (inside for the linux-6.1 variant). Inline: every IPv4 lookup
  * pays it. */
 static inline uint32_t socktab__ehashfn4(const struct socktab_net *net, uint32_t laddr,
@@ -244,8 +244,11 @@ static inline pthread_mutex_t *socktab__ehash_lock(struct socktab__tables *t, ui
 	return &t->ehash_locks[hash & t->ehash_locks_mask].m;
 }
 
-/* ---- net.c ---- */
-bool socktab__port_reserved(struct socktab_net *net, uint16_t port);
+/* Is @port in net.ipv4.ip_local_reserved_ports? */
+static inline bool socktab__port_reserved(struct socktab_net *net, uint16_t port)
+{
+	return (RD(net->reserved[port >> 6]) >> (port & 63)) & 1;
+}
 
 /* ---- pool.c ---- */
 int socktab__pool_init(struct socktab__pool *p, struct socktab_net *net, int kind,
