@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * lhash2 (listeners), SO_REUSEPORT groups, listen(), child sockets, and the packet-path lookup
+ * lhash2 (listeners), listen(), child sockets, and the packet-path lookup
  * that tries established sockets first and listeners second.
  *
  * Table: lhash2[portaddr_hash(bound address, port) & mask] (R29); a wildcard listener (0.0.0.0 or
@@ -16,9 +16,8 @@
  * never follows a freed listener. A referenced lookup still pins the result with
  * increment-if-not-zero and re-checks it (it may have been closed meanwhile), and the walk
  * restarts otherwise. Departures: no SO_INCOMING_CPU bonus, no BPF.
- * Groups (R34): a listener joins a group of a listener with the same net, port, family, v6only,
- * device, owner uid and identical address; members live in an array replaced (not resized) when
- * full and freed after a grace period; a leaving member is replaced by the last one.
+ * Groups (R34, reuseport.c): a listener joins a group of a listener with the same net, port,
+ * family, v6only, device, owner uid and identical address.
  */
 #include <stdlib.h>
 
@@ -26,6 +25,7 @@
 #include "bind.h"
 #include "ehash.h"
 #include "listen.h"
+#include "reuseport.h"
 #include "timewait.h"
 
 static struct socktab__lhead *lhash2_slot(struct socktab_net *net, const struct in6_addr *a,
@@ -36,24 +36,7 @@ static struct socktab__lhead *lhash2_slot(struct socktab_net *net, const struct 
 	return &t->lhash2[socktab__portaddr_hash(net, a, port) & t->lhash2_mask];
 }
 
-/* ---- reuseport groups ---- */
-
-static struct socktab__reuseport *group_alloc(uint32_t cap)
-{
-	struct socktab__reuseport *g = calloc(1, sizeof(*g) + cap * sizeof(g->socks[0]));
-
-	if (g)
-		g->cap = cap;
-	return g;
-}
-
-static void group_free_rcu(struct rcu_head *head)
-{
-	struct socktab__reuseport *g = caa_container_of(head, struct socktab__reuseport, rcu);
-
-	socktab__rcu_cb_enter(g);
-	free(g);
-}
+/* ---- reuseport groups: which listener a new one joins ---- */
 
 /* R34: the member @sk may join, or NULL. Caller holds the lhash2 slot lock of sk's address. */
 static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struct socktab_sock *sk)
@@ -77,119 +60,6 @@ static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struc
 	return NULL;
 }
 
-/* Join @peer's group (or start one). Caller holds the net's reuseport lock. */
-static int group_add_locked(struct socktab_net *net, struct socktab_sock *sk,
-			    struct socktab_sock *peer)
-{
-	struct socktab__reuseport *g, *ng;
-	uint32_t n;
-
-	SOCKTAB__ASSERT_LOCKED(&net->reuseport_lock);
-	if (!peer) {
-		g = group_alloc(128);
-		if (!g)
-			return -ENOMEM;
-		atomic_store_explicit(&g->socks[0], sk, memory_order_relaxed);
-		atomic_store_explicit(&g->num, 1, memory_order_relaxed);
-		atomic_store_explicit(&sk->cold->reuseport_cb, g, memory_order_release);
-		return 0;
-	}
-	g = atomic_load_explicit(&peer->cold->reuseport_cb, memory_order_relaxed);
-	n = atomic_load_explicit(&g->num, memory_order_relaxed);
-	if (n == g->cap) {
-		/* Full: publish a copy twice the size to every member (capacity fits in u16). */
-		if (g->cap >= 32768)
-			return -ENOMEM;
-		ng = group_alloc(g->cap * 2);
-		if (!ng)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < n; i++) {
-			struct socktab_sock *m =
-				atomic_load_explicit(&g->socks[i], memory_order_relaxed);
-
-			atomic_store_explicit(&ng->socks[i], m, memory_order_relaxed);
-			atomic_store_explicit(&m->cold->reuseport_cb, ng, memory_order_release);
-		}
-		atomic_store_explicit(&ng->num, n, memory_order_relaxed);
-		socktab__call_rcu(g, &g->rcu, group_free_rcu);
-		g = ng;
-	}
-	atomic_store_explicit(&g->socks[n], sk, memory_order_relaxed);
-	atomic_store_explicit(&g->num, n + 1, memory_order_release);
-	atomic_store_explicit(&sk->cold->reuseport_cb, g, memory_order_release);
-	(void)net;
-	return 0;
-}
-
-/* Leave the group: the last member takes our place (R35). Caller holds the reuseport lock. */
-static void group_detach_locked(struct socktab_sock *sk)
-{
-	struct socktab__reuseport *g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
-	uint32_t n;
-
-	SOCKTAB__ASSERT_LOCKED(&socktab__sk_net(sk)->reuseport_lock);
-	if (!g)
-		return;
-	n = atomic_load_explicit(&g->num, memory_order_relaxed);
-	for (uint32_t i = 0; i < n; i++) {
-		if (atomic_load_explicit(&g->socks[i], memory_order_relaxed) != sk)
-			continue;
-		atomic_store_explicit(&g->socks[i],
-				      atomic_load_explicit(&g->socks[n - 1], memory_order_relaxed),
-				      memory_order_release);
-		atomic_store_explicit(&g->num, n - 1, memory_order_release);
-		break;
-	}
-	atomic_store_explicit(&sk->cold->reuseport_cb, NULL, memory_order_release);
-	if (n == 1)
-		socktab__call_rcu(g, &g->rcu, group_free_rcu);
-}
-
-/* R35: reuseport_select_sock_by_hash without SO_INCOMING_CPU. Caller is in an RCU section. */
-static struct socktab_sock *group_select_rcu(struct socktab_sock *sk, uint32_t hash)
-{
-	struct socktab__reuseport *g = atomic_load_explicit(&sk->cold->reuseport_cb,
-							    memory_order_acquire);
-	uint32_t n, i0;
-
-	SOCKTAB__ASSERT_RCU();
-	if (!g)
-		return NULL;
-	n = atomic_load_explicit(&g->num, memory_order_acquire);
-	if (!n)
-		return NULL;
-	i0 = (uint32_t)(((uint64_t)hash * n) >> 32);
-	for (uint32_t k = 0; k < n; k++) {
-		struct socktab_sock *m = atomic_load_explicit(&g->socks[(i0 + k) % n],
-							      memory_order_acquire);
-
-		/* Connected UDP members are skipped, and so is one whose connect() is rewriting its
-		 * key: the mark first (acquire), so that a cleared mark shows the state it left. */
-		if (m && !(atomic_load_explicit(&m->tw_flags, memory_order_acquire) &
-			   SOCKTAB__UDPF_CONNECTING) &&
-		    RD(m->state) != SOCKTAB_TCP_ESTABLISHED)
-			return m;
-	}
-	return NULL;
-}
-
-/* The group helpers above, for UDP (src/udp.c): same groups, same selection (R34, R35). */
-int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *sk,
-				  struct socktab_sock *peer)
-{
-	return group_add_locked(net, sk, peer);
-}
-
-void socktab__reuseport_detach_locked(struct socktab_sock *sk)
-{
-	group_detach_locked(sk);
-}
-
-struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint32_t hash)
-{
-	return group_select_rcu(sk, hash);
-}
-
 /* ---- hashing a listener ---- */
 
 /* Insert @sk (state LISTEN, owning its port) into lhash2 and its reuseport group. */
@@ -202,7 +72,7 @@ static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 	socktab__lock(socktab__lhead_lock(net->tab, slot));
 	if (RD(sk->reuseport)) {
 		socktab__lock(&net->reuseport_lock);
-		err = group_add_locked(net, sk, group_peer_locked(slot, sk));
+		err = socktab__reuseport_add_locked(net, sk, group_peer_locked(slot, sk));
 		socktab__unlock(&net->reuseport_lock);
 		if (err) {
 			socktab__unlock(socktab__lhead_lock(net->tab, slot));
@@ -232,7 +102,7 @@ void socktab__listen_unhash(struct socktab_sock *sk)
 	if (socktab__hnode_hashed(&sk->node))
 		socktab__hnode_del_rcu(&sk->node);
 	socktab__lock(&net->reuseport_lock);
-	group_detach_locked(sk);
+	socktab__reuseport_detach_locked(sk);
 	socktab__unlock(&net->reuseport_lock);
 	socktab__unlock(socktab__lhead_lock(net->tab, slot));
 }
@@ -366,7 +236,7 @@ static struct socktab_sock *lhash2_walk(struct socktab_net *net, const struct lk
 
 		if (sc > hiscore) {
 			if (RD(sk->reuseport)) {
-				struct socktab_sock *pick = group_select_rcu(sk, phash);
+				struct socktab_sock *pick = socktab__reuseport_select_rcu(sk, phash);
 
 				if (pick)
 					return pick;

@@ -50,7 +50,7 @@
 #include "addr.h"
 #include "bind.h"
 #include "dev.h"
-#include "listen.h"
+#include "reuseport.h"
 #include "udp.h"
 
 #define PORTS_PER_CHAIN (65536 / 128)   /* bits in the bind(0) bitmap (R69) */
