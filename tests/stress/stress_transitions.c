@@ -2,8 +2,8 @@
 /*
  * Stress: lookups never miss a live connection while a writer moves it from one table entry to
  * another. One writer thread drives one transition of one 4-tuple again and again; one reader
- * thread looks the 4-tuple up the whole time, half the lookups with a reference and half inside
- * an RCU read-side section without one.
+ * thread looks the 4-tuple up the whole time: with a reference, inside an RCU read-side section
+ * without one, and (TCP over IPv4) as a burst of four keys, in turn.
  *
  * The writer keeps a generation counter: odd while the 4-tuple must be found (from the moment it
  * is published until the writer starts to remove its last entry), even otherwise. A reader that
@@ -65,7 +65,7 @@ static _Atomic uint32_t cur_lport, cur_rport; /* network order */
 static _Atomic(struct socktab_sock *) udp_connecting; /* udp-connect: the member that connects */
 static struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
 static _Atomic uint64_t n_lookups, n_checked, n_null, n_listener, n_wrong, n_misrouted;
-static _Atomic uint64_t n_ref, n_rcu;
+static _Atomic uint64_t n_ref, n_rcu, n_burst;
 
 static void die(const char *what, int err)
 {
@@ -423,6 +423,26 @@ static struct socktab_sock *lookup(bool ref, uint16_t lp, uint16_t rp)
 		   : socktab_lookup_tcp6_rcu(net, &lo6, rp, &lo6, lp, 0, 0);
 }
 
+/* Four copies of the 4-tuple through socktab_lookup_tcp_burst(): each result is classified. */
+static void burst_lookup(uint16_t lp, uint16_t rp, bool sure_before, uint64_t g1)
+{
+	uint32_t lo4 = htonl(INADDR_LOOPBACK);
+	struct socktab_tuple4 k[4];
+	struct socktab_sock *out[4];
+	bool sure;
+
+	for (int j = 0; j < 4; j++)
+		k[j] = (struct socktab_tuple4){ lo4, lo4, rp, lp, 0, 0 };
+	socktab_lookup_tcp_burst(net, k, 4, out, 0);
+	sure = sure_before && atomic_fetch_add_explicit(&gen, 0, memory_order_seq_cst) == g1;
+	for (int j = 0; j < 4; j++) {
+		classify(out[j], lp, rp, sure);
+		socktab_sock_put(out[j]);
+	}
+	atomic_fetch_add_explicit(&n_burst, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n_lookups, 4, memory_order_relaxed);
+}
+
 static void *reader(void *arg)
 {
 	uint64_t i = 0;
@@ -434,13 +454,15 @@ static void *reader(void *arg)
 	while (!atomic_load(&stop)) {
 		uint64_t g1 = atomic_load_explicit(&gen, memory_order_seq_cst);
 		uint16_t lp = (uint16_t)atomic_load(&cur_lport), rp = (uint16_t)atomic_load(&cur_rport);
-		bool ref = ++i & 1;
+		bool ref = ++i & 1, sure;
+		struct socktab_sock *r;
 
+		if (kind != UDP && family == 4 && i % 3 == 0) {
+			burst_lookup(lp, rp, g1 & 1, g1);
+			continue;
+		}
 		if (kind == UDP)
 			rp = (uint16_t)(i >> 1); /* the source port's offset (lookup()) */
-		struct socktab_sock *r;
-		bool sure;
-
 		if (!ref)
 			socktab_rcu_read_lock();
 		r = lookup(ref, lp, rp);
@@ -525,9 +547,11 @@ int main(int argc, char **argv)
 	atomic_store(&socktab__udp_connect_hook, NULL);
 	miss = n_null + n_listener + n_wrong + n_misrouted;
 	printf("stress_transitions: case=%s family=%d slots=%u cycles=%llu lookups=%llu (ref %llu, "
-	       "rcu %llu) checked=%llu null=%llu listener=%llu wrong=%llu misrouted=%llu\n",
+	       "rcu %llu, bursts of 4 %llu) checked=%llu null=%llu listener=%llu wrong=%llu "
+	       "misrouted=%llu\n",
 	       names[kind], family, slots, (unsigned long long)cycles,
 	       (unsigned long long)n_lookups, (unsigned long long)n_ref, (unsigned long long)n_rcu,
+	       (unsigned long long)n_burst,
 	       (unsigned long long)n_checked, (unsigned long long)n_null,
 	       (unsigned long long)n_listener, (unsigned long long)n_wrong,
 	       (unsigned long long)n_misrouted);
