@@ -74,23 +74,21 @@ void socktab__ehash_remove(struct socktab__tables *t, struct socktab_sock *sk)
 	socktab__unlock(l);
 }
 
-struct socktab_sock *socktab__lookup_established6(struct socktab_net *net,
-						  const struct in6_addr *saddr, uint16_t sport,
-						  const struct in6_addr *daddr, uint16_t dport,
-						  int dif, int sdif, bool ref)
+uint32_t socktab__ehash_key6(struct socktab_net *net, const struct in6_addr *saddr, uint16_t sport,
+			     const struct in6_addr *daddr, uint16_t dport, int dif, int sdif,
+			     struct socktab__lookup_key *k)
 {
 	uint16_t lport = ntohs(dport);
-	struct socktab__lookup_key k = { .ports = (uint32_t)sport | ((uint32_t)lport << 16), .v6 = true };
 
-	if (!net || !saddr || !daddr)
-		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab__lookup_established4(net, saddr->s6_addr32[3], sport,
-						    daddr->s6_addr32[3], dport, dif, sdif, ref);
-	k.dev = socktab__dev_key(net, dif, sdif);
-	memcpy(k.remote, saddr, 16);
-	memcpy(k.local, daddr, 16);
-	return socktab__ehash_walk(net, socktab__ehashfn6(net, daddr, lport, saddr, sport), &k, ref);
+		return socktab__ehash_key4(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3],
+					   dport, dif, sdif, k);
+	k->v6 = true;
+	k->ports = (uint32_t)sport | ((uint32_t)lport << 16);
+	k->dev = socktab__dev_key(net, dif, sdif);
+	memcpy(k->remote, saddr, 16);
+	memcpy(k->local, daddr, 16);
+	return socktab__ehashfn6(net, daddr, lport, saddr, sport);
 }
 
 /* Does the chain hold an entry with sk's 4-tuple on @lport (other than sk)? Key per R26. */

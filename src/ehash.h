@@ -64,8 +64,9 @@ static inline bool socktab__dev_match(const struct socktab_sock *sk,
 }
 
 /* inet_match(): the IPv4 key, then the device (R26, R92). */
-static inline bool socktab__match4(const struct socktab_sock *sk, const struct socktab_net *net,
-				   uint64_t acookie, uint32_t ports, const struct socktab__dev_key *d)
+static inline __attribute__((always_inline)) bool
+socktab__match4(const struct socktab_sock *sk, const struct socktab_net *net, uint64_t acookie,
+		uint32_t ports, const struct socktab__dev_key *d)
 {
 	return RD(sk->portpair) == ports && RD(sk->addrpair) == acookie && RD(sk->v4key) &&
 	       socktab__dev_match(sk, d) && socktab__ehash_net_match(sk, net);
@@ -77,9 +78,10 @@ static inline bool socktab__v6eq(const _Atomic uint64_t a[2], const uint64_t b[2
 }
 
 /* inet6_match(). */
-static inline bool socktab__match6(const struct socktab_sock *sk, const struct socktab_net *net,
-				   const uint64_t remote[2], const uint64_t local[2], uint32_t ports,
-				   const struct socktab__dev_key *d)
+static inline __attribute__((always_inline)) bool
+socktab__match6(const struct socktab_sock *sk, const struct socktab_net *net,
+		const uint64_t remote[2], const uint64_t local[2], uint32_t ports,
+		const struct socktab__dev_key *d)
 {
 	if (RD(sk->portpair) != ports || RD(sk->v4key) || sk->family != AF_INET6)
 		return false;
@@ -98,102 +100,97 @@ struct socktab__lookup_key {
 	struct socktab__dev_key dev;
 };
 
-static inline bool socktab__key_match(const struct socktab_sock *sk,
-				      const struct socktab_net *net,
-				      const struct socktab__lookup_key *k)
+static inline __attribute__((always_inline)) bool
+socktab__key_match(const struct socktab_sock *sk, const struct socktab_net *net,
+		   const struct socktab__lookup_key *k)
 {
 	return k->v6 ? socktab__match6(sk, net, k->remote, k->local, k->ports, &k->dev)
 		     : socktab__match4(sk, net, k->acookie, k->ports, &k->dev);
 }
 
+/* The first entry of @slot's chain (an acquire load that pairs with the writers' release). The
+ * caller's next access is most likely that entry's caller area, the line after the socket's:
+ * start that miss now, beside the socket's own, instead of after it. */
+static inline __attribute__((always_inline)) uintptr_t
+socktab__ehash_first_rcu(struct socktab_net *net, uint32_t slot)
+{
+	uintptr_t p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
+
+	if (net->has_priv && !socktab__is_nulls(p))
+		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));
+	return p;
+}
+
 /*
- * R21: the lock-free walk shared by the IPv4 and IPv6 lookups. With @ref, the result is pinned
- * with increment-if-not-zero; without, the caller's read-side section keeps it valid (sockets
- * are freed after a grace period).
+ * R21: the lock-free walk of the chain of @hash for @k, from its first entry @p (loaded by
+ * socktab__ehash_first_rcu(): the burst lookup loads it ahead of the walk). Returns the match,
+ * not referenced, or NULL. Caller is inside an RCU read-side section, which keeps the result
+ * valid until it ends (every entry is freed after a grace period).
  *
- * A match whose count already reached zero is dying, and every entry leaves the chain before its
- * last reference goes (close and the reaper unlink first), so its 4-tuple has either gone or
- * moved to the entry that replaced it in place: the TIME_WAIT entry of a closing socket, or the
- * socket that took a TIME_WAIT entry over. The walk starts again from the head, where the dying
+ * A caller that pins the result takes a reference with increment-if-not-zero, and a match whose
+ * count already reached zero is dying: every entry leaves the chain before its last reference
+ * goes (close and the reaper unlink first), so its 4-tuple has either gone or moved to the entry
+ * that replaced it in place: the TIME_WAIT entry of a closing socket, or the socket that took a
+ * TIME_WAIT entry over. The caller then walks again from the head (lookup.c), where the dying
  * entry can no longer be met, instead of reporting "not found" for a live connection.
  */
 static inline __attribute__((always_inline)) struct socktab_sock *
-socktab__ehash_walk(struct socktab_net *net, uint32_t hash, const struct socktab__lookup_key *k,
-		    bool ref)
+socktab__ehash_walk_rcu(struct socktab_net *net, uint32_t hash,
+			const struct socktab__lookup_key *k, uintptr_t p)
 {
 	uint32_t slot = hash & net->ehash_mask;
 	struct socktab_sock *sk;
-	uintptr_t p;
 
-	/* Without @ref the caller's own section covers the walk (its entry points assert it): no
-	 * section of our own. */
-	if (ref)
-		socktab__rcu_read_lock();
-begin:
-	p = atomic_load_explicit(&net->ehash[slot].first, memory_order_acquire);
-	/* The caller's next access is most likely the first entry's caller area, the line after
-	 * the socket's: start that miss now, beside the socket's own, instead of after it. */
-	if (net->has_priv && !socktab__is_nulls(p))
-		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));
-	for (;
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
-		sk = socktab__node_sk(p);
-		if (RD(sk->hash) != hash)
-			continue;
-		if (!socktab__key_match(sk, net, k)) {
+	for (;;) {
+		for (; !socktab__is_nulls(p);
+		     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
+			sk = socktab__node_sk(p);
+			if (RD(sk->hash) != hash)
+				continue;
+			if (socktab__key_match(sk, net, k))
+				return sk;
 			/* The entry may have given its port back after it was replaced (nulls.h,
 			 * socktab__hnode_replace_rcu): an acquire load of the key pairs with that
-			 * release store, so the next link read below leads to the replacement (a
-			 * plain load on x86, from a line already in the cache). */
+			 * release store, so the next link read leads to the replacement (a plain
+			 * load on x86, from a line already in the cache). */
 			(void)atomic_load_explicit(&sk->portpair, memory_order_acquire);
-			continue;
 		}
-		if (ref && !socktab__sock_hold_not_zero(sk)) {
-#ifdef SOCKTAB_NAIVE_ORDER
-			sk = NULL;
-			goto out;
-#else
-			goto begin; /* dying: its replacement, if any, is linked already */
-#endif
-		}
-		goto out;
+		if (socktab__nulls_value(p) == slot)
+			return NULL;
+		/* Ended on another slot's chain: a node we stood on was moved. Walk again. */
+		p = socktab__ehash_first_rcu(net, slot);
 	}
-	/* Ended on another slot's chain: a node we stood on was moved. Walk again. */
-	if (socktab__nulls_value(p) != slot)
-		goto begin;
-	sk = NULL;
-out:
-	if (ref)
-		socktab__rcu_read_unlock();
-	return sk;
 }
 
-/*
- * The established lookups; @ref: pin the result, else the caller is inside an RCU read-side
- * section and the result is valid until it ends. The IPv4 one is inline: it is the per-packet
- * path of every TCP segment (lookup.c).
- */
-static inline struct socktab_sock *
-socktab__lookup_established4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-			     uint32_t daddr, uint16_t dport, int dif, int sdif, bool ref)
+/* The walk from the head of @hash's chain. Caller is inside an RCU read-side section. */
+static inline __attribute__((always_inline)) struct socktab_sock *
+socktab__ehash_lookup_rcu(struct socktab_net *net, uint32_t hash,
+			  const struct socktab__lookup_key *k)
+{
+	uintptr_t first = socktab__ehash_first_rcu(net, hash & net->ehash_mask);
+
+	return socktab__ehash_walk_rcu(net, hash, k, first);
+}
+
+/* The IPv4 key of a segment from @saddr:@sport to @daddr:@dport (ports in network order), and
+ * its ehash hash. Only the IPv4 fields of @k are written: nothing reads the others. */
+static inline __attribute__((always_inline)) uint32_t
+socktab__ehash_key4(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr,
+		    uint16_t dport, int dif, int sdif, struct socktab__lookup_key *k)
 {
 	uint16_t lport = ntohs(dport);
-	struct socktab__lookup_key k; /* the IPv4 fields only: nothing reads the others */
 
-	if (!net)
-		return NULL;
-	k.v6 = false;
-	k.ports = (uint32_t)sport | ((uint32_t)lport << 16);
-	k.acookie = (uint64_t)saddr | ((uint64_t)daddr << 32);
-	k.dev = socktab__dev_key(net, dif, sdif);
-	return socktab__ehash_walk(net, socktab__ehashfn4(net, daddr, lport, saddr, sport), &k, ref);
+	k->v6 = false;
+	k->ports = (uint32_t)sport | ((uint32_t)lport << 16);
+	k->acookie = (uint64_t)saddr | ((uint64_t)daddr << 32);
+	k->dev = socktab__dev_key(net, dif, sdif);
+	return socktab__ehashfn4(net, daddr, lport, saddr, sport);
 }
 
-struct socktab_sock *socktab__lookup_established6(struct socktab_net *net,
-						  const struct in6_addr *saddr, uint16_t sport,
-						  const struct in6_addr *daddr, uint16_t dport,
-						  int dif, int sdif, bool ref);
+/* The IPv6 key and its hash; a v4-mapped pair on both sides is keyed as IPv4 (R5). */
+uint32_t socktab__ehash_key6(struct socktab_net *net, const struct in6_addr *saddr, uint16_t sport,
+			     const struct in6_addr *daddr, uint16_t dport, int dif, int sdif,
+			     struct socktab__lookup_key *k);
 
 /* connect.c: choose @sk's local port (or check its bound one) and insert it into ehash.
  * Caller holds the socket lock. */

@@ -250,70 +250,51 @@ static struct socktab_sock *lhash2_walk(struct socktab_net *net, const struct lk
 	return result;
 }
 
-/* The listener for @k; pinned with a reference when @ref, else valid for the caller's RCU
- * read-side section (listeners are freed after a grace period). */
-static struct socktab_sock *listener_lookup(struct socktab_net *net, struct lkey *k,
-					    uint32_t phash, bool ref)
+/* The listener for @k: the pass over the chain of its address, then the wildcard pass. Not
+ * referenced; valid for the caller's RCU read-side section (listeners are freed after a grace
+ * period). */
+static struct socktab_sock *listener_lookup_rcu(struct socktab_net *net, const struct lkey *k,
+						uint32_t phash)
 {
 	struct socktab_sock *sk;
 	struct lkey any = *k;
 	bool restart;
 
+	SOCKTAB__ASSERT_RCU();
 	memset(&any.addr6, 0, sizeof(any.addr6));
 	any.addr4 = 0;
-	if (ref) /* else the caller's section covers the walk */
-		socktab__rcu_read_lock();
-	else
-		SOCKTAB__ASSERT_RCU();
-again:
-	sk = lhash2_walk(net, k, phash, &restart);
-	if (restart)
-		goto again;
-	if (!sk) {
-		sk = lhash2_walk(net, &any, phash, &restart);
-		if (restart)
-			goto again;
-	}
-	if (sk && ref) {
-		/* Pin it, then make sure it is still a listener on this port (a close, or a
-		 * disconnect, bind and listen, may have come between; its net cannot change: it
-		 * goes back to its pool only after this section). */
-		if (!socktab__sock_hold_not_zero(sk))
-			goto again;
-		if (RD(sk->state) != SOCKTAB_TCP_LISTEN || socktab__sk_num(sk) != k->hnum) {
-			socktab_sock_put(sk);
-			goto again;
-		}
-	}
-	if (ref)
-		socktab__rcu_read_unlock();
+	do {
+		sk = lhash2_walk(net, k, phash, &restart);
+		if (!sk && !restart)
+			sk = lhash2_walk(net, &any, phash, &restart);
+	} while (restart);
 	return sk;
 }
 
-struct socktab_sock *socktab__lookup_listener4(struct socktab_net *net, uint32_t saddr,
-					       uint16_t sport, uint32_t daddr, uint16_t dport, int dif,
-					       int sdif, bool ref)
+struct socktab_sock *socktab__lhash2_lookup4_rcu(struct socktab_net *net, uint32_t saddr,
+						 uint16_t sport, uint32_t daddr, uint16_t dport,
+						 int dif, int sdif)
 {
 	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr, .dif = dif,
 			  .sdif = sdif };
 
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
-	return listener_lookup(net, &k, socktab__ehashfn4(net, daddr, k.hnum, saddr, sport), ref);
+	return listener_lookup_rcu(net, &k, socktab__ehashfn4(net, daddr, k.hnum, saddr, sport));
 }
 
-struct socktab_sock *socktab__lookup_listener6(struct socktab_net *net,
-					       const struct in6_addr *saddr, uint16_t sport,
-					       const struct in6_addr *daddr, uint16_t dport, int dif,
-					       int sdif, bool ref)
+struct socktab_sock *socktab__lhash2_lookup6_rcu(struct socktab_net *net,
+						 const struct in6_addr *saddr, uint16_t sport,
+						 const struct in6_addr *daddr, uint16_t dport,
+						 int dif, int sdif)
 {
 	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true, .dif = dif, .sdif = sdif };
 
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab__lookup_listener4(net, saddr->s6_addr32[3], sport,
-						 daddr->s6_addr32[3], dport, dif, sdif, ref);
+		return socktab__lhash2_lookup4_rcu(net, saddr->s6_addr32[3], sport,
+						   daddr->s6_addr32[3], dport, dif, sdif);
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	k.addr6 = *daddr;
-	return listener_lookup(net, &k, socktab__ehashfn6(net, daddr, k.hnum, saddr, sport), ref);
+	return listener_lookup_rcu(net, &k, socktab__ehashfn6(net, daddr, k.hnum, saddr, sport));
 }
 
 /* ---- children ---- */

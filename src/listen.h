@@ -5,14 +5,16 @@
 
 #include "net.h"
 
-/* The listener lookups (listen.c); @ref as socktab__lookup_established4(). */
-struct socktab_sock *socktab__lookup_listener4(struct socktab_net *net, uint32_t saddr,
-					       uint16_t sport, uint32_t daddr, uint16_t dport, int dif,
-					       int sdif, bool ref);
-struct socktab_sock *socktab__lookup_listener6(struct socktab_net *net,
-					       const struct in6_addr *saddr, uint16_t sport,
-					       const struct in6_addr *daddr, uint16_t dport, int dif,
-					       int sdif, bool ref);
+/* The listener for a segment (R30-R33, R92): not referenced; the caller is inside an RCU
+ * read-side section and the result is valid until it ends. A caller that pins it re-checks
+ * that it still listens on the port (lookup.c). */
+struct socktab_sock *socktab__lhash2_lookup4_rcu(struct socktab_net *net, uint32_t saddr,
+						 uint16_t sport, uint32_t daddr, uint16_t dport,
+						 int dif, int sdif);
+struct socktab_sock *socktab__lhash2_lookup6_rcu(struct socktab_net *net,
+						 const struct in6_addr *saddr, uint16_t sport,
+						 const struct in6_addr *daddr, uint16_t dport,
+						 int dif, int sdif);
 
 /* Remove listener @sk from lhash2 and its group. Caller holds the socket lock. */
 void socktab__listen_unhash(struct socktab_sock *sk);

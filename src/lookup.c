@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The packet path's entry points: every public lookup in its two forms. The referenced form
- * (socktab_lookup_*) pins its result with a reference the caller drops with socktab_sock_put();
- * the RCU-scoped form (socktab_lookup_*_rcu) takes none: the caller is inside a read-side
- * section (socktab_rcu_read_lock()) and the result is valid until it leaves it, because every
- * socket and TIME_WAIT entry goes back to its pool only after a grace period (R23 extended to
- * all sockets). The RCU form does no atomic write, so readers on many cores share the socket's
- * line instead of bouncing it.
- * The tables' walks are in ehash.c (established), listen.c (listeners), udp.c and burst.c.
+ * The packet path's entry points: every public lookup in its two forms, and the burst lookup.
+ * This file is the one place that composes a read-side section, a table's walk and a pin:
+ *   - the RCU-scoped form (socktab_lookup_*_rcu) runs inside the caller's section, calls the
+ *     tables' `_rcu` walks and takes no reference: its result is valid until the section ends,
+ *     because every socket and TIME_WAIT entry goes back to its pool only after a grace period
+ *     (R23 extended to all sockets). It does no atomic write, so readers on many cores share the
+ *     socket's line instead of bouncing it;
+ *   - the referenced form (socktab_lookup_*) enters a section of its own, walks, and pins the
+ *     result with increment-if-not-zero (released with socktab_sock_put()). A match that cannot
+ *     be pinned is dying; each table's rule for it is below (established: walk again, since the
+ *     4-tuple has moved to the entry that replaced it; listener: walk again unless it still
+ *     listens on the port; UDP: walk again).
+ * The walks: ehash.h (established), listen.c (lhash2), udp.c. The tables never enter a section,
+ * pin or call back up here.
  */
 #include "ehash.h"
 #include "listen.h"
@@ -30,37 +36,130 @@ int socktab_sock_hold(struct socktab_sock *sk)
 	return socktab__sock_hold_not_zero(sk) ? 0 : -ENOENT;
 }
 
-/* ---- TCP ---- */
+/* ---- pins: inside the section the walk ran in ---- */
 
-static struct socktab_sock *tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-				 uint32_t daddr, uint16_t dport, int dif, int sdif, bool ref)
+/*
+ * Pin @sk, the established match of @k (or NULL). A match whose count already reached zero is
+ * dying: its 4-tuple has gone or moved to the entry that replaced it in place (ehash.h), so walk
+ * again from the head.
+ */
+static inline __attribute__((always_inline)) struct socktab_sock *
+established_pin(struct socktab_net *net, uint32_t hash, const struct socktab__lookup_key *k,
+		struct socktab_sock *sk)
 {
-	struct socktab_sock *sk;
-
-	if (!net)
+	while (sk && !socktab__sock_hold_not_zero(sk)) {
+#ifdef SOCKTAB_NAIVE_ORDER
 		return NULL;
-	sk = socktab__lookup_established4(net, saddr, sport, daddr, dport, dif, sdif, ref);
-	return sk ? sk
-		  : socktab__lookup_listener4(net, saddr, sport, daddr, dport, dif, sdif, ref);
+#else
+		sk = socktab__ehash_lookup_rcu(net, hash, k);
+#endif
+	}
+	return sk;
 }
 
-static struct socktab_sock *tcp6(struct socktab_net *net, const struct in6_addr *saddr,
-				 uint16_t sport, const struct in6_addr *daddr, uint16_t dport,
-				 int dif, int sdif, bool ref)
+/*
+ * Pin listener @sk, then make sure it still listens on @hnum: a close, or a disconnect, bind and
+ * listen, may have come between the walk and the pin (its net cannot change: it goes back to its
+ * pool only after this section). False: walk again.
+ */
+static bool listener_pin(struct socktab_sock *sk, uint16_t hnum)
+{
+	if (!socktab__sock_hold_not_zero(sk))
+		return false;
+	if (RD(sk->state) != SOCKTAB_TCP_LISTEN || socktab__sk_num(sk) != hnum) {
+		socktab_sock_put(sk);
+		return false;
+	}
+	return true;
+}
+
+static struct socktab_sock *listener4_pinned(struct socktab_net *net, uint32_t saddr,
+					     uint16_t sport, uint32_t daddr, uint16_t dport,
+					     int dif, int sdif)
 {
 	struct socktab_sock *sk;
 
-	if (!net || !saddr || !daddr)
-		return NULL;
-	sk = socktab__lookup_established6(net, saddr, sport, daddr, dport, dif, sdif, ref);
-	return sk ? sk
-		  : socktab__lookup_listener6(net, saddr, sport, daddr, dport, dif, sdif, ref);
+	do
+		sk = socktab__lhash2_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+	while (sk && !listener_pin(sk, ntohs(dport)));
+	return sk;
+}
+
+static struct socktab_sock *listener6_pinned(struct socktab_net *net,
+					     const struct in6_addr *saddr, uint16_t sport,
+					     const struct in6_addr *daddr, uint16_t dport, int dif,
+					     int sdif)
+{
+	struct socktab_sock *sk;
+
+	do
+		sk = socktab__lhash2_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+	while (sk && !listener_pin(sk, ntohs(dport)));
+	return sk;
+}
+
+/* ---- TCP ---- */
+
+static inline __attribute__((always_inline)) struct socktab_sock *
+tcp4_rcu(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr, uint16_t dport,
+	 int dif, int sdif)
+{
+	struct socktab__lookup_key k;
+	uint32_t hash = socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k);
+	struct socktab_sock *sk = socktab__ehash_lookup_rcu(net, hash, &k);
+
+	return sk ? sk : socktab__lhash2_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+}
+
+static inline __attribute__((always_inline)) struct socktab_sock *
+tcp4_pinned(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr,
+	    uint16_t dport, int dif, int sdif)
+{
+	struct socktab__lookup_key k;
+	uint32_t hash = socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k);
+	struct socktab_sock *sk;
+
+	socktab__rcu_read_lock();
+	sk = established_pin(net, hash, &k, socktab__ehash_lookup_rcu(net, hash, &k));
+	if (!sk)
+		sk = listener4_pinned(net, saddr, sport, daddr, dport, dif, sdif);
+	socktab__rcu_read_unlock();
+	return sk;
+}
+
+static struct socktab_sock *tcp6_rcu(struct socktab_net *net, const struct in6_addr *saddr,
+				     uint16_t sport, const struct in6_addr *daddr, uint16_t dport,
+				     int dif, int sdif)
+{
+	struct socktab__lookup_key k;
+	uint32_t hash = socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k);
+	struct socktab_sock *sk = socktab__ehash_lookup_rcu(net, hash, &k);
+
+	return sk ? sk : socktab__lhash2_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+}
+
+static struct socktab_sock *tcp6_pinned(struct socktab_net *net, const struct in6_addr *saddr,
+					uint16_t sport, const struct in6_addr *daddr,
+					uint16_t dport, int dif, int sdif)
+{
+	struct socktab__lookup_key k;
+	uint32_t hash = socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k);
+	struct socktab_sock *sk;
+
+	socktab__rcu_read_lock();
+	sk = established_pin(net, hash, &k, socktab__ehash_lookup_rcu(net, hash, &k));
+	if (!sk)
+		sk = listener6_pinned(net, saddr, sport, daddr, dport, dif, sdif);
+	socktab__rcu_read_unlock();
+	return sk;
 }
 
 struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
 					 uint32_t daddr, uint16_t dport, int dif, int sdif)
 {
-	return tcp4(net, saddr, sport, daddr, dport, dif, sdif, true);
+	if (!net)
+		return NULL;
+	return tcp4_pinned(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_tcp4_rcu(struct socktab_net *net, uint32_t saddr,
@@ -68,14 +167,18 @@ struct socktab_sock *socktab_lookup_tcp4_rcu(struct socktab_net *net, uint32_t s
 					     int dif, int sdif)
 {
 	SOCKTAB__ASSERT_RCU();
-	return tcp4(net, saddr, sport, daddr, dport, dif, sdif, false);
+	if (!net)
+		return NULL;
+	return tcp4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_tcp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
 					 uint16_t dport, int dif, int sdif)
 {
-	return tcp6(net, saddr, sport, daddr, dport, dif, sdif, true);
+	if (!net || !saddr || !daddr)
+		return NULL;
+	return tcp6_pinned(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_tcp6_rcu(struct socktab_net *net,
@@ -84,7 +187,9 @@ struct socktab_sock *socktab_lookup_tcp6_rcu(struct socktab_net *net,
 					     int sdif)
 {
 	SOCKTAB__ASSERT_RCU();
-	return tcp6(net, saddr, sport, daddr, dport, dif, sdif, false);
+	if (!net || !saddr || !daddr)
+		return NULL;
+	return tcp6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
@@ -93,15 +198,15 @@ struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, con
 {
 	uint32_t s4, d4;
 
-	if (!saddr || !daddr)
+	if (!net || !saddr || !daddr)
 		return NULL;
 	if (family == AF_INET) {
 		memcpy(&s4, saddr, 4);
 		memcpy(&d4, daddr, 4);
-		return tcp4(net, s4, sport, d4, dport, dif, sdif, true);
+		return tcp4_pinned(net, s4, sport, d4, dport, dif, sdif);
 	}
 	if (family == AF_INET6)
-		return tcp6(net, saddr, sport, daddr, dport, dif, sdif, true);
+		return tcp6_pinned(net, saddr, sport, daddr, dport, dif, sdif);
 	return NULL;
 }
 
@@ -109,19 +214,30 @@ struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32
 						 uint16_t sport, uint32_t daddr, uint16_t dport,
 						 int dif, int sdif)
 {
+	struct socktab__lookup_key k;
+	struct socktab_sock *sk;
+	uint32_t hash;
+
 	if (!net)
 		return NULL;
-	return socktab__lookup_established4(net, saddr, sport, daddr, dport, dif, sdif, true);
+	hash = socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k);
+	socktab__rcu_read_lock();
+	sk = established_pin(net, hash, &k, socktab__ehash_lookup_rcu(net, hash, &k));
+	socktab__rcu_read_unlock();
+	return sk;
 }
 
 struct socktab_sock *socktab_lookup_established4_rcu(struct socktab_net *net, uint32_t saddr,
 						     uint16_t sport, uint32_t daddr,
 						     uint16_t dport, int dif, int sdif)
 {
+	struct socktab__lookup_key k;
+
 	SOCKTAB__ASSERT_RCU();
 	if (!net)
 		return NULL;
-	return socktab__lookup_established4(net, saddr, sport, daddr, dport, dif, sdif, false);
+	return socktab__ehash_lookup_rcu(
+		net, socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k), &k);
 }
 
 struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
@@ -129,9 +245,17 @@ struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
 						 const struct in6_addr *daddr, uint16_t dport,
 						 int dif, int sdif)
 {
+	struct socktab__lookup_key k;
+	struct socktab_sock *sk;
+	uint32_t hash;
+
 	if (!net || !saddr || !daddr)
 		return NULL;
-	return socktab__lookup_established6(net, saddr, sport, daddr, dport, dif, sdif, true);
+	hash = socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k);
+	socktab__rcu_read_lock();
+	sk = established_pin(net, hash, &k, socktab__ehash_lookup_rcu(net, hash, &k));
+	socktab__rcu_read_unlock();
+	return sk;
 }
 
 struct socktab_sock *socktab_lookup_established6_rcu(struct socktab_net *net,
@@ -139,19 +263,27 @@ struct socktab_sock *socktab_lookup_established6_rcu(struct socktab_net *net,
 						     const struct in6_addr *daddr, uint16_t dport,
 						     int dif, int sdif)
 {
+	struct socktab__lookup_key k;
+
 	SOCKTAB__ASSERT_RCU();
 	if (!net || !saddr || !daddr)
 		return NULL;
-	return socktab__lookup_established6(net, saddr, sport, daddr, dport, dif, sdif, false);
+	return socktab__ehash_lookup_rcu(
+		net, socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k), &k);
 }
 
 struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t saddr,
 					      uint16_t sport, uint32_t daddr, uint16_t dport,
 					      int dif, int sdif)
 {
+	struct socktab_sock *sk;
+
 	if (!net)
 		return NULL;
-	return socktab__lookup_listener4(net, saddr, sport, daddr, dport, dif, sdif, true);
+	socktab__rcu_read_lock();
+	sk = listener4_pinned(net, saddr, sport, daddr, dport, dif, sdif);
+	socktab__rcu_read_unlock();
+	return sk;
 }
 
 struct socktab_sock *socktab_lookup_listener4_rcu(struct socktab_net *net, uint32_t saddr,
@@ -161,7 +293,7 @@ struct socktab_sock *socktab_lookup_listener4_rcu(struct socktab_net *net, uint3
 	SOCKTAB__ASSERT_RCU();
 	if (!net)
 		return NULL;
-	return socktab__lookup_listener4(net, saddr, sport, daddr, dport, dif, sdif, false);
+	return socktab__lhash2_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
@@ -169,9 +301,14 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 					      const struct in6_addr *daddr, uint16_t dport, int dif,
 					      int sdif)
 {
+	struct socktab_sock *sk;
+
 	if (!net || !saddr || !daddr)
 		return NULL;
-	return socktab__lookup_listener6(net, saddr, sport, daddr, dport, dif, sdif, true);
+	socktab__rcu_read_lock();
+	sk = listener6_pinned(net, saddr, sport, daddr, dport, dif, sdif);
+	socktab__rcu_read_unlock();
+	return sk;
 }
 
 struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
@@ -182,7 +319,84 @@ struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
 	SOCKTAB__ASSERT_RCU();
 	if (!net || !saddr || !daddr)
 		return NULL;
-	return socktab__lookup_listener6(net, saddr, sport, daddr, dport, dif, sdif, false);
+	return socktab__lhash2_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+}
+
+/* ---- TCP burst ---- */
+
+/*
+ * The lookups of socktab_lookup_tcp4() for a batch of IPv4 4-tuples, arranged so the batch's
+ * cache misses overlap instead of running one after the other: a software pipeline over the
+ * keys. Key i is hashed and its slot prefetched, key i - D1's slot is read and its first entry
+ * (and the caller's area after it) prefetched, key i - D1 - D2 is walked with the single
+ * lookup's walk (socktab__ehash_walk_rcu) from that first entry and pinned by its rule. The
+ * distances give each miss a few keys' worth of work to hide behind, and bound the lines in
+ * flight (two stages of D lines, plus the areas) to what a core can track. Keys not found in
+ * ehash fall back to the listener lookup unless SOCKTAB_LOOKUP_ESTABLISHED is given. The result
+ * of each key is exactly what the single lookup would return at some instant during the call.
+ * The kernel has no burst lookup (one skb at a time); DPDK's rte_hash_lookup_bulk is the model.
+ */
+#define D1 16
+#define D2 16
+#define RING 64 /* > D1 + D2, a power of two */
+
+int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
+			     unsigned int n, struct socktab_sock **out, unsigned int flags)
+{
+	uint32_t hash[RING];
+	uintptr_t first[RING];
+	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
+	int found = 0;
+
+	if (!net || (n && (!keys || !out)) ||
+	    (flags & ~(SOCKTAB_LOOKUP_ESTABLISHED | SOCKTAB_LOOKUP_NOREF)))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	socktab__rcu_read_lock(); /* nested in the caller's with NOREF: cheap */
+	for (unsigned int i = 0; i < n + D1 + D2; i++) {
+		if (i < n) {
+			const struct socktab_tuple4 *k = &keys[i];
+
+			hash[i % RING] = socktab__ehashfn4(net, k->daddr, ntohs(k->dport), k->saddr,
+							   k->sport);
+			__builtin_prefetch(&net->ehash[hash[i % RING] & net->ehash_mask]);
+		}
+		if (i >= D1 && i - D1 < n) {
+			unsigned int j = i - D1;
+			uintptr_t f = socktab__ehash_first_rcu(net, hash[j % RING] & net->ehash_mask);
+
+			first[j % RING] = f;
+			if (!socktab__is_nulls(f))
+				__builtin_prefetch(socktab__node_sk(f));
+		}
+		if (i >= D1 + D2) {
+			unsigned int j = i - D1 - D2;
+			const struct socktab_tuple4 *t = &keys[j];
+			struct socktab__lookup_key k;
+			uint32_t h = hash[j % RING];
+			struct socktab_sock *sk;
+
+			/* The key alone: its hash (the return value) is hash[] already. */
+			(void)socktab__ehash_key4(net, t->saddr, t->sport, t->daddr, t->dport, t->dif,
+						  t->sdif, &k);
+			sk = socktab__ehash_walk_rcu(net, h, &k, first[j % RING]);
+			out[j] = ref ? established_pin(net, h, &k, sk) : sk;
+		}
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		const struct socktab_tuple4 *t = &keys[i];
+
+		if (!out[i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED))
+			out[i] = ref ? listener4_pinned(net, t->saddr, t->sport, t->daddr, t->dport,
+							t->dif, t->sdif)
+				     : socktab__lhash2_lookup4_rcu(net, t->saddr, t->sport,
+								   t->daddr, t->dport, t->dif,
+								   t->sdif);
+		found += out[i] != NULL;
+	}
+	socktab__rcu_read_unlock();
+	return found;
 }
 
 /* ---- UDP ---- */
@@ -190,9 +404,17 @@ struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
 struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
 					 uint32_t daddr, uint16_t dport, int dif, int sdif)
 {
+	struct socktab_sock *sk;
+
 	if (!net)
 		return NULL;
-	return socktab__lookup_udp4(net, saddr, sport, daddr, dport, dif, sdif, true);
+	/* A socket that cannot be pinned is closing: it is leaving the chains. Walk again. */
+	socktab__rcu_read_lock();
+	do
+		sk = socktab__udp_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+	while (sk && !socktab__sock_hold_not_zero(sk));
+	socktab__rcu_read_unlock();
+	return sk;
 }
 
 struct socktab_sock *socktab_lookup_udp4_rcu(struct socktab_net *net, uint32_t saddr,
@@ -202,16 +424,23 @@ struct socktab_sock *socktab_lookup_udp4_rcu(struct socktab_net *net, uint32_t s
 	SOCKTAB__ASSERT_RCU();
 	if (!net)
 		return NULL;
-	return socktab__lookup_udp4(net, saddr, sport, daddr, dport, dif, sdif, false);
+	return socktab__udp_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
 					 uint16_t dport, int dif, int sdif)
 {
+	struct socktab_sock *sk;
+
 	if (!net || !saddr || !daddr)
 		return NULL;
-	return socktab__lookup_udp6(net, saddr, sport, daddr, dport, dif, sdif, true);
+	socktab__rcu_read_lock(); /* as socktab_lookup_udp4() */
+	do
+		sk = socktab__udp_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+	while (sk && !socktab__sock_hold_not_zero(sk));
+	socktab__rcu_read_unlock();
+	return sk;
 }
 
 struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
@@ -222,5 +451,5 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 	SOCKTAB__ASSERT_RCU();
 	if (!net || !saddr || !daddr)
 		return NULL;
-	return socktab__lookup_udp6(net, saddr, sport, daddr, dport, dif, sdif, false);
+	return socktab__udp_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }

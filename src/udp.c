@@ -428,51 +428,42 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 	return lookup1_rcu(net, k);
 }
 
-/* The receiving socket, pinned when @ref (a closing one is skipped: it is leaving the chains);
- * else valid for the caller's read-side section (UDP sockets are freed after a grace period). */
-static struct socktab_sock *lookup(struct socktab_net *net, struct ukey *k, bool ref)
+/* The receiving socket, not referenced: valid for the caller's read-side section (UDP sockets
+ * are freed after a grace period). */
+static struct socktab_sock *lookup(struct socktab_net *net, struct ukey *k)
 {
-	struct socktab_sock *sk;
-
+	SOCKTAB__ASSERT_RCU();
 	if (k->sdif) {
 		k->l3mdev_accept = RD(net->udp_l3mdev_accept);
 		k->tcp_l3mdev_accept = RD(net->tcp_l3mdev_accept);
 	}
-	if (!ref) { /* the caller's section covers the walk */
-		SOCKTAB__ASSERT_RCU();
-		return lookup_rcu(net, k);
-	}
-	socktab__rcu_read_lock();
-	do
-		sk = lookup_rcu(net, k);
-	while (sk && !socktab__sock_hold_not_zero(sk));
-	socktab__rcu_read_unlock();
-	return sk;
+	return lookup_rcu(net, k);
 }
 
-struct socktab_sock *socktab__lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
-					  uint32_t daddr, uint16_t dport, int dif, int sdif,
-					  bool ref)
+struct socktab_sock *socktab__udp_lookup4_rcu(struct socktab_net *net, uint32_t saddr,
+					      uint16_t sport, uint32_t daddr, uint16_t dport,
+					      int dif, int sdif)
 {
 	struct ukey k = { .net = net, .hnum = ntohs(dport), .sport = sport, .saddr = saddr,
 			  .daddr = daddr, .dif = dif, .sdif = sdif };
 
-	return lookup(net, &k, ref);
+	return lookup(net, &k);
 }
 
-struct socktab_sock *socktab__lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
-					  uint16_t sport, const struct in6_addr *daddr,
-					  uint16_t dport, int dif, int sdif, bool ref)
+struct socktab_sock *socktab__udp_lookup6_rcu(struct socktab_net *net,
+					      const struct in6_addr *saddr, uint16_t sport,
+					      const struct in6_addr *daddr, uint16_t dport,
+					      int dif, int sdif)
 {
 	struct ukey k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport,
 			  .dif = dif, .sdif = sdif };
 
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab__lookup_udp4(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3],
-					    dport, dif, sdif, ref);
+		return socktab__udp_lookup4_rcu(net, saddr->s6_addr32[3], sport,
+						daddr->s6_addr32[3], dport, dif, sdif);
 	k.saddr6 = *saddr;
 	k.daddr6 = *daddr;
-	return lookup(net, &k, ref);
+	return lookup(net, &k);
 }
 
 /* ---- hashing (writers) ---- */
