@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * bhash and bhash2: the bind buckets, and bind(2).
+ * bhash and bhash2: the bind buckets, and the port rules of bind(2) (socktab_bind() itself is
+ * in socket.c).
  *
  * Tables: bhash[(port + mix) & mask] holds one tb per (net, port) (R8, R14); bhash2[portaddr hash
  * & mask] holds one tb2 per (net, port, local address) (R7, R15). A socket that owns a port is on
@@ -22,9 +23,6 @@
 #include "addr.h"
 #include "bind.h"
 #include "dev.h"
-#include "listen.h"
-#include "timewait.h"
-#include "udp.h"
 
 struct socktab__tb *socktab__tb_find_locked(struct socktab__bhead *head, struct socktab_net *net,
 				     uint16_t port, int l3mdev)
@@ -905,48 +903,4 @@ void socktab__bind_done(struct socktab_sock *sk, int snum)
 	if (snum)
 		sk->userlocks |= SOCKTAB__BINDPORT_LOCK;
 	sk->sport = socktab__sk_num(sk); /* 0 with IP_BIND_ADDRESS_NO_PORT */
-}
-
-int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
-{
-	struct socktab_net *net;
-	struct in6_addr a6;
-	uint32_t v4, scope_id;
-	int snum, err;
-	uint8_t saved_v6only;
-	bool udp;
-
-	if (!sk || !addr)
-		return -EINVAL;
-	net = socktab__sk_net(sk);
-	udp = socktab__sk_proto(sk) == SOCKTAB_UDP;
-	err = socktab__bind_addr(sk, addr, len, !udp, &a6, &v4, &snum, &scope_id);
-	if (err)
-		return err;
-
-	socktab__lock(socktab__sk_lock(sk));
-	err = -EBADF;
-	if (RD(sk->state) == SOCKTAB__FREE)
-		goto out;
-	if (!udp)
-		socktab__tw_reap(net, 8);
-	err = -EINVAL;
-	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk) || socktab__sk_bl(sk)->tb2)
-		goto out;
-	/* A UDP socket may also bind an IPv6 multicast group (the stream check is above). */
-	err = socktab__bind_set_addr(sk, &a6, v4, scope_id, &saved_v6only);
-	if (err)
-		goto out;
-	if (snum || !socktab__skf(sk, SOCKTAB__SKF_NO_PORT)) {
-		err = udp ? socktab__udp_get_port(net, sk, (uint16_t)snum)
-			  : socktab__get_port(net, sk, snum);
-		if (err) {
-			socktab__bind_undo_addr(sk, saved_v6only);
-			goto out;
-		}
-	}
-	socktab__bind_done(sk, snum);
-out:
-	socktab__unlock(socktab__sk_lock(sk));
-	return err;
 }

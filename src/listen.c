@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * lhash2 (listeners), listen(), child sockets, and the packet-path lookup
- * that tries established sockets first and listeners second.
+ * lhash2: the listener table and its RCU walk (listen() and child sockets are socket.c's; the
+ * lookups that try established sockets first and listeners second are lookup.c's).
  *
  * Table: lhash2[portaddr_hash(bound address, port) & mask] (R29); a wildcard listener (0.0.0.0 or
  * ::) sits in the shared "any" slot of its port. Chains are hlist_nulls ending in slot +
@@ -13,20 +13,17 @@
  * traffic and scores higher; a strictly better score wins, ties keep the earlier entry; a winner
  * in a reuseport group hands over to the member picked by the 4-tuple hash (R35).
  * Every socket goes back to its pool only after a grace period (R23 extended to all), so a walk
- * never follows a freed listener. A referenced lookup still pins the result with
- * increment-if-not-zero and re-checks it (it may have been closed meanwhile), and the walk
- * restarts otherwise. Departures: no SO_INCOMING_CPU bonus, no BPF.
+ * never follows a freed listener. The walk takes no reference; a referenced lookup (lookup.c)
+ * pins the result with increment-if-not-zero and re-checks it (it may have been closed
+ * meanwhile), and walks again otherwise. Departures: no SO_INCOMING_CPU bonus, no BPF.
  * Groups (R34, reuseport.c): a listener joins a group of a listener with the same net, port,
  * family, v6only, device, owner uid and identical address.
  */
 #include <stdlib.h>
 
-#include "addr.h"
-#include "bind.h"
 #include "ehash.h"
 #include "listen.h"
 #include "reuseport.h"
-#include "timewait.h"
 
 static struct socktab__lhead *lhash2_slot(struct socktab_net *net, const struct in6_addr *a,
 					  uint16_t port)
@@ -63,7 +60,7 @@ static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struc
 /* ---- hashing a listener ---- */
 
 /* Insert @sk (state LISTEN, owning its port) into lhash2 and its reuseport group. */
-static int listen_hash(struct socktab_net *net, struct socktab_sock *sk)
+int socktab__listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 {
 	struct in6_addr a = socktab__sk_v6_saddr(sk);
 	struct socktab__lhead *slot = lhash2_slot(net, &a, socktab__sk_num(sk));
@@ -105,70 +102,6 @@ void socktab__listen_unhash(struct socktab_sock *sk)
 	socktab__reuseport_detach_locked(sk);
 	socktab__unlock(&net->reuseport_lock);
 	socktab__unlock(socktab__lhead_lock(net->tab, slot));
-}
-
-int socktab_listen(struct socktab_sock *sk, int backlog)
-{
-	struct socktab_net *net;
-	unsigned int somax;
-	int err, st;
-
-	if (!sk)
-		return -EINVAL;
-	if (socktab__sk_proto(sk) == SOCKTAB_UDP) /* listen(2) on a datagram socket */
-		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
-	socktab__lock(socktab__sk_lock(sk));
-	st = RD(sk->state);
-	if (st == SOCKTAB__FREE || st == SOCKTAB_TCP_TIME_WAIT) {
-		socktab__unlock(socktab__sk_lock(sk));
-		return -EBADF;
-	}
-	net = socktab__sk_net(sk);
-	somax = (unsigned int)RD(net->somaxconn);
-	/* The kernel compares as unsigned: a negative backlog means "as large as allowed". */
-	if ((unsigned int)backlog > somax)
-		backlog = (int)somax;
-	if (st == SOCKTAB_TCP_LISTEN) {
-		sk->cold->backlog = backlog;
-		socktab__unlock(socktab__sk_lock(sk));
-		return 0;
-	}
-	/* R104 (inet_listen): only an SS_UNCONNECTED socket in CLOSE or LISTEN. One that got
-	 * connected stays SS_CONNECTED after a reset, one whose SYN is unanswered is SS_CONNECTING
-	 * (SYN_SENT): EINVAL until connect(AF_UNSPEC). */
-	if (st != SOCKTAB_TCP_CLOSE || socktab__skf(sk, SOCKTAB__SKF_CONNECTED)) {
-		socktab__unlock(socktab__sk_lock(sk));
-		return -EINVAL;
-	}
-	socktab__tw_reap(net, 8);
-	/* R46: LISTEN first, so the port is re-validated as a listener's (no SO_REUSEADDR pass). */
-	WR(sk->state, SOCKTAB_TCP_LISTEN);
-	err = socktab__get_port(net, sk, socktab__sk_num(sk));
-	if (!err) {
-		err = listen_hash(net, sk);
-		if (err && !(sk->userlocks & SOCKTAB__BINDPORT_LOCK) &&
-		    !(sk->userlocks & SOCKTAB__BINDADDR_LOCK))
-			socktab__put_port(sk);
-	}
-	if (err) {
-		WR(sk->state, SOCKTAB_TCP_CLOSE);
-	} else {
-		sk->cold->backlog = backlog;
-	}
-	socktab__unlock(socktab__sk_lock(sk));
-	return err;
-}
-
-int socktab_listen_backlog(struct socktab_sock *sk)
-{
-	int ret;
-
-	if (!sk)
-		return -EINVAL;
-	socktab__lock(socktab__sk_lock(sk));
-	ret = RD(sk->state) == SOCKTAB_TCP_LISTEN ? sk->cold->backlog : -EINVAL;
-	socktab__unlock(socktab__sk_lock(sk));
-	return ret;
 }
 
 /* ---- listener lookup ---- */
@@ -295,151 +228,4 @@ struct socktab_sock *socktab__lhash2_lookup6_rcu(struct socktab_net *net,
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	k.addr6 = *daddr;
 	return listener_lookup_rcu(net, &k, socktab__ehashfn6(net, daddr, k.hnum, saddr, sport));
-}
-
-/* ---- children ---- */
-
-/*
- * The device a child is bound to (R94): the listener's; for an unbound listener, the VRF of
- * the ingress device with tcp_l3mdev_accept (inet_request_bound_dev_if), and for IPv6 with a
- * link-local peer the ingress device itself (tcp_v6_init_req).
- */
-static int child_dev(struct socktab_net *net, const struct socktab_sock *listener,
-		     const struct in6_addr *remote, bool v4, int dif, int sdif)
-{
-	int bound = (int)RD(listener->bound_dev_if);
-
-	if (bound)
-		return bound;
-	if (!v4 && socktab__v6_needs_scope(remote))
-		return dif;
-	return RD(net->tcp_l3mdev_accept) ? sdif : 0;
-}
-
-struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
-					    const struct sockaddr *local,
-					    const struct sockaddr *remote, socklen_t len, int dif,
-					    int sdif)
-{
-	struct socktab_net *net;
-	struct socktab_sock *child = NULL, *tw = NULL;
-	struct socktab__bhead *head;
-	struct socktab__bind_prealloc pa;
-	struct in6_addr la, ra;
-	uint16_t lport_be, rport_be, port;
-	int family, err = -EINVAL;
-	bool v4;
-
-	if (!listener || !local || !remote || dif < 0 || sdif < 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	socktab__lock(socktab__sk_lock(listener));
-	if (RD(listener->state) != SOCKTAB_TCP_LISTEN)
-		goto out;
-	net = socktab__sk_net(listener);
-	family = listener->family;
-	port = socktab__sk_num(listener);
-	if (socktab__parse_endpoint(family, local, len, &la, &lport_be) ||
-	    socktab__parse_endpoint(family, remote, len, &ra, &rport_be) || ntohs(lport_be) != port)
-		goto out;
-	/* No segment carries a v4-mapped address on one side and native IPv6 on the other. */
-	if (family == AF_INET6 && socktab__v6_is_mapped(&la) != socktab__v6_is_mapped(&ra))
-		goto out;
-	v4 = family == AF_INET || socktab__v6_is_mapped(&la);
-	err = -ENOMEM;
-	/* The child's address bucket may be new: allocated now, so nothing fails once the child
-	 * is in ehash. */
-	if (socktab__bind_prealloc(&pa))
-		goto out;
-	child = socktab__pool_alloc(socktab__sock_pool(net, SOCKTAB_TCP, family));
-	if (!child) {
-		socktab__bind_prealloc_free(&pa);
-		goto out;
-	}
-	/* The child is private until we return it: no lock of its own is needed (taking it under
-	 * the listener's would also look like a lock-order inversion, since pool objects change
-	 * roles). */
-	socktab__sock_init_fields(child);
-	memset(socktab__sk_priv(child), 0, net->priv_size);
-	WR(child->v4key, v4);
-	WR(child->addrpair, v4 ? ((uint64_t)ra.s6_addr32[3] | (uint64_t)la.s6_addr32[3] << 32)
-			       : ((uint64_t)SOCKTAB__LOOPBACK4_IPV6 << 32));
-	socktab__sk_set_v6_saddr(child, &la);
-	socktab__sk_set_v6_daddr(child, &ra);
-	WR(child->portpair, (uint32_t)rport_be);
-	WR(child->reuse, RD(listener->reuse)); /* children inherit SO_REUSEADDR (R48) */
-	WR(child->reuseport, RD(listener->reuseport));
-	WR(child->bound_dev_if, (uint32_t)child_dev(net, listener, &ra, v4, dif, sdif));
-	child->v6only = listener->v6only;
-	child->uid = listener->uid;
-	/* The kernel's child is a copy of the listener (sk_clone_lock): it keeps SO_LINGER, the
-	 * socket-level options and SOCK_BINDADDR_LOCK (a disconnect keeps its address), but not
-	 * SOCK_BINDPORT_LOCK: moving to CLOSE releases a child's port. */
-	child->userlocks = listener->userlocks & SOCKTAB__BINDADDR_LOCK;
-	atomic_store_explicit(&child->cold->flags,
-			      atomic_load_explicit(&listener->cold->flags, memory_order_relaxed) &
-				      (SOCKTAB__SKF_FREEBIND | SOCKTAB__SKF_TRANSPARENT |
-				       SOCKTAB__SKF_BROADCAST | SOCKTAB__SKF_NO_PORT |
-				       SOCKTAB__SKF_LINGER),
-			      memory_order_relaxed);
-	child->cold->linger_secs = listener->cold->linger_secs;
-	child->cold->local_port_range = listener->cold->local_port_range;
-	WR(child->state, SOCKTAB_TCP_SYN_RECV);
-	atomic_store_explicit(&child->refcnt, 1, memory_order_release);
-
-	/*
-	 * __inet_inherit_port: the child owns the listener's port on its own local address (the
-	 * live kernel shows this: after a wildcard listener closes, its children block 127.0.0.1:P
-	 * but not 127.0.0.2:P), so it joins the tb2 of (port, that address).
-	 */
-	head = &net->tab->bhash[socktab__bhashfn(net, port) & net->tab->bhash_mask];
-	socktab__lock(socktab__bhead_lock(net->tab, head));
-	if (socktab__check_established_locked(net, child, port,
-					      socktab__sk_ehashfn(net, child, port), true, &tw) !=
-	    SOCKTAB__UNIQUE) {
-		socktab__unlock(socktab__bhead_lock(net->tab, head));
-		socktab__bind_prealloc_free(&pa);
-		err = -EADDRINUSE;
-		goto fail;
-	}
-	bool created;
-	struct socktab__tb *tb = socktab__sk_bl(listener)->tb2->tb;
-	int l3mdev = socktab__sk_bound_l3mdev(child);
-
-	/* A child in another VRF domain than its listener's bucket owns the port in its own
-	 * (__inet_inherit_port); the buckets come from @pa, so this cannot fail. */
-	if (tb->l3mdev != l3mdev) {
-		tb = socktab__tb_find_locked(head, net, port, l3mdev);
-		if (!tb)
-			tb = socktab__tb_create_locked(head, net, port, l3mdev, &pa);
-	}
-	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create_locked(net, tb, child, &pa,
-								      &created);
-
-	if (created) {
-		tb2->fastreuse = socktab__sk_bl(listener)->tb2->fastreuse;
-		tb2->fastreuseport = socktab__sk_bl(listener)->tb2->fastreuseport;
-	}
-	socktab__bind_prealloc_free(&pa);
-	socktab__bind_hash_locked(child, tb2, port);
-	if (tw) {
-		socktab__bind_unhash_locked(net, tw);
-		atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&net->n_tw_recycled, 1, memory_order_relaxed);
-	}
-	socktab__unlock(socktab__bhead_lock(net->tab, head));
-	if (tw)
-		socktab__tw_deschedule_put(net, tw);
-	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
-	socktab__unlock(socktab__sk_lock(listener));
-	return child;
-fail:
-	WR(child->state, SOCKTAB__FREE);
-	socktab_sock_put(child);
-	child = NULL;
-out:
-	socktab__unlock(socktab__sk_lock(listener));
-	errno = -err;
-	return NULL;
 }

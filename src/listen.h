@@ -16,6 +16,9 @@ struct socktab_sock *socktab__lhash2_lookup6_rcu(struct socktab_net *net,
 						 const struct in6_addr *daddr, uint16_t dport,
 						 int dif, int sdif);
 
+/* Insert @sk (state LISTEN, owning its port) into lhash2 and its reuseport group. Caller holds
+ * the socket lock. */
+int socktab__listen_hash(struct socktab_net *net, struct socktab_sock *sk);
 /* Remove listener @sk from lhash2 and its group. Caller holds the socket lock. */
 void socktab__listen_unhash(struct socktab_sock *sk);
 

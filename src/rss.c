@@ -104,25 +104,6 @@ void socktab__rss_free(struct socktab_net *net)
 	free(atomic_exchange_explicit(&net->rss, NULL, memory_order_relaxed));
 }
 
-int socktab_sock_set_rss_queue(struct socktab_sock *sk, int queue)
-{
-	int err = 0;
-
-	if (!sk || queue < -1 || queue > 65535)
-		return -EINVAL;
-	socktab__lock(socktab__sk_lock(sk));
-	if (RD(sk->state) == SOCKTAB__FREE || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT)
-		err = -EBADF;
-	else if (queue < 0)
-		socktab__skf_set(sk, SOCKTAB__SKF_RSS, false);
-	else {
-		sk->cold->rss_queue = (uint16_t)queue;
-		socktab__skf_set(sk, SOCKTAB__SKF_RSS, true);
-	}
-	socktab__unlock(socktab__sk_lock(sk));
-	return err;
-}
-
 /*
  * Prepare the per-connect filter for @sk (its addresses and remote port are set). Returns
  * false when @sk asked for no queue. Caller is inside an RCU read-side section and keeps it

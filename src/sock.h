@@ -330,7 +330,7 @@ static inline bool socktab__bound_dev_eq(bool l3mdev_accept, uint32_t bound, int
 	return (int)bound == dif || (int)bound == sdif;
 }
 
-/* ---- sock.c ---- */
+/* ---- sock.c: the object ---- */
 /* The lock of @sk's control calls: one of its net's striped locks. No code holds two. */
 pthread_mutex_t *socktab__sk_lock(const struct socktab_sock *sk);
 /* The socket's lock is held (debug builds). */
@@ -339,7 +339,10 @@ pthread_mutex_t *socktab__sk_lock(const struct socktab_sock *sk);
 bool socktab__sock_hold_not_zero(struct socktab_sock *sk);
 /* Reset every field of a socket fresh from the pool. */
 void socktab__sock_init_fields(struct socktab_sock *sk);
-/* tcp_done(): leave the tables, keep the addresses. Caller holds the socket lock. */
-void socktab__sk_done(struct socktab_net *net, struct socktab_sock *sk);
+
+/* ---- socket.c: for the entry points only ---- */
+/* Lock @sk for a public call: 0 with the socket lock held; -EINVAL for NULL, -EBADF (and not
+ * locked) when it is closed or is a TIME_WAIT entry. */
+int socktab__sk_lock_open(struct socktab_sock *sk);
 
 #endif /* SOCKTAB_SRC_SOCK_H */

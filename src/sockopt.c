@@ -313,19 +313,6 @@ static const struct opt *find_opt(const struct socktab_sock *sk, int level, int 
 	return NULL;
 }
 
-/* Lock @sk for an option call; -EBADF (unlocked) when it is closed or a TIME_WAIT entry. */
-static int lock_open(struct socktab_sock *sk)
-{
-	if (!sk)
-		return -EINVAL;
-	socktab__lock(socktab__sk_lock(sk));
-	if (RD(sk->state) == SOCKTAB__FREE || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT) {
-		socktab__unlock(socktab__sk_lock(sk));
-		return -EBADF;
-	}
-	return 0;
-}
-
 /* The int an option's buffer holds, read as the kernel reads that level. */
 static int read_int(const struct opt *o, const void *optval, socklen_t optlen, int *v)
 {
@@ -354,7 +341,7 @@ int socktab_setsockopt(struct socktab_sock *sk, int level, int optname, const vo
 	const struct opt *o;
 	int err, v;
 
-	err = lock_open(sk);
+	err = socktab__sk_lock_open(sk);
 	if (err)
 		return err;
 	o = find_opt(sk, level, optname);
@@ -372,7 +359,7 @@ int socktab_getsockopt(struct socktab_sock *sk, int level, int optname, void *op
 	const struct opt *o;
 	int err, v = 0;
 
-	err = lock_open(sk);
+	err = socktab__sk_lock_open(sk);
 	if (err)
 		return err;
 	o = find_opt(sk, level, optname);

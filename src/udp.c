@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * UDP: the kernel's udp_table (hash, hash2, hash4), bind()/autobind, connect()/disconnect and the
- * packet-path lookup. Rule numbers: docs/rules.md.
+ * UDP: the kernel's udp_table (hash, hash2, hash4), the table side of bind()/autobind,
+ * connect()/disconnect, close and sendto() (the calls themselves, and the socket lock, are
+ * socket.c's), and the RCU walk of the packet-path lookup. Rule numbers: docs/rules.md.
  *
  * Tables (R16, R17, R82): one allocation per net holding three arrays of mask + 1 slots:
  *   hash[(port + mix) & mask]            by local port (R8); chain link socktab__sk_udp(sk)->node1;
@@ -24,8 +25,8 @@
  * members, walk the hash4 chain with an exact 4-tuple match; then score the exact-address hash2
  * chain, the wildcard chain, and last the port chain. Scoring, reuseport hand-over (R33, R35) and
  * has_conns rescoring (R36) follow the kernel; ties keep the earlier chain entry. UDP sockets are
- * SOCK_RCU_FREE (R23): walks take no reference; the public lookup pins its result with
- * increment-if-not-zero and starts again if it is dying. hash2 and hash4 walks restart when they
+ * SOCK_RCU_FREE (R23): walks take no reference; the public lookup (lookup.c) pins its result
+ * with increment-if-not-zero and starts again if it is dying. hash2 and hash4 walks restart when they
  * end on another slot's nulls value (a connect() or disconnect moved the node under them).
  *
  * bind (R68-R70), connect (R73-R74, R76), disconnect (R75) and close follow the kernel, including
@@ -35,12 +36,15 @@
  * its head, R103, so that order depends on family and SO_REUSEPORT), and a socket that
  * connected and disconnected is no longer in its reuseport group.
  *
- * Departures: no SO_INCOMING_CPU bonus, no BPF, devices are not part of a lookup (a bound socket
- * matches any ingress device, as in listen.c); re-connecting a connected socket moves its hash4
+ * Devices (R92): a socket bound to a device scores only for datagrams that arrived on it or its
+ * VRF (udp_sk_bound_dev_eq, with udp_l3mdev_accept); a hash4 match checks it with
+ * tcp_l3mdev_accept, as the kernel's inet_match does.
+ *
+ * Departures: no SO_INCOMING_CPU bonus, no BPF; re-connecting a connected socket moves its hash4
  * entry to the new 4-tuple (the kernel leaves it in the stale chain, R74, which only costs speed)
  * and every disconnect leaves hash4, so hash4_cnt counts exactly the connected sockets; the
  * reuseport has_conns flag (R36) is kept on every member instead of on the group, because the
- * group structure belongs to listen.c; the UDP secrets are derived from the net's secrets. The
+ * group structure is shared with TCP listeners (reuseport.c); the UDP secrets are derived from the net's secrets. The
  * hash4 switch (socktab_net_set_udp_hash4) only stops lookups from consulting hash4: entries are
  * still maintained, so turning it back on is instant.
  */
@@ -842,17 +846,6 @@ static void connect_window(void)
 }
 #endif
 
-/* Lock @sk for a control call; -EBADF (unlocked) once closed. */
-static int lock_open(struct socktab_sock *sk)
-{
-	socktab__lock(socktab__sk_lock(sk));
-	if (RD(sk->state) == SOCKTAB__FREE) {
-		socktab__unlock(socktab__sk_lock(sk));
-		return -EBADF;
-	}
-	return 0;
-}
-
 
 /* inet_autobind. Caller holds the socket lock. */
 static int autobind(struct socktab_net *net, struct socktab_sock *sk)
@@ -969,7 +962,8 @@ static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	}
 }
 
-int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
+int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *addr,
+				socklen_t len)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
 	struct socktab__uslot *s1;
@@ -979,14 +973,10 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	bool had_saddr;
 	int err;
 
-	if (!addr || len < (socklen_t)sizeof(sa_family_t))
-		return -EINVAL;
-	err = lock_open(sk);
-	if (err)
-		return err;
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (addr->sa_family == AF_UNSPEC) {
 		udp_disconnect(net, sk);
-		goto out;
+		return 0;
 	}
 	/* inet_dgram_connect: autobind comes before any check of the address. */
 	err = autobind(net, sk);
@@ -1060,63 +1050,51 @@ int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, s
 	atomic_store_explicit(&sk->tw_flags, 0, memory_order_release);
 	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 out:
-	socktab__unlock(socktab__sk_lock(sk));
 	return err;
 }
 
-int socktab__udp_close(struct socktab_sock *sk)
+void socktab__udp_close_locked(struct socktab_sock *sk)
 {
-	int err = lock_open(sk);
-
-	if (err)
-		return err;
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	unhash(socktab__sk_net(sk), sk);
 	WR(sk->state, SOCKTAB__FREE);
-	socktab__unlock(socktab__sk_lock(sk));
-	socktab_sock_put(sk); /* back to the pool after a grace period */
-	return 0;
 }
 
 /* ---- public UDP calls ---- */
 
-int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, socklen_t len,
-		       struct sockaddr_storage *src, struct sockaddr_storage *to)
+/* The table side of sendto() (socktab_udp_sendto()). Caller holds the socket lock. */
+int socktab__udp_sendto_locked(struct socktab_sock *sk, const struct sockaddr *dst, socklen_t len,
+			       struct sockaddr_storage *src, struct sockaddr_storage *to)
 {
 	struct socktab_net *net;
 	struct in6_addr s6;
 	struct socktab__dest d;
 	int err, family, oif;
 
-	if (!sk)
-		return -EINVAL;
-	if (socktab__sk_proto(sk) != SOCKTAB_UDP)
-		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
-	err = lock_open(sk);
-	if (err)
-		return err;
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	net = socktab__sk_net(sk);
 	family = sk->family;
 	oif = (int)RD(sk->bound_dev_if);
 	/* inet_send_prepare: autobind first (-EAGAIN), whatever the destination. */
 	err = autobind(net, sk);
 	if (err)
-		goto out;
+		return err;
 	err = -EINVAL;
 	if (dst && len < (socklen_t)sizeof(sa_family_t))
-		goto out;
+		return err;
 	if (dst && family == AF_INET6 && dst->sa_family == AF_UNSPEC)
 		dst = NULL; /* udpv6_sendmsg: AF_UNSPEC means "no address" */
 	if (dst) {
 		err = parse_dest(sk, dst, len, &d, true);
 		if (err)
-			goto out;
+			return err;
 		err = -EINVAL;
 		if (!d.port)
-			goto out;
+			return err;
 	} else {
 		err = -EDESTADDRREQ;
 		if (RD(sk->state) != SOCKTAB_TCP_ESTABLISHED)
-			goto out;
+			return err;
 		memset(&d, 0, sizeof(d));
 		d.v4 = RD(sk->v4key);
 		d.daddr4 = socktab__sk_daddr(sk);
@@ -1126,7 +1104,7 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 		 * where port 0 is refused. */
 		err = -EINVAL;
 		if (family == AF_INET6 && d.v4 && !d.port)
-			goto out;
+			return err;
 	}
 	/* udpv6_sendmsg: the scope of a destination that needs one picks the output device; the
 	 * bound device otherwise (no agreement check, unlike connect(), R96). */
@@ -1134,15 +1112,12 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 		oif = (int)d.scope_id;
 	err = udp_route(sk, &d, oif, false, &s6);
 	if (err)
-		goto out;
+		return err;
 	if (src)
 		socktab__make_sockaddr(src, family, &s6, htons(socktab__sk_num(sk)), (uint32_t)oif);
 	if (to)
 		socktab__make_sockaddr(to, family, &d.daddr6, d.port, (uint32_t)oif);
-	err = 0;
-out:
-	socktab__unlock(socktab__sk_lock(sk));
-	return err;
+	return 0;
 }
 
 int socktab_net_set_udp_hash4(struct socktab_net *net, int on)

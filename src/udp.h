@@ -76,8 +76,17 @@ void socktab__udp_init_sock(struct socktab_sock *sk);
 /* The UDP halves of the public socket calls (same contexts). */
 /* udp_lib_get_port: take port @snum (0: choose one) and hash @sk. Caller holds the socket lock. */
 int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint16_t snum);
-int socktab__udp_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
-int socktab__udp_close(struct socktab_sock *sk);
+/* connect() of a UDP socket (R73-R75); AF_UNSPEC disconnects. Caller holds the socket lock of
+ * an open socket. */
+int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *addr,
+				socklen_t len);
+/* close(): out of every chain and the group, state FREE; the caller drops the reference after
+ * unlocking. Caller holds the socket lock of an open socket. */
+void socktab__udp_close_locked(struct socktab_sock *sk);
+/* socktab_udp_sendto() after its lock: autobind, the destination, the route and source.
+ * Caller holds the socket lock of an open UDP socket. */
+int socktab__udp_sendto_locked(struct socktab_sock *sk, const struct sockaddr *dst, socklen_t len,
+			       struct sockaddr_storage *src, struct sockaddr_storage *to);
 
 /* Tests only: called as a UDP connect() starts rewriting the socket's key (udp.c). */
 extern void (*_Atomic socktab__udp_connect_hook)(struct socktab_sock *sk);
