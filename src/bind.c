@@ -337,7 +337,7 @@ void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *s
 	if (!tb2)
 		return;
 	tb = tb2->tb;
-	head = &net->tab->bhash[socktab__bhashfn(net, tb->port) & net->tab->bhash_mask];
+	head = socktab__bhash_head(net, tb->port);
 	SOCKTAB__ASSERT_LOCKED(socktab__bhead_lock(net->tab, head));
 	owners_unlink(sk);
 	sk->userlocks &= (uint8_t)~SOCKTAB__CONNECT_BIND;
@@ -403,7 +403,7 @@ int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr 
 		WR(sk->addrpair, (saved_pair & 0xffffffffull) | ((uint64_t)a.s6_addr32[3] << 32));
 	if (!old)
 		return 0;
-	head = &net->tab->bhash[socktab__bhashfn(net, old->port) & net->tab->bhash_mask];
+	head = socktab__bhash_head(net, old->port);
 	socktab__lock(socktab__bhead_lock(net->tab, head));
 	tb2 = socktab__tb2_find_or_create_locked(net, old->tb, sk, NULL, &created);
 	if (!tb2) {
@@ -681,7 +681,6 @@ int socktab__sk_bound_l3mdev(const struct socktab_sock *sk)
 static int find_open_port(struct socktab_net *net, struct socktab_sock *sk, int l3mdev, int *portp,
 			  struct socktab__bhead **headp)
 {
-	struct socktab__tables *t = net->tab;
 	bool relax = false;
 	uint32_t rnd;
 
@@ -719,8 +718,7 @@ other_parity_scan:;
 			port -= (int)remaining;
 		if (socktab__port_reserved(net, (uint16_t)port))
 			continue;
-		struct socktab__bhead *head =
-			&t->bhash[socktab__bhashfn(net, (uint16_t)port) & t->bhash_mask];
+		struct socktab__bhead *head = socktab__bhash_head(net, (uint16_t)port);
 
 		socktab__lock(socktab__bhead_lock(net->tab, head));
 		WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)port << 16));
@@ -756,7 +754,6 @@ other_parity_scan:;
  */
 int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum)
 {
-	struct socktab__tables *t = net->tab;
 	struct socktab__bhead *head;
 	struct socktab__tb *tb;
 	struct socktab__tb2 *tb2;
@@ -772,7 +769,7 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		check = false;
 		tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 	} else {
-		head = &t->bhash[socktab__bhashfn(net, (uint16_t)port) & t->bhash_mask];
+		head = socktab__bhash_head(net, (uint16_t)port);
 		socktab__lock(socktab__bhead_lock(net->tab, head));
 		tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 	}

@@ -61,21 +61,11 @@ static inline uint32_t cand_hash(struct socktab_net *net, const struct socktab_s
 	return net->lport_inside ? socktab__sk_ehashfn(net, sk, port) : hash_port0 + port;
 }
 
-/* Finish taking over a TIME_WAIT entry: it leaves its bind bucket. Caller holds the bhash lock. */
-static void tw_takeover_locked(struct socktab_net *net, struct socktab_sock *tw)
-{
-	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, socktab__sk_num(tw)));
-	socktab__bind_unhash_locked(net, tw);
-	atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&net->n_tw_recycled, 1, memory_order_relaxed);
-}
-
 /* R53: the socket already owns a port; one locked uniqueness check. */
 static int connect_bound_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0)
 {
 	uint16_t port = socktab__sk_num(sk);
-	struct socktab__bhead *head =
-		&net->tab->bhash[socktab__bhashfn(net, port) & net->tab->bhash_mask];
+	struct socktab__bhead *head = socktab__bhash_head(net, port);
 	struct socktab_sock *tw;
 	int r;
 
@@ -83,7 +73,7 @@ static int connect_bound_port(struct socktab_net *net, struct socktab_sock *sk, 
 	r = socktab__check_established_locked(net, sk, port, cand_hash(net, sk, hash0, port), true,
 					      &tw);
 	if (tw)
-		tw_takeover_locked(net, tw);
+		socktab__tw_takeover_locked(net, tw);
 	socktab__unlock(socktab__bhead_lock(net->tab, head));
 	if (tw)
 		socktab__tw_deschedule_put(net, tw);
@@ -109,8 +99,7 @@ struct choice {
 static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
 		    uint16_t port, struct socktab__bind_prealloc *pa, struct choice *c)
 {
-	struct socktab__tables *t = net->tab;
-	struct socktab__bhead *head = &t->bhash[socktab__bhashfn(net, port) & t->bhash_mask];
+	struct socktab__bhead *head = socktab__bhash_head(net, port);
 	uint32_t h = cand_hash(net, sk, hash0, port);
 	struct socktab__tb *tb;
 
@@ -297,7 +286,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 		socktab__unlock(l);
 	}
 	if (c.tw)
-		tw_takeover_locked(net, c.tw);
+		socktab__tw_takeover_locked(net, c.tw);
 	socktab__unlock(socktab__bhead_lock(net->tab, c.head));
 	if (c.tw)
 		socktab__tw_deschedule_put(net, c.tw);

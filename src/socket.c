@@ -695,7 +695,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	 * live kernel shows this: after a wildcard listener closes, its children block 127.0.0.1:P
 	 * but not 127.0.0.2:P), so it joins the tb2 of (port, that address).
 	 */
-	head = &net->tab->bhash[socktab__bhashfn(net, port) & net->tab->bhash_mask];
+	head = socktab__bhash_head(net, port);
 	socktab__lock(socktab__bhead_lock(net->tab, head));
 	if (socktab__check_established_locked(net, child, port,
 					      socktab__sk_ehashfn(net, child, port), true, &tw) !=
@@ -725,11 +725,8 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	}
 	socktab__bind_prealloc_free(&pa);
 	socktab__bind_hash_locked(child, tb2, port);
-	if (tw) {
-		socktab__bind_unhash_locked(net, tw);
-		atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&net->n_tw_recycled, 1, memory_order_relaxed);
-	}
+	if (tw)
+		socktab__tw_takeover_locked(net, tw);
 	socktab__unlock(socktab__bhead_lock(net->tab, head));
 	if (tw)
 		socktab__tw_deschedule_put(net, tw);

@@ -116,7 +116,7 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 	/* The list's reference; published by the chain's release store below. */
 	atomic_store_explicit(&tw->refcnt, 1, memory_order_release);
 
-	head = &t->bhash[socktab__bhashfn(net, socktab__sk_num(sk)) & t->bhash_mask];
+	head = socktab__bhash_head(net, socktab__sk_num(sk));
 	socktab__lock(socktab__bhead_lock(net->tab, head));
 	if (keep_port)
 		socktab__bind_hash_locked(tw, socktab__sk_bl(sk)->tb2, socktab__sk_num(sk));
@@ -197,6 +197,17 @@ void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw)
 	socktab__ehash_remove(net->tab, tw);
 	socktab__bind_unhash_locked(net, tw);
 	atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
+}
+
+/* Finish taking over @tw, whose place in ehash a new connection took
+ * (socktab__check_established_locked): it leaves its bind bucket and is counted as recycled.
+ * Caller holds the bhash lock of tw's port; socktab__tw_deschedule_put() follows, unlocked. */
+void socktab__tw_takeover_locked(struct socktab_net *net, struct socktab_sock *tw)
+{
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, socktab__sk_num(tw)));
+	socktab__bind_unhash_locked(net, tw);
+	atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&net->n_tw_recycled, 1, memory_order_relaxed);
 }
 
 /*
@@ -342,9 +353,7 @@ int socktab__tw_reap(struct socktab_net *net, int budget)
 	}
 	socktab__unlock(&net->tw_lock);
 	while ((tw = batch)) {
-		struct socktab__bhead *head =
-			&net->tab->bhash[socktab__bhashfn(net, socktab__sk_num(tw)) &
-					 net->tab->bhash_mask];
+		struct socktab__bhead *head = socktab__bhash_head(net, socktab__sk_num(tw));
 
 		batch = twof(tw)->next;
 		twof(tw)->next = NULL;
@@ -369,9 +378,7 @@ void socktab__tw_purge(struct socktab_net *net)
 		socktab__unlock(&net->tw_lock);
 		if (!tw)
 			return;
-		struct socktab__bhead *head =
-			&net->tab->bhash[socktab__bhashfn(net, socktab__sk_num(tw)) &
-					 net->tab->bhash_mask];
+		struct socktab__bhead *head = socktab__bhash_head(net, socktab__sk_num(tw));
 
 		socktab__lock(socktab__bhead_lock(net->tab, head));
 		socktab__tw_kill_locked(net, tw);

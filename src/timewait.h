@@ -14,6 +14,9 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool port_was_bound);
 /* Unhash @tw. Caller holds the bhash lock of tw's port. */
 void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw);
+/* A new connection took @tw's place in ehash: it leaves its bind bucket. Caller holds the
+ * bhash lock of tw's port. */
+void socktab__tw_takeover_locked(struct socktab_net *net, struct socktab_sock *tw);
 /* Take @tw off the list and drop the list's and the caller's references. */
 void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw);
 /* Remove up to @budget expired entries (all when negative). */
