@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What common.h and rcu.h declare and every file may use: the misuse abort, the per-thread
- * registration count the read-side assertions read, and the ThreadSanitizer grace-period token.
+ * What common.h and rcu.h declare and every file may use: lock stripes, the misuse abort, the
+ * per-thread registration count the read-side assertions read, and the ThreadSanitizer
+ * grace-period token.
  * Nothing here calls another file of the library.
  */
 #include <stdio.h>
@@ -14,6 +15,29 @@ char socktab__tsan_gp_token;
 #endif
 
 _Thread_local int socktab__registered __attribute__((tls_model("initial-exec")));
+
+int socktab__stripes_init(struct socktab__stripes *st, uint32_t n)
+{
+	st->mask = 0;
+	if (posix_memalign((void **)&st->s, SOCKTAB__CACHELINE, n * sizeof(*st->s))) {
+		st->s = NULL;
+		return -ENOMEM;
+	}
+	st->mask = n - 1;
+	for (uint32_t i = 0; i < n; i++)
+		pthread_mutex_init(&st->s[i].m, NULL);
+	return 0;
+}
+
+void socktab__stripes_free(struct socktab__stripes *st)
+{
+	if (!st->s)
+		return;
+	for (uint32_t i = 0; i <= st->mask; i++)
+		pthread_mutex_destroy(&st->s[i].m);
+	free(st->s);
+	st->s = NULL;
+}
 
 void socktab__misuse(const char *what)
 {

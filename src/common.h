@@ -75,6 +75,30 @@ static inline void socktab__unlock(pthread_mutex_t *m)
 }
 
 /*
+ * Striped locks: @mask + 1 mutexes, one per cache line; object or slot i takes stripe i & mask.
+ * Every striped table and the sockets use it; no code holds two stripes of one array, so slots
+ * sharing a stripe only serialise.
+ */
+struct socktab__lock_stripe {
+	_Alignas(SOCKTAB__CACHELINE) pthread_mutex_t m;
+};
+
+struct socktab__stripes {
+	struct socktab__lock_stripe *s;    /* (c) */
+	uint32_t mask;                     /* (c) stripes - 1 */
+};
+
+/* Allocate and initialise @n stripes (a power of two): 0, or -ENOMEM with @st empty. */
+int socktab__stripes_init(struct socktab__stripes *st, uint32_t n);
+/* Destroy and free them; an empty (zeroed or failed) set is fine. */
+void socktab__stripes_free(struct socktab__stripes *st);
+
+static inline pthread_mutex_t *socktab__stripe(const struct socktab__stripes *st, uint32_t i)
+{
+	return &st->s[i & st->mask].m;
+}
+
+/*
  * Lock discipline (debug builds): a function that needs a lock asserts that it is held. A
  * default mutex cannot tell who holds it, so this checks "held by someone"; with the caller's
  * own lock missing, the trylock succeeds and the assertion fires.

@@ -7,9 +7,10 @@
  * hash = keyed jhash of the addresses and remote port, plus the local port added after hashing
  * (R3), so consecutive local ports land in consecutive slots.
  * Each slot is one word: an hlist_nulls head whose chain ends in the slot's own nulls value.
- * Writers hold the striped lock (hash & locks_mask); readers take none (R21): they filter on the
- * cached hash, compare the key, take a reference with increment-if-not-zero (none inside the
- * caller's RCU section) and restart when the walk ends on another slot's nulls value. A socket
+ * Writers hold the striped lock of the hash (socktab__ehash_lock()); readers take none (R21):
+ * they filter on the cached hash, compare the key and restart when the walk ends on another
+ * slot's nulls value (ehash.h); lookup.c pins a referenced lookup's match with
+ * increment-if-not-zero (none inside the caller's RCU section). A socket
  * goes back to its pool only after a grace period, so the key that matched was that socket's at
  * that instant, and the answer is right as of then; the kernel's re-check after the reference
  * (R20) guards against reuse of the memory, which cannot happen here. Entries: SYN_SENT and

@@ -79,21 +79,11 @@ static void tables_free(struct socktab__tables *t)
 {
 	if (!t)
 		return;
-	if (t->ehash_locks)
-		for (uint32_t i = 0; i <= t->ehash_locks_mask; i++)
-			pthread_mutex_destroy(&t->ehash_locks[i].m);
-	struct socktab__lock_stripe *stripes[3] = { t->bhash_locks, t->bhash2_locks,
-						    t->lhash2_locks };
-
-	for (int k = 0; k < 3; k++) {
-		if (!stripes[k])
-			continue;
-		for (uint32_t i = 0; i <= t->bind_locks_mask; i++)
-			pthread_mutex_destroy(&stripes[k][i].m);
-		free(stripes[k]);
-	}
+	socktab__stripes_free(&t->ehash_locks);
+	socktab__stripes_free(&t->bhash_locks);
+	socktab__stripes_free(&t->bhash2_locks);
+	socktab__stripes_free(&t->lhash2_locks);
 	free(t->ehash);
-	free(t->ehash_locks);
 	free(t->bhash);
 	free(t->bhash2);
 	free(t->lhash2);
@@ -106,6 +96,7 @@ static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 	uint32_t ne = roundup_pow2(p->ehash_entries);
 	uint32_t nl = roundup_pow2(p->ehash_locks);
 	uint32_t nb = roundup_pow2(p->bhash_entries);
+	uint32_t nbl = nb < SOCKTAB__BIND_LOCKS ? nb : SOCKTAB__BIND_LOCKS;
 
 	if (posix_memalign((void **)&t, SOCKTAB__CACHELINE, sizeof(*t)))
 		return NULL;
@@ -113,7 +104,6 @@ static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 	if (nl > ne)
 		nl = ne;
 	t->ehash_mask = ne - 1;
-	t->ehash_locks_mask = nl - 1;
 	t->bhash_mask = nb - 1;
 	/* A large ehash is 2 MiB-aligned and offered to transparent huge pages, as the pool's
 	 * slabs are: each lookup's slot miss would otherwise pay a page-table walk too. */
@@ -123,50 +113,26 @@ static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 		t->ehash = NULL;
 	else if (ea > SOCKTAB__CACHELINE)
 		(void)madvise(t->ehash, eb, MADV_HUGEPAGE);
-	if (posix_memalign((void **)&t->ehash_locks, SOCKTAB__CACHELINE, sizeof(*t->ehash_locks) * nl))
-		t->ehash_locks = NULL;
 	/* bhash and bhash2 are one size decision (R82); two arrays keep their types apart. */
 	t->bhash = calloc(nb, sizeof(*t->bhash));
 	t->bhash2 = calloc(nb, sizeof(*t->bhash2));
 	/* lhash2 takes the bind-hash size (the kernel sizes it separately, one slot per 2 MB). */
 	t->lhash2_mask = nb - 1;
 	t->lhash2 = calloc(nb, sizeof(*t->lhash2));
-	t->bind_locks_mask = (nb < SOCKTAB__BIND_LOCKS ? nb : SOCKTAB__BIND_LOCKS) - 1;
-	struct socktab__lock_stripe **stripes[3] = { &t->bhash_locks, &t->bhash2_locks,
-						     &t->lhash2_locks };
-	bool stripes_ok = true;
+	/* Each set is tried even when an earlier one failed: tables_free() takes them all. */
+	int locks_err = socktab__stripes_init(&t->ehash_locks, nl);
 
-	for (int k = 0; k < 3; k++) {
-		if (posix_memalign((void **)stripes[k], SOCKTAB__CACHELINE,
-				   (t->bind_locks_mask + 1) * sizeof(**stripes[k]))) {
-			*stripes[k] = NULL;
-			stripes_ok = false;
-			continue;
-		}
-		for (uint32_t i = 0; i <= t->bind_locks_mask; i++)
-			pthread_mutex_init(&(*stripes[k])[i].m, NULL);
-	}
-	if (!t->ehash || !t->ehash_locks || !t->bhash || !t->bhash2 || !t->lhash2 || !stripes_ok) {
-		for (int k = 0; k < 3; k++) {
-			if (*stripes[k])
-				for (uint32_t i = 0; i <= t->bind_locks_mask; i++)
-					pthread_mutex_destroy(&(*stripes[k])[i].m);
-			free(*stripes[k]);
-		}
-		free(t->ehash);
-		free(t->ehash_locks);
-		free(t->bhash);
-		free(t->bhash2);
-		free(t->lhash2);
-		free(t);
+	locks_err |= socktab__stripes_init(&t->bhash_locks, nbl);
+	locks_err |= socktab__stripes_init(&t->bhash2_locks, nbl);
+	locks_err |= socktab__stripes_init(&t->lhash2_locks, nbl);
+	if (!t->ehash || !t->bhash || !t->bhash2 || !t->lhash2 || locks_err) {
+		tables_free(t);
 		return NULL;
 	}
 	for (uint32_t i = 0; i < nb; i++)
 		socktab__hhead_init(&t->lhash2[i].head, i + SOCKTAB__LISTENING_NULLS_BASE);
 	for (uint32_t i = 0; i < ne; i++)
 		socktab__hhead_init(&t->ehash[i], i);
-	for (uint32_t i = 0; i < nl; i++)
-		pthread_mutex_init(&t->ehash_locks[i].m, NULL);
 	atomic_init(&t->refs, 1);
 	return t;
 }
@@ -231,9 +197,7 @@ static void net_free_pools(struct socktab_net *net)
 {
 	for (int k = 0; k < SOCKTAB__K_NR; k++)
 		socktab__pool_destroy(&net->pools[k]);
-	for (int i = 0; i < SOCKTAB__SK_LOCKS; i++)
-		pthread_mutex_destroy(&net->sk_locks[i].m);
-	free(net->sk_locks);
+	socktab__stripes_free(&net->sk_locks);
 }
 
 struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
@@ -267,14 +231,11 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		}
 	}
 	net->perturb = calloc(SOCKTAB__PERTURB_SIZE, sizeof(*net->perturb));
-	if (posix_memalign((void **)&net->sk_locks, SOCKTAB__CACHELINE,
-			   SOCKTAB__SK_LOCKS * sizeof(*net->sk_locks)))
-		net->sk_locks = NULL;
-	if (!net->tab || !net->perturb || !net->sk_locks) {
+	if (socktab__stripes_init(&net->sk_locks, SOCKTAB__SK_LOCKS) || !net->tab || !net->perturb) {
 		if (net->tab && atomic_fetch_sub(&net->tab->refs, 1) == 1)
 			tables_free(net->tab);
 		free(net->perturb);
-		free(net->sk_locks);
+		socktab__stripes_free(&net->sk_locks);
 		free(net);
 		errno = ENOMEM;
 		return NULL;
@@ -285,8 +246,6 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	net->has_priv = p->sock_priv_size != 0;
 	for (int k = 0; k < SOCKTAB__K_NR; k++)
 		socktab__pool_init(&net->pools[k], net, k, p->sock_priv_size);
-	for (int i = 0; i < SOCKTAB__SK_LOCKS; i++)
-		pthread_mutex_init(&net->sk_locks[i].m, NULL);
 
 	if (p->fixed_secret)
 		memcpy(secrets, p->secret, sizeof(secrets));

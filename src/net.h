@@ -32,12 +32,9 @@ struct socktab__fib {
 
 /*
  * Slots are bare heads (8 bytes, as the kernel's are 16 with their spinlock); their locks are
- * striped, one array per table (socktab__bhead_lock() and friends). No code holds two locks of
- * one table, so slots sharing a stripe only serialise.
+ * striped, one set per table (struct socktab__stripes, common.h; socktab__bhead_lock() and
+ * friends pick a slot's).
  */
-struct socktab__lock_stripe {
-	_Alignas(SOCKTAB__CACHELINE) pthread_mutex_t m;
-};
 
 /* bhash slot: bind buckets of the ports that hash here (bind.h). */
 struct socktab__bhead {
@@ -61,18 +58,16 @@ struct socktab__tables {
 	_Atomic int refs;                  /* (a) nets using these tables */
 	_Atomic uint32_t next_tag;         /* (a) tags given to the nets using them so far */
 	uint32_t ehash_mask;               /* (c) */
-	uint32_t ehash_locks_mask;         /* (c) */
 	uint32_t bhash_mask;               /* (c) */
 	struct socktab__hhead *ehash;      /* (c) one word per slot, nulls value = slot */
-	struct socktab__lock_stripe *ehash_locks; /* (c) striped: slot & ehash_locks_mask */
+	struct socktab__stripes ehash_locks; /* (c) by hash */
 	struct socktab__bhead *bhash;      /* (c) */
 	struct socktab__bhead2 *bhash2;    /* (c) */
 	uint32_t lhash2_mask;              /* (c) */
 	struct socktab__lhead *lhash2;     /* (c) */
-	uint32_t bind_locks_mask;          /* (c) stripes of bhash, bhash2 and lhash2, each */
-	struct socktab__lock_stripe *bhash_locks;  /* (c) */
-	struct socktab__lock_stripe *bhash2_locks; /* (c) */
-	struct socktab__lock_stripe *lhash2_locks; /* (c) */
+	struct socktab__stripes bhash_locks;  /* (c) by slot, as the two below */
+	struct socktab__stripes bhash2_locks; /* (c) */
+	struct socktab__stripes lhash2_locks; /* (c) */
 };
 
 /* One slab of a pool: room for @nobj objects of the pool's stride, then their cold parts; the
@@ -150,7 +145,7 @@ struct socktab_net {
 	_Atomic uint32_t *perturb;         /* (a) table_perturb (R54, R57) */
 
 	struct socktab__pool pools[SOCKTAB__K_NR];
-	struct socktab__lock_stripe *sk_locks; /* SOCKTAB__SK_LOCKS of them */
+	struct socktab__stripes sk_locks;  /* (c) SOCKTAB__SK_LOCKS of them */
 	struct socktab__sk_cold tw_cold;   /* (c) all zero: what a TIME_WAIT entry's cold pointer names */
 
 	pthread_mutex_t tw_lock;
@@ -219,19 +214,19 @@ static inline struct socktab__bhead *socktab__bhash_head(struct socktab_net *net
 static inline pthread_mutex_t *socktab__bhead_lock(const struct socktab__tables *t,
 						   const struct socktab__bhead *h)
 {
-	return &t->bhash_locks[(uint32_t)(h - t->bhash) & t->bind_locks_mask].m;
+	return socktab__stripe(&t->bhash_locks, (uint32_t)(h - t->bhash));
 }
 
 static inline pthread_mutex_t *socktab__bhead2_lock(const struct socktab__tables *t,
 						    const struct socktab__bhead2 *h)
 {
-	return &t->bhash2_locks[(uint32_t)(h - t->bhash2) & t->bind_locks_mask].m;
+	return socktab__stripe(&t->bhash2_locks, (uint32_t)(h - t->bhash2));
 }
 
 static inline pthread_mutex_t *socktab__lhead_lock(const struct socktab__tables *t,
 						   const struct socktab__lhead *h)
 {
-	return &t->lhash2_locks[(uint32_t)(h - t->lhash2) & t->bind_locks_mask].m;
+	return socktab__stripe(&t->lhash2_locks, (uint32_t)(h - t->lhash2));
 }
 
 static inline pthread_mutex_t *socktab__bhash_lock(struct socktab_net *net, uint16_t port)
@@ -241,7 +236,7 @@ static inline pthread_mutex_t *socktab__bhash_lock(struct socktab_net *net, uint
 
 static inline pthread_mutex_t *socktab__ehash_lock(struct socktab__tables *t, uint32_t hash)
 {
-	return &t->ehash_locks[hash & t->ehash_locks_mask].m;
+	return socktab__stripe(&t->ehash_locks, hash);
 }
 
 /* Is @port in net.ipv4.ip_local_reserved_ports? */

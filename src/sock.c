@@ -27,7 +27,7 @@ pthread_mutex_t *socktab__sk_lock(const struct socktab_sock *sk)
 {
 	uint64_t h = ((uintptr_t)sk >> 6) * 0x9e3779b97f4a7c15ull;
 
-	return &socktab__sk_net(sk)->sk_locks[h >> 56 & (SOCKTAB__SK_LOCKS - 1)].m;
+	return socktab__stripe(&socktab__sk_net(sk)->sk_locks, (uint32_t)(h >> 56));
 }
 
 void socktab__sock_init_fields(struct socktab_sock *sk)

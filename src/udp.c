@@ -86,14 +86,16 @@ struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint3
 	memset(t, 0, sizeof(*t));
 	t->mask = n - 1;
 	t->log = log;
-	t->locks_mask = (n < SOCKTAB__UDP_LOCKS ? n : SOCKTAB__UDP_LOCKS) - 1;
-	if (posix_memalign((void **)&t->locks, SOCKTAB__CACHELINE,
-			   3 * (t->locks_mask + 1) * sizeof(*t->locks))) {
+	uint32_t nl = n < SOCKTAB__UDP_LOCKS ? n : SOCKTAB__UDP_LOCKS;
+
+	if (socktab__stripes_init(&t->hash_locks, nl) || socktab__stripes_init(&t->hash2_locks, nl) ||
+	    socktab__stripes_init(&t->hash4_locks, nl)) {
+		socktab__stripes_free(&t->hash_locks);
+		socktab__stripes_free(&t->hash2_locks);
+		socktab__stripes_free(&t->hash4_locks);
 		free(mem);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < 3 * (t->locks_mask + 1); i++)
-		pthread_mutex_init(&t->locks[i].m, NULL);
 	/* hash2 first: its 16-byte slots stay 16-aligned after the line-aligned header. */
 	t->hash2 = (struct socktab__uslot2 *)(mem + hdr);
 	t->hash = (struct socktab__uslot *)(t->hash2 + n);
@@ -120,9 +122,9 @@ void socktab__udp_table_free(struct socktab__udp_table *t)
 {
 	if (!t)
 		return;
-	for (uint32_t i = 0; i < 3 * (t->locks_mask + 1); i++)
-		pthread_mutex_destroy(&t->locks[i].m);
-	free(t->locks);
+	socktab__stripes_free(&t->hash_locks);
+	socktab__stripes_free(&t->hash2_locks);
+	socktab__stripes_free(&t->hash4_locks);
 	free(t);
 }
 

@@ -34,27 +34,28 @@ struct socktab__udp_table {
 	struct socktab__uslot *hash;       /* (c) by port */
 	struct socktab__uslot2 *hash2;     /* (c) by (address, port) */
 	struct socktab__uslot *hash4;      /* (c) by 4-tuple */
-	uint32_t locks_mask;               /* (c) stripes per table - 1 */
-	struct socktab__lock_stripe *locks; /* (c) hash's stripes, then hash2's, then hash4's */
+	struct socktab__stripes hash_locks;  /* (c) by slot, as the two below */
+	struct socktab__stripes hash2_locks; /* (c) */
+	struct socktab__stripes hash4_locks; /* (c) */
 };
 
 /* The locks of a primary (port), hash2 and hash4 slot. */
 static inline pthread_mutex_t *socktab__uslot1_lock(const struct socktab__udp_table *t,
 						    const struct socktab__uslot *s)
 {
-	return &t->locks[(uint32_t)(s - t->hash) & t->locks_mask].m;
+	return socktab__stripe(&t->hash_locks, (uint32_t)(s - t->hash));
 }
 
 static inline pthread_mutex_t *socktab__uslot2_lock(const struct socktab__udp_table *t,
 						    const struct socktab__uslot2 *s)
 {
-	return &t->locks[(t->locks_mask + 1) + ((uint32_t)(s - t->hash2) & t->locks_mask)].m;
+	return socktab__stripe(&t->hash2_locks, (uint32_t)(s - t->hash2));
 }
 
 static inline pthread_mutex_t *socktab__uslot4_lock(const struct socktab__udp_table *t,
 						    const struct socktab__uslot *s)
 {
-	return &t->locks[2 * (t->locks_mask + 1) + ((uint32_t)(s - t->hash4) & t->locks_mask)].m;
+	return socktab__stripe(&t->hash4_locks, (uint32_t)(s - t->hash4));
 }
 #define SOCKTAB__UDP1_NULLS_BASE (3u << 29) /* nulls values: never an ehash or lhash2 slot's */
 #define SOCKTAB__UDP2_NULLS_BASE (2u << 29)
