@@ -47,6 +47,17 @@ struct lines {
 	int n;
 };
 
+/* The last line of the block that line @i opens: its closing brace for a repeat line, else @i. */
+static int block_end(const struct lines *L, int i)
+{
+	if (strncmp(L->v[i], "repeat ", 7))
+		return i;
+	for (int j = i + 1; j < L->n; j++)
+		if (!strcmp(L->v[j], "}"))
+			return j;
+	return i;
+}
+
 static void lines_add(struct lines *L, const char *fmt, ...)
 {
 	char buf[256];
@@ -1731,22 +1742,26 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 			rp_collect_free(&K);
 			rp_collect_free(&S);
 			rp_free_script(s);
-			/* ddmin by single lines, repeated to a fixed point: scripts are short. */
+			/* ddmin by single lines, repeated to a fixed point: scripts are short. A
+			 * repeat block goes as a whole (its opening line takes the body and the
+			 * closing brace with it), so what is left always parses. */
 			for (bool changed = true; changed;) {
 				changed = false;
 				for (int i = L.n - 1; i >= 0; i--) {
 					struct rp_script *t = NULL;
 					struct rp_collect TK, TS;
-					int td;
+					int td, end = block_end(&L, i);
 
-					if (drop[i])
+					if (drop[i] || !strcmp(L.v[i], "}"))
 						continue;
-					drop[i] = true;
+					for (int j = i; j <= end; j++)
+						drop[j] = true;
 					td = diff_text(name, &L, drop, &t, &TK, &TS);
 					if (td >= 0) {
 						changed = true;
 					} else {
-						drop[i] = false;
+						for (int j = i; j <= end; j++)
+							drop[j] = false;
 					}
 					if (td != -2) {
 						rp_collect_free(&TK);
@@ -1823,10 +1838,31 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 			printf("DISAGREEMENT: --random %ld --seed %llu, script %ld; minimized "
 			       "(expectations are the kernel's):\n",
 			       n, (unsigned long long)seed, k);
-			for (int i = 0; md >= 0 && i < m->nlines; i++) {
+			/* The joined script's lines (what was parsed), for the repeat lines that
+			 * have no statement of their own. */
+			int *joined = calloc((size_t)L.n + 1, sizeof(int)), nj = 0, prev = 0;
+
+			if (!joined) {
+				perror("socktab replay");
+				exit(2);
+			}
+			for (int i = 0; i < L.n; i++)
+				if (!drop[i])
+					joined[nj++] = i;
+			for (int i = 0; md >= 0 && i <= m->nlines; i++) {
 				const struct rp_case *c = &m->cases[0];
 				char kt[128] = "?", stt[128] = "?", stmt[256], *arrow;
-				int oi = -1;
+				int oi = -1, ln = i < m->nlines ? m->lines[i].lineno : nj + 1;
+
+				for (int j = prev + 1; j < ln && j <= nj; j++) {
+					const char *t = L.v[joined[j - 1]];
+
+					if (!strncmp(t, "repeat ", 7) || !strcmp(t, "}"))
+						printf("%s\n", t);
+				}
+				prev = ln;
+				if (i == m->nlines)
+					break;
 
 				for (int j = 0; j < c->nops; j++)
 					if (c->ops[j].line == i)
@@ -1845,6 +1881,7 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 				else
 					printf("%s => %s\n", stmt, kt);
 			}
+			free(joined);
 			if (md < 0) {
 				/* Flaky: show the whole generated script so it can be replayed. */
 				printf("(the disagreement did not reproduce after minimization; the "
