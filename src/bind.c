@@ -271,10 +271,8 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 /* Caller holds the bhash lock. Makes @sk an owner of @tb2 on @port. */
 void socktab__bind_hash_locked(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port)
 {
-	uint32_t pp = RD(sk->portpair);
-
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(tb2->net, port));
-	WR(sk->portpair, (pp & 0xffff) | ((uint32_t)port << 16));
+	socktab__sk_set_num(sk, port);
 	sk->sport = port;
 	struct socktab__bindlink *bl = socktab__sk_bl(sk);
 
@@ -721,7 +719,7 @@ other_parity_scan:;
 		struct socktab__bhead *head = socktab__bhash_head(net, (uint16_t)port);
 
 		socktab__lock(socktab__bhead_lock(net->tab, head));
-		WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)port << 16));
+		socktab__sk_set_num(sk, (uint16_t)port);
 		struct socktab__tb *tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 
 		if (!tb || ((!use_hash2_on_bind(sk) || !addr_any_conflict(sk, tb, relax, false)) &&
@@ -732,7 +730,7 @@ other_parity_scan:;
 		}
 		socktab__unlock(socktab__bhead_lock(net->tab, head));
 	}
-	WR(sk->portpair, RD(sk->portpair) & 0xffff);
+	socktab__sk_set_num(sk, 0);
 	offset--;
 	if (!(offset & 1))
 		goto other_parity_scan;
@@ -790,7 +788,7 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 	 */
 	if (check && !first && reuseport_match(tb, sk))
 		check = false;
-	WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)port << 16));
+	socktab__sk_set_num(sk, (uint16_t)port);
 	if (check && use_hash2_on_bind(sk) && addr_any_conflict(sk, tb, true, true)) {
 		ret = -EADDRINUSE;
 		goto fail;
@@ -825,7 +823,7 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 	return 0;
 fail:
 	if (!socktab__sk_bl(sk)->tb2) /* a listener re-validating its own port keeps it */
-		WR(sk->portpair, RD(sk->portpair) & 0xffff);
+		socktab__sk_set_num(sk, 0);
 	if (tb_created)
 		socktab__tb_maybe_destroy_locked(head, tb);
 	socktab__unlock(socktab__bhead_lock(net->tab, head));

@@ -267,6 +267,19 @@ static inline uint16_t socktab__sk_dport(const struct socktab_sock *sk)
 	return (uint16_t)(RD(sk->portpair) & 0xffff);
 }
 
+/* Set the local port (the kernel's inet_num; 0: none), keeping the remote one. Caller holds the
+ * socket lock (or owns the socket alone); lookups are ordered by the chain's release store. */
+static inline void socktab__sk_set_num(struct socktab_sock *sk, uint16_t num)
+{
+	WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)num << 16));
+}
+
+/* Set the remote port (network order; 0: none), keeping the local one. As above. */
+static inline void socktab__sk_set_dport(struct socktab_sock *sk, uint16_t dport_be)
+{
+	WR(sk->portpair, (RD(sk->portpair) & 0xffff0000u) | dport_be);
+}
+
 static inline uint32_t socktab__sk_rcv_saddr(const struct socktab_sock *sk)
 {
 	return (uint32_t)(RD(sk->addrpair) >> 32);

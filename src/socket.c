@@ -112,7 +112,7 @@ static void sk_done(struct socktab_net *net, struct socktab_sock *sk)
 	}
 	if (!(sk->userlocks & SOCKTAB__BINDPORT_LOCK)) {
 		socktab__put_port(sk);
-		WR(sk->portpair, RD(sk->portpair) & 0xffff); /* inet_num = 0; sport stays */
+		socktab__sk_set_num(sk, 0); /* inet_num = 0; sport stays */
 	}
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
 }
@@ -202,7 +202,7 @@ static void sk_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
 		sk_done(net, sk);
-	WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
+	socktab__sk_set_dport(sk, 0);
 	socktab__sk_set_v6_daddr(sk, &any);
 	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
 		/* port kept by bind(): its bucket goes back to the wildcard address */
@@ -367,14 +367,14 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	WR(sk->addrpair, (uint64_t)daddr4 * v4 | ((uint64_t)saddr4 << 32));
 	socktab__sk_set_v6_daddr(sk, &daddr6);
 	socktab__sk_set_v6_saddr(sk, &saddr6);
-	WR(sk->portpair, (RD(sk->portpair) & 0xffff0000u) | dport);
+	socktab__sk_set_dport(sk, dport);
 	WR(sk->state, SOCKTAB_TCP_SYN_SENT);
 	err = socktab__hash_connect(net, sk);
 	if (err) {
 		static const struct in6_addr any = IN6ADDR_ANY_INIT;
 
 		WR(sk->state, SOCKTAB_TCP_CLOSE);
-		WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
+		socktab__sk_set_dport(sk, 0);
 		socktab__sk_set_v6_daddr(sk, &any);
 		WR(sk->v4key, family == AF_INET);
 		if (!had_saddr) {

@@ -586,7 +586,7 @@ static void unhash(struct socktab_net *net, struct socktab_sock *sk)
 	atomic_fetch_sub_explicit(&s1->count, 1, memory_order_relaxed);
 	unhash4_locked(net, sk);
 	hash2_del_locked(net, sk);
-	WR(sk->portpair, RD(sk->portpair) & 0xffff); /* inet_num = 0 */
+	socktab__sk_set_num(sk, 0); /* inet_num = 0 */
 	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 }
 
@@ -784,11 +784,11 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 	if (lport_inuse(snum, s1, NULL, sk, 0))
 		goto busy;
 found:
-	WR(sk->portpair, (RD(sk->portpair) & 0xffff) | ((uint32_t)snum << 16));
+	socktab__sk_set_num(sk, (uint16_t)snum);
 	if (RD(sk->reuseport)) {
 		err = rp_join_locked(net, sk, s1, snum);
 		if (err) {
-			WR(sk->portpair, RD(sk->portpair) & 0xffff);
+			socktab__sk_set_num(sk, 0);
 			socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 			return err;
 		}
@@ -944,7 +944,7 @@ static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
 	if (s1)
 		unhash4_locked(net, sk); /* departure: never a stale hash4 entry */
-	WR(sk->portpair, RD(sk->portpair) & 0xffff0000u);
+	socktab__sk_set_dport(sk, 0);
 	/* The IPv6 peer address stays, as in the kernel: score6 still takes only datagrams from
 	 * that address until the next connect(); IPv4 lookups see the cleared daddr below. */
 	WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
@@ -1037,7 +1037,7 @@ int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *
 		WR(sk->addrpair, (uint64_t)d.daddr4 | ((uint64_t)saddr4 << 32));
 	else /* an IPv6 peer: both v4 aliases are 127.0.0.6, matching no IPv4 datagram */
 		WR(sk->addrpair, (uint64_t)SOCKTAB__LOOPBACK4_IPV6 | ((uint64_t)SOCKTAB__LOOPBACK4_IPV6 << 32));
-	WR(sk->portpair, (RD(sk->portpair) & 0xffff0000u) | d.port);
+	socktab__sk_set_dport(sk, d.port);
 	if (!had_saddr)
 		rehash2_locked(net, sk); /* leaves the group before has_conns is set (kernel order) */
 #ifdef SOCKTAB_NAIVE_ORDER
