@@ -136,10 +136,9 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
 	struct socktab__dev_key d = sk_dev_key(net, sk);
 
 	SOCKTAB__ASSERT_RCU();
-	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
-						memory_order_acquire);
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_acquire)) {
+	uintptr_t p;
+
+	socktab__hlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_acquire) {
 		struct socktab_sock *sk2 = socktab__node_sk(p);
 
 		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, &d))
@@ -172,10 +171,9 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, lport)); /* a TIME_WAIT taken over leaves it */
 	*twp = NULL;
 	socktab__lock(l);
-	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
-						memory_order_relaxed);
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&socktab__node_sk(p)->node.next, memory_order_relaxed)) {
+	uintptr_t p;
+
+	socktab__hlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_relaxed) {
 		struct socktab_sock *sk2 = socktab__node_sk(p);
 
 		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, &d))

@@ -41,9 +41,9 @@ static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struc
 	struct in6_addr a = socktab__sk_v6_saddr(sk);
 
 	SOCKTAB__ASSERT_LOCKED(socktab__lhead_lock(socktab__sk_net(sk)->tab, slot));
-	for (uintptr_t p = atomic_load_explicit(&slot->head.first, memory_order_relaxed);
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next, memory_order_relaxed)) {
+	uintptr_t p;
+
+	socktab__hlist_for_each(p, &slot->head, memory_order_relaxed) {
 		struct socktab_sock *sk2 = (struct socktab_sock *)p;
 		struct in6_addr a2 = socktab__sk_v6_saddr(sk2);
 
@@ -160,10 +160,7 @@ static struct socktab_sock *lhash2_walk(struct socktab_net *net, const struct lk
 		socktab__v6_map(&a, k->addr4);
 	idx = socktab__portaddr_hash(net, &a, k->hnum) & net->tab->lhash2_mask;
 	*restart = false;
-	for (p = atomic_load_explicit(&net->tab->lhash2[idx].head.first, memory_order_acquire);
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
-				      memory_order_acquire)) {
+	socktab__hlist_for_each(p, &net->tab->lhash2[idx].head, memory_order_acquire) {
 		struct socktab_sock *sk = (struct socktab_sock *)p;
 		int sc = score(sk, k);
 

@@ -39,6 +39,16 @@ static inline bool socktab__is_nulls(uintptr_t p)
 	return p & 1u;
 }
 
+/*
+ * Walk the chain of head @h (a struct socktab__hhead *): @p, a uintptr_t, takes each node's
+ * address in turn, loaded with @mo: memory_order_acquire for a reader under RCU, relaxed under
+ * the chain's lock (the kernel's sk_nulls_for_each_rcu). The loop ends with the chain's nulls
+ * marker in @p; a reader checks after the loop that it is its own chain's.
+ */
+#define socktab__hlist_for_each(p, h, mo)                                                          \
+	for ((p) = atomic_load_explicit(&(h)->first, (mo)); !socktab__is_nulls(p);                 \
+	     (p) = atomic_load_explicit(&((struct socktab__hnode *)(p))->next, (mo)))
+
 static inline uintptr_t socktab__nulls_value(uintptr_t p)
 {
 	return p >> 1;

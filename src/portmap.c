@@ -325,11 +325,9 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 	if (pm) {
 		/* Another unbound entry with the same 4-tuple keeps the port busy (it is in this
 		 * chain). */
-		for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
-							memory_order_relaxed);
-		     !socktab__is_nulls(p);
-		     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
-					      memory_order_relaxed)) {
+		uintptr_t p;
+
+		socktab__hlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_relaxed) {
 			struct socktab_sock *sk2 = (struct socktab_sock *)p;
 
 			if (sk2 != sk && RD(sk2->hash) == hash && !RD(sk2->bound_dev_if) &&
@@ -352,11 +350,9 @@ static void probe_port(struct socktab_net *net, struct socktab__portmap *pm, uin
 	pthread_mutex_t *l = socktab__ehash_lock(t, hash);
 
 	socktab__lock(l);
-	for (uintptr_t p = atomic_load_explicit(&t->ehash[hash & t->ehash_mask].first,
-						memory_order_relaxed);
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
-				      memory_order_relaxed)) {
+	uintptr_t p;
+
+	socktab__hlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_relaxed) {
 		struct socktab_sock *sk2 = (struct socktab_sock *)p;
 
 		if (RD(sk2->hash) == hash && RD(sk2->portpair) == ports &&

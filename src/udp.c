@@ -191,11 +191,6 @@ static struct socktab_sock *sk_of_node1(uintptr_t p)
 	return ((struct socktab__udp_ext *)((char *)p - offsetof(struct socktab__udp_ext, node1)))->sk;
 }
 
-static uintptr_t node_next(uintptr_t p, memory_order mo)
-{
-	return atomic_load_explicit(&((struct socktab__hnode *)p)->next, mo);
-}
-
 /* ---- lookup (R71, R72) ---- */
 
 struct ukey {
@@ -305,10 +300,7 @@ static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t s
 
 	SOCKTAB__ASSERT_RCU();
 	*restart = false;
-	for (p = atomic_load_explicit(&t->hash2[slot].head.first, memory_order_acquire);
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
-				      memory_order_acquire)) {
+	socktab__hlist_for_each(p, &t->hash2[slot].head, memory_order_acquire) {
 		struct socktab_sock *sk = (struct socktab_sock *)p, *pick;
 		int sc = score(sk, k);
 
@@ -360,9 +352,7 @@ static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, const stru
 
 	SOCKTAB__ASSERT_RCU();
 begin:
-	for (p = atomic_load_explicit(&t->hash4[slot].head.first, memory_order_acquire);
-	     !socktab__is_nulls(p);
-	     p = node_next(p, memory_order_acquire)) {
+	socktab__hlist_for_each(p, &t->hash4[slot].head, memory_order_acquire) {
 		struct socktab_sock *sk = sk_of_node4(p);
 
 		if (match4(sk, k))
@@ -382,8 +372,7 @@ static struct socktab_sock *lookup1_rcu(struct socktab_net *net, const struct uk
 	int badness = k->v6 ? -1 : 0;
 	uintptr_t p;
 
-	for (p = atomic_load_explicit(&s->head.first, memory_order_acquire); !socktab__is_nulls(p);
-	     p = node_next(p, memory_order_acquire)) {
+	socktab__hlist_for_each(p, &s->head, memory_order_acquire) {
 		struct socktab_sock *sk = sk_of_node1(p);
 		int sc = score(sk, k);
 
@@ -617,9 +606,9 @@ static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *s
 static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitmap,
 			const struct socktab_sock *sk, uint32_t log)
 {
-	for (uintptr_t p = atomic_load_explicit(&s1->head.first, memory_order_relaxed);
-	     !socktab__is_nulls(p);
-	     p = node_next(p, memory_order_relaxed)) {
+	uintptr_t p;
+
+	socktab__hlist_for_each(p, &s1->head, memory_order_relaxed) {
 		const struct socktab_sock *sk2 = sk_of_node1(p);
 		uint16_t n2 = socktab__sk_num(sk2);
 		int r;
@@ -645,10 +634,9 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 	bool res = false;
 
 	socktab__lock(socktab__uslot2_lock(net->udp, s2));
-	for (uintptr_t p = atomic_load_explicit(&s2->head.first, memory_order_relaxed);
-	     !socktab__is_nulls(p);
-	     p = atomic_load_explicit(&((struct socktab_sock *)p)->node.next,
-				      memory_order_relaxed)) {
+	uintptr_t p;
+
+	socktab__hlist_for_each(p, &s2->head, memory_order_relaxed) {
 		const struct socktab_sock *sk2 = (const struct socktab_sock *)p;
 		int r;
 
@@ -673,9 +661,9 @@ static int rp_join_locked(struct socktab_net *net, struct socktab_sock *sk,
 	int err;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, s1));
-	for (uintptr_t p = atomic_load_explicit(&s1->head.first, memory_order_relaxed);
-	     !socktab__is_nulls(p);
-	     p = node_next(p, memory_order_relaxed)) {
+	uintptr_t p;
+
+	socktab__hlist_for_each(p, &s1->head, memory_order_relaxed) {
 		struct socktab_sock *sk2 = sk_of_node1(p);
 
 		if (socktab__sk_net(sk2) == net && sk2 != sk && sk2->family == sk->family &&
