@@ -1010,7 +1010,7 @@ int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *
 	/* From here until a reuseport member is connected and out of its group, no lookup may hand
 	 * it a datagram of another peer on a key read halfway through the writes below, nor
 	 * reuseport selection without reading its key at all: mark it first, so that a reader that
-	 * sees any of the writes skips it (score(), group_select_rcu). Another member of the group
+	 * sees any of the writes skips it (score(), socktab__reuseport_select_rcu). Another member
 	 * takes what it would have had. */
 	if (atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed))
 		atomic_store_explicit(&sk->tw_flags, SOCKTAB__UDPF_CONNECTING,
