@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The network namespace (struct socktab_net), the TCP hash tables it uses (private or shared
- * with other nets, R11, R13), the socket pool, and the table hashes (R1-R8).
+ * with other nets, R11, R13) and their lock stripes, the socket pool, and the declarations of
+ * the table hashes (R1-R8; defined in hash.c, the IPv4 ehash one inline here).
  * Lock legend: common.h.
  */
 #ifndef SOCKTAB_SRC_NET_H
