@@ -160,22 +160,6 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 	if (err)
 		return err;
 	switch (state) {
-	case SOCKTAB_TCP_ESTABLISHED:
-	case SOCKTAB_TCP_SYN_RECV:
-	case SOCKTAB_TCP_FIN_WAIT1:
-	case SOCKTAB_TCP_FIN_WAIT2:
-	case SOCKTAB_TCP_CLOSE_WAIT:
-	case SOCKTAB_TCP_LAST_ACK:
-	case SOCKTAB_TCP_CLOSING:
-	case SOCKTAB_TCP_SYN_SENT:
-		if (RD(sk->state) == SOCKTAB_TCP_LISTEN || !socktab__ehash_hashed(sk)) {
-			err = -EINVAL;
-			break;
-		}
-		WR(sk->state, (uint8_t)state);
-		if (state == SOCKTAB_TCP_ESTABLISHED)
-			socktab__skf_set(sk, SOCKTAB__SKF_CONNECTED, true);
-		break;
 	case SOCKTAB_TCP_CLOSE:
 		if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
 			sk_done(socktab__sk_net(sk), sk);
@@ -183,8 +167,20 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 	case SOCKTAB_TCP_TIME_WAIT:
 		err = sk_time_wait(socktab__sk_net(sk), sk);
 		break;
-	default:
+	case SOCKTAB_TCP_LISTEN: /* listen() makes listeners */
 		err = -EINVAL;
+		break;
+	default:
+		/* Any other state of a connection, ESTABLISHED to CLOSING, is taken as it is by a
+		 * hashed socket that does not listen. */
+		if (state < SOCKTAB_TCP_ESTABLISHED || state > SOCKTAB_TCP_CLOSING ||
+		    RD(sk->state) == SOCKTAB_TCP_LISTEN || !socktab__ehash_hashed(sk)) {
+			err = -EINVAL;
+			break;
+		}
+		WR(sk->state, (uint8_t)state);
+		if (state == SOCKTAB_TCP_ESTABLISHED)
+			socktab__skf_set(sk, SOCKTAB__SKF_CONNECTED, true);
 	}
 	socktab__unlock(socktab__sk_lock(sk));
 	return err;
