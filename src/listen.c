@@ -201,27 +201,35 @@ static struct socktab_sock *listener_lookup_rcu(struct socktab_net *net, const s
 	return sk;
 }
 
-struct socktab_sock *socktab__lhash2_lookup4_rcu(struct socktab_net *net, uint32_t saddr,
-						 uint16_t sport, uint32_t daddr, uint16_t dport,
-						 int dif, int sdif)
+/* The RCU-scoped listener lookups of socktab/lookup.h are this table's walk itself: they take
+ * no reference and enter no section (lookup.c composes the referenced ones). */
+struct socktab_sock *socktab_lookup_listener4_rcu(struct socktab_net *net, uint32_t saddr,
+						  uint16_t sport, uint32_t daddr, uint16_t dport,
+						  int dif, int sdif)
 {
 	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr, .dif = dif,
 			  .sdif = sdif };
 
+	SOCKTAB__ASSERT_RCU();
+	if (!net)
+		return NULL;
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	return listener_lookup_rcu(net, &k, socktab__ehashfn4(net, daddr, k.hnum, saddr, sport));
 }
 
-struct socktab_sock *socktab__lhash2_lookup6_rcu(struct socktab_net *net,
-						 const struct in6_addr *saddr, uint16_t sport,
-						 const struct in6_addr *daddr, uint16_t dport,
-						 int dif, int sdif)
+struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
+						  const struct in6_addr *saddr, uint16_t sport,
+						  const struct in6_addr *daddr, uint16_t dport,
+						  int dif, int sdif)
 {
 	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true, .dif = dif, .sdif = sdif };
 
+	SOCKTAB__ASSERT_RCU();
+	if (!net || !saddr || !daddr)
+		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab__lhash2_lookup4_rcu(net, saddr->s6_addr32[3], sport,
-						   daddr->s6_addr32[3], dport, dif, sdif);
+		return socktab_lookup_listener4_rcu(net, saddr->s6_addr32[3], sport,
+						    daddr->s6_addr32[3], dport, dif, sdif);
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	k.addr6 = *daddr;
 	return listener_lookup_rcu(net, &k, socktab__ehashfn6(net, daddr, k.hnum, saddr, sport));

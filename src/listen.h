@@ -5,16 +5,9 @@
 
 #include "net.h"
 
-/* The listener for a segment (R30-R33, R92): not referenced; the caller is inside an RCU
- * read-side section and the result is valid until it ends. A caller that pins it re-checks
- * that it still listens on the port (lookup.c). */
-struct socktab_sock *socktab__lhash2_lookup4_rcu(struct socktab_net *net, uint32_t saddr,
-						 uint16_t sport, uint32_t daddr, uint16_t dport,
-						 int dif, int sdif);
-struct socktab_sock *socktab__lhash2_lookup6_rcu(struct socktab_net *net,
-						 const struct in6_addr *saddr, uint16_t sport,
-						 const struct in6_addr *daddr, uint16_t dport,
-						 int dif, int sdif);
+/* The listener walk is socktab_lookup_listener4_rcu() / _6_rcu() itself (socktab/lookup.h,
+ * R30-R33, R92): not referenced, inside the caller's RCU read-side section. A caller that pins
+ * its result re-checks that it still listens on the port (lookup.c). */
 
 /* Insert @sk (state LISTEN, owning its port) into lhash2 and its reuseport group. Caller holds
  * the socket lock. */

@@ -12,8 +12,9 @@
  *     be pinned is dying; each table's rule for it is below (established: walk again, since the
  *     4-tuple has moved to the entry that replaced it; listener: walk again unless it still
  *     listens on the port; UDP: walk again).
- * The walks: ehash.h (established), listen.c (lhash2), udp.c. The tables never enter a section,
- * pin or call back up here.
+ * The walks: ehash.h (established), listen.c (lhash2), udp.c; the RCU-scoped listener and UDP
+ * lookups are those tables' walks themselves. The tables never enter a section, pin or call
+ * back up here.
  */
 #include "ehash.h"
 #include "listen.h"
@@ -57,6 +58,19 @@ established_pin(struct socktab_net *net, uint32_t hash, const struct socktab__lo
 	return sk;
 }
 
+/* A referenced established lookup: its own section (nested in the caller's, if any), the walk
+ * and the pin. */
+static inline __attribute__((always_inline)) struct socktab_sock *
+established_pinned(struct socktab_net *net, uint32_t hash, const struct socktab__lookup_key *k)
+{
+	struct socktab_sock *sk;
+
+	socktab__rcu_read_lock();
+	sk = established_pin(net, hash, k, socktab__ehash_lookup_rcu(net, hash, k));
+	socktab__rcu_read_unlock();
+	return sk;
+}
+
 /*
  * Pin listener @sk, then make sure it still listens on @hnum: a close, or a disconnect, bind and
  * listen, may have come between the walk and the pin (its net cannot change: it goes back to its
@@ -79,9 +93,11 @@ static struct socktab_sock *listener4_pinned(struct socktab_net *net, uint32_t s
 {
 	struct socktab_sock *sk;
 
+	socktab__rcu_read_lock(); /* nested in the burst lookup's */
 	do
-		sk = socktab__lhash2_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+		sk = socktab_lookup_listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 	while (sk && !listener_pin(sk, ntohs(dport)));
+	socktab__rcu_read_unlock();
 	return sk;
 }
 
@@ -92,9 +108,11 @@ static struct socktab_sock *listener6_pinned(struct socktab_net *net,
 {
 	struct socktab_sock *sk;
 
+	socktab__rcu_read_lock();
 	do
-		sk = socktab__lhash2_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+		sk = socktab_lookup_listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 	while (sk && !listener_pin(sk, ntohs(dport)));
+	socktab__rcu_read_unlock();
 	return sk;
 }
 
@@ -108,7 +126,7 @@ tcp4_rcu(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr
 	uint32_t hash = socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k);
 	struct socktab_sock *sk = socktab__ehash_lookup_rcu(net, hash, &k);
 
-	return sk ? sk : socktab__lhash2_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+	return sk ? sk : socktab_lookup_listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 static inline __attribute__((always_inline)) struct socktab_sock *
@@ -117,14 +135,9 @@ tcp4_pinned(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t da
 {
 	struct socktab__lookup_key k;
 	uint32_t hash = socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k);
-	struct socktab_sock *sk;
+	struct socktab_sock *sk = established_pinned(net, hash, &k);
 
-	socktab__rcu_read_lock();
-	sk = established_pin(net, hash, &k, socktab__ehash_lookup_rcu(net, hash, &k));
-	if (!sk)
-		sk = listener4_pinned(net, saddr, sport, daddr, dport, dif, sdif);
-	socktab__rcu_read_unlock();
-	return sk;
+	return sk ? sk : listener4_pinned(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 static struct socktab_sock *tcp6_rcu(struct socktab_net *net, const struct in6_addr *saddr,
@@ -135,7 +148,7 @@ static struct socktab_sock *tcp6_rcu(struct socktab_net *net, const struct in6_a
 	uint32_t hash = socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k);
 	struct socktab_sock *sk = socktab__ehash_lookup_rcu(net, hash, &k);
 
-	return sk ? sk : socktab__lhash2_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+	return sk ? sk : socktab_lookup_listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 static struct socktab_sock *tcp6_pinned(struct socktab_net *net, const struct in6_addr *saddr,
@@ -144,14 +157,9 @@ static struct socktab_sock *tcp6_pinned(struct socktab_net *net, const struct in
 {
 	struct socktab__lookup_key k;
 	uint32_t hash = socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k);
-	struct socktab_sock *sk;
+	struct socktab_sock *sk = established_pinned(net, hash, &k);
 
-	socktab__rcu_read_lock();
-	sk = established_pin(net, hash, &k, socktab__ehash_lookup_rcu(net, hash, &k));
-	if (!sk)
-		sk = listener6_pinned(net, saddr, sport, daddr, dport, dif, sdif);
-	socktab__rcu_read_unlock();
-	return sk;
+	return sk ? sk : listener6_pinned(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
@@ -215,16 +223,11 @@ struct socktab_sock *socktab_lookup_established4(struct socktab_net *net, uint32
 						 int dif, int sdif)
 {
 	struct socktab__lookup_key k;
-	struct socktab_sock *sk;
-	uint32_t hash;
 
 	if (!net)
 		return NULL;
-	hash = socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k);
-	socktab__rcu_read_lock();
-	sk = established_pin(net, hash, &k, socktab__ehash_lookup_rcu(net, hash, &k));
-	socktab__rcu_read_unlock();
-	return sk;
+	return established_pinned(
+		net, socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k), &k);
 }
 
 struct socktab_sock *socktab_lookup_established4_rcu(struct socktab_net *net, uint32_t saddr,
@@ -246,16 +249,11 @@ struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
 						 int dif, int sdif)
 {
 	struct socktab__lookup_key k;
-	struct socktab_sock *sk;
-	uint32_t hash;
 
 	if (!net || !saddr || !daddr)
 		return NULL;
-	hash = socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k);
-	socktab__rcu_read_lock();
-	sk = established_pin(net, hash, &k, socktab__ehash_lookup_rcu(net, hash, &k));
-	socktab__rcu_read_unlock();
-	return sk;
+	return established_pinned(
+		net, socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k), &k);
 }
 
 struct socktab_sock *socktab_lookup_established6_rcu(struct socktab_net *net,
@@ -276,24 +274,9 @@ struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t 
 					      uint16_t sport, uint32_t daddr, uint16_t dport,
 					      int dif, int sdif)
 {
-	struct socktab_sock *sk;
-
 	if (!net)
 		return NULL;
-	socktab__rcu_read_lock();
-	sk = listener4_pinned(net, saddr, sport, daddr, dport, dif, sdif);
-	socktab__rcu_read_unlock();
-	return sk;
-}
-
-struct socktab_sock *socktab_lookup_listener4_rcu(struct socktab_net *net, uint32_t saddr,
-						  uint16_t sport, uint32_t daddr, uint16_t dport,
-						  int dif, int sdif)
-{
-	SOCKTAB__ASSERT_RCU();
-	if (!net)
-		return NULL;
-	return socktab__lhash2_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+	return listener4_pinned(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
@@ -301,25 +284,9 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 					      const struct in6_addr *daddr, uint16_t dport, int dif,
 					      int sdif)
 {
-	struct socktab_sock *sk;
-
 	if (!net || !saddr || !daddr)
 		return NULL;
-	socktab__rcu_read_lock();
-	sk = listener6_pinned(net, saddr, sport, daddr, dport, dif, sdif);
-	socktab__rcu_read_unlock();
-	return sk;
-}
-
-struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
-						  const struct in6_addr *saddr, uint16_t sport,
-						  const struct in6_addr *daddr, uint16_t dport,
-						  int dif, int sdif)
-{
-	SOCKTAB__ASSERT_RCU();
-	if (!net || !saddr || !daddr)
-		return NULL;
-	return socktab__lhash2_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+	return listener6_pinned(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 /* ---- TCP burst ---- */
@@ -390,7 +357,7 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 		if (!out[i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED))
 			out[i] = ref ? listener4_pinned(net, t->saddr, t->sport, t->daddr, t->dport,
 							t->dif, t->sdif)
-				     : socktab__lhash2_lookup4_rcu(net, t->saddr, t->sport,
+				     : socktab_lookup_listener4_rcu(net, t->saddr, t->sport,
 								   t->daddr, t->dport, t->dif,
 								   t->sdif);
 		found += out[i] != NULL;
@@ -411,20 +378,10 @@ struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr
 	/* A socket that cannot be pinned is closing: it is leaving the chains. Walk again. */
 	socktab__rcu_read_lock();
 	do
-		sk = socktab__udp_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+		sk = socktab_lookup_udp4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 	while (sk && !socktab__sock_hold_not_zero(sk));
 	socktab__rcu_read_unlock();
 	return sk;
-}
-
-struct socktab_sock *socktab_lookup_udp4_rcu(struct socktab_net *net, uint32_t saddr,
-					     uint16_t sport, uint32_t daddr, uint16_t dport,
-					     int dif, int sdif)
-{
-	SOCKTAB__ASSERT_RCU();
-	if (!net)
-		return NULL;
-	return socktab__udp_lookup4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }
 
 struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
@@ -437,19 +394,9 @@ struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct i
 		return NULL;
 	socktab__rcu_read_lock(); /* as socktab_lookup_udp4() */
 	do
-		sk = socktab__udp_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
+		sk = socktab_lookup_udp6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 	while (sk && !socktab__sock_hold_not_zero(sk));
 	socktab__rcu_read_unlock();
 	return sk;
 }
 
-struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
-					     const struct in6_addr *saddr, uint16_t sport,
-					     const struct in6_addr *daddr, uint16_t dport, int dif,
-					     int sdif)
-{
-	SOCKTAB__ASSERT_RCU();
-	if (!net || !saddr || !daddr)
-		return NULL;
-	return socktab__udp_lookup6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
-}

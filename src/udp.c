@@ -435,27 +435,33 @@ static struct socktab_sock *lookup(struct socktab_net *net, struct ukey *k)
 	return lookup_rcu(net, k);
 }
 
-struct socktab_sock *socktab__udp_lookup4_rcu(struct socktab_net *net, uint32_t saddr,
-					      uint16_t sport, uint32_t daddr, uint16_t dport,
-					      int dif, int sdif)
+/* The RCU-scoped UDP lookups of socktab/lookup.h are this table's walk itself: they take no
+ * reference and enter no section (lookup.c composes the referenced ones). */
+struct socktab_sock *socktab_lookup_udp4_rcu(struct socktab_net *net, uint32_t saddr,
+					     uint16_t sport, uint32_t daddr, uint16_t dport,
+					     int dif, int sdif)
 {
 	struct ukey k = { .net = net, .hnum = ntohs(dport), .sport = sport, .saddr = saddr,
 			  .daddr = daddr, .dif = dif, .sdif = sdif };
 
+	if (!net)
+		return NULL;
 	return lookup(net, &k);
 }
 
-struct socktab_sock *socktab__udp_lookup6_rcu(struct socktab_net *net,
-					      const struct in6_addr *saddr, uint16_t sport,
-					      const struct in6_addr *daddr, uint16_t dport,
-					      int dif, int sdif)
+struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
+					     const struct in6_addr *saddr, uint16_t sport,
+					     const struct in6_addr *daddr, uint16_t dport, int dif,
+					     int sdif)
 {
 	struct ukey k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport,
 			  .dif = dif, .sdif = sdif };
 
+	if (!net || !saddr || !daddr)
+		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab__udp_lookup4_rcu(net, saddr->s6_addr32[3], sport,
-						daddr->s6_addr32[3], dport, dif, sdif);
+		return socktab_lookup_udp4_rcu(net, saddr->s6_addr32[3], sport,
+					       daddr->s6_addr32[3], dport, dif, sdif);
 	k.saddr6 = *saddr;
 	k.daddr6 = *daddr;
 	return lookup(net, &k);

@@ -60,15 +60,8 @@ static inline pthread_mutex_t *socktab__uslot4_lock(const struct socktab__udp_ta
 #define SOCKTAB__UDP1_NULLS_BASE (3u << 29) /* nulls values: never an ehash or lhash2 slot's */
 #define SOCKTAB__UDP2_NULLS_BASE (2u << 29)
 
-/* The receiving socket of a datagram (R68-R76, R79): not referenced; the caller is inside an
- * RCU read-side section and the result is valid until it ends. */
-struct socktab_sock *socktab__udp_lookup4_rcu(struct socktab_net *net, uint32_t saddr,
-					      uint16_t sport, uint32_t daddr, uint16_t dport,
-					      int dif, int sdif);
-struct socktab_sock *socktab__udp_lookup6_rcu(struct socktab_net *net,
-					      const struct in6_addr *saddr, uint16_t sport,
-					      const struct in6_addr *daddr, uint16_t dport,
-					      int dif, int sdif);
+/* The datagram walk is socktab_lookup_udp4_rcu() / _6_rcu() itself (socktab/lookup.h, R68-R76,
+ * R79): not referenced, inside the caller's RCU read-side section. */
 
 struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint32_t entries,
 						  int hash4_on);
