@@ -39,6 +39,21 @@ int socktab_sock_hold(struct socktab_sock *sk)
 
 /* ---- pins: inside the section the walk ran in ---- */
 
+#ifndef SOCKTAB_NAIVE_ORDER
+/* A dying match was met (below): walk again from the head and pin, until a match is pinned or
+ * none is left. Cold: the hot paths keep one copy of the walk inline. */
+static __attribute__((noinline, cold)) struct socktab_sock *
+established_rewalk(struct socktab_net *net, uint32_t hash, const struct socktab__lookup_key *k)
+{
+	struct socktab_sock *sk;
+
+	do
+		sk = socktab__ehash_lookup_rcu(net, hash, k);
+	while (sk && !socktab__sock_hold_not_zero(sk));
+	return sk;
+}
+#endif
+
 /*
  * Pin @sk, the established match of @k (or NULL). A match whose count already reached zero is
  * dying: its 4-tuple has gone or moved to the entry that replaced it in place (ehash.h), so walk
@@ -48,14 +63,16 @@ static inline __attribute__((always_inline)) struct socktab_sock *
 established_pin(struct socktab_net *net, uint32_t hash, const struct socktab__lookup_key *k,
 		struct socktab_sock *sk)
 {
-	while (sk && !socktab__sock_hold_not_zero(sk)) {
+	if (!sk || socktab__sock_hold_not_zero(sk))
+		return sk;
 #ifdef SOCKTAB_NAIVE_ORDER
-		return NULL;
+	(void)net;
+	(void)hash;
+	(void)k;
+	return NULL; /* the negative control: "not found", as the kernel's established lookup */
 #else
-		sk = socktab__ehash_lookup_rcu(net, hash, k);
+	return established_rewalk(net, hash, k);
 #endif
-	}
-	return sk;
 }
 
 /* A referenced established lookup: its own section (nested in the caller's, if any), the walk
@@ -331,11 +348,18 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 		}
 		if (i >= D1 && i - D1 < n) {
 			unsigned int j = i - D1;
-			uintptr_t f = socktab__ehash_first_rcu(net, hash[j % RING] & net->ehash_mask);
+			/* socktab__ehash_first_rcu(), with the entry's own line prefetched first: the
+			 * walk reads it a whole stage before the caller reads its area. */
+			uintptr_t f = atomic_load_explicit(
+				&net->ehash[hash[j % RING] & net->ehash_mask].first,
+				memory_order_acquire);
 
 			first[j % RING] = f;
-			if (!socktab__is_nulls(f))
+			if (!socktab__is_nulls(f)) {
 				__builtin_prefetch(socktab__node_sk(f));
+				if (net->has_priv)
+					__builtin_prefetch((const char *)f + sizeof(struct socktab_sock));
+			}
 		}
 		if (i >= D1 + D2) {
 			unsigned int j = i - D1 - D2;
