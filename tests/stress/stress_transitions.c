@@ -104,25 +104,20 @@ static struct socktab_sock *tcp_socket(bool reuse)
 	return sk;
 }
 
-static void xbind(struct socktab_sock *sk, uint16_t port)
+/* bind() or connect() @sk to the loopback address on @port; any error ends the run. */
+static void xaddr(int (*call)(struct socktab_sock *, const struct sockaddr *, socklen_t),
+		  const char *what, struct socktab_sock *sk, uint16_t port)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = mkaddr(&ss, port);
-	int err = socktab_bind(sk, (struct sockaddr *)&ss, len);
+	int err = call(sk, (struct sockaddr *)&ss, len);
 
 	if (err)
-		die("bind", err);
+		die(what, err);
 }
 
-static void xconnect(struct socktab_sock *sk, uint16_t port)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = mkaddr(&ss, port);
-	int err = socktab_connect(sk, (struct sockaddr *)&ss, len);
-
-	if (err)
-		die("connect", err);
-}
+#define xbind(sk, port) xaddr(socktab_bind, "bind", sk, port)
+#define xconnect(sk, port) xaddr(socktab_connect, "connect", sk, port)
 
 static uint16_t local_port(struct socktab_sock *sk)
 {

@@ -436,6 +436,21 @@ TEST(tw_reuse_short_delay)
 	socktab_net_free(net);
 }
 
+/* A connection to 127.0.0.1:80 on the net's one port, closed (a FIN_WAIT2 entry keeps the
+ * port); 5 s later a new socket's connect() finds no port. *cp: that socket, once all held. */
+static void closed_then_refused(struct socktab_net *net, uint64_t *clk, struct socktab_sock **cp)
+{
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+	CHECK(sk && c);
+	CHECK_EQ(establish4(sk, 80), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	*clk = T0 + 5 * SEC;
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	*cp = c;
+}
+
 /* R102: an entry in the FIN_WAIT2 substate (the peer has not closed) is never taken over by
  * the port search, whatever tcp_tw_reuse says; the peer's FIN (TIME_WAIT substate) allows it a
  * delay later. */
@@ -443,16 +458,11 @@ TEST(tw_fin_wait2_not_reused_by_search)
 {
 	uint64_t clk;
 	struct socktab_net *net = one_port_net(&clk, 1);
-	struct socktab_sock *sk, *c, *found;
+	struct socktab_sock *c = NULL, *found;
 
 	CHECK(net);
-	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-	CHECK(sk && c);
-	CHECK_EQ(establish4(sk, 80), 0);
-	CHECK_EQ(socktab_close(sk), 0);
-	clk = T0 + 5 * SEC;
-	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	closed_then_refused(net, &clk, &c);
+	CHECK(c);
 	found = socktab_lookup_tcp4(net, htonl(LOOP4), htons(80), htonl(LOOP4), htons(40000),
 				    SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(found);
@@ -473,7 +483,7 @@ TEST(tw_no_timestamps_no_reuse)
 	uint64_t clk = T0;
 	struct socktab_net_params p;
 	struct socktab_net *net;
-	struct socktab_sock *sk, *c;
+	struct socktab_sock *c = NULL;
 
 	socktab_net_params_init(&p);
 	p.port_low = p.port_high = 40000;
@@ -483,13 +493,8 @@ TEST(tw_no_timestamps_no_reuse)
 	p.clock_arg = &clk;
 	net = socktab_net_new(&p);
 	CHECK(net);
-	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-	CHECK(sk && c);
-	CHECK_EQ(establish4(sk, 80), 0);
-	CHECK_EQ(socktab_close(sk), 0);
-	clk = T0 + 5 * SEC;
-	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	closed_then_refused(net, &clk, &c);
+	CHECK(c);
 	CHECK_EQ(stats(net).tw_recycled, 0);
 	socktab_net_free(net);
 }
