@@ -40,7 +40,12 @@
  * random 4-tuple toward it, which misses ehash and finds the listener. socktab tables only.
  *
  * mem_latency_ns: a random pointer chase (one dependent load per 64-byte line) over as much
- * memory as socktab's table took, so a reader sees how far a lookup is from one DRAM miss.
+ * memory as socktab's table took, so a reader sees how far a lookup is from one DRAM miss; each
+ * table's misses_per_lookup is its ns per lookup over it, the figure that carries across
+ * machines. mem_parallel_ns: the same memory chased by 16 independent chains at once, per load:
+ * the machine's memory-level-parallelism limit, which bounds a burst from below (a lookup is at
+ * least two loads, slot and socket: burst_limit_ns_per_lookup). The header names the CPU and
+ * its L2 and L3 sizes.
  *
  * Memory: each table's bytes are the RSS the process grew by while building it (a peer's
  * includes its stand-in objects). bench_lookup_timewait() measures socktab's TIME_WAIT entries
@@ -930,22 +935,25 @@ int bench_lookup_timewait(const struct bench_lookup_cfg *c, uint64_t n,
 	return 0;
 }
 
-double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
+#define MLP_CHAINS 16
+
+/* ns per load of @chains independent random pointer chases through @bytes of 64-byte lines. */
+static double chase_ns(uint64_t bytes, uint64_t seed, unsigned chains)
 {
-	uint64_t n = bytes / 64, steps = 4000000, s = seed;
+	uint64_t n = bytes / 64, steps = 4000000 / chains, s = seed;
 	struct line {
 		struct line *next;
 		char pad[56];
 	} *lines;
 	uint32_t *perm;
-	volatile struct line *p;
+	volatile struct line *ps[MLP_CHAINS];
 	uint64_t t0, t1;
 
 	if (n < 1024)
 		n = 1024;
 	lines = aligned_alloc(64, n * sizeof(*lines));
 	perm = malloc(n * sizeof(*perm));
-	if (!lines || !perm) {
+	if (!lines || !perm || chains < 1 || chains > MLP_CHAINS) {
 		free(lines);
 		free(perm);
 		return 0;
@@ -962,18 +970,70 @@ double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
 	}
 	for (uint64_t i = 0; i < n; i++)
 		lines[perm[i]].next = &lines[perm[(i + 1) % n]];
+	/* The chains start spread over the one cycle, so they do not meet. */
+	for (unsigned k = 0; k < chains; k++)
+		ps[k] = &lines[perm[(n / chains) * k]];
 	free(perm);
-	p = &lines[0];
 	for (uint64_t i = 0; i < steps / 4; i++) /* warm the TLB and caches a little */
-		p = p->next;
+		for (unsigned k = 0; k < chains; k++)
+			ps[k] = ps[k]->next;
 	t0 = bench_now_ns();
 	for (uint64_t i = 0; i < steps; i++)
-		p = p->next;
+		for (unsigned k = 0; k < chains; k++)
+			ps[k] = ps[k]->next;
 	t1 = bench_now_ns();
-	if (!p)
-		fprintf(stderr, "unreachable\n");
+	for (unsigned k = 0; k < chains; k++)
+		if (!ps[k])
+			fprintf(stderr, "unreachable\n");
 	free(lines);
-	return (double)(t1 - t0) / (double)steps;
+	return (double)(t1 - t0) / (double)(steps * chains);
+}
+
+double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
+{
+	return chase_ns(bytes, seed, 1);
+}
+
+/* A cache level's size in KiB (sysfs, as lscpu reads it), or 0. */
+static uint64_t cache_kib(int index)
+{
+	char path[96], buf[32];
+	unsigned long long v = 0;
+	char unit = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu%c", &v, &unit) < 1)
+		v = 0;
+	else if (unit == 'M')
+		v *= 1024;
+	fclose(f);
+	return v;
+}
+
+/* The CPU model as /proc/cpuinfo names it, into @buf. */
+static void cpu_model(char *buf, size_t len)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !c)
+			continue;
+		c += 1 + (c[1] == ' ');
+		c[strcspn(c, "\n")] = 0;
+		snprintf(buf, len, "%s", c);
+		break;
+	}
+	fclose(f);
 }
 
 /* ---- CLI ---- */
@@ -1234,6 +1294,14 @@ int bench_lookup_main(int argc, char **argv)
 					  ? "ipv4 SYN flood: random remote -> listener 127.0.0.1:80 "
 					    "(ehash miss), beside N established"
 					  : "ipv4 established, local 127.0.0.1:80, random remote");
+	{
+		char model[128];
+
+		cpu_model(model, sizeof(model));
+		bench_out_str(&o, "cpu", model);
+		bench_out_u64(&o, "l2_kib", cache_kib(2));
+		bench_out_u64(&o, "l3_kib", cache_kib(3));
+	}
 	bench_out_end(&o);
 	enum bench_table which[BENCH_TABLE_COUNT];
 	struct bench_lookup_result got[BENCH_TABLE_COUNT];
@@ -1263,9 +1331,25 @@ int bench_lookup_main(int argc, char **argv)
 		bench_out_dbl(&o, key, "%.2f",
 			      res[BENCH_TABLE_SOCKTAB].lookups_per_sec / res[t].lookups_per_sec);
 	}
-	bench_out_dbl(&o, "mem_latency_ns", "%.1f",
-		      bench_mem_latency_ns(res[BENCH_TABLE_SOCKTAB].bytes, c.seed));
+	double lat = bench_mem_latency_ns(res[BENCH_TABLE_SOCKTAB].bytes, c.seed);
+	double par = chase_ns(res[BENCH_TABLE_SOCKTAB].bytes, c.seed, MLP_CHAINS);
+
+	bench_out_dbl(&o, "mem_latency_ns", "%.1f", lat);
 	bench_out_u64(&o, "mem_latency_bytes", res[BENCH_TABLE_SOCKTAB].bytes);
+	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
+		char key[64];
+
+		if (!sel[t] || res[t].skipped || !(res[t].lookups_per_sec > 0) || !(lat > 0))
+			continue;
+		snprintf(key, sizeof(key), "%s_misses_per_lookup", table_names[t]);
+		bench_out_dbl(&o, key, "%.2f", 1e9 / res[t].lookups_per_sec / lat);
+	}
+	bench_out_dbl(&o, "mem_parallel_ns", "%.1f", par);
+	bench_out_u64(&o, "mem_parallel_chains", MLP_CHAINS);
+	bench_out_dbl(&o, "burst_limit_ns_per_lookup", "%.1f", 2 * par);
+	if (par > 0 && res[BENCH_TABLE_SOCKTAB].lookups_per_sec > 0)
+		bench_out_dbl(&o, "socktab_vs_burst_limit", "%.2f",
+			      1e9 / res[BENCH_TABLE_SOCKTAB].lookups_per_sec / (2 * par));
 	bench_out_end(&o);
 	bench_out_finish(&o);
 	socktab_thread_unregister();
