@@ -172,22 +172,28 @@ socktab__ehash_lookup_rcu(struct socktab_net *net, uint32_t hash,
 	return socktab__ehash_walk_rcu(net, hash, k, first);
 }
 
-/* The IPv4 key of a segment from @saddr:@sport to @daddr:@dport (ports in network order), and
- * its ehash hash. The IPv6 fields are zeroed though nothing reads them: where the walk is
- * inlined with k->v6 known false the stores are dead and go, and a build that cannot see that
- * (gcc with ASan) does not take them for uninitialized reads. */
+/* The IPv4 key of a segment from @saddr:@sport to @daddr:@dport (ports in network order). The
+ * IPv6 fields are zeroed though nothing reads them: where the walk is inlined with k->v6 known
+ * false the stores are dead and go, and a build that cannot see that (gcc with ASan) does not
+ * take them for uninitialized reads. */
+static inline __attribute__((always_inline)) void
+socktab__ehash_key4_fill(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr,
+			 uint16_t dport, int dif, int sdif, struct socktab__lookup_key *k)
+{
+	k->v6 = false;
+	k->ports = (uint32_t)sport | ((uint32_t)ntohs(dport) << 16);
+	k->acookie = (uint64_t)saddr | ((uint64_t)daddr << 32);
+	k->remote[0] = k->remote[1] = k->local[0] = k->local[1] = 0;
+	k->dev = socktab__dev_key(net, dif, sdif);
+}
+
+/* The IPv4 key (socktab__ehash_key4_fill) and its ehash hash. */
 static inline __attribute__((always_inline)) uint32_t
 socktab__ehash_key4(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr,
 		    uint16_t dport, int dif, int sdif, struct socktab__lookup_key *k)
 {
-	uint16_t lport = ntohs(dport);
-
-	k->v6 = false;
-	k->ports = (uint32_t)sport | ((uint32_t)lport << 16);
-	k->acookie = (uint64_t)saddr | ((uint64_t)daddr << 32);
-	k->remote[0] = k->remote[1] = k->local[0] = k->local[1] = 0;
-	k->dev = socktab__dev_key(net, dif, sdif);
-	return socktab__ehashfn4(net, daddr, lport, saddr, sport);
+	socktab__ehash_key4_fill(net, saddr, sport, daddr, dport, dif, sdif, k);
+	return socktab__ehashfn4(net, daddr, ntohs(dport), saddr, sport);
 }
 
 /* The IPv6 key and its hash; a v4-mapped pair on both sides is keyed as IPv4 (R5). */

@@ -368,9 +368,9 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 			uint32_t h = hash[j % RING];
 			struct socktab_sock *sk;
 
-			/* The key alone: its hash (the return value) is hash[] already. */
-			(void)socktab__ehash_key4(net, t->saddr, t->sport, t->daddr, t->dport, t->dif,
-						  t->sdif, &k);
+			/* The key alone: its hash is hash[] already. */
+			socktab__ehash_key4_fill(net, t->saddr, t->sport, t->daddr, t->dport, t->dif,
+						 t->sdif, &k);
 			sk = socktab__ehash_walk_rcu(net, h, &k, first[j % RING]);
 			out[j] = ref ? established_pin(net, h, &k, sk) : sk;
 		}
