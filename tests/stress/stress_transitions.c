@@ -159,11 +159,27 @@ static void unpublish(void)
 	atomic_fetch_add(&gen, 1); /* even */
 }
 
-/* Let the reader run a few lookups against the current entry. */
+/* Let the reader run a few lookups against the current entry. A window of a few hundred
+ * iterations can be shorter than one lookup on a slow build (TSan, valgrind), where the reader
+ * would never finish a lookup inside a published generation; so one linger in sixteen, while
+ * the 4-tuple is published, also waits (at most 2 ms) until the reader has checked one. */
 static void linger_a_little(uint64_t *rng)
 {
-	for (volatile unsigned i = (unsigned)(stress_rand(rng) % 512); i; i--)
+	uint64_t r = stress_rand(rng);
+
+	for (volatile unsigned i = (unsigned)(r % 512); i; i--)
 		;
+	if ((r >> 32) % 16 == 0 && (atomic_load(&gen) & 1)) {
+		uint64_t c0 = atomic_load(&n_checked);
+		struct timespec t0, t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			if (atomic_load(&n_checked) != c0 || atomic_load(&stop))
+				break;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 2000000L);
+	}
 }
 
 /* Remove the TIME_WAIT entry of the published 4-tuple (after unpublish()). */
