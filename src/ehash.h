@@ -162,6 +162,27 @@ socktab__ehash_walk_rcu(struct socktab_net *net, uint32_t hash,
 	}
 }
 
+/*
+ * One step of socktab__ehash_walk_rcu() on the entry @p (not a nulls marker), for a caller that
+ * walks a chain in steps (the burst lookup starts the miss on the next entry and walks on
+ * later): @p's socket if it matches @k, else NULL with *@next loaded as the walk loads it. The
+ * walk from *@next (socktab__ehash_walk_rcu) then finishes the same walk.
+ */
+static inline __attribute__((always_inline)) struct socktab_sock *
+socktab__ehash_step_rcu(struct socktab_net *net, uint32_t hash, const struct socktab__lookup_key *k,
+			uintptr_t p, uintptr_t *next)
+{
+	struct socktab_sock *sk = socktab__node_sk(p);
+
+	if (RD(sk->hash) == hash) {
+		if (socktab__key_match(sk, net, k))
+			return sk;
+		(void)atomic_load_explicit(&sk->portpair, memory_order_acquire); /* as the walk */
+	}
+	*next = atomic_load_explicit(&sk->node.next, memory_order_acquire);
+	return NULL;
+}
+
 /* The walk from the head of @hash's chain. Caller is inside an RCU read-side section. */
 static inline __attribute__((always_inline)) struct socktab_sock *
 socktab__ehash_lookup_rcu(struct socktab_net *net, uint32_t hash,

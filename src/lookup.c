@@ -312,23 +312,53 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
  * The lookups of socktab_lookup_tcp4() for a batch of IPv4 4-tuples, arranged so the batch's
  * cache misses overlap instead of running one after the other: a software pipeline over the
  * keys. Key i is hashed and its slot prefetched, key i - D1's slot is read and its first entry
- * (and the caller's area after it) prefetched, key i - D1 - D2 is walked with the single
- * lookup's walk (socktab__ehash_walk_rcu) from that first entry and pinned by its rule. The
- * distances give each miss a few keys' worth of work to hide behind, and bound the lines in
- * flight (two stages of D lines, plus the areas) to what a core can track. Keys not found in
- * ehash fall back to the listener lookup unless SOCKTAB_LOOKUP_ESTABLISHED is given. The result
- * of each key is exactly what the single lookup would return at some instant during the call.
- * The kernel has no burst lookup (one skb at a time); DPDK's rte_hash_lookup_bulk is the model.
+ * (and the caller's area after it) prefetched, key i - D1 - D2 is matched against that first
+ * entry. A key whose first entry is another connection's (a chain of two or more: a fifth of the
+ * keys at two slots per socket) does not walk on at once, which would stall the pipeline on one
+ * dependent miss per such key: the next entry is prefetched and the key waits in a queue for D3
+ * more keys, then the single lookup's walk (socktab__ehash_walk_rcu) goes on from there, and the
+ * result is pinned by its rule. The distances give each miss a few keys' worth of work to hide
+ * behind, and bound the lines in flight (three stages of D lines, plus the areas) to what a core
+ * can track. Keys not found in ehash fall back to the listener lookup unless
+ * SOCKTAB_LOOKUP_ESTABLISHED is given. The result of each key is exactly what the single lookup
+ * would return at some instant during the call. The kernel has no burst lookup (one skb at a
+ * time); DPDK's rte_hash_lookup_bulk is the model.
  */
 #define D1 16
 #define D2 16
-#define RING 64 /* > D1 + D2, a power of two */
+#define D3 8
+#define RING 64 /* > D1 + D2, > D3, a power of two */
+
+/* Start the misses of chain entry @p: its socket's line and the caller's area after it. */
+static inline __attribute__((always_inline)) void burst_prefetch_entry(const struct socktab_net *net,
+								       uintptr_t p)
+{
+	__builtin_prefetch(socktab__node_sk(p));
+	if (net->has_priv)
+		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));
+}
+
+/* Walk key @t's chain on from @p (an entry or a nulls marker) and pin the result by its rule. */
+static inline __attribute__((always_inline)) struct socktab_sock *
+burst_finish(struct socktab_net *net, const struct socktab_tuple4 *t, uint32_t h, uintptr_t p,
+	     struct socktab_sock *sk, bool ref)
+{
+	struct socktab__lookup_key k;
+
+	socktab__ehash_key4_fill(net, t->saddr, t->sport, t->daddr, t->dport, t->dif, t->sdif, &k);
+	if (!sk)
+		sk = socktab__ehash_walk_rcu(net, h, &k, p);
+	return ref ? established_pin(net, h, &k, sk) : sk;
+}
 
 int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
 			     unsigned int n, struct socktab_sock **out, unsigned int flags)
 {
 	uint32_t hash[RING];
 	uintptr_t first[RING];
+	/* The queue of keys walking on from their second entry: key, entry, when queued. */
+	unsigned int q_key[RING], q_at[RING], q_head = 0, q_tail = 0;
+	uintptr_t q_next[RING];
 	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
 	int found = 0;
 
@@ -349,31 +379,52 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 		if (i >= D1 && i - D1 < n) {
 			unsigned int j = i - D1;
 			/* socktab__ehash_first_rcu(), with the entry's own line prefetched first: the
-			 * walk reads it a whole stage before the caller reads its area. */
+			 * first match reads it a whole stage before the caller reads its area. */
 			uintptr_t f = atomic_load_explicit(
 				&net->ehash[hash[j % RING] & net->ehash_mask].first,
 				memory_order_acquire);
 
 			first[j % RING] = f;
-			if (!socktab__is_nulls(f)) {
-				__builtin_prefetch(socktab__node_sk(f));
-				if (net->has_priv)
-					__builtin_prefetch((const char *)f + sizeof(struct socktab_sock));
-			}
+			if (!socktab__is_nulls(f))
+				burst_prefetch_entry(net, f);
 		}
 		if (i >= D1 + D2) {
 			unsigned int j = i - D1 - D2;
 			const struct socktab_tuple4 *t = &keys[j];
-			struct socktab__lookup_key k;
 			uint32_t h = hash[j % RING];
-			struct socktab_sock *sk;
+			uintptr_t p = first[j % RING];
+			struct socktab_sock *sk = NULL;
 
-			/* The key alone: its hash is hash[] already. */
-			socktab__ehash_key4_fill(net, t->saddr, t->sport, t->daddr, t->dport, t->dif,
-						 t->sdif, &k);
-			sk = socktab__ehash_walk_rcu(net, h, &k, first[j % RING]);
-			out[j] = ref ? established_pin(net, h, &k, sk) : sk;
+			if (!socktab__is_nulls(p)) {
+				struct socktab__lookup_key k;
+
+				socktab__ehash_key4_fill(net, t->saddr, t->sport, t->daddr, t->dport,
+							 t->dif, t->sdif, &k);
+				sk = socktab__ehash_step_rcu(net, h, &k, p, &p);
+				if (!sk && !socktab__is_nulls(p)) {
+					burst_prefetch_entry(net, p);
+					q_key[q_tail % RING] = j;
+					q_next[q_tail % RING] = p;
+					q_at[q_tail % RING] = i;
+					q_tail++;
+					goto queued;
+				}
+			}
+			out[j] = burst_finish(net, t, h, p, sk, ref);
 		}
+queued:
+		while (q_head != q_tail && i - q_at[q_head % RING] >= D3) {
+			unsigned int j = q_key[q_head % RING];
+
+			out[j] = burst_finish(net, &keys[j], hash[j % RING], q_next[q_head % RING],
+					      NULL, ref);
+			q_head++;
+		}
+	}
+	for (; q_head != q_tail; q_head++) {
+		unsigned int j = q_key[q_head % RING];
+
+		out[j] = burst_finish(net, &keys[j], hash[j % RING], q_next[q_head % RING], NULL, ref);
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		const struct socktab_tuple4 *t = &keys[i];
