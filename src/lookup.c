@@ -330,29 +330,78 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 #define RING 64 /* > D1 + D2, > D3, a power of two */
 
 /* Start the misses of chain entry @p: its socket's line and the caller's area after it. */
-static inline __attribute__((always_inline)) void burst_prefetch_entry(const struct socktab_net *net,
-								       uintptr_t p)
+static inline __attribute__((always_inline)) void
+burst_prefetch_entry(const struct socktab_net *net, uintptr_t p)
 {
 	__builtin_prefetch(socktab__node_sk(p));
 	if (net->has_priv)
 		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));
 }
 
-/* Walk key @t's chain on from @p (an entry or a nulls marker) and pin the result by its rule. */
+/* The keys of a pipeline: IPv4 tuples (@v4) or IPv6 tuples (@v6), one of them NULL. */
+struct burst_keys {
+	const struct socktab_tuple4 *v4;
+	const struct socktab_tuple6 *v6;
+};
+
+/* Key @j's lookup key; its hash is known already (IPv4) or comes back (IPv6). */
+static inline __attribute__((always_inline)) uint32_t
+burst_key(struct socktab_net *net, struct burst_keys ks, unsigned int j,
+	  struct socktab__lookup_key *k)
+{
+	if (ks.v6) {
+		const struct socktab_tuple6 *t = &ks.v6[j];
+
+		return socktab__ehash_key6(net, &t->saddr, t->sport, &t->daddr, t->dport, t->dif,
+					   t->sdif, k);
+	}
+	const struct socktab_tuple4 *t = &ks.v4[j];
+
+	socktab__ehash_key4_fill(net, t->saddr, t->sport, t->daddr, t->dport, t->dif, t->sdif, k);
+	return 0;
+}
+
+/* Walk key @j's chain on from @p (an entry or a nulls marker), unless @sk already matched, and
+ * pin the result by its rule. */
 static inline __attribute__((always_inline)) struct socktab_sock *
-burst_finish(struct socktab_net *net, const struct socktab_tuple4 *t, uint32_t h, uintptr_t p,
-	     struct socktab_sock *sk, bool ref)
+burst_finish(struct socktab_net *net, struct burst_keys ks, unsigned int j, uint32_t h,
+	     uintptr_t p, struct socktab_sock *sk, bool ref)
 {
 	struct socktab__lookup_key k;
 
-	socktab__ehash_key4_fill(net, t->saddr, t->sport, t->daddr, t->dport, t->dif, t->sdif, &k);
+	burst_key(net, ks, j, &k);
 	if (!sk)
 		sk = socktab__ehash_walk_rcu(net, h, &k, p);
 	return ref ? established_pin(net, h, &k, sk) : sk;
 }
 
-int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
-			     unsigned int n, struct socktab_sock **out, unsigned int flags)
+/* The listener for key @j, pinned with @ref. */
+static struct socktab_sock *burst_listener(struct socktab_net *net, struct burst_keys ks,
+					   unsigned int j, bool ref)
+{
+	if (ks.v6) {
+		const struct socktab_tuple6 *t = &ks.v6[j];
+
+		return ref ? listener6_pinned(net, &t->saddr, t->sport, &t->daddr, t->dport, t->dif,
+					      t->sdif)
+			   : socktab_lookup_listener6_rcu(net, &t->saddr, t->sport, &t->daddr,
+							  t->dport, t->dif, t->sdif);
+	}
+	const struct socktab_tuple4 *t = &ks.v4[j];
+
+	return ref ? listener4_pinned(net, t->saddr, t->sport, t->daddr, t->dport, t->dif, t->sdif)
+		   : socktab_lookup_listener4_rcu(net, t->saddr, t->sport, t->daddr, t->dport,
+						  t->dif, t->sdif);
+}
+
+/*
+ * The pipeline itself, for @n keys of @ks: out[i] as socktab_lookup_tcp_burst() says; with
+ * @listener, listener[i] tells whether out[i] came from the listener fallback. Caller checked
+ * the arguments and is a registered thread.
+ */
+static inline __attribute__((always_inline)) int
+tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
+	     struct socktab_sock **out, bool *listener, unsigned int flags)
 {
 	uint32_t hash[RING];
 	uintptr_t first[RING];
@@ -362,18 +411,19 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
 	int found = 0;
 
-	if (!net || (n && (!keys || !out)) ||
-	    (flags & ~(SOCKTAB_LOOKUP_ESTABLISHED | SOCKTAB_LOOKUP_NOREF)))
-		return -EINVAL;
-	if (!n)
-		return 0;
 	socktab__rcu_read_lock(); /* nested in the caller's with NOREF: cheap */
 	for (unsigned int i = 0; i < n + D1 + D2; i++) {
 		if (i < n) {
-			const struct socktab_tuple4 *k = &keys[i];
+			if (ks.v6) {
+				struct socktab__lookup_key k;
 
-			hash[i % RING] = socktab__ehashfn4(net, k->daddr, ntohs(k->dport), k->saddr,
-							   k->sport);
+				hash[i % RING] = burst_key(net, ks, i, &k);
+			} else {
+				const struct socktab_tuple4 *k = &ks.v4[i];
+
+				hash[i % RING] = socktab__ehashfn4(net, k->daddr, ntohs(k->dport),
+								   k->saddr, k->sport);
+			}
 			__builtin_prefetch(&net->ehash[hash[i % RING] & net->ehash_mask]);
 		}
 		if (i >= D1 && i - D1 < n) {
@@ -390,7 +440,6 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 		}
 		if (i >= D1 + D2) {
 			unsigned int j = i - D1 - D2;
-			const struct socktab_tuple4 *t = &keys[j];
 			uint32_t h = hash[j % RING];
 			uintptr_t p = first[j % RING];
 			struct socktab_sock *sk = NULL;
@@ -398,8 +447,7 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 			if (!socktab__is_nulls(p)) {
 				struct socktab__lookup_key k;
 
-				socktab__ehash_key4_fill(net, t->saddr, t->sport, t->daddr, t->dport,
-							 t->dif, t->sdif, &k);
+				burst_key(net, ks, j, &k);
 				sk = socktab__ehash_step_rcu(net, h, &k, p, &p);
 				if (!sk && !socktab__is_nulls(p)) {
 					burst_prefetch_entry(net, p);
@@ -410,35 +458,141 @@ int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple
 					goto queued;
 				}
 			}
-			out[j] = burst_finish(net, t, h, p, sk, ref);
+			out[j] = burst_finish(net, ks, j, h, p, sk, ref);
 		}
 queued:
 		while (q_head != q_tail && i - q_at[q_head % RING] >= D3) {
 			unsigned int j = q_key[q_head % RING];
 
-			out[j] = burst_finish(net, &keys[j], hash[j % RING], q_next[q_head % RING],
-					      NULL, ref);
+			out[j] = burst_finish(net, ks, j, hash[j % RING], q_next[q_head % RING], NULL,
+					      ref);
 			q_head++;
 		}
 	}
 	for (; q_head != q_tail; q_head++) {
 		unsigned int j = q_key[q_head % RING];
 
-		out[j] = burst_finish(net, &keys[j], hash[j % RING], q_next[q_head % RING], NULL, ref);
+		out[j] = burst_finish(net, ks, j, hash[j % RING], q_next[q_head % RING], NULL, ref);
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		const struct socktab_tuple4 *t = &keys[i];
+		bool l = !out[i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED);
 
-		if (!out[i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED))
-			out[i] = ref ? listener4_pinned(net, t->saddr, t->sport, t->daddr, t->dport,
-							t->dif, t->sdif)
-				     : socktab_lookup_listener4_rcu(net, t->saddr, t->sport,
-								   t->daddr, t->dport, t->dif,
-								   t->sdif);
+		if (l)
+			out[i] = burst_listener(net, ks, i, ref);
+		if (listener)
+			listener[i] = l;
 		found += out[i] != NULL;
 	}
 	socktab__rcu_read_unlock();
 	return found;
+}
+
+#define BURST_FLAGS (SOCKTAB_LOOKUP_ESTABLISHED | SOCKTAB_LOOKUP_NOREF)
+
+int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
+			     unsigned int n, struct socktab_sock **out, unsigned int flags)
+{
+	if (!net || (n && (!keys || !out)) || (flags & ~BURST_FLAGS))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	return tcp_pipeline(net, (struct burst_keys){ .v4 = keys }, n, out, NULL, flags);
+}
+
+/* ---- batches: TCP and UDP, IPv4 and IPv6, each result with its kind ---- */
+
+/* What @sk is, found in ehash (@listener false) or as a listener or UDP socket; and its area. */
+static void hit_of(struct socktab_sock *sk, bool listener, struct socktab_hit *h)
+{
+	h->sk = sk;
+	h->priv = NULL;
+	h->kind = SOCKTAB_HIT_NONE;
+	if (!sk)
+		return;
+	if (socktab__sk_is_tw(sk)) {
+		h->kind = SOCKTAB_HIT_TIME_WAIT;
+		h->priv = socktab_tw_priv((struct socktab_tw *)sk);
+		return;
+	}
+	h->priv = socktab_sock_priv(sk);
+	if (socktab__sk_proto(sk) == SOCKTAB_UDP)
+		h->kind = RD(sk->state) == SOCKTAB_TCP_ESTABLISHED ? SOCKTAB_HIT_UDP_CONNECTED
+								   : SOCKTAB_HIT_UDP;
+	else
+		h->kind = listener ? SOCKTAB_HIT_LISTENER : SOCKTAB_HIT_ESTABLISHED;
+}
+
+/* The UDP socket for key @j, pinned with @ref (as socktab_lookup_udp4/6()). */
+static struct socktab_sock *batch_udp(struct socktab_net *net, struct burst_keys ks,
+				      unsigned int j, bool ref)
+{
+	struct socktab_sock *sk;
+
+	do {
+		if (ks.v6) {
+			const struct socktab_tuple6 *t = &ks.v6[j];
+
+			sk = socktab_lookup_udp6_rcu(net, &t->saddr, t->sport, &t->daddr, t->dport,
+						     t->dif, t->sdif);
+		} else {
+			const struct socktab_tuple4 *t = &ks.v4[j];
+
+			sk = socktab_lookup_udp4_rcu(net, t->saddr, t->sport, t->daddr, t->dport,
+						     t->dif, t->sdif);
+		}
+	} while (ref && sk && !socktab__sock_hold_not_zero(sk));
+	return sk;
+}
+
+#define BATCH_CHUNK 64
+
+static int batch(struct socktab_net *net, int proto, struct burst_keys ks, unsigned int n,
+		 struct socktab_hit *out, unsigned int flags)
+{
+	struct socktab_sock *sk[BATCH_CHUNK];
+	bool listener[BATCH_CHUNK];
+	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
+	int found = 0;
+
+	if (!net || (n && ((!ks.v4 && !ks.v6) || !out)) || (flags & ~BURST_FLAGS) ||
+	    (proto != SOCKTAB_TCP && proto != SOCKTAB_UDP) ||
+	    (proto == SOCKTAB_UDP && (flags & SOCKTAB_LOOKUP_ESTABLISHED)))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	socktab__rcu_read_lock(); /* one section for the batch */
+	if (proto == SOCKTAB_UDP) {
+		for (unsigned int i = 0; i < n; i++) {
+			hit_of(batch_udp(net, ks, i, ref), false, &out[i]);
+			found += out[i].sk != NULL;
+		}
+	} else {
+		for (unsigned int b = 0; b < n; b += BATCH_CHUNK) {
+			unsigned int m = n - b < BATCH_CHUNK ? n - b : BATCH_CHUNK;
+			struct burst_keys c = { ks.v4 ? ks.v4 + b : NULL, ks.v6 ? ks.v6 + b : NULL };
+
+			found += c.v6 ? tcp_pipeline(net, (struct burst_keys){ .v6 = c.v6 }, m, sk,
+						     listener, flags)
+				      : tcp_pipeline(net, (struct burst_keys){ .v4 = c.v4 }, m, sk,
+						     listener, flags);
+			for (unsigned int i = 0; i < m; i++)
+				hit_of(sk[i], listener[i], &out[b + i]);
+		}
+	}
+	socktab__rcu_read_unlock();
+	return found;
+}
+
+int socktab_lookup_batch4(struct socktab_net *net, int proto, const struct socktab_tuple4 *keys,
+			  unsigned int n, struct socktab_hit *out, unsigned int flags)
+{
+	return batch(net, proto, (struct burst_keys){ .v4 = keys }, n, out, flags);
+}
+
+int socktab_lookup_batch6(struct socktab_net *net, int proto, const struct socktab_tuple6 *keys,
+			  unsigned int n, struct socktab_hit *out, unsigned int flags)
+{
+	return batch(net, proto, (struct burst_keys){ .v6 = keys }, n, out, flags);
 }
 
 /* ---- UDP ---- */

@@ -112,8 +112,9 @@ struct socktab_tuple4 {
 	int32_t dif, sdif;
 };
 
-/* socktab_lookup_tcp_burst() flags: established and TIME_WAIT entries only, no listeners; no
- * references (the RCU-scoped form: call inside a read-side section). */
+/* socktab_lookup_tcp_burst() and socktab_lookup_batch4/6() flags: established and TIME_WAIT
+ * entries only, no listeners; no references (the RCU-scoped form: call inside a read-side
+ * section). */
 #define SOCKTAB_LOOKUP_ESTABLISHED 1u
 #define SOCKTAB_LOOKUP_NOREF 2u
 
@@ -121,8 +122,9 @@ struct socktab_tuple4 {
  * Burst form of socktab_lookup_tcp4() (or of socktab_lookup_established4() with
  * SOCKTAB_LOOKUP_ESTABLISHED): out[i] is the socket for keys[i], with a reference held, or NULL.
  * The keys go through a pipeline: a key's slot is prefetched 16 keys before its first entry is
- * read and prefetched, and that 16 keys before its chain is walked, so the cache misses of
- * different keys overlap. Returns how many keys were found, or -EINVAL (NULL
+ * read and prefetched, and that 16 keys before the key is matched against it; a key whose first
+ * entry is another connection's has its next entry prefetched and walks on 8 keys later. So the
+ * cache misses of different keys overlap. Returns how many keys were found, or -EINVAL (NULL
  * net, NULL arrays with n > 0, unknown flag).
  * Context: registered thread; enters the RCU read side itself (callers may already be inside
  * one). Each out[i] must be released with socktab_sock_put(), unless SOCKTAB_LOOKUP_NOREF was
@@ -130,6 +132,53 @@ struct socktab_tuple4 {
  */
 int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
 			     unsigned int n, struct socktab_sock **out, unsigned int flags);
+
+/* An IPv6 segment's addresses and ports (network byte order; source = the remote peer) and its
+ * ingress device and VRF. */
+struct socktab_tuple6 {
+	struct in6_addr saddr, daddr;
+	uint16_t sport, dport;
+	int32_t dif, sdif;
+};
+
+/* What a batch lookup found for a key (struct socktab_hit.kind). */
+enum socktab_hit_kind {
+	SOCKTAB_HIT_NONE = 0,      /* nothing: sk and priv are NULL */
+	SOCKTAB_HIT_ESTABLISHED,   /* a TCP connection in ehash, in any state but TIME_WAIT */
+	SOCKTAB_HIT_TIME_WAIT,     /* a TIME_WAIT entry: socktab_sock_tw(sk) gives it */
+	SOCKTAB_HIT_LISTENER,      /* a TCP listener (no connection had the 4-tuple) */
+	SOCKTAB_HIT_UDP_CONNECTED, /* a connected UDP socket */
+	SOCKTAB_HIT_UDP,           /* an unconnected UDP socket */
+};
+
+/* One key's result: the socket, the caller's area (socktab_sock_priv(), or socktab_tw_priv() of
+ * a TIME_WAIT entry; NULL when there is none) and what was found. */
+struct socktab_hit {
+	struct socktab_sock *sk;
+	void *priv;
+	int kind; /* enum socktab_hit_kind */
+};
+
+/*
+ * The batch lookups of a poll loop: out[i] is what the single lookup of @proto (SOCKTAB_TCP:
+ * socktab_lookup_tcp4/6(), or socktab_lookup_established4/6() with SOCKTAB_LOOKUP_ESTABLISHED;
+ * SOCKTAB_UDP: socktab_lookup_udp4/6()) returns for keys[i], with its kind and area, so the
+ * caller needs no further call to dispatch it. TCP keys go through the pipeline of
+ * socktab_lookup_tcp_burst() (batch6: IPv6 keys, a v4-mapped pair keyed as IPv4); UDP keys are
+ * looked up in turn. The whole batch runs in one read-side section. Returns how many keys were
+ * found, or -EINVAL (NULL net, NULL arrays with n > 0, @proto neither SOCKTAB_TCP nor
+ * SOCKTAB_UDP, an unknown flag, SOCKTAB_LOOKUP_ESTABLISHED with SOCKTAB_UDP) with out[]
+ * untouched.
+ * With SOCKTAB_LOOKUP_NOREF (the poll-loop form) no reference is taken: the caller is inside a
+ * read-side section and every sk and priv stays valid until it ends. Without it, each found sk
+ * holds a reference, released with socktab_sock_put(), and priv lives as long as that reference.
+ * Context: registered thread; enters the RCU read side itself (callers may already be inside
+ * one).
+ */
+int socktab_lookup_batch4(struct socktab_net *net, int proto, const struct socktab_tuple4 *keys,
+			  unsigned int n, struct socktab_hit *out, unsigned int flags);
+int socktab_lookup_batch6(struct socktab_net *net, int proto, const struct socktab_tuple6 *keys,
+			  unsigned int n, struct socktab_hit *out, unsigned int flags);
 
 /*
  * The UDP socket a datagram from (saddr, sport) to (daddr, dport) is delivered to (R72): the
