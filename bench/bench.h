@@ -15,6 +15,7 @@
 #include "common.h"
 
 /* ---- entry points: parse the options, run, print; exit status (2: bad usage) ---- */
+int bench_batch_main(int argc, char **argv);
 int bench_connect_main(int argc, char **argv);
 int bench_crr_main(int argc, char **argv);
 int bench_lookup_main(int argc, char **argv);

@@ -106,6 +106,9 @@ uint64_t bench_rss_bytes(void);
 /* MemAvailable of /proc/meminfo in bytes (what the kernel can give without swapping), or 0. */
 uint64_t bench_mem_available_bytes(void);
 
+/* The CPU's model name (/proc/cpuinfo), or "unknown": every speed figure names its machine. */
+void bench_cpu_model(char *buf, size_t len);
+
 /* splitmix64: the benchmarks' seeded generator. */
 static inline uint64_t bench_rand(uint64_t *s)
 {

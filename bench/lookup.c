@@ -1015,27 +1015,6 @@ static uint64_t cache_kib(int index)
 }
 
 /* The CPU model as /proc/cpuinfo names it, into @buf. */
-static void cpu_model(char *buf, size_t len)
-{
-	char line[256];
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *c = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) || !c)
-			continue;
-		c += 1 + (c[1] == ' ');
-		c[strcspn(c, "\n")] = 0;
-		snprintf(buf, len, "%s", c);
-		break;
-	}
-	fclose(f);
-}
-
 /* ---- CLI ---- */
 
 static void help(void)
@@ -1297,7 +1276,7 @@ int bench_lookup_main(int argc, char **argv)
 	{
 		char model[128];
 
-		cpu_model(model, sizeof(model));
+		bench_cpu_model(model, sizeof(model));
 		bench_out_str(&o, "cpu", model);
 		bench_out_u64(&o, "l2_kib", cache_kib(2));
 		bench_out_u64(&o, "l3_kib", cache_kib(3));

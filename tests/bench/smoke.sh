@@ -47,6 +47,9 @@ check "bench lookup --mode listener --burst 8 --refs" '^mode=listener$' '^hits=2
 	'^ratio_vs_socktab-ref=[0-9]' -- \
 	"$exe" bench lookup --sockets 20000 --lookups 200000 --mode listener --burst 8 --refs \
 	--timewait 0 --seed 1
+check "bench batch, every kind (5k sockets)" '^kind=tcp4$' '^kind=tcp6$' '^kind=udp4$' \
+	'^kind=udp6$' '^batch_speedup=[0-9]' '^cpu=' -- \
+	"$exe" bench batch --sockets 5000 --lookups 50000 --rounds 3 --seed 1
 check "bench crr -T 2 -F 400, each variant" '^wire_errors=0$' '^throughput=[0-9]' -- \
 	"$exe" bench crr -T 2 -F 400 -N 4000 --seed 1
 check "bench crr --time-wait" '^wire_errors=0$' '^close=fin_time_wait$' -- \

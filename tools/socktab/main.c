@@ -20,6 +20,8 @@ struct cmd {
 };
 
 static const struct cmd benchmarks[] = {
+	{ "batch", bench_batch_main,
+	  "a poll loop's lookups: one per section vs socktab_lookup_batch4/6" },
 	{ "connect", bench_connect_main,
 	  "connect() cost vs port occupancy toward one destination" },
 	{ "crr", bench_crr_main, "neper tcp_crr between a client net and a server net" },
@@ -38,6 +40,8 @@ static void usage(FILE *f)
 		"usage: socktab <command> [options]\n"
 		"\n"
 		"commands:\n"
+		"  bench batch [--sockets N] [--batch B] [--touch BYTES] [--kind K]\n"
+		"                 a poll loop's lookups: one per section vs socktab_lookup_batch4/6\n"
 		"  bench connect [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
 		"                [--variant socktab|linux|linux-6.1|all] [-N CONNECTS] [--seed S]\n"
 		"                 connect() cost vs port occupancy toward one destination\n"
