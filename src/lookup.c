@@ -344,35 +344,33 @@ struct burst_keys {
 	const struct socktab_tuple6 *v6;
 };
 
-/* Key @j's lookup key; its hash is known already (IPv4) or comes back (IPv6). */
-static inline __attribute__((always_inline)) uint32_t
+/* Key @j's lookup key: IPv4 keys are filled from the tuple (their hash is known already), IPv6
+ * keys were made with their hash (socktab__ehash_key6) into @ring when the key was hashed. */
+static inline __attribute__((always_inline)) const struct socktab__lookup_key *
 burst_key(struct socktab_net *net, struct burst_keys ks, unsigned int j,
-	  struct socktab__lookup_key *k)
+	  const struct socktab__lookup_key *ring, struct socktab__lookup_key *k)
 {
-	if (ks.v6) {
-		const struct socktab_tuple6 *t = &ks.v6[j];
-
-		return socktab__ehash_key6(net, &t->saddr, t->sport, &t->daddr, t->dport, t->dif,
-					   t->sdif, k);
-	}
+	if (ks.v6)
+		return &ring[j % RING];
 	const struct socktab_tuple4 *t = &ks.v4[j];
 
 	socktab__ehash_key4_fill(net, t->saddr, t->sport, t->daddr, t->dport, t->dif, t->sdif, k);
-	return 0;
+	return k;
 }
 
 /* Walk key @j's chain on from @p (an entry or a nulls marker), unless @sk already matched, and
  * pin the result by its rule. */
 static inline __attribute__((always_inline)) struct socktab_sock *
-burst_finish(struct socktab_net *net, struct burst_keys ks, unsigned int j, uint32_t h,
-	     uintptr_t p, struct socktab_sock *sk, bool ref)
+burst_finish(struct socktab_net *net, struct burst_keys ks, unsigned int j,
+	     const struct socktab__lookup_key *ring, uint32_t h, uintptr_t p,
+	     struct socktab_sock *sk, bool ref)
 {
-	struct socktab__lookup_key k;
+	struct socktab__lookup_key kb;
+	const struct socktab__lookup_key *k = burst_key(net, ks, j, ring, &kb);
 
-	burst_key(net, ks, j, &k);
 	if (!sk)
-		sk = socktab__ehash_walk_rcu(net, h, &k, p);
-	return ref ? established_pin(net, h, &k, sk) : sk;
+		sk = socktab__ehash_walk_rcu(net, h, k, p);
+	return ref ? established_pin(net, h, k, sk) : sk;
 }
 
 /* The listener for key @j, pinned with @ref. */
@@ -405,6 +403,7 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 {
 	uint32_t hash[RING];
 	uintptr_t first[RING];
+	struct socktab__lookup_key ring[RING]; /* IPv6 keys, made once (IPv4 ones: refilled) */
 	/* The queue of keys walking on from their second entry: key, entry, when queued. */
 	unsigned int q_key[RING], q_at[RING], q_head = 0, q_tail = 0;
 	uintptr_t q_next[RING];
@@ -415,9 +414,11 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 	for (unsigned int i = 0; i < n + D1 + D2; i++) {
 		if (i < n) {
 			if (ks.v6) {
-				struct socktab__lookup_key k;
+				const struct socktab_tuple6 *t = &ks.v6[i];
 
-				hash[i % RING] = burst_key(net, ks, i, &k);
+				hash[i % RING] = socktab__ehash_key6(net, &t->saddr, t->sport,
+								     &t->daddr, t->dport, t->dif,
+								     t->sdif, &ring[i % RING]);
 			} else {
 				const struct socktab_tuple4 *k = &ks.v4[i];
 
@@ -445,10 +446,10 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 			struct socktab_sock *sk = NULL;
 
 			if (!socktab__is_nulls(p)) {
-				struct socktab__lookup_key k;
+				struct socktab__lookup_key kb;
 
-				burst_key(net, ks, j, &k);
-				sk = socktab__ehash_step_rcu(net, h, &k, p, &p);
+				sk = socktab__ehash_step_rcu(net, h, burst_key(net, ks, j, ring, &kb),
+							     p, &p);
 				if (!sk && !socktab__is_nulls(p)) {
 					burst_prefetch_entry(net, p);
 					q_key[q_tail % RING] = j;
@@ -458,21 +459,22 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 					goto queued;
 				}
 			}
-			out[j] = burst_finish(net, ks, j, h, p, sk, ref);
+			out[j] = burst_finish(net, ks, j, ring, h, p, sk, ref);
 		}
 queued:
 		while (q_head != q_tail && i - q_at[q_head % RING] >= D3) {
 			unsigned int j = q_key[q_head % RING];
 
-			out[j] = burst_finish(net, ks, j, hash[j % RING], q_next[q_head % RING], NULL,
-					      ref);
+			out[j] = burst_finish(net, ks, j, ring, hash[j % RING],
+					      q_next[q_head % RING], NULL, ref);
 			q_head++;
 		}
 	}
 	for (; q_head != q_tail; q_head++) {
 		unsigned int j = q_key[q_head % RING];
 
-		out[j] = burst_finish(net, ks, j, hash[j % RING], q_next[q_head % RING], NULL, ref);
+		out[j] = burst_finish(net, ks, j, ring, hash[j % RING], q_next[q_head % RING], NULL,
+				      ref);
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		bool l = !out[i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED);
