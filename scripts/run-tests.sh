@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # What `make test` runs: meson's test suites (meson.build owns the list) in each build flavour,
-# with warnings as errors:
+# with warnings as errors; the clang, ASan and TSan builds also with the packet path's assertions
+# (-Dpacket_path_checks=true, src/common.h):
 #   build        gcc: unit, stress, conformance, bench, install (and real, when present)
 #   build-clang  clang: unit
 #   build-asan   gcc, AddressSanitizer + UndefinedBehaviorSanitizer: unit, stress
@@ -28,7 +29,7 @@ setup() {
 	ninja -C "$dir" >/dev/null
 }
 
-setup_clang() { CC=clang setup build-clang; }
+setup_clang() { CC=clang setup build-clang -Dpacket_path_checks=true; }
 
 # A step that is one check (a build).
 step() {
@@ -102,13 +103,14 @@ fi
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)"
 step "build (asan+ubsan)" setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-	-Dc_args=-fno-sanitize-recover=all
+	-Dc_args=-fno-sanitize-recover=all -Dpacket_path_checks=true
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 suite build-asan asan unit stress
 
 echo "== ThreadSanitizer (build-tsan)"
-step "build (tsan)" setup build-tsan -Db_sanitize=thread -Db_lundef=false
+step "build (tsan)" setup build-tsan -Db_sanitize=thread -Db_lundef=false \
+	-Dpacket_path_checks=true
 export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
 suite build-tsan tsan stress
 

@@ -105,7 +105,6 @@ static inline pthread_mutex_t *socktab__stripe(const struct socktab__stripes *st
  */
 #ifdef NDEBUG
 #define SOCKTAB__ASSERT_LOCKED(m) ((void)0)
-#define SOCKTAB__ASSERT_RCU() ((void)0)
 #else
 #define SOCKTAB__ASSERT_LOCKED(m)                                                                  \
 	do {                                                                                       \
@@ -115,8 +114,21 @@ static inline pthread_mutex_t *socktab__stripe(const struct socktab__stripes *st
 			SOCKTAB__ASSERT(!"lock not held");                                         \
 		}                                                                                  \
 	} while (0)
-/* The caller is inside an RCU read-side section. */
+#endif
+
+/*
+ * The read-side checks: the caller is inside an RCU read-side section (every `_rcu` walk), and a
+ * section is entered on a registered thread (rcu.h). They sit on the per-packet path, where each
+ * costs a thread-local load (one through liburcu's TLS descriptor) and a branch on every lookup:
+ * 11 of the 161 instructions of an RCU-scoped lookup with its section (callgrind), whose time at
+ * a million sockets is bound by how many lookups the core keeps in flight (docs/benchmarks.md).
+ * So they are built only with -Dpacket_path_checks=true, as the test builds of `make test`
+ * (clang, ASan, TSan) are; the main build ships without them.
+ */
+#if defined(SOCKTAB_PACKET_PATH_CHECKS) && !defined(NDEBUG)
 #define SOCKTAB__ASSERT_RCU() SOCKTAB__ASSERT(socktab__rcu_read_ongoing())
+#else
+#define SOCKTAB__ASSERT_RCU() ((void)0)
 #endif
 
 /* ---- addresses: IPv6 form, IPv4 as v4-mapped ---- */

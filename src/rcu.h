@@ -72,8 +72,10 @@ extern _Thread_local int socktab__registered __attribute__((tls_model("initial-e
 static inline void socktab__rcu_read_lock(void)
 {
 	/* An unregistered reader would not hold grace periods back: a use-after-free waiting to
-	 * happen. Debug builds stop here instead. */
+	 * happen. Builds with the packet path's checks (common.h) stop here instead. */
+#ifdef SOCKTAB_PACKET_PATH_CHECKS
 	assert(socktab__registered && "socktab_thread_register() was not called on this thread");
+#endif
 	urcu_memb_read_lock();
 }
 
