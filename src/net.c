@@ -11,10 +11,12 @@
  * Departure from the kernel: the port-offset SipHash key (net_secret, R10) is per net, not global,
  * so two nets do not share an offset stream; nothing observable depends on it.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hash.h"
 #include "bind.h"
@@ -646,10 +648,81 @@ unsigned int socktab_version_num(void)
 	return SOCKTAB_VERSION_NUM;
 }
 
+/* The worker socktab_rcu_reclaim_cpu() made, for the threads registered after it. */
+static struct call_rcu_data *_Atomic reclaim_worker;
+
 void socktab_thread_register(void)
 {
-	if (socktab__registered++ == 0)
+	if (socktab__registered++ == 0) {
+		struct call_rcu_data *w = atomic_load(&reclaim_worker);
+
 		socktab__rcu_register_thread();
+		if (w)
+			socktab__rcu_worker_use(w);
+	}
+}
+
+/* The thread that makes a reclaim worker: liburcu's worker starts with its creator's CPU
+ * affinity (liburcu itself applies the cpu hint only every few hundred grace periods), so it is
+ * made from a thread already placed where the worker must run. */
+struct worker_maker {
+	int cpu;
+	struct call_rcu_data *w;
+};
+
+static void *make_worker(void *arg)
+{
+	struct worker_maker *m = arg;
+
+	m->w = socktab__rcu_worker_new(m->cpu);
+	return NULL;
+}
+
+int socktab_rcu_reclaim_cpu(int cpu)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int worker_cpu = -2; /* none made yet */
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	struct worker_maker m = { cpu, NULL };
+	struct call_rcu_data *w;
+
+	if (cpu < -1 || ncpu <= 0 || cpu >= ncpu || ncpu > CPU_SETSIZE)
+		return -EINVAL;
+	pthread_mutex_lock(&lock);
+	w = atomic_load(&reclaim_worker);
+	if (!w || worker_cpu != cpu) {
+		/* One worker per placement asked for; one asked for before keeps serving the
+		 * threads that use it (liburcu frees it at exit). */
+		pthread_attr_t a;
+		cpu_set_t set;
+		pthread_t t;
+		int err;
+
+		CPU_ZERO(&set);
+		for (long c = 0; c < ncpu; c++)
+			if (cpu < 0 || c == cpu)
+				CPU_SET((int)c, &set);
+		err = pthread_attr_init(&a);
+		if (!err) {
+			err = pthread_attr_setaffinity_np(&a, sizeof(set), &set);
+			if (!err)
+				err = pthread_create(&t, &a, make_worker, &m);
+			pthread_attr_destroy(&a);
+		}
+		if (!err)
+			pthread_join(t, NULL);
+		if (err || !m.w) {
+			pthread_mutex_unlock(&lock);
+			return err == EINVAL ? -EINVAL : -ENOMEM;
+		}
+		w = m.w;
+		atomic_store(&reclaim_worker, w);
+		worker_cpu = cpu;
+	}
+	pthread_mutex_unlock(&lock);
+	if (socktab__registered)
+		socktab__rcu_worker_use(w);
+	return 0;
 }
 
 void socktab_thread_unregister(void)

@@ -60,6 +60,18 @@ static inline int socktab__rcu_read_ongoing(void)
 	return urcu_memb_read_ongoing();
 }
 
+/* A call_rcu worker thread of its own, pinned to @cpu (-1: not pinned), or NULL (no memory). */
+static inline struct call_rcu_data *socktab__rcu_worker_new(int cpu)
+{
+	return urcu_memb_create_call_rcu_data(0, cpu);
+}
+
+/* The calling thread's callbacks go to @w from now on (NULL: liburcu's default worker). */
+static inline void socktab__rcu_worker_use(struct call_rcu_data *w)
+{
+	urcu_memb_set_thread_call_rcu_data(w);
+}
+
 /* Wait until every callback handed to socktab__call_rcu() so far has run. */
 static inline void socktab__rcu_barrier(void)
 {

@@ -22,6 +22,23 @@ void socktab_thread_register(void);
 void socktab_thread_unregister(void);
 
 /*
+ * Where memory is reclaimed. A closed socket or an expired TIME_WAIT entry goes back to its pool
+ * after an RCU grace period, through liburcu's call_rcu worker thread. By default liburcu makes
+ * that thread the first time a thread frees something, and the worker inherits that thread's CPU
+ * affinity: a stack whose poll thread is pinned to its core would have the worker there too.
+ * socktab_rcu_reclaim_cpu() makes a worker pinned to @cpu (-1: not pinned) for the calling
+ * thread, if registered, and for every thread registered after the call; threads registered
+ * before it keep their worker until they call it too. Call it at start-up, before the threads
+ * that free objects register. The worker only runs callbacks (a grace period's wait, then each
+ * batch of 64 freed objects back to its pool); lookups never wait for it.
+ * The worker is made from a thread placed on @cpu, so it runs there from its first callback.
+ * Returns 0, -EINVAL (@cpu below -1, not a CPU of this machine, or one this process may not run
+ * on) or -ENOMEM.
+ * Context: any thread (it waits for no grace period).
+ */
+int socktab_rcu_reclaim_cpu(int cpu);
+
+/*
  * connect() port-choice variants. LINUX is the kernel's algorithm since Linux 6.15 (a lockless
  * pre-check of each candidate 4-tuple before the locked check, and the local port added after
  * hashing so consecutive ports hit consecutive buckets); LINUX_6_1 is the same walk before those
