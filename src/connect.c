@@ -147,16 +147,22 @@ struct walk {
 	bool local_ports;
 };
 
+/* What one search counts (the net's counters get the sums). */
+struct walk_count {
+	uint64_t tried;     /* candidates examined (try_port) */
+	uint64_t rejected;  /* free candidates the RSS filter passed over */
+};
+
 /*
  * The kernel's walk (R55, R58): even positions from the offset, then the other parity, each
  * pass wrapping once at @high. With @pm, positions whose port the index shows busy (or reserved)
  * are skipped without being examined; i still counts every position, so R57 sees the kernel's i.
- * Returns 1 (port secured in @c) or 0 (none). *tried counts examined candidates.
+ * With @rss, only ports on its queue are examined. Returns 1 (port secured in @c) or 0 (none).
  */
 static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
 		const struct walk *w, const struct socktab__portmap *pm,
 		const struct socktab__rss_filter *rss, struct socktab__bind_prealloc *pa,
-		struct choice *c, uint64_t *tried)
+		struct choice *c, struct walk_count *n)
 {
 	uint32_t offset = w->offset;
 
@@ -179,9 +185,11 @@ static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0
 			if (!pm && socktab__port_reserved(net, (uint16_t)port))
 				continue;
 			/* RSS (opt-in): only ports whose reply tuple lands on the wanted queue. */
-			if (rss && !socktab__rss_port_ok(rss, (uint16_t)port))
+			if (rss && !socktab__rss_port_ok(rss, (uint16_t)port)) {
+				n->rejected++;
 				continue;
-			(*tried)++;
+			}
+			n->tried++;
 			r = try_port(net, sk, hash0, (uint16_t)port, pa, c);
 			if (r) {
 				c->i = i;
@@ -205,7 +213,8 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	struct walk w;
 	struct socktab__rss_filter rssf, *rssp;
 	struct socktab__bind_prealloc pa;
-	uint64_t tried = 0, off64;
+	struct walk_count n = { 0, 0 };
+	uint64_t off64;
 	uint32_t index;
 	int low, high, r = 0;
 	bool created;
@@ -244,7 +253,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 		socktab__rcu_read_lock();
 		pm = socktab__portmap_get_rcu(net, sk, hash0, low, high);
 		if (pm) {
-			r = walk(net, sk, hash0, &w, pm, rssp, &pa, &c, &tried);
+			r = walk(net, sk, hash0, &w, pm, rssp, &pa, &c, &n);
 			/* Nothing free and no TIME_WAIT entry in the net: the indexed search saw
 			 * every usable port, so fail now rather than walk the whole range (the
 			 * kernel's walk examines each busy port only to reach the same answer). */
@@ -257,9 +266,11 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	/* Every other case, and the last resort of the indexed search: TIME_WAIT holders (R61),
 	 * which the index shows busy, then -EADDRNOTAVAIL (R58). */
 	if (r == 0)
-		r = walk(net, sk, hash0, &w, NULL, rssp, &pa, &c, &tried);
+		r = walk(net, sk, hash0, &w, NULL, rssp, &pa, &c, &n);
 	socktab__rcu_read_unlock();
-	atomic_fetch_add_explicit(&net->n_ports_tried, tried, memory_order_relaxed);
+	atomic_fetch_add_explicit(&net->n_ports_tried, n.tried, memory_order_relaxed);
+	if (n.rejected)
+		atomic_fetch_add_explicit(&net->n_rss_rejected, n.rejected, memory_order_relaxed);
 	if (r <= 0) {
 		socktab__bind_prealloc_free(&pa);
 		return r < 0 ? r : -EADDRNOTAVAIL;

@@ -162,6 +162,7 @@ struct socktab_net {
 	_Atomic uint64_t n_ports_tried;    /* (a) */
 	_Atomic uint64_t n_connects;       /* (a) */
 	struct socktab__rss *_Atomic rss;  /* (r) RSS key and RETA (rss.c), replaced whole */
+	_Atomic uint64_t n_rss_rejected;   /* (a) candidates the RSS filter passed over (rss.c) */
 
 	/* ---- connect() port index (portmap.c). Zeroed by calloc: no init/teardown; every index
 	 * is freed when its destination's entries leave ehash. (pm) = pm_lock. ---- */

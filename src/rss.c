@@ -21,6 +21,7 @@
 
 struct socktab__rss {
 	uint32_t reta_mask;           /* (c) */
+	uint32_t nslots;              /* (c) distinct queues in the RETA */
 	uint32_t lo4[256], hi4[256];  /* (c) IPv4: contribution of the dst-port bytes at 10, 11 */
 	uint32_t lo6[256], hi6[256];  /* (c) IPv6: at 34, 35 */
 	uint8_t key[40];              /* (c) */
@@ -75,6 +76,13 @@ int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_
 		memcpy(r->key, key, 40);
 		memcpy(r->reta, reta, reta_len * sizeof(r->reta[0]));
 		r->reta_mask = reta_len - 1;
+		for (uint32_t i = 0; i < reta_len; i++) {
+			uint32_t j = 0;
+
+			while (j < i && reta[j] != reta[i])
+				j++;
+			r->nslots += j == i;
+		}
 		for (int b = 0; b < 256; b++) {
 			memset(buf, 0, sizeof(buf));
 			buf[10] = (uint8_t)b;
@@ -156,4 +164,22 @@ bool socktab__rss_port_ok(const struct socktab__rss_filter *f, uint16_t port)
 		return false;
 	h = f->base ^ f->hi[port >> 8] ^ f->lo[port & 0xff];
 	return f->rss->reta[h & f->rss->reta_mask] == f->queue;
+}
+
+int socktab_net_rss_stats(struct socktab_net *net, struct socktab_rss_stats *st)
+{
+	struct socktab__rss *r;
+
+	if (!net || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->connect_rss_rejected = RD(net->n_rss_rejected);
+	socktab__rcu_read_lock();
+	r = atomic_load_explicit(&net->rss, memory_order_acquire);
+	if (r) {
+		st->queues = r->nslots;
+		st->state_bytes = sizeof(*r) + (r->reta_mask + 1ull) * sizeof(r->reta[0]);
+	}
+	socktab__rcu_read_unlock();
+	return 0;
 }

@@ -182,6 +182,22 @@ int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_
 int socktab_sock_set_rss_queue(struct socktab_sock *sk, int queue);
 uint32_t socktab_rss_hash(const uint8_t *key, size_t key_len, const void *input, size_t len);
 
+/* Counters of RSS-aware connect(), read without locks (values may be a moment old). */
+struct socktab_rss_stats {
+	uint64_t connect_rss_rejected; /* candidate ports connect() tested against the wanted queue
+					* and passed over (their reply lands on another queue);
+					* free ports only: busy and reserved ones are skipped first */
+	uint64_t queues;           /* distinct queues of the current RETA (0: RSS off) */
+	uint64_t state_bytes;      /* bytes of the current RSS state (key, RETA, hash tables) */
+	uint64_t reserved[5];
+};
+
+/*
+ * Read @net's RSS counters into @st (reserved words zeroed).
+ * Context: any registered thread; takes the RCU read side.
+ */
+int socktab_net_rss_stats(struct socktab_net *net, struct socktab_rss_stats *st);
+
 /* Counters of a net, read without locks (values may be a moment old). Later versions fill the
  * reserved words with new counters; callers must not read them. */
 struct socktab_net_stats {
