@@ -23,6 +23,11 @@
  * without TIME_WAIT entries the chosen port is the kernel's. TIME_WAIT holders are busy in the
  * index: they are taken over (R61) only by the plain walk that runs when no free port was
  * usable, just before -EADDRNOTAVAIL. ports_tried counts the candidates actually examined.
+ *
+ * RSS (opt-in, rss.c): only candidates whose reply lands on the socket's queue are examined, in
+ * the same order. Through an index the search takes them from the index's per-queue summaries;
+ * otherwise (plain walk, last resort, no summaries yet) each candidate is filtered. Either way
+ * the free candidates of other queues that were tested count in rss_rejected.
  */
 #include <stdlib.h>
 
@@ -157,12 +162,13 @@ struct walk_count {
  * The kernel's walk (R55, R58): even positions from the offset, then the other parity, each
  * pass wrapping once at @high. With @pm, positions whose port the index shows busy (or reserved)
  * are skipped without being examined; i still counts every position, so R57 sees the kernel's i.
- * With @rss, only ports on its queue are examined. Returns 1 (port secured in @c) or 0 (none).
+ * With @rss, only ports on its queue are examined: with @pmq the index's per-queue summaries
+ * give them, otherwise each candidate is filtered. Returns 1 (port secured in @c) or 0 (none).
  */
 static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
 		const struct walk *w, const struct socktab__portmap *pm,
-		const struct socktab__rss_filter *rss, struct socktab__bind_prealloc *pa,
-		struct choice *c, struct walk_count *n)
+		const struct socktab__portmap_rss *pmq, const struct socktab__rss_filter *rss,
+		struct socktab__bind_prealloc *pa, struct choice *c, struct walk_count *n)
 {
 	uint32_t offset = w->offset;
 
@@ -174,8 +180,8 @@ static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0
 			int r;
 
 			if (pm) {
-				i = socktab__portmap_next(pm, net, base, w->high, w->remaining,
-							  w->step, i);
+				i = socktab__portmap_next(pm, net, pmq, base, w->high,
+							  w->remaining, w->step, i, &n->rejected);
 				if (i >= w->remaining)
 					break;
 			}
@@ -184,8 +190,9 @@ static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0
 				port -= w->remaining;
 			if (!pm && socktab__port_reserved(net, (uint16_t)port))
 				continue;
-			/* RSS (opt-in): only ports whose reply tuple lands on the wanted queue. */
-			if (rss && !socktab__rss_port_ok(rss, (uint16_t)port)) {
+			/* RSS (opt-in): only ports whose reply tuple lands on the wanted queue
+			 * (with @pmq, portmap_next() tested the port already). */
+			if (rss && !pmq && !socktab__rss_port_ok(rss, (uint16_t)port)) {
 				n->rejected++;
 				continue;
 			}
@@ -245,15 +252,26 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	/* The RSS filter reads net->rss under RCU for the whole search (rss.c). */
 	socktab__rcu_read_lock();
 	rssp = socktab__rss_filter_init_rcu(net, sk, &rssf) ? &rssf : NULL;
+	/* A queue that no RETA entry names (or no RSS state): no port can pass the filter. */
+	if (rssp && rssp->slot < 0)
+		r = -EADDRNOTAVAIL;
 
 	/* socktab variant: free ports first, found through the destination's index (portmap.c). */
-	if (net->variant == SOCKTAB_VARIANT_SOCKTAB) {
-		const struct socktab__portmap *pm;
+	if (r == 0 && net->variant == SOCKTAB_VARIANT_SOCKTAB) {
+		struct socktab__portmap *pm;
 
 		socktab__rcu_read_lock();
 		pm = socktab__portmap_get_rcu(net, sk, hash0, low, high);
 		if (pm) {
-			r = walk(net, sk, hash0, &w, pm, rssp, &pa, &c, &n);
+			/* An RSS connect() searches the index through its per-queue summaries
+			 * (rss.c); without them (or in the tests' reference) each free port
+			 * found is filtered, which picks the same port. */
+			struct socktab__portmap_rss q, *qp = NULL;
+
+			if (rssp && !atomic_load_explicit(&net->rss_walk_only, memory_order_relaxed) &&
+			    socktab__portmap_rss_get_rcu(net, pm, rssp, &q))
+				qp = &q;
+			r = walk(net, sk, hash0, &w, pm, qp, rssp, &pa, &c, &n);
 			/* Nothing free and no TIME_WAIT entry in the net: the indexed search saw
 			 * every usable port, so fail now rather than walk the whole range (the
 			 * kernel's walk examines each busy port only to reach the same answer). */
@@ -266,7 +284,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	/* Every other case, and the last resort of the indexed search: TIME_WAIT holders (R61),
 	 * which the index shows busy, then -EADDRNOTAVAIL (R58). */
 	if (r == 0)
-		r = walk(net, sk, hash0, &w, NULL, rssp, &pa, &c, &n);
+		r = walk(net, sk, hash0, &w, NULL, NULL, rssp, &pa, &c, &n);
 	socktab__rcu_read_unlock();
 	atomic_fetch_add_explicit(&net->n_ports_tried, n.tried, memory_order_relaxed);
 	if (n.rejected)

@@ -163,6 +163,11 @@ struct socktab_net {
 	_Atomic uint64_t n_connects;       /* (a) */
 	struct socktab__rss *_Atomic rss;  /* (r) RSS key and RETA (rss.c), replaced whole */
 	_Atomic uint64_t n_rss_rejected;   /* (a) candidates the RSS filter passed over (rss.c) */
+	_Atomic uint64_t rss_index_bytes;  /* (a) bytes of the per-queue summaries (rss.c) */
+	_Atomic uint32_t rss_indexes;      /* (a) summary sets, retired ones until freed */
+	_Atomic uint8_t rss_walk_only;     /* (a) tests only: RSS connect() filters each candidate
+					    * of the busy-port index, without the summaries (the
+					    * reference the summaries must agree with) */
 
 	/* ---- connect() port index (portmap.c). Zeroed by calloc: no init/teardown; every index
 	 * is freed when its destination's entries leave ehash. (pm) = pm_lock. ---- */

@@ -66,12 +66,19 @@
  * yet reaped counts as busy until then). Sockets bound to a device (SO_BINDTODEVICE) and nets
  * that hash the local port inside jhash (linux-6.1, lport_hash_inside) use the plain walk.
  * Bound-by-bind() ports are not in the index: each costs one bucket check when reached.
+ *
+ * RSS. An index may carry the per-queue summaries of its free ports (rss.c), which the two
+ * bit writers keep up to date after each change; the bit changes are seq_cst so that a set
+ * published while a hook runs is either seen by the hook or sees its bit when filled.
+ * socktab__portmap_next() with a queue returns the first position whose port is free, not
+ * reserved and on the queue: the one a filter in front of the plain index search would reach.
  */
 #include <sched.h>
 #include <stdlib.h>
 
 #include "ehash.h"
 #include "portmap.h"
+#include "rss.h"
 
 #define PM_WORDS (65536 / 64)
 #define PM_SWORDS (PM_WORDS / 64)
@@ -95,6 +102,8 @@ struct socktab__portmap {
 	uint64_t v6_saddr[2], v6_daddr[2]; /* (c) IPv6 key */
 	_Atomic int state;                 /* (a) PM_BUILDING -> PM_LIVE -> PM_DYING */
 	_Atomic uint32_t nports;           /* (a) set bits */
+	_Atomic(struct socktab__rssidx *) rss; /* (a) per-queue summaries of the free ports for
+						* the current RSS state (rss.c), replaced whole */
 	struct rcu_head rcu;
 	/* (a) [parity] bit w: every port of that parity in bits[w] is busy */
 	_Alignas(64) _Atomic uint64_t full[2][PM_SWORDS];
@@ -212,14 +221,20 @@ static void pm_set(struct socktab__portmap *pm, uint16_t port)
 {
 	uint32_t w = port >> 6;
 	uint64_t bit = 1ull << (port & 63);
-	uint64_t old = atomic_fetch_or_explicit(&pm->bits[w], bit, memory_order_relaxed);
+	uint64_t old = atomic_fetch_or(&pm->bits[w], bit);
 	uint64_t par = (port & 1) ? ODD : EVEN;
+	struct socktab__rssidx *ri;
 
 	if (old & bit)
 		return;
 	atomic_fetch_add(&pm->nports, 1);
 	if (((old | bit) & par) == par)
 		summary_sync(pm, w);
+	/* seq_cst after the seq_cst bit change: either this sees a set being published or its
+	 * filler sees the bit (rss.c). */
+	ri = atomic_load(&pm->rss);
+	if (ri)
+		socktab__rssidx_sync(ri, pm->bits, port);
 }
 
 /* Mark @port free; returns the number of busy ports left. Caller holds the stripe lock. */
@@ -227,13 +242,17 @@ static uint32_t pm_clear(struct socktab__portmap *pm, uint16_t port)
 {
 	uint32_t w = port >> 6;
 	uint64_t bit = 1ull << (port & 63);
-	uint64_t old = atomic_fetch_and_explicit(&pm->bits[w], ~bit, memory_order_relaxed);
+	uint64_t old = atomic_fetch_and(&pm->bits[w], ~bit);
 	uint64_t par = (port & 1) ? ODD : EVEN;
+	struct socktab__rssidx *ri;
 
 	if (!(old & bit))
 		return atomic_load(&pm->nports);
 	if ((old & par) == par)
 		summary_sync(pm, w);
+	ri = atomic_load(&pm->rss); /* as in pm_set() */
+	if (ri)
+		socktab__rssidx_sync(ri, pm->bits, port);
 	return atomic_fetch_sub(&pm->nports, 1) - 1;
 }
 
@@ -242,6 +261,8 @@ static void pm_free_rcu(struct rcu_head *head)
 	struct socktab__portmap *pm = caa_container_of(head, struct socktab__portmap, rcu);
 
 	socktab__rcu_cb_enter(pm);
+	/* The summaries go with their index: a grace period passed since both were unreachable. */
+	socktab__rssidx_free(atomic_load_explicit(&pm->rss, memory_order_relaxed));
 	free(pm);
 }
 
@@ -484,9 +505,14 @@ static uint32_t next_open_word(const struct socktab__portmap *pm, uint32_t w, ui
 	return wend + 1;
 }
 
-/* First port in [from, to) of parity @par (-1: any) neither busy nor reserved, or -1. */
-static int find_free(const struct socktab__portmap *pm, struct socktab_net *net, uint32_t from,
-		     uint32_t to, int par)
+/*
+ * First port in [from, to) of parity @par (-1: any) neither busy nor reserved, or -1. With @q,
+ * also on @q's queue: words come from the queue's summaries, and each free port of a word is
+ * tested with the filter (*rejected counts those on other queues).
+ */
+static int find_free(const struct socktab__portmap *pm, struct socktab_net *net,
+		     const struct socktab__portmap_rss *q, uint32_t from, uint32_t to, int par,
+		     uint64_t *rejected)
 {
 	uint64_t pmask = par < 0 ? ~0ull : par ? ODD : EVEN;
 	uint32_t w, wend;
@@ -495,6 +521,8 @@ static int find_free(const struct socktab__portmap *pm, struct socktab_net *net,
 		return -1;
 	w = from >> 6;
 	wend = (to - 1) >> 6;
+	if (q)
+		w = socktab__rssidx_next_word(q->ri, q->f->slot, w, wend, par);
 	while (w <= wend) {
 		uint64_t m = pmask;
 
@@ -503,9 +531,20 @@ static int find_free(const struct socktab__portmap *pm, struct socktab_net *net,
 		if (w == wend && (to & 63))
 			m &= (1ull << (to & 63)) - 1;
 		m &= ~(RD(pm->bits[w]) | RD(net->reserved[w]));
-		if (m)
-			return (int)(w * 64 + (uint32_t)__builtin_ctzll(m));
-		w = next_open_word(pm, w + 1, wend, par);
+		if (!q) {
+			if (m)
+				return (int)(w * 64 + (uint32_t)__builtin_ctzll(m));
+			w = next_open_word(pm, w + 1, wend, par);
+			continue;
+		}
+		for (; m; m &= m - 1) {
+			uint32_t port = w * 64 + (uint32_t)__builtin_ctzll(m);
+
+			if (socktab__rss_port_ok(q->f, (uint16_t)port))
+				return (int)port;
+			(*rejected)++;
+		}
+		w = socktab__rssidx_next_word(q->ri, q->f->slot, w + 1, wend, par);
 	}
 	return -1;
 }
@@ -513,19 +552,20 @@ static int find_free(const struct socktab__portmap *pm, struct socktab_net *net,
 /*
  * The walk of one pass (connect.c): positions i = 0, step, ... < @remaining visit port
  * base + i, minus @remaining once that reaches @high (R55). Returns the first position >= @i
- * whose port is free in the index and not reserved, or @remaining when there is none. Context:
- * RCU read side held (pm valid); no lock needed: the answer is a hint that connect() checks.
+ * whose port is free in the index and not reserved (with @q: and on its queue), or @remaining
+ * when there is none. Context: RCU read side held (pm, q valid); no lock needed: the answer is a
+ * hint that connect() checks.
  */
 uint32_t socktab__portmap_next(const struct socktab__portmap *pm, struct socktab_net *net,
-			       uint32_t base, uint32_t high, uint32_t remaining, uint32_t step,
-			       uint32_t i)
+			       const struct socktab__portmap_rss *q, uint32_t base, uint32_t high,
+			       uint32_t remaining, uint32_t step, uint32_t i, uint64_t *rejected)
 {
 	int par = step == 2 ? (int)(base & 1) : -1;
 	uint32_t end_a = base + remaining < high ? base + remaining : high;
 	int p;
 
 	if (base + i < end_a) {
-		p = find_free(pm, net, base + i, end_a, par);
+		p = find_free(pm, net, q, base + i, end_a, par, rejected);
 		if (p >= 0)
 			return (uint32_t)p - base;
 		if (end_a != high)
@@ -535,8 +575,47 @@ uint32_t socktab__portmap_next(const struct socktab__portmap *pm, struct socktab
 	}
 	if (i >= remaining)
 		return remaining;
-	p = find_free(pm, net, base + i - remaining, base, par);
+	p = find_free(pm, net, q, base + i - remaining, base, par, rejected);
 	return p >= 0 ? (uint32_t)p - base + remaining : remaining;
+}
+
+/*
+ * Point @q at @pm's per-queue summaries for filter @f, building them (one slot computation per
+ * free port of the index's range, once per destination and RSS state) when @pm has none or has
+ * them for an RSS state that was replaced. False: search @pm without them, testing each free
+ * port with @f (the summaries are being built by another connect(), the queue is in no RETA
+ * entry, the RETA has too many queues, or no memory). Context: caller is inside an RCU
+ * read-side section (@q stays valid until it leaves), holds sk's lock and no other.
+ */
+bool socktab__portmap_rss_get_rcu(struct socktab_net *net, struct socktab__portmap *pm,
+				  const struct socktab__rss_filter *f, struct socktab__portmap_rss *q)
+{
+	struct socktab__rssidx *ri, *nri;
+
+	SOCKTAB__ASSERT_RCU();
+	if (!f->rss || f->slot < 0)
+		return false;
+	ri = atomic_load(&pm->rss);
+	if (!ri || !socktab__rssidx_matches(ri, f)) {
+		nri = socktab__rssidx_new(net, f);
+		if (!nri)
+			return false;
+		/* Published before it is filled (seq_cst, pairs with pm_set()/pm_clear()): from here
+		 * the hooks keep every word right that changes. */
+		if (!atomic_compare_exchange_strong(&pm->rss, &ri, nri)) {
+			socktab__rssidx_free(nri);
+			return false;
+		}
+		if (ri)
+			socktab__rssidx_retire(ri);
+		socktab__rssidx_fill(nri, pm->bits, pm->cov_lo, pm->cov_hi);
+		ri = nri;
+	}
+	if (!socktab__rssidx_live(ri))
+		return false;
+	q->f = f;
+	q->ri = ri;
+	return true;
 }
 
 /*
@@ -548,4 +627,29 @@ void socktab__portmap_stats(struct socktab_net *net, uint32_t *nindex, uint64_t 
 
 	*nindex = n;
 	*bytes = (uint64_t)n * sizeof(struct socktab__portmap);
+}
+
+/*
+ * Check the per-queue summaries of @net's indexes against their busy bits: the number of live
+ * summary sets into *nsets, the number of bits that disagree as the result. Context: registered
+ * thread, no connect() or close() running in @net (tests, at rest); takes the RCU read side.
+ */
+uint32_t socktab__portmap_rss_check(struct socktab_net *net, uint32_t *nsets)
+{
+	uint32_t bad = 0;
+
+	*nsets = 0;
+	socktab__rcu_read_lock();
+	for (int b = 0; b < SOCKTAB__PM_BUCKETS; b++)
+		for (struct socktab__portmap *pm = pm_load(&net->pm_table[b]); pm;
+		     pm = pm_load(&pm->next)) {
+			struct socktab__rssidx *ri = atomic_load(&pm->rss);
+
+			if (!ri || !socktab__rssidx_live(ri))
+				continue;
+			(*nsets)++;
+			bad += socktab__rssidx_check(ri, pm->bits, pm->cov_lo, pm->cov_hi);
+		}
+	socktab__rcu_read_unlock();
+	return bad;
 }

@@ -13,10 +13,25 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 /* The index of sk's destination, built if it is hot. Caller is inside an RCU read-side section. */
 struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struct socktab_sock *sk,
 						 uint32_t hash0, int low, int high);
-/* The next position >= @i whose port is neither busy nor reserved. */
+struct socktab__rss_filter;
+struct socktab__rssidx;
+/* An RSS connect()'s view of one index: its filter and the per-queue summaries (rss.c). */
+struct socktab__portmap_rss {
+	const struct socktab__rss_filter *f;
+	const struct socktab__rssidx *ri;
+};
+/* The summaries of @pm for @f, built if missing; false: filter each candidate instead.
+ * Caller is inside an RCU read-side section and holds sk's lock only. */
+bool socktab__portmap_rss_get_rcu(struct socktab_net *net, struct socktab__portmap *pm,
+				  const struct socktab__rss_filter *f, struct socktab__portmap_rss *q);
+/* The next position >= @i whose port is neither busy nor reserved (with @q: and on its queue;
+ * *rejected counts the free ports of other queues tested on the way). */
 uint32_t socktab__portmap_next(const struct socktab__portmap *pm, struct socktab_net *net,
-			       uint32_t base, uint32_t high, uint32_t remaining, uint32_t step,
-			       uint32_t i);
+			       const struct socktab__portmap_rss *q, uint32_t base, uint32_t high,
+			       uint32_t remaining, uint32_t step, uint32_t i, uint64_t *rejected);
+/* Summary bits of the net's live per-queue summaries that disagree with their index (tests,
+ * at rest); *nsets: how many sets were checked. */
+uint32_t socktab__portmap_rss_check(struct socktab_net *net, uint32_t *nsets);
 /* Live indexes and their bytes (tests, benchmarks). */
 void socktab__portmap_stats(struct socktab_net *net, uint32_t *nindex, uint64_t *bytes);
 

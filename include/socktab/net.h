@@ -189,7 +189,10 @@ struct socktab_rss_stats {
 					* free ports only: busy and reserved ones are skipped first */
 	uint64_t queues;           /* distinct queues of the current RETA (0: RSS off) */
 	uint64_t state_bytes;      /* bytes of the current RSS state (key, RETA, hash tables) */
-	uint64_t reserved[5];
+	uint64_t index_bytes;      /* bytes of the per-queue summaries of free ports, all hot
+				    * destinations of the net together (retired ones until freed) */
+	uint64_t indexes;          /* destinations with per-queue summaries (the same) */
+	uint64_t reserved[3];
 };
 
 /*
