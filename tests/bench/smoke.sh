@@ -75,6 +75,10 @@ check "bench udp --connected 50" '^hash4_speedup=[0-9]' -- \
 	"$exe" bench udp --connected 50 --hash4 both -l 0.2
 check "bench rss --queues 4" '^rss_on_queue_pct=100' -- \
 	"$exe" bench rss --queues 4 --occupancy 0.2 -N 200 --seed 1
+check "bench rss (queue share empty and 95 % full)" '^cpu=' '^full_vs_empty_q4=[0-9]' \
+	'^full_vs_empty_q16=[0-9]' '^rss_on_queue_pct_q4=100\.00' '^rss_on_queue_pct_q16=100\.00' \
+	'^failures_q16=0$' '^index_bytes_per_destination_q16=4160$' -- \
+	"$exe" bench rss -N 1000 --seed 1
 if command -v gnuplot >/dev/null 2>&1; then
 	check "bench crr --sweep --plot (gnuplot)" 'throughput' -- bash -c \
 		"'$exe' bench crr -F 50,100 -N 500 --seed 1 --plot '$out.png' && test -s '$out.png'"

@@ -27,7 +27,8 @@ static const struct cmd benchmarks[] = {
 	{ "crr", bench_crr_main, "neper tcp_crr between a client net and a server net" },
 	{ "lookup", bench_lookup_main,
 	  "established lookups: socktab vs DPDK rte_hash and liburcu lfht" },
-	{ "rss", bench_rss_main, "RSS-aware port choice: cost vs a plain connect(), queue hits" },
+	{ "rss", bench_rss_main,
+	  "RSS-aware connect(): cost with the queue's share empty and 95 % full" },
 	{ "tour", bench_tour_main, "every experiment and peer in one run (what `make run` runs)" },
 	{ "udp", bench_udp_main, "UDP lookups with and without the 4-tuple hash" },
 };
@@ -51,8 +52,9 @@ static void usage(FILE *f)
 		"                 established lookups: socktab vs DPDK rte_hash and liburcu lfht\n"
 		"  bench tour [--seed S]\n"
 		"                 every experiment and peer in one run (what `make run` runs)\n"
-		"  bench rss [--queues Q] [--occupancy F] [-N CONNECTS] [--seed S]\n"
-		"                 RSS-aware port choice: cost vs a plain connect(), queue hits\n"
+		"  bench rss [--queues Q] [--share F | --occupancy F] [-N CONNECTS] [--seed S]\n"
+		"                 RSS-aware connect(): cost with the queue's share empty and\n"
+		"                 95 %% full (4 and 16 queues); --occupancy: vs a plain connect()\n"
 		"  bench udp --connected N [--unconnected M] [--hash4 on|off|both] [-l SECONDS]\n"
 		"                 UDP lookups with and without the 4-tuple hash\n"
 		"  replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
