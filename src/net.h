@@ -91,6 +91,9 @@ struct socktab__pool {
 	size_t cold_size;                  /* (c) bytes per cold part, 0 for TIME_WAIT entries */
 	size_t v6_off;                     /* (c) where the cold struct starts in it (IPv6 key) */
 	struct socktab_sock *free;         /* (p) */
+	struct socktab_sock *_Atomic returned; /* (a) freed after their grace period, pushed by
+					    * the call_rcu thread without the lock; taken whole
+					    * into @free under it */
 	struct socktab_sock *limbo;        /* (p) freed, waiting for a batch's grace period */
 	struct socktab_sock *limbo_tail;   /* (p) its oldest member */
 	uint32_t nlimbo;                   /* (p) */
@@ -266,6 +269,8 @@ struct socktab__pool *socktab__tw_pool(struct socktab_net *net, int family);
 /* @sk is unhashed and its refcount reached zero: back to the free list after a grace period
  * (batched). socktab__pool_flush() submits the batch in progress. */
 void socktab__pool_free_rcu(struct socktab_sock *sk);
+/* The same for @n objects (at most 64, of any pools), each pool's lock taken once per run. */
+void socktab__pool_free_rcu_many(struct socktab_sock *const *sks, size_t n);
 void socktab__pool_flush(struct socktab__pool *p);
 /* Call @fn on every object the pool ever handed out, free or not. Caller holds nothing; @fn
  * must not allocate from this pool. */

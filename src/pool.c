@@ -124,7 +124,8 @@ bool socktab__pool_has_room(struct socktab__pool *p)
 	bool room;
 
 	socktab__lock(&p->lock);
-	room = p->free || (p->nslabs && p->slabs[p->nslabs - 1].used < p->slabs[p->nslabs - 1].nobj);
+	room = p->free || atomic_load_explicit(&p->returned, memory_order_relaxed) ||
+	       (p->nslabs && p->slabs[p->nslabs - 1].used < p->slabs[p->nslabs - 1].nobj);
 	socktab__unlock(&p->lock);
 	return room;
 }
@@ -135,6 +136,8 @@ struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
 	struct socktab__slab *s;
 
 	socktab__lock(&p->lock);
+	if (!p->free)
+		p->free = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
 	if (p->free) {
 		sk = p->free;
 		p->free = socktab__sk_bl(sk)->pool_next;
@@ -172,35 +175,34 @@ static struct socktab__pool *sk_pool(struct socktab_sock *sk)
 	return &socktab__sk_net(sk)->pools[socktab__sk_kind(sk)];
 }
 
-/* Back on the free list. Caller holds the pool lock. */
-static void free_locked(struct socktab__pool *p, struct socktab_sock *sk)
-{
-	SOCKTAB__ASSERT_LOCKED(&p->lock);
-	atomic_fetch_or_explicit(&sk->kind, SOCKTAB__IN_POOL, memory_order_relaxed);
-	socktab__sk_bl(sk)->pool_next = p->free;
-	p->free = sk;
-}
-
 /*
- * A batch's grace period is over: every object of it goes back on the free list. The batch is a
- * ring through pool_next; the head passed in is any member's.
+ * A batch's grace period is over: every object of it goes back to the pool, onto the returned
+ * stack (a Treiber stack taken whole by socktab__pool_alloc() under the pool lock, so a push
+ * never meets ABA). The batch is a ring through pool_next; the head passed in is its oldest
+ * member's, whose pool_next names the newest. The call_rcu thread takes no lock here, so a
+ * caller of socktab__pool_alloc() or socktab__pool_free_rcu() never waits for it.
  */
 static void limbo_free_rcu(struct rcu_head *head)
 {
 	struct socktab__bindlink *bl = caa_container_of(head, struct socktab__bindlink, rcu);
-	struct socktab_sock *first, *sk, *next;
+	struct socktab_sock *newest, *sk, *oldest = NULL;
 	struct socktab__pool *p;
 
-	socktab__rcu_cb_enter(bl);
-	first = sk = bl->pool_next;
-	p = sk_pool(first);
-	socktab__lock(&p->lock);
+	socktab__rcu_cb_enter(bl); /* before the first read of the batch (TSan's hand-off) */
+	newest = sk = bl->pool_next;
+	p = sk_pool(newest);
 	do {
-		next = socktab__sk_bl(sk)->pool_next;
-		free_locked(p, sk);
-		sk = next;
-	} while (sk != first);
-	socktab__unlock(&p->lock);
+		atomic_fetch_or_explicit(&sk->kind, SOCKTAB__IN_POOL, memory_order_relaxed);
+		oldest = sk;
+		sk = socktab__sk_bl(sk)->pool_next;
+	} while (sk != newest);
+	/* Release: the links and flags above are visible to whoever takes the stack (acquire). */
+	struct socktab_sock *top = atomic_load_explicit(&p->returned, memory_order_relaxed);
+
+	do
+		socktab__sk_bl(oldest)->pool_next = top;
+	while (!atomic_compare_exchange_weak_explicit(&p->returned, &top, newest,
+						      memory_order_release, memory_order_relaxed));
 }
 
 /*
@@ -224,21 +226,43 @@ static void limbo_submit_locked(struct socktab__pool *p, struct socktab__bindlin
 
 void socktab__pool_free_rcu(struct socktab_sock *sk)
 {
-	struct socktab__pool *p = sk_pool(sk);
-	struct socktab__bindlink *bl = socktab__sk_bl(sk), *carrier = NULL;
+	socktab__pool_free_rcu_many(&sk, 1);
+}
 
-	SOCKTAB__ASSERT(!(atomic_load(&sk->kind) & SOCKTAB__IN_POOL)); /* no double free */
-	SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !bl->tb2 && !bl->pprev);
-	socktab__lock(&p->lock);
-	bl->pool_next = p->limbo;
-	if (!p->limbo)
-		p->limbo_tail = sk;
-	p->limbo = sk;
-	if (++p->nlimbo >= LIMBO_BATCH)
-		limbo_submit_locked(p, &carrier);
-	socktab__unlock(&p->lock);
-	if (carrier)
-		socktab__call_rcu(carrier, &carrier->rcu, limbo_free_rcu);
+/*
+ * Each run of objects of one pool is pushed under one hold of its lock: a reaper that frees a
+ * budget of entries takes the lock once per run, not once per entry, so another thread's
+ * socktab_socket() or close() waits for it at most once per run. A run of at most LIMBO_BATCH
+ * objects fills at most one batch (the batch in progress held at most LIMBO_BATCH - 1).
+ */
+void socktab__pool_free_rcu_many(struct socktab_sock *const *sks, size_t n)
+{
+	SOCKTAB__ASSERT(n <= LIMBO_BATCH);
+	for (size_t i = 0; i < n;) {
+		struct socktab__pool *p = sk_pool(sks[i]);
+		struct socktab__bindlink *carrier = NULL;
+
+		socktab__lock(&p->lock);
+		for (; i < n && sk_pool(sks[i]) == p; i++) {
+			struct socktab_sock *sk = sks[i];
+			struct socktab__bindlink *bl = socktab__sk_bl(sk);
+
+			/* no double free */
+			SOCKTAB__ASSERT(!(atomic_load(&sk->kind) & SOCKTAB__IN_POOL));
+			SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !bl->tb2 && !bl->pprev);
+			bl->pool_next = p->limbo;
+			if (!p->limbo)
+				p->limbo_tail = sk;
+			p->limbo = sk;
+			if (++p->nlimbo >= LIMBO_BATCH) {
+				SOCKTAB__ASSERT(!carrier);
+				limbo_submit_locked(p, &carrier);
+			}
+		}
+		socktab__unlock(&p->lock);
+		if (carrier)
+			socktab__call_rcu(carrier, &carrier->rcu, limbo_free_rcu);
+	}
 }
 
 /* Hand the batch in progress to call_rcu now (net teardown, before its barrier). */

@@ -58,22 +58,28 @@ void socktab__sock_init_fields(struct socktab_sock *sk)
 	atomic_store_explicit(&c->flags, 0, memory_order_relaxed);
 }
 
-void socktab_sock_put(struct socktab_sock *sk)
+bool socktab__sock_unref(struct socktab_sock *sk)
 {
 	uint32_t old;
 
-	if (!sk)
-		return;
 	/* acq_rel: the last holder sees every access the others made before they let go. */
 	old = atomic_fetch_sub_explicit(&sk->refcnt, 1, memory_order_acq_rel);
 	if (old == 1) {
 		WR(sk->state, SOCKTAB__FREE);
-		/* Every socket is SOCK_RCU_FREE (R23, which the kernel applies to listeners and UDP):
-		 * an RCU-scoped lookup may hold it without a reference until its section ends. */
-		socktab__pool_free_rcu(sk);
-	} else if (old == 0) {
+		return true;
+	}
+	if (old == 0) {
 		/* The count just wrapped: left alone, socktab_sock_hold() would revive a socket
 		 * already on its way back to the pool. A void call cannot report it: stop. */
 		socktab__misuse("socktab_sock_put on a freed socket");
 	}
+	return false;
+}
+
+void socktab_sock_put(struct socktab_sock *sk)
+{
+	/* Every socket is SOCK_RCU_FREE (R23, which the kernel applies to listeners and UDP): an
+	 * RCU-scoped lookup may hold it without a reference until its section ends. */
+	if (sk && socktab__sock_unref(sk))
+		socktab__pool_free_rcu(sk);
 }

@@ -350,6 +350,9 @@ pthread_mutex_t *socktab__sk_lock(const struct socktab_sock *sk);
 #define SOCKTAB__ASSERT_SK_LOCKED(sk) SOCKTAB__ASSERT_LOCKED(socktab__sk_lock(sk))
 /* Take a reference unless the count is zero (the socket is dying or in the pool). */
 bool socktab__sock_hold_not_zero(struct socktab_sock *sk);
+/* Drop a reference (socktab_sock_put() without the free): true when it was the last, and then
+ * @sk is FREE and the caller hands it to socktab__pool_free_rcu() or _free_rcu_many(). */
+bool socktab__sock_unref(struct socktab_sock *sk);
 /* Reset every field of a socket fresh from the pool. */
 void socktab__sock_init_fields(struct socktab_sock *sk);
 
