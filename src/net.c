@@ -11,6 +11,7 @@
  * Departure from the kernel: the port-offset SipHash key (net_secret, R10) is per net, not global,
  * so two nets do not share an offset stream; nothing observable depends on it.
  */
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,11 +356,33 @@ void socktab_net_free(struct socktab_net *net)
 	free(net);
 }
 
+int socktab_net_tick_budget(struct socktab_net *net, unsigned int max_entries,
+			    uint64_t *next_due_ns)
+{
+	if (!net || !next_due_ns || !max_entries || max_entries > INT_MAX)
+		return -EINVAL;
+	return socktab__tw_expire(net, socktab__now(net), max_entries, next_due_ns);
+}
+
+/* Entries socktab_net_tick() expires per round: each round takes tw_lock once, so other threads'
+ * close() and connect() wait for at most one round's unlinks, not for all of them. */
+#define TICK_ROUND 256u
+
 int socktab_net_tick(struct socktab_net *net)
 {
+	uint64_t now, due;
+	int n, total = 0;
+
 	if (!net)
 		return -EINVAL;
-	return socktab__tw_reap(net, -1);
+	/* One time for every round: what was due when the call began, and only that (a short
+	 * round means nothing due is left, even if other threads keep adding due entries). */
+	now = socktab__now(net);
+	do {
+		n = socktab__tw_expire(net, now, TICK_ROUND, &due);
+		total = n > INT_MAX - total ? INT_MAX : total + n;
+	} while (n == (int)TICK_ROUND && due <= now);
+	return total;
 }
 
 int socktab_net_set_port_range(struct socktab_net *net, int lo, int hi)

@@ -9,11 +9,14 @@
  * sees one or the other, R22) and among its tb2's owners (it keeps the port, with the original
  * socket's reuse flags, R48); a socket its caller still holds with a port bind() locked stays an
  * owner beside the entry. The net keeps a FIFO list of entries (all live tw_len), which holds
- * one reference on each. There is no timer thread: socktab_net_tick() and the control calls reap
- * expired entries (a few at a time), and a connect() that meets an expired entry takes it over.
+ * one reference on each. There is no timer thread: socktab_net_tick_budget() reaps expired
+ * entries a budget at a time (socktab_net_tick() repeats it until none is due), the control calls
+ * reap a few each, and a connect() that meets an expired entry takes it over.
  * Every unhash of an entry happens under the bhash lock of its port; a bucket link
  * (socktab__sk_bl(tw)->tb2 != NULL) says it is still hashed.
  */
+#include <limits.h>
+
 #include "bind.h"
 #include "dev.h"
 #include "ehash.h"
@@ -333,24 +336,44 @@ int socktab_tw_kill(struct socktab_tw *t)
 }
 
 /*
- * Remove up to @budget expired entries (all when @budget < 0). Control calls reap a few on
- * entry; when nothing has expired they only read tw_head_expire, never the net-wide tw_lock.
+ * Remove at most @budget entries whose expiry is at or before @now, oldest first, and write the
+ * expiry of the oldest entry left (UINT64_MAX: none) to *@next_due when it is not NULL. The list
+ * is FIFO in expiry (every entry lives tw_len from its last arming, and re-arming moves it to the
+ * tail), so the entries due are a prefix and nothing after the first one not due is read.
+ *
+ * The work is bounded by @budget, whatever the list holds: one hold of tw_lock for at most
+ * @budget unlinks, then per entry its bhash lock and its ehash stripe lock (the unhash with its
+ * port-index update, socktab__tw_kill_locked()); the dead entries go back to their pool 64 at a
+ * time, one hold of the pool lock each (the lock the call_rcu thread takes to return batches:
+ * once per entry, the two threads met there often). Per entry at most two objects go to
+ * call_rcu (an emptied bind bucket, an emptied port index) and an emptied address bucket to
+ * free(); every 64 entries one limbo batch goes to call_rcu (pool.c). Nothing else is walked.
  */
-int socktab__tw_reap(struct socktab_net *net, int budget)
-{
-	struct socktab_sock *batch = NULL, *tw;
-	uint64_t now = socktab__now(net);
-	int n = 0;
+/* Dead entries handed back to their pools at once (at most what one run may be). */
+#define TW_FREE_BATCH 64
 
-	if (budget >= 0 && RD(net->tw_head_expire) > now)
+int socktab__tw_expire(struct socktab_net *net, uint64_t now, unsigned int budget,
+		       uint64_t *next_due)
+{
+	struct socktab_sock *batch = NULL, *tw, *dead[TW_FREE_BATCH];
+	uint64_t due = RD(net->tw_head_expire);
+	unsigned int n = 0, ndead = 0;
+
+	SOCKTAB__ASSERT(budget <= INT_MAX);
+	/* Nothing due: one load, never the net-wide tw_lock. */
+	if (due > now || !budget) {
+		if (next_due)
+			*next_due = due;
 		return 0;
+	}
 	socktab__lock(&net->tw_lock);
-	while ((tw = net->tw_head) && (budget < 0 || n < budget) && RD(twof(tw)->expire_ns) <= now) {
+	while (n < budget && (tw = net->tw_head) && RD(twof(tw)->expire_ns) <= now) {
 		tw_list_del_locked(net, tw);
 		twof(tw)->next = batch;
 		batch = tw;
 		n++;
 	}
+	due = RD(net->tw_head_expire);
 	socktab__unlock(&net->tw_lock);
 	while ((tw = batch)) {
 		struct socktab__bhead *head = socktab__bhash_head(net, socktab__sk_num(tw));
@@ -360,9 +383,24 @@ int socktab__tw_reap(struct socktab_net *net, int budget)
 		socktab__lock(socktab__bhead_lock(net->tab, head));
 		socktab__tw_kill_locked(net, tw);
 		socktab__unlock(socktab__bhead_lock(net->tab, head));
-		socktab_sock_put(tw);
+		/* The list's reference; a lookup may still hold one of its own. */
+		if (socktab__sock_unref(tw))
+			dead[ndead++] = tw;
+		if (ndead == TW_FREE_BATCH || (!batch && ndead)) {
+			socktab__pool_free_rcu_many(dead, ndead);
+			ndead = 0;
+		}
 	}
-	return n;
+	if (next_due)
+		*next_due = due;
+	return (int)n;
+}
+
+/* Control calls reap @budget entries on entry; when nothing has expired they only read
+ * tw_head_expire, never the net-wide tw_lock. */
+int socktab__tw_reap(struct socktab_net *net, unsigned int budget)
+{
+	return socktab__tw_expire(net, socktab__now(net), budget, NULL);
 }
 
 /* Drop every TIME_WAIT entry of @net now (net teardown). */

@@ -19,8 +19,12 @@ void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw);
 void socktab__tw_takeover_locked(struct socktab_net *net, struct socktab_sock *tw);
 /* Take @tw off the list and drop the list's and the caller's references. */
 void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw);
-/* Remove up to @budget expired entries (all when negative). */
-int socktab__tw_reap(struct socktab_net *net, int budget);
+/* Remove at most @budget entries due at @now, oldest first; *@next_due (if not NULL) gets the
+ * oldest remaining entry's expiry, UINT64_MAX when none is left. Returns how many were removed. */
+int socktab__tw_expire(struct socktab_net *net, uint64_t now, unsigned int budget,
+		       uint64_t *next_due);
+/* socktab__tw_expire() at the net's current time, without the next expiry (control calls). */
+int socktab__tw_reap(struct socktab_net *net, unsigned int budget);
 /* Drop every entry (net teardown). */
 void socktab__tw_purge(struct socktab_net *net);
 

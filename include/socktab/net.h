@@ -128,11 +128,43 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *p);
 void socktab_net_free(struct socktab_net *net);
 
 /*
- * Expire TIME_WAIT entries whose time is up on the net's clock. Returns how many were removed.
- * Expiry needs no thread of its own: connect()/close() also reap a few lazily.
- * Context: registered thread; takes the TIME_WAIT list lock and bucket locks.
+ * Expire the TIME_WAIT entries whose time is up on the net's clock, all of them, and return how
+ * many were removed. Its time grows with their number (100k entries: 25-35 ms on the machine of
+ * docs/embedding.md); a poll loop that must not stall calls socktab_net_tick_budget() instead.
+ * Expiry needs no thread of its own: connect(), bind(), listen() and close() also reap a few
+ * lazily. Returns -EINVAL for a NULL @net.
+ * Context: registered thread; takes the TIME_WAIT list lock once per 256 entries, and each
+ * entry's bhash and ehash bucket locks.
  */
 int socktab_net_tick(struct socktab_net *net);
+
+/*
+ * Expire at most @max_entries of the TIME_WAIT entries whose time is up on the net's clock, the
+ * oldest first, and return how many were removed (0..max_entries). *@next_due_ns gets the time
+ * (on the net's clock) at which the oldest entry left expires, or UINT64_MAX when none is left:
+ * at or before the clock's present time, the budget ran out with entries still due and the caller
+ * should call again soon; after it, nothing is due until then. Entries are never removed early,
+ * and an entry made or re-armed after the call (close(), socktab_tw_fin(), socktab_tw_rearm())
+ * expires tw_len_ms later, so a loop that sleeps until the earlier of *@next_due_ns and now +
+ * tw_len_ms misses no expiry.
+ *
+ * Bounded work: entries are the only thing a tick expires (there are no other timers), and the
+ * call's work is linear in @max_entries, not in the number of entries held: one hold of the
+ * TIME_WAIT list lock for at most @max_entries unlinks, then per entry its bhash and ehash bucket
+ * locks and its unhash; the dead entries go back to their pool 64 at a time (one hold of the pool
+ * lock each, a lock the call_rcu thread never takes); at most 2 * @max_entries + @max_entries /
+ * 64 + 1 call_rcu() submissions (emptied bind buckets and port indexes, batches of dead entries)
+ * and no allocation. Worst case: @max_entries times the cost of one entry (0.3-0.6 us with the
+ * entries cold in cache on the machine of docs/embedding.md: a budget of 64 took at most 33 us
+ * there), plus any wait for those locks while other threads hold them.
+ *
+ * Errors: -EINVAL for a NULL @net or @next_due_ns, or a @max_entries of 0 or above INT_MAX; then
+ * nothing changes.
+ * Context: registered thread; takes the TIME_WAIT list lock once, and each expired entry's
+ * bhash and ehash bucket locks and its pool's lock.
+ */
+int socktab_net_tick_budget(struct socktab_net *net, unsigned int max_entries,
+			    uint64_t *next_due_ns);
 
 /*
  * Namespace settings that may change at run time, with the kernel's validation (-EINVAL).

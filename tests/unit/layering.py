@@ -39,7 +39,7 @@ FLOOR_NAMES = ["primitives", "objects", "tables", "operations", "entry points"]
 ALLOWED_CYCLES = [{"ehash", "timewait"}]
 ENTRY = 4
 # What only entry points may call: reaping TIME_WAIT entries, and the lock of a public call.
-ENTRY_ONLY = ["socktab__tw_reap", "socktab__sk_lock_open"]
+ENTRY_ONLY = ["socktab__tw_reap", "socktab__tw_expire", "socktab__sk_lock_open"]
 
 OBJ = re.compile(r"^[^:]*:src_(\w+)\.c\.o:\s*(?:[0-9a-fA-F]+)?\s+([A-Za-z]) (\S+)$")
 

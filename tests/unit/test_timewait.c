@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * TIME_WAIT: creation on active close (R62, R63), abortive close, expiry (socktab_net_tick and
- * lazy reaping), reuse by connect() (R56, R61: tcp_tw_reuse, tcp_tw_reuse_delay, timestamps) and
- * TIME_WAIT entries as bind owners (R48, R50, O8). Every test drives a manual clock.
+ * TIME_WAIT: creation on active close (R62, R63), abortive close, expiry (socktab_net_tick,
+ * socktab_net_tick_budget and lazy reaping), reuse by connect() (R56, R61: tcp_tw_reuse,
+ * tcp_tw_reuse_delay, timestamps) and TIME_WAIT entries as bind owners (R48, R50, O8). Every test
+ * drives a manual clock.
  */
+#include <limits.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -298,6 +300,163 @@ TEST(tw_tick_counts)
 	CHECK_EQ(socktab_net_tick(net), 0);
 	clk = T0 + 81 * SEC;
 	CHECK_EQ(socktab_net_tick(net), 1);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(stats(net).bind_buckets, 0);
+	socktab_net_free(net);
+}
+
+/* Make a TIME_WAIT entry for 127.0.0.1:40000 -> 127.0.0.1:@dport at the clock's present time. */
+static int make_tw(struct socktab_net *net, int dport)
+{
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	int err;
+
+	if (!sk)
+		return -ENOMEM;
+	err = establish4(sk, dport);
+	if (!err && check_port(sk) != 40000)
+		err = -EADDRNOTAVAIL;
+	if (err) {
+		socktab_close(sk);
+		return err;
+	}
+	return socktab_close(sk);
+}
+
+/*
+ * socktab_net_tick_budget expires exactly min(budget, due) entries per call, oldest first,
+ * leaves the entries not yet due alone, and reports the oldest remaining expiry: at or before
+ * now while the budget ran out, the next entry's time after that, UINT64_MAX when none is left.
+ */
+TEST(tw_tick_budget_counts)
+{
+	uint64_t clk, due;
+	struct socktab_net *net = one_port_net(&clk, 0);
+
+	CHECK(net);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(make_tw(net, 80 + i), 0); /* expire at T0 + 60 s */
+	clk = T0 + 1 * SEC;
+	for (int i = 5; i < 10; i++)
+		CHECK_EQ(make_tw(net, 80 + i), 0); /* at T0 + 61 s */
+	CHECK_EQ(stats(net).time_wait, 10);
+
+	clk = T0 + 59 * SEC; /* nothing due yet */
+	due = 0;
+	CHECK_EQ(socktab_net_tick_budget(net, 100, &due), 0);
+	CHECK_EQ(due, T0 + 60 * SEC);
+	CHECK_EQ(stats(net).time_wait, 10);
+
+	clk = T0 + 60 * SEC; /* the first five are due, to the nanosecond */
+	CHECK_EQ(socktab_net_tick_budget(net, 2, &due), 2);
+	CHECK_EQ(due, T0 + 60 * SEC); /* still due: call again */
+	CHECK_EQ(stats(net).time_wait, 8);
+	CHECK_EQ(lookup_state4(net, 40000, 80), 0);
+	CHECK_EQ(lookup_state4(net, 40000, 81), 0);
+	CHECK_EQ(lookup_state4(net, 40000, 82), SOCKTAB_TCP_TIME_WAIT);
+	CHECK_EQ(socktab_net_tick_budget(net, 2, &due), 2);
+	CHECK_EQ(due, T0 + 60 * SEC);
+	CHECK_EQ(socktab_net_tick_budget(net, 2, &due), 1); /* one left of the due ones */
+	CHECK_EQ(due, T0 + 61 * SEC);
+	CHECK_EQ(stats(net).time_wait, 5);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(lookup_state4(net, 40000, 80 + i), 0);
+	/* Not due: untouched, however large the budget. */
+	CHECK_EQ(socktab_net_tick_budget(net, 1000, &due), 0);
+	CHECK_EQ(due, T0 + 61 * SEC);
+	for (int i = 5; i < 10; i++)
+		CHECK_EQ(lookup_state4(net, 40000, 80 + i), SOCKTAB_TCP_TIME_WAIT);
+	CHECK_EQ(stats(net).time_wait, 5);
+	CHECK_EQ(stats(net).bind_buckets, 1);
+
+	clk = T0 + 61 * SEC;
+	CHECK_EQ(socktab_net_tick_budget(net, 5, &due), 5);
+	CHECK_EQ(due, UINT64_MAX);
+	CHECK_EQ(stats(net).time_wait, 0);
+	CHECK_EQ(stats(net).bind_buckets, 0);
+	CHECK_EQ(socktab_net_tick_budget(net, 5, &due), 0);
+	CHECK_EQ(due, UINT64_MAX);
+	socktab_net_free(net);
+}
+
+/* A re-armed entry leaves the head: the next expiry reported is the next entry's, and the
+ * re-armed one expires a full period after its re-arming. */
+TEST(tw_tick_budget_rearm)
+{
+	uint64_t clk, due;
+	struct socktab_net *net = one_port_net(&clk, 0);
+	struct socktab_sock *tw;
+
+	CHECK(net);
+	CHECK_EQ(make_tw(net, 80), 0);
+	clk = T0 + 1 * SEC;
+	CHECK_EQ(make_tw(net, 81), 0);
+	clk = T0 + 30 * SEC;
+	tw = socktab_lookup_tcp4(net, htonl(LOOP4), htons(80), htonl(LOOP4), htons(40000),
+				 SOCKTAB_LOOPBACK_IFINDEX, 0);
+	CHECK(tw && socktab_sock_tw(tw));
+	CHECK_EQ(socktab_tw_rearm(socktab_sock_tw(tw)), 0);
+	socktab_sock_put(tw);
+	CHECK_EQ(socktab_net_tick_budget(net, 8, &due), 0);
+	CHECK_EQ(due, T0 + 61 * SEC);
+	clk = T0 + 61 * SEC;
+	CHECK_EQ(socktab_net_tick_budget(net, 8, &due), 1);
+	CHECK_EQ(lookup_state4(net, 40000, 81), 0);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_TIME_WAIT);
+	CHECK_EQ(due, T0 + 90 * SEC);
+	clk = T0 + 90 * SEC;
+	CHECK_EQ(socktab_net_tick_budget(net, 8, &due), 1);
+	CHECK_EQ(due, UINT64_MAX);
+	socktab_net_free(net);
+}
+
+/* Bad input is -EINVAL and changes nothing: no entry expires, *next_due_ns is not written. */
+TEST(tw_tick_budget_bad_input)
+{
+	uint64_t clk, due = 42;
+	struct socktab_net *net = one_port_net(&clk, 0);
+
+	CHECK(net);
+	CHECK_EQ(make_tw(net, 80), 0);
+	clk = T0 + 61 * SEC; /* due */
+	CHECK_EQ(socktab_net_tick_budget(NULL, 1, &due), -EINVAL);
+	CHECK_EQ(socktab_net_tick_budget(net, 1, NULL), -EINVAL);
+	CHECK_EQ(socktab_net_tick_budget(net, 0, &due), -EINVAL);
+	CHECK_EQ(socktab_net_tick_budget(net, (unsigned int)INT_MAX + 1, &due), -EINVAL);
+	CHECK_EQ(socktab_net_tick_budget(net, UINT_MAX, &due), -EINVAL);
+	CHECK_EQ(due, 42);
+	CHECK_EQ(stats(net).time_wait, 1);
+	CHECK_EQ(lookup_state4(net, 40000, 80), SOCKTAB_TCP_TIME_WAIT);
+	CHECK_EQ(socktab_net_tick_budget(net, INT_MAX, &due), 1);
+	CHECK_EQ(due, UINT64_MAX);
+	socktab_net_free(net);
+}
+
+/* socktab_net_tick still expires everything due in one call, past its internal rounds of 256,
+ * and nothing that is not due. */
+TEST(tw_tick_many)
+{
+	uint64_t clk = T0, due;
+	struct socktab_net *net = check_net(40000, 40999, &clk);
+
+	CHECK(net);
+	for (int i = 0; i < 700; i++) {
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+		CHECK(sk);
+		if (i == 600)
+			clk = T0 + 1 * SEC; /* the last 100 expire a second later */
+		CHECK_EQ(establish4(sk, 80), 0);
+		CHECK_EQ(socktab_close(sk), 0);
+	}
+	CHECK_EQ(stats(net).time_wait, 700);
+	clk = T0 + 60 * SEC;
+	CHECK_EQ(socktab_net_tick(net), 600);
+	CHECK_EQ(stats(net).time_wait, 100);
+	CHECK_EQ(socktab_net_tick_budget(net, 1000, &due), 0);
+	CHECK_EQ(due, T0 + 61 * SEC);
+	clk = T0 + 61 * SEC;
+	CHECK_EQ(socktab_net_tick(net), 100);
 	CHECK_EQ(stats(net).time_wait, 0);
 	CHECK_EQ(stats(net).bind_buckets, 0);
 	socktab_net_free(net);
@@ -1042,7 +1201,8 @@ TEST(tw_held_socket_port)
 CHECK_MAIN(tw_api_priv, tw_priv_never_stale, tw_held_socket_port, tw_api_priv_limits, tw_api_fin, tw_api_closing, tw_api_reset,
 	   tw_api_kill, tw_created_on_close, tw_created_on_close_v6, tw_created_from_fin_wait1,
 	   tw_linger_zero_no_tw, tw_linger_nonzero_keeps_tw, tw_not_from_passive_states,
-	   tw_reuse0_blocks_until_expiry, tw_tick_expires, tw_tick_counts, tw_len_param,
+	   tw_reuse0_blocks_until_expiry, tw_tick_expires, tw_tick_counts, tw_tick_budget_counts,
+	   tw_tick_budget_rearm, tw_tick_budget_bad_input, tw_tick_many, tw_len_param,
 	   tw_reuse1_after_delay, tw_reuse2_after_delay, tw_reuse_default_is_2,
 	   tw_reuse_short_delay, tw_fin_wait2_not_reused_by_search, tw_no_timestamps_no_reuse,
 	   tw_other_peer_shares_port,
