@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What common.h and rcu.h declare and every file may use: lock stripes, the misuse abort, the
- * per-thread registration count the read-side assertions read, and the ThreadSanitizer
- * grace-period token.
+ * per-thread registration count the read-side assertions read, pre-faulting, and the
+ * ThreadSanitizer grace-period token.
  * Nothing here calls another file of the library.
  */
 #include <stdio.h>
@@ -43,4 +43,16 @@ void socktab__misuse(const char *what)
 {
 	fprintf(stderr, "socktab: %s\n", what);
 	abort();
+}
+
+void socktab__prefault(void *p, size_t len)
+{
+	volatile unsigned char *c = p;
+
+	/* Volatile stores: a zero written over memory known to be zero is still a write the
+	 * compiler must keep, and the write (not a read) makes the kernel map a private page. */
+	for (size_t i = 0; i < len; i += SOCKTAB__PAGE_MIN)
+		c[i] = 0;
+	if (len)
+		c[len - 1] = 0;
 }

@@ -192,6 +192,17 @@ static inline bool socktab__v6_needs_scope(const struct in6_addr *a)
 	return a->s6_addr[0] == 0xff && ((a->s6_addr[1] & 0x0f) == 1 || (a->s6_addr[1] & 0x0f) == 2);
 }
 
+/* The smallest page size of the platforms socktab runs on (x86-64 and arm64: 4 KiB). */
+#define SOCKTAB__PAGE_MIN 4096
+
+/*
+ * Fault in every page of [@p, @p + @len) now, by writing a zero byte to each: the kernel maps
+ * them here (one fault per small page, or per huge page where transparent huge pages apply)
+ * instead of on their first use on the packet path. Only for memory whose bytes are zero or not
+ * yet used. Context: any.
+ */
+void socktab__prefault(void *p, size_t len);
+
 /* ---- random.c: the library's only source of randomness ---- */
 
 /* Fill @buf with @len bytes from getrandom(); if that fails, from a time-seeded generator

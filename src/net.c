@@ -65,6 +65,7 @@ void socktab_net_params_init(struct socktab_net_params *p)
 #define EHASH_MAX (1u << 24)
 #define BHASH_MAX 65536u
 #define UDP_HASH_MAX 65536u
+#define RESERVE_MAX (1u << 24) /* reserve_socks and reserve_tw, each */
 
 /* The power of two at or above @v, for 1 <= v <= 1u << 31 (params_valid() keeps every size far
  * below that; a larger one would need a bit the result does not have). */
@@ -93,10 +94,37 @@ static void tables_free(struct socktab__tables *t)
 	free(t);
 }
 
+/* Reserved families: 0, 1 or 2. */
+static uint32_t reserve_families(const struct socktab_net_params *p)
+{
+	if (!p->reserve_socks && !p->reserve_tw)
+		return 0;
+	return p->reserve_family == AF_UNSPEC ? 2 : 1;
+}
+
+/*
+ * ehash slots: the caller's size, or for the default (0 became it in params_copy()) the larger
+ * of the default and one slot per reserved socket and TIME_WAIT entry, since every one of them
+ * may be in ehash at once.
+ */
+static uint32_t ehash_slots(const struct socktab_net_params *p)
+{
+	struct socktab_net_params def;
+	uint64_t want;
+
+	socktab_net_params_init(&def);
+	if (p->ehash_entries != def.ehash_entries)
+		return p->ehash_entries;
+	want = (uint64_t)reserve_families(p) * ((uint64_t)p->reserve_socks + p->reserve_tw);
+	if (want > EHASH_MAX)
+		want = EHASH_MAX;
+	return want > p->ehash_entries ? (uint32_t)want : p->ehash_entries;
+}
+
 static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 {
 	struct socktab__tables *t;
-	uint32_t ne = roundup_pow2(p->ehash_entries);
+	uint32_t ne = roundup_pow2(ehash_slots(p));
 	uint32_t nl = roundup_pow2(p->ehash_locks);
 	uint32_t nb = roundup_pow2(p->bhash_entries);
 	uint32_t nbl = nb < SOCKTAB__BIND_LOCKS ? nb : SOCKTAB__BIND_LOCKS;
@@ -161,6 +189,10 @@ static int params_valid(const struct socktab_net_params *p)
 		return 0;
 	if (p->udp_hash_entries == 0 || p->udp_hash_entries > UDP_HASH_MAX)
 		return 0;
+	if (p->reserve_socks > RESERVE_MAX || p->reserve_tw > RESERVE_MAX ||
+	    (p->reserve_family != AF_UNSPEC && p->reserve_family != AF_INET &&
+	     p->reserve_family != AF_INET6))
+		return 0;
 	return 1;
 }
 
@@ -193,6 +225,44 @@ static int params_copy(struct socktab_net_params *dst, const struct socktab_net_
 		dst->bhash_entries = def.bhash_entries;
 	if (!dst->udp_hash_entries)
 		dst->udp_hash_entries = def.udp_hash_entries;
+	return 0;
+}
+
+/*
+ * The reservation (socktab/net.h): the pools' slabs for the reserved sockets and TIME_WAIT
+ * entries, allocated and faulted in; the bind tables, which calloc() left unmapped, faulted in
+ * (a private net's only: shared ones were sized and touched by their first net's
+ * reservation, or not at all); and this thread's spare bind buckets, so its first new port does
+ * not allocate either. 0 or -ENOMEM.
+ */
+static int net_reserve(struct socktab_net *net, const struct socktab_net_params *p)
+{
+	struct socktab__bind_prealloc pa;
+	int err = 0;
+
+	if (!reserve_families(p))
+		return 0;
+	for (int f = 0; f < 2 && !err; f++) {
+		int family = f ? AF_INET6 : AF_INET;
+
+		if (p->reserve_family != AF_UNSPEC && p->reserve_family != family)
+			continue;
+		err = socktab__pool_reserve(socktab__sock_pool(net, SOCKTAB_TCP, family),
+					    p->reserve_socks);
+		if (!err)
+			err = socktab__pool_reserve(socktab__tw_pool(net, family), p->reserve_tw);
+	}
+	if (err)
+		return err;
+	if (!p->share_tables_with) {
+		size_t nb = (size_t)net->tab->bhash_mask + 1;
+
+		socktab__prefault(net->tab->bhash, nb * sizeof(*net->tab->bhash));
+		socktab__prefault(net->tab->bhash2, nb * sizeof(*net->tab->bhash2));
+	}
+	if (socktab__bind_prealloc(&pa))
+		return -ENOMEM;
+	socktab__bind_prealloc_free(&pa); /* into this thread's spare */
 	return 0;
 }
 
@@ -305,6 +375,11 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		net_free_pools(net);
 		free(net->perturb);
 		free(net);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (net_reserve(net, p)) {
+		socktab_net_free(net);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -654,8 +729,12 @@ int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
 	st->connect_ports_tried = RD(net->n_ports_tried);
 	st->connects = RD(net->n_connects);
 	st->pool_socks = 0;
-	for (int k = 0; k < SOCKTAB__K_NR; k++)
+	st->ehash_slots = (uint64_t)net->ehash_mask + 1;
+	st->pool_slabs = 0;
+	for (int k = 0; k < SOCKTAB__K_NR; k++) {
 		st->pool_socks += RD(net->pools[k].nobjs);
+		st->pool_slabs += RD(net->pools[k].nslabs_made);
+	}
 	memset(st->reserved, 0, sizeof(st->reserved));
 	return 0;
 }

@@ -99,7 +99,10 @@ struct socktab__pool {
 	uint32_t nlimbo;                   /* (p) */
 	struct socktab__slab *slabs;       /* (p) */
 	size_t nslabs, slab_cap;           /* (p) */
+	size_t cur;                        /* (p) the slab new objects are carved from: slabs
+					    * before it are full (reserved slabs wait after it) */
 	_Atomic uint64_t nobjs;            /* (a) */
+	_Atomic uint64_t nslabs_made;      /* (a) nslabs, for socktab_net_stats() */
 };
 
 /* The striped socket locks of a net. */
@@ -263,6 +266,10 @@ int socktab__pool_init(struct socktab__pool *p, struct socktab_net *net, int kin
 struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p);
 /* Can the pool hand out an object without a new slab? (tests) */
 bool socktab__pool_has_room(struct socktab__pool *p);
+/* Allocate the slabs for @n objects of a new pool now, offered to transparent huge pages and
+ * faulted in, so that its first @n objects need neither an allocation nor a page fault.
+ * 0 or -ENOMEM (the slabs already made stay the pool's). */
+int socktab__pool_reserve(struct socktab__pool *p, size_t n);
 /* The pool of a new socket of @proto and @family, or of a TIME_WAIT entry of @family. */
 struct socktab__pool *socktab__sock_pool(struct socktab_net *net, int proto, int family);
 struct socktab__pool *socktab__tw_pool(struct socktab_net *net, int family);

@@ -11,6 +11,13 @@
  * Objects are freed after an RCU grace period, in batches (socktab__pool_free_rcu), so a reader
  * inside a read-side section may use whatever it found. Slabs are freed only by
  * socktab__pool_destroy(), which net_free() calls after the last callbacks ran.
+ *
+ * An object comes from the free list, else it is carved from the first slab with room; a slab
+ * is allocated when none has room. A net's reservation (socktab_net_params.reserve_socks,
+ * reserve_tw) allocates the slabs for that many objects up front and faults them in
+ * (socktab__pool_reserve), so until they are all carved no socket or entry costs an allocation
+ * or a page fault: without it, every slab's first object pays the 2 MiB allocation and its
+ * objects the faults of the pages they land on.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -51,7 +58,14 @@ int socktab__pool_init(struct socktab__pool *p, struct socktab_net *net, int kin
 	return -pthread_mutex_init(&p->lock, NULL);
 }
 
-static int pool_grow_locked(struct socktab__pool *p)
+/* Objects per slab: the first line is the slab's header. */
+static size_t slab_nobj(const struct socktab__pool *p)
+{
+	return (SOCKTAB__SLAB_BYTES - SOCKTAB__CACHELINE) / (p->stride + p->cold_size);
+}
+
+/* Append a slab; with @prefault it is offered to huge pages and faulted in now. */
+static int pool_grow_locked(struct socktab__pool *p, bool prefault)
 {
 	unsigned char *slab;
 
@@ -71,23 +85,50 @@ static int pool_grow_locked(struct socktab__pool *p)
 	 * object carries a net pointer. From the second slab of a pool on, slabs are offered to
 	 * transparent huge pages: with a million sockets every lookup's miss on the socket line
 	 * would otherwise pay a page-table walk too (bench lookup); a small net's single slab stays
-	 * on small pages, of which it touches few, since objects are carved as first needed.
+	 * on small pages, of which it touches few, since objects are carved as first needed. A
+	 * reserved slab is touched whole at once, so a huge page costs it no extra memory.
 	 */
-	size_t per = p->stride + p->cold_size;
-	size_t nobj = (SOCKTAB__SLAB_BYTES - SOCKTAB__CACHELINE) / per;
+	size_t nobj = slab_nobj(p);
 
 	SOCKTAB__ASSERT(nobj >= 1); /* sock_priv_size is at most 1 MiB */
 	if (posix_memalign((void **)&slab, SOCKTAB__SLAB_BYTES, SOCKTAB__SLAB_BYTES))
 		return -ENOMEM;
-	if (p->nslabs)
+	if (p->nslabs || prefault)
 		(void)madvise(slab, SOCKTAB__SLAB_BYTES, MADV_HUGEPAGE); /* a hint: failure costs speed */
+	if (prefault)
+		socktab__prefault(slab, SOCKTAB__SLAB_BYTES);
 	((struct socktab__slab_hdr *)slab)->net = p->net;
 	slab += SOCKTAB__CACHELINE;
 	p->slabs[p->nslabs].base = slab;
 	p->slabs[p->nslabs].nobj = nobj;
 	p->slabs[p->nslabs].used = 0;
 	p->nslabs++;
+	atomic_fetch_add_explicit(&p->nslabs_made, 1, memory_order_relaxed);
 	return 0;
+}
+
+/* The slab the next new object is carved from (growing the pool when every slab is full), or
+ * NULL when no slab can be allocated. */
+static struct socktab__slab *carve_slab_locked(struct socktab__pool *p)
+{
+	SOCKTAB__ASSERT_LOCKED(&p->lock);
+	while (p->cur < p->nslabs && p->slabs[p->cur].used == p->slabs[p->cur].nobj)
+		p->cur++;
+	if (p->cur == p->nslabs && pool_grow_locked(p, false))
+		return NULL;
+	return &p->slabs[p->cur];
+}
+
+int socktab__pool_reserve(struct socktab__pool *p, size_t n)
+{
+	size_t want = (n + slab_nobj(p) - 1) / slab_nobj(p);
+	int err = 0;
+
+	socktab__lock(&p->lock);
+	for (size_t i = 0; i < want && !err; i++)
+		err = pool_grow_locked(p, true);
+	socktab__unlock(&p->lock);
+	return err;
 }
 
 /* Carve the next object of slab @s: zeroed, with its kind, family and cold part. */
@@ -124,8 +165,9 @@ bool socktab__pool_has_room(struct socktab__pool *p)
 	bool room;
 
 	socktab__lock(&p->lock);
-	room = p->free || atomic_load_explicit(&p->returned, memory_order_relaxed) ||
-	       (p->nslabs && p->slabs[p->nslabs - 1].used < p->slabs[p->nslabs - 1].nobj);
+	room = p->free || atomic_load_explicit(&p->returned, memory_order_relaxed);
+	for (size_t i = p->cur; i < p->nslabs && !room; i++)
+		room = p->slabs[i].used < p->slabs[i].nobj;
 	socktab__unlock(&p->lock);
 	return room;
 }
@@ -143,13 +185,10 @@ struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
 		p->free = socktab__sk_bl(sk)->pool_next;
 		atomic_fetch_and_explicit(&sk->kind, (uint8_t)~SOCKTAB__IN_POOL, memory_order_relaxed);
 	} else {
-		s = p->nslabs ? &p->slabs[p->nslabs - 1] : NULL;
-		if (!s || s->used == s->nobj) {
-			if (pool_grow_locked(p)) {
-				socktab__unlock(&p->lock);
-				return NULL;
-			}
-			s = &p->slabs[p->nslabs - 1];
+		s = carve_slab_locked(p);
+		if (!s) {
+			socktab__unlock(&p->lock);
+			return NULL;
 		}
 		sk = carve_locked(p, s);
 	}

@@ -61,6 +61,20 @@ typedef uint64_t (*socktab_clock_fn)(void *arg);
  * (later versions only append fields; those a caller does not know take their defaults).
  * Table sizes (ehash_entries, ehash_locks, bhash_entries, udp_hash_entries) of 0 mean the
  * default; other sizes are rounded up to a power of two, and one above its maximum is -EINVAL.
+ * An ehash_entries of 0 or the default (65536) grows with a reservation to the power of two at
+ * or above its total of sockets and TIME_WAIT entries (at most 1 << 24); any other value is kept.
+ *
+ * The reservation (reserve_socks, reserve_tw, reserve_family) is for a poll loop that must not
+ * stall: without one, each 2 MiB slab of a pool is allocated when its first object is needed
+ * and its pages are faulted in as objects land on them (a socktab_sock_new_child() that opens a
+ * slab takes 0.3-6 ms, docs/embedding.md). The reservation rounds up to whole slabs; objects
+ * freed later are reused first, so it lasts while fewer than that many are live at once. It
+ * covers the pools: a connect() to a port no socket holds yet still allocates the port's two
+ * bind buckets (about 100 bytes each from malloc; children of a listener share theirs, and the
+ * creating thread gets one spare pair), and connect()'s index of a busy destination's ports
+ * (socktab variant) is allocated when it is built. With a reservation the bhash and bhash2
+ * tables are faulted in too (ehash, lhash2 and the other tables are written whole at creation).
+ * With share_tables_with the shared tables keep their size.
  */
 struct socktab_net_params {
 	size_t size;                 /* sizeof(struct socktab_net_params), set by _init() */
@@ -95,6 +109,14 @@ struct socktab_net_params {
 	size_t tw_priv_size;         /* bytes of a socket's caller data that close() carries into
 				      * its TIME_WAIT entry (socktab_tw_priv()); at most
 				      * SOCKTAB_TW_PRIV_MAX and sock_priv_size (0) */
+	/* The reservation: memory for this many TCP sockets and TIME_WAIT entries is allocated and
+	 * faulted in by socktab_net_new(), so that until it is used up no socket made by
+	 * socktab_socket() or socktab_sock_new_child() and no TIME_WAIT entry made by close()
+	 * allocates memory or page-faults on it (below). Each at most 1 << 24. */
+	uint32_t reserve_socks;      /* TCP sockets, per reserved family (0) */
+	uint32_t reserve_tw;         /* TIME_WAIT entries, per reserved family (0) */
+	int reserve_family;          /* AF_INET or AF_INET6: that family's sockets and entries;
+				      * AF_UNSPEC: both families get the counts (AF_UNSPEC) */
 };
 
 /* The largest tw_priv_size: room for what TIME_WAIT processing needs (snd_nxt, rcv_nxt,
@@ -244,7 +266,11 @@ struct socktab_net_stats {
 	uint64_t connects;         /* successful connect() calls */
 	uint64_t pool_socks;       /* objects allocated in the net's pools, sockets and TIME_WAIT
 				    * entries (live + free) */
-	uint64_t reserved[9];
+	uint64_t pool_slabs;       /* 2 MiB slabs the net's pools hold (a reservation's included);
+				    * one more than at socktab_net_new() means a socket or entry
+				    * allocated a slab */
+	uint64_t ehash_slots;      /* slots of the established table (shared tables: theirs) */
+	uint64_t reserved[7];
 };
 
 /*
