@@ -19,6 +19,7 @@ int bench_batch_main(int argc, char **argv);
 int bench_connect_main(int argc, char **argv);
 int bench_crr_main(int argc, char **argv);
 int bench_lookup_main(int argc, char **argv);
+int bench_poll_main(int argc, char **argv);
 int bench_rss_main(int argc, char **argv);
 int bench_tour_main(int argc, char **argv);
 int bench_udp_main(int argc, char **argv);

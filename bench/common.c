@@ -289,6 +289,27 @@ void bench_cpu_times(double *utime, double *stime)
 	*stime = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+void bench_cpu_model(char *buf, size_t len)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !c)
+			continue;
+		c += 1 + (c[1] == ' ');
+		c[strcspn(c, "\n")] = 0;
+		snprintf(buf, len, "%s", c);
+		break;
+	}
+	fclose(f);
+}
+
 uint64_t bench_rss_bytes(void)
 {
 	FILE *f = fopen("/proc/self/statm", "r");
@@ -315,25 +336,4 @@ uint64_t bench_mem_available_bytes(void)
 			break;
 	fclose(f);
 	return (uint64_t)kb * 1024;
-}
-
-void bench_cpu_model(char *buf, size_t len)
-{
-	char line[256];
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *c = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) || !c)
-			continue;
-		c += 1 + (c[1] == ' ');
-		c[strcspn(c, "\n")] = 0;
-		snprintf(buf, len, "%s", c);
-		break;
-	}
-	fclose(f);
 }

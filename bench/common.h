@@ -8,6 +8,7 @@
 #define SOCKTAB_BENCH_COMMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -100,14 +101,16 @@ int bench_plot_png(const struct bench_plot *pl, const char *png);
 /* The process's user and system CPU time in seconds (neper's utime/stime). */
 void bench_cpu_times(double *utime, double *stime);
 
+/* The CPU model as /proc/cpuinfo's first "model name" line names it, into @buf ("unknown"
+ * without one). */
+void bench_cpu_model(char *buf, size_t len);
+
 /* Resident set size of the process in bytes (from /proc/self/statm), or 0. */
 uint64_t bench_rss_bytes(void);
 
 /* MemAvailable of /proc/meminfo in bytes (what the kernel can give without swapping), or 0. */
 uint64_t bench_mem_available_bytes(void);
 
-/* The CPU's model name (/proc/cpuinfo), or "unknown": every speed figure names its machine. */
-void bench_cpu_model(char *buf, size_t len);
 
 /* splitmix64: the benchmarks' seeded generator. */
 static inline uint64_t bench_rand(uint64_t *s)

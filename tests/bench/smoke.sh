@@ -79,6 +79,12 @@ check "bench rss (queue share empty and 95 % full)" '^cpu=' '^full_vs_empty_q4=[
 	'^full_vs_empty_q16=[0-9]' '^rss_on_queue_pct_q4=100\.00' '^rss_on_queue_pct_q16=100\.00' \
 	'^failures_q16=0$' '^index_bytes_per_destination_q16=4160$' -- \
 	"$exe" bench rss -N 1000 --seed 1
+# Small counts: the keys are there and what is exact holds (no slab for a reserved net, every
+# entry expired in budgets of 64); the time bounds are for the full run (docs/embedding.md).
+check "bench poll (small)" '^cpu=' '^alloc_reserved_slabs_allocated=0$' \
+	'^alloc_plain_new_child_worst_call_us=[0-9]' '^tick_budget_entries_per_call=64\.' \
+	'^tick_budget_worst_call_us=[0-9]' '^spin_20us_max_us=[0-9]' -- \
+	"$exe" bench poll --entries 6400 --children 5000 --rounds 1
 if command -v gnuplot >/dev/null 2>&1; then
 	check "bench crr --sweep --plot (gnuplot)" 'throughput' -- bash -c \
 		"'$exe' bench crr -F 50,100 -N 500 --seed 1 --plot '$out.png' && test -s '$out.png'"

@@ -58,7 +58,7 @@ mkdir "$tmp/dir"
 # The front door.
 bad 2 "which command" "$socktab"
 bad 2 "'frob'" "$socktab" frob
-bad 2 "connect, crr, lookup, rss, tour, udp" "$socktab" bench
+bad 2 "connect, crr, lookup, poll, rss, tour, udp" "$socktab" bench
 bad 2 "'frob'" "$socktab" bench frob
 good '^  crr ' "$socktab" bench --help
 good '^usage: socktab' "$socktab" help
@@ -96,6 +96,7 @@ bad 2 "--sockets: '99999999999999999999'" "$socktab" bench lookup --sockets 9999
 bad 2 "-T: '0'" "$socktab" bench crr -T 0
 bad 2 "-N: ''" "$socktab" bench connect -N ''
 bad 2 "--queues: '129'" "$socktab" bench rss --queues 129
+bad 2 "--budget: '0'" "$socktab" bench poll --budget 0
 bad 2 "--connected: 'x'" "$socktab" bench udp --connected x
 bad 2 "--unknown: '-5'" "$socktab" bench udp --connected 5 --unknown -5
 bad 2 "--random: '-1'" "$socktab" replay --random -1

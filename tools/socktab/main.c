@@ -27,6 +27,8 @@ static const struct cmd benchmarks[] = {
 	{ "crr", bench_crr_main, "neper tcp_crr between a client net and a server net" },
 	{ "lookup", bench_lookup_main,
 	  "established lookups: socktab vs DPDK rte_hash and liburcu lfht" },
+	{ "poll", bench_poll_main,
+	  "longest call of a poll loop: budgeted TIME_WAIT expiry, reserved socket memory" },
 	{ "rss", bench_rss_main,
 	  "RSS-aware connect(): cost with the queue's share empty and 95 % full" },
 	{ "tour", bench_tour_main, "every experiment and peer in one run (what `make run` runs)" },
@@ -52,6 +54,9 @@ static void usage(FILE *f)
 		"                 established lookups: socktab vs DPDK rte_hash and liburcu lfht\n"
 		"  bench tour [--seed S]\n"
 		"                 every experiment and peer in one run (what `make run` runs)\n"
+		"  bench poll [--entries N] [--budget B] [--children N] [--rounds R]\n"
+		"                 longest call of a poll loop: budgeted TIME_WAIT expiry, reserved\n"
+		"                 socket memory\n"
 		"  bench rss [--queues Q] [--share F | --occupancy F] [-N CONNECTS] [--seed S]\n"
 		"                 RSS-aware connect(): cost with the queue's share empty and\n"
 		"                 95 %% full (4 and 16 queues); --occupancy: vs a plain connect()\n"
