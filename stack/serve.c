@@ -11,8 +11,9 @@
  *      route and a source address, and lookups know the device packets arrive on;
  *   4. listeners and UDP sockets through the ordinary socket calls; then "ready=1".
  * The loop: poll the TUN descriptor, read and process a batch of packets, run the
- * retransmission timers, let socktab expire TIME_WAIT entries (socktab_net_tick), start
- * client flows. Signals only set flags that the loop reads.
+ * retransmission timers, let socktab expire TIME_WAIT entries (socktab_net_tick_budget, a
+ * bounded number per iteration), start client flows. Signals only set flags that the loop
+ * reads.
  */
 #include <errno.h>
 #include <poll.h>
@@ -493,11 +494,15 @@ static void print_counters(struct stack *st)
 	fflush(stdout);
 }
 
+/* TIME_WAIT entries expired per loop iteration. */
+#define TW_BUDGET 64
+
 static void run(struct stack *st)
 {
 	static uint8_t buf[65536];
 	struct pollfd pfd = { .fd = st->tun_fd, .events = POLLIN };
-	uint64_t end = 0, next_tick;
+	uint64_t end = 0, next_tick, due;
+	bool tw_due = false; /* the last tick's budget ran out: tick again without waiting */
 
 	st->now_ns = st_now_ns();
 	next_tick = st->now_ns + 100000000u;
@@ -509,7 +514,7 @@ static void run(struct stack *st)
 			ss_dump(st, stdout);
 		}
 		client_pump(st);
-		if (poll(&pfd, 1, 10) < 0 && errno != EINTR)
+		if (poll(&pfd, 1, tw_due ? 0 : 10) < 0 && errno != EINTR)
 			break;
 		st->now_ns = st_now_ns();
 		/* A batch of packets: the timers and the clock get their turn in between. */
@@ -523,8 +528,12 @@ static void run(struct stack *st)
 				st->now_ns = st_now_ns();
 		}
 		tcp_timers(st);
-		if (st->now_ns >= next_tick) {
-			socktab_net_tick(st->net);
+		if (tw_due || st->now_ns >= next_tick) {
+			/* At most TW_BUDGET entries per iteration, tens of microseconds at most
+			 * (docs/embedding.md, "Bounded work per iteration"); the net's clock is
+			 * CLOCK_MONOTONIC, as ours. */
+			tw_due = socktab_net_tick_budget(st->net, TW_BUDGET, &due) >= 0 &&
+				 due <= st->now_ns;
 			next_tick = st->now_ns + 100000000u;
 		}
 	}

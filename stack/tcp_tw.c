@@ -17,7 +17,8 @@
  *                            then the listener's path, with isn = snd_nxt + 65537 as the
  *                            kernel does); with no listener it is ACKed as below
  *   anything else         -> ACK (the peer learns where we are)
- * Expiry needs nothing from us but socktab_net_tick() (serve.c calls it every 100 ms).
+ * Expiry needs nothing from us but socktab_net_tick_budget() (serve.c calls it every 100 ms,
+ * and at once again while its budget runs out).
  */
 #include "stack.h"
 
