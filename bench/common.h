@@ -111,7 +111,6 @@ uint64_t bench_rss_bytes(void);
 /* MemAvailable of /proc/meminfo in bytes (what the kernel can give without swapping), or 0. */
 uint64_t bench_mem_available_bytes(void);
 
-
 /* splitmix64: the benchmarks' seeded generator. */
 static inline uint64_t bench_rand(uint64_t *s)
 {
