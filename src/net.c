@@ -730,6 +730,7 @@ int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
 	st->connects = RD(net->n_connects);
 	st->pool_socks = 0;
 	st->ehash_slots = (uint64_t)net->ehash_mask + 1;
+	st->connect_rss_rejected = RD(net->n_rss_rejected);
 	st->pool_slabs = 0;
 	for (int k = 0; k < SOCKTAB__K_NR; k++) {
 		st->pool_socks += RD(net->pools[k].nobjs);

@@ -270,7 +270,9 @@ struct socktab_net_stats {
 				    * one more than at socktab_net_new() means a socket or entry
 				    * allocated a slab */
 	uint64_t ehash_slots;      /* slots of the established table (shared tables: theirs) */
-	uint64_t reserved[7];
+	uint64_t connect_rss_rejected; /* free candidates RSS-aware connect() passed over (also in
+					* socktab_net_rss_stats()) */
+	uint64_t reserved[6];
 };
 
 /*

@@ -359,6 +359,9 @@ TEST(rss_rejected_counted)
 	r1 = rss_stats(net);
 	CHECK_EQ(r1.connect_rss_rejected - r0.connect_rss_rejected, (uint64_t)(64 - nq));
 	CHECK_EQ(s1.connect_ports_tried - s0.connect_ports_tried, (uint64_t)nq);
+	/* socktab_net_stats() carries the same counter. */
+	CHECK_EQ(s1.connect_rss_rejected, r1.connect_rss_rejected);
+	CHECK_EQ(s1.connect_rss_rejected - s0.connect_rss_rejected, (uint64_t)(64 - nq));
 	for (int i = 0; i < n; i++)
 		socktab_close(sk[i]);
 	socktab_net_free(net);
