@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What common.h and rcu.h declare and every file may use: lock stripes, the misuse abort, the
- * per-thread registration count the read-side assertions read, pre-faulting, and the
+ * per-thread registration count the read-side assertions read, pre-faulting, the per-thread
+ * receiving CPU of SO_INCOMING_CPU (socktab_set_rx_cpu, socktab/lookup.h), and the
  * ThreadSanitizer grace-period token.
  * Nothing here calls another file of the library.
  */
@@ -15,6 +16,20 @@ char socktab__tsan_gp_token;
 #endif
 
 _Thread_local int socktab__registered __attribute__((tls_model("initial-exec")));
+_Thread_local int socktab__rx_cpu_set __attribute__((tls_model("initial-exec"))) = -1;
+
+int socktab_set_rx_cpu(int cpu)
+{
+	if (cpu < -1)
+		return -EINVAL;
+	socktab__rx_cpu_set = cpu;
+	return 0;
+}
+
+int socktab_get_rx_cpu(void)
+{
+	return socktab__rx_cpu();
+}
 
 int socktab__stripes_init(struct socktab__stripes *st, uint32_t n)
 {

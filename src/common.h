@@ -26,8 +26,10 @@
 #define SOCKTAB_SRC_COMMON_H
 
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -202,6 +204,38 @@ static inline bool socktab__v6_needs_scope(const struct in6_addr *a)
  * yet used. Context: any.
  */
 void socktab__prefault(void *p, size_t len);
+
+/* ---- the receiving CPU (SO_INCOMING_CPU, R31, R32, R35, R71) ---- */
+
+/* What socktab_set_rx_cpu() set for this thread: a CPU (or RX queue) number, or -1 to ask
+ * sched_getcpu() at each lookup that needs it. */
+extern _Thread_local int socktab__rx_cpu_set __attribute__((tls_model("initial-exec")));
+
+/* The CPU a lookup of this thread runs on, the kernel's raw_smp_processor_id(): -1 if unknown. */
+static inline int socktab__rx_cpu(void)
+{
+	int cpu = socktab__rx_cpu_set;
+
+	return cpu >= 0 ? cpu : sched_getcpu();
+}
+
+/* A lookup's CPU before it was needed: the lookup asks at most once, and only when a socket it
+ * scores, or a group it selects from, uses SO_INCOMING_CPU. */
+#define SOCKTAB__CPU_UNASKED INT_MIN
+
+/*
+ * Does a socket whose SO_INCOMING_CPU is @incpu get the CPU bonus in a lookup whose CPU is *cpu
+ * (SOCKTAB__CPU_UNASKED until known)? A negative value names no CPU and never matches, so a
+ * lookup among sockets that never set the option reads no CPU at all. Context: any.
+ */
+static inline bool socktab__incpu_match(int incpu, int *cpu)
+{
+	if (incpu < 0)
+		return false;
+	if (*cpu == SOCKTAB__CPU_UNASKED)
+		*cpu = socktab__rx_cpu();
+	return incpu == *cpu;
+}
 
 /* ---- random.c: the library's only source of randomness ---- */
 

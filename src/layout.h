@@ -29,7 +29,8 @@ _Static_assert(offsetof(struct socktab_sock, node) == 0, "node must be the first
 /*
  * Established and listener lookups (ehash.h socktab__match4, listen.c score): per chain entry
  * they read the link, the cached hash, the key words, state, v4key, family, v6only, the bound
- * device and the net tag, and for a hit the refcount (referenced lookups only). All of it is the
+ * device and the net tag (and the flag byte that says whether SO_INCOMING_CPU is set; only then
+ * the value, in the cold part), and for a hit the refcount (referenced lookups only). All of it is the
  * socket's one line: one line per entry walked. The net pointer (slab header) is read only by a
  * net past the 255th sharing its tables, the IPv6 key only for IPv6 entries.
  */
@@ -41,10 +42,14 @@ _Static_assert(_Alignof(struct socktab_sock) <= SOCKTAB__CACHELINE, "socket line
 _Static_assert(sizeof(struct socktab_sock) % SOCKTAB__CACHELINE == 0, "caller area line-aligned");
 
 /*
- * Memory per socket: the line, the caller's area, and a cold part of at most 48 bytes for a TCP
- * IPv4 socket (plus the IPv6 key for AF_INET6, plus the UDP links for UDP).
+ * Memory per socket: the line, the caller's area, and a cold part of at most 56 bytes for a TCP
+ * IPv4 socket (plus the IPv6 key for AF_INET6, plus the UDP links for UDP). An AF_INET6 socket's
+ * key and cold part still fit in 96 bytes (three 32-byte units), so only IPv4 sockets pay for
+ * SO_INCOMING_CPU's value.
  */
-_Static_assert(sizeof(struct socktab__sk_cold) <= 48, "cold part of a socket");
+_Static_assert(sizeof(struct socktab__sk_cold) <= 56, "cold part of a socket");
+_Static_assert(sizeof(struct socktab__v6key) + sizeof(struct socktab__sk_cold) <= 96,
+	       "an IPv6 socket's key and cold part: three 32-byte units");
 _Static_assert(sizeof(struct socktab__v6key) == 32, "IPv6 key");
 
 /* A TIME_WAIT entry: 128 bytes for IPv4 (two lines), 160 for IPv6 (stride 192). */

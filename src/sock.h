@@ -51,8 +51,12 @@ enum socktab__kind {
 #define SOCKTAB__TWF_TS 0x10       /* (c) recorded a peer timestamp */
 #define SOCKTAB__TWF_ONLIST 0x20   /* (t) still on the net's list */
 /* The same byte of a UDP socket: its connect() is rewriting its key (udp.c). Reuseport selection
- * skips it. Zero in every TCP socket. */
+ * skips it. Never set in a TCP socket. */
 #define SOCKTAB__UDPF_CONNECTING 0x01
+/* The same byte of a TCP or UDP socket: its SO_INCOMING_CPU names a CPU (>= 0), whose number is
+ * cold->incoming_cpu. Scores read the value only when this bit says there is one, so a lookup
+ * among sockets without the option touches no line of theirs but the first (R106). */
+#define SOCKTAB__SOCKF_INCPU 0x02
 
 struct socktab__tb2;
 struct socktab__reuseport;
@@ -76,8 +80,9 @@ struct socktab_sock {
 	_Atomic uint8_t reuse;             /* (s) SO_REUSEADDR; read by other binders under (b) */
 	_Atomic uint8_t reuseport;         /* (s) SO_REUSEPORT */
 	_Atomic uint8_t v6only;            /* (s,b) IPV6_V6ONLY (changes only while portless) */
-	_Atomic uint8_t tw_flags;          /* TIME_WAIT entry: SOCKTAB__TWF_*; UDP socket:
-					    * SOCKTAB__UDPF_* (s, read by lookups) */
+	_Atomic uint8_t tw_flags;          /* TIME_WAIT entry: SOCKTAB__TWF_*; socket:
+					    * SOCKTAB__UDPF_*, SOCKTAB__SOCKF_* (s, read by
+					    * lookups) */
 	uid_t uid;                         /* (s) owner uid (SO_REUSEPORT same-owner rule) */
 	uint16_t sport;                    /* (s) port getsockname reports (kernel inet_sport): kept
 					    * after the port is given back by a reset or disconnect */
@@ -117,7 +122,7 @@ struct socktab__bindlink {
 					* only by connect(AF_UNSPEC); connect() then says EISCONN */
 #define SOCKTAB__SKF_RSS 0x80          /* rss_queue names a queue */
 
-/* Control-path state of a socket (48 bytes), in its slab's cold array. */
+/* Control-path state of a socket (56 bytes), in its slab's cold array. */
 struct socktab__sk_cold {
 	struct socktab__bindlink bl;
 	struct socktab__reuseport *_Atomic reuseport_cb; /* (r, reuseport lock) listener group */
@@ -126,6 +131,8 @@ struct socktab__sk_cold {
 	int linger_secs;                   /* (s) */
 	uint16_t rss_queue;                /* (s) RSS queue wanted for replies (rss.c), if SKF_RSS */
 	_Atomic uint8_t flags;             /* (s) SOCKTAB__SKF_* */
+	_Atomic int32_t incoming_cpu;      /* (s, reuseport lock; r) SO_INCOMING_CPU, any int;
+					    * negative: none (SOCKTAB__SOCKF_INCPU clear) */
 };
 
 /* IPv6 key of an AF_INET6 socket or entry (v4-mapped while it talks IPv4). An AF_INET socket
@@ -254,6 +261,35 @@ static inline void socktab__skf_set(struct socktab_sock *sk, uint8_t f, bool on)
 		atomic_fetch_or_explicit(&sk->cold->flags, f, memory_order_relaxed);
 	else
 		atomic_fetch_and_explicit(&sk->cold->flags, (uint8_t)~f, memory_order_relaxed);
+}
+
+/* ---- SO_INCOMING_CPU (R105-R107) ---- */
+
+/* The socket's SO_INCOMING_CPU (any int; negative: none). */
+static inline int socktab__sk_incoming_cpu(const struct socktab_sock *sk)
+{
+	return RD(sk->cold->incoming_cpu);
+}
+
+/*
+ * The CPU a socket whose flag byte (tw_flags, already read by the caller) is @f names, or -1:
+ * the cold part is read only when the flag says there is a CPU. Lookups, under RCU.
+ */
+static inline int socktab__sk_incpu_hint(const struct socktab_sock *sk, uint8_t f)
+{
+	return (f & SOCKTAB__SOCKF_INCPU) ? RD(sk->cold->incoming_cpu) : -1;
+}
+
+/* Set SO_INCOMING_CPU and its flag. Caller holds the socket lock (or owns the socket alone),
+ * and the net's reuseport lock when the socket may be in a group (reuseport.c). */
+static inline void socktab__sk_set_incoming_cpu(struct socktab_sock *sk, int cpu)
+{
+	WR(sk->cold->incoming_cpu, cpu);
+	if (cpu >= 0)
+		atomic_fetch_or_explicit(&sk->tw_flags, SOCKTAB__SOCKF_INCPU, memory_order_release);
+	else
+		atomic_fetch_and_explicit(&sk->tw_flags, (uint8_t)~SOCKTAB__SOCKF_INCPU,
+					  memory_order_release);
 }
 
 /* ---- socket field helpers ---- */

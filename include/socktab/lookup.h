@@ -203,6 +203,22 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 					     int sdif);
 
 /*
+ * The receiving CPU of the calling thread's lookups, for SO_INCOMING_CPU (R31, R32, R35, R71).
+ * A socket whose SO_INCOMING_CPU equals it scores one more in listener and UDP lookups, and a
+ * SO_REUSEPORT group with such a member hands a packet to one of them first. The kernel compares
+ * with the CPU that runs the lookup; so does socktab by default (@cpu -1: sched_getcpu(), asked
+ * only when a candidate socket has the option set). A stack whose threads each poll one RX queue
+ * may name the queue instead (@cpu >= 0, any numbering that its SO_INCOMING_CPU values also
+ * use): the lookups of that thread then compare with it and never ask the scheduler. A child
+ * made by socktab_sock_new_child() starts with this value, as the kernel's does. Returns 0, or
+ * -EINVAL for @cpu < -1 (nothing changes). socktab_get_rx_cpu(): the value the calling thread's
+ * lookups compare with now (what was set, else sched_getcpu(), -1 if that fails).
+ * Context: any thread; per calling thread (other threads' lookups are unaffected); no lock.
+ */
+int socktab_set_rx_cpu(int cpu);
+int socktab_get_rx_cpu(void);
+
+/*
  * Drop a reference returned by a lookup or socktab_sock_hold(). A NULL @sk is ignored. Dropping
  * a reference the caller does not hold, once the count is already zero (a socket closed and
  * released, not yet reused), would wrap it and let socktab_sock_hold() revive a freed socket: it
