@@ -15,7 +15,8 @@
  * Every socket goes back to its pool only after a grace period (R23 extended to all), so a walk
  * never follows a freed listener. The walk takes no reference; a referenced lookup (lookup.c)
  * pins the result with increment-if-not-zero and re-checks it (it may have been closed
- * meanwhile), and walks again otherwise. Departures: no SO_INCOMING_CPU bonus, no BPF.
+ * meanwhile), and walks again otherwise. SO_INCOMING_CPU (R106): a group prefers members bound
+ * to the lookup's CPU (reuseport.c). Departures: no SO_INCOMING_CPU bonus, no BPF.
  * Groups (R34, reuseport.c): a listener joins a group of a listener with the same net, port,
  * family, v6only, device, owner uid and identical address.
  */
@@ -114,10 +115,11 @@ struct lkey {
 	struct in6_addr addr6;   /* IPv6: likewise */
 	int dif, sdif;           /* ingress device and its L3 master */
 	bool l3mdev_accept;      /* net.ipv4.tcp_l3mdev_accept, when sdif is set */
+	int cpu;                 /* the receiving CPU once asked, else SOCKTAB__CPU_UNASKED */
 };
 
 /* R31 / R32, with the device rule of R92 (compute_score / inet6 compute_score). */
-static int score(const struct socktab_sock *sk, const struct lkey *k)
+static int score(const struct socktab_sock *sk, struct lkey *k)
 {
 	int fam = sk->family;
 	uint32_t bound;
@@ -146,7 +148,7 @@ static int score(const struct socktab_sock *sk, const struct lkey *k)
  * Walk one lhash2 chain. Returns the pick (not yet referenced) or NULL; sets *restart when the
  * walk ended on a foreign chain. Caller is in an RCU read-side section.
  */
-static struct socktab_sock *lhash2_walk(struct socktab_net *net, const struct lkey *k,
+static struct socktab_sock *lhash2_walk(struct socktab_net *net, struct lkey *k,
 					uint32_t phash, bool *restart)
 {
 	struct in6_addr a = k->addr6;
@@ -166,7 +168,8 @@ static struct socktab_sock *lhash2_walk(struct socktab_net *net, const struct lk
 
 		if (sc > hiscore) {
 			if (RD(sk->reuseport)) {
-				struct socktab_sock *pick = socktab__reuseport_select_rcu(sk, phash);
+				struct socktab_sock *pick =
+					socktab__reuseport_select_rcu(sk, phash, &k->cpu);
 
 				if (pick)
 					return pick;
@@ -183,7 +186,7 @@ static struct socktab_sock *lhash2_walk(struct socktab_net *net, const struct lk
 /* The listener for @k: the pass over the chain of its address, then the wildcard pass. Not
  * referenced; valid for the caller's RCU read-side section (listeners are freed after a grace
  * period). */
-static struct socktab_sock *listener_lookup_rcu(struct socktab_net *net, const struct lkey *k,
+static struct socktab_sock *listener_lookup_rcu(struct socktab_net *net, struct lkey *k,
 						uint32_t phash)
 {
 	struct socktab_sock *sk;
@@ -195,8 +198,11 @@ static struct socktab_sock *listener_lookup_rcu(struct socktab_net *net, const s
 	any.addr4 = 0;
 	do {
 		sk = lhash2_walk(net, k, phash, &restart);
-		if (!sk && !restart)
+		if (!sk && !restart) {
+			any.cpu = k->cpu; /* the CPU, if the first pass asked for it */
 			sk = lhash2_walk(net, &any, phash, &restart);
+			k->cpu = any.cpu;
+		}
 	} while (restart);
 	return sk;
 }
@@ -208,7 +214,7 @@ struct socktab_sock *socktab_lookup_listener4_rcu(struct socktab_net *net, uint3
 						  int dif, int sdif)
 {
 	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr, .dif = dif,
-			  .sdif = sdif };
+			  .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
 
 	SOCKTAB__ASSERT_RCU();
 	if (!net)
@@ -222,7 +228,8 @@ struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
 						  const struct in6_addr *daddr, uint16_t dport,
 						  int dif, int sdif)
 {
-	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true, .dif = dif, .sdif = sdif };
+	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true, .dif = dif, .sdif = sdif,
+			  .cpu = SOCKTAB__CPU_UNASKED };
 
 	SOCKTAB__ASSERT_RCU();
 	if (!net || !saddr || !daddr)

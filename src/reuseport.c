@@ -6,6 +6,10 @@
  * period; a leaving member is replaced by the last one. Writers hold the net's reuseport lock, a
  * leaf; readers select under RCU. Which sockets may share a group is the caller's rule (R34):
  * listen.c and udp.c each find the peer a socket joins.
+ * SO_INCOMING_CPU (R35, the kernel's reuseport_update_incoming_cpu): a group counts its members
+ * whose value is >= 0, changed when one joins, leaves or sets the option (a socket sets it under
+ * the reuseport lock, so a join or leave never counts a stale value). While the count is 0
+ * selection is the hash alone and reads neither a member's value nor the CPU.
  */
 #include <stdlib.h>
 
@@ -42,6 +46,7 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 			return -ENOMEM;
 		atomic_store_explicit(&g->socks[0], sk, memory_order_relaxed);
 		atomic_store_explicit(&g->num, 1, memory_order_relaxed);
+		WR(g->incoming_cpu, socktab__sk_incoming_cpu(sk) >= 0);
 		atomic_store_explicit(&sk->cold->reuseport_cb, g, memory_order_release);
 		return 0;
 	}
@@ -62,11 +67,14 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 			atomic_store_explicit(&m->cold->reuseport_cb, ng, memory_order_release);
 		}
 		atomic_store_explicit(&ng->num, n, memory_order_relaxed);
+		WR(ng->incoming_cpu, RD(g->incoming_cpu));
 		socktab__call_rcu(g, &g->rcu, group_free_rcu);
 		g = ng;
 	}
 	atomic_store_explicit(&g->socks[n], sk, memory_order_relaxed);
 	atomic_store_explicit(&g->num, n + 1, memory_order_release);
+	if (socktab__sk_incoming_cpu(sk) >= 0)
+		WR(g->incoming_cpu, RD(g->incoming_cpu) + 1);
 	atomic_store_explicit(&sk->cold->reuseport_cb, g, memory_order_release);
 	(void)net;
 	return 0;
@@ -89,6 +97,8 @@ void socktab__reuseport_detach_locked(struct socktab_sock *sk)
 				      atomic_load_explicit(&g->socks[n - 1], memory_order_relaxed),
 				      memory_order_release);
 		atomic_store_explicit(&g->num, n - 1, memory_order_release);
+		if (socktab__sk_incoming_cpu(sk) >= 0)
+			WR(g->incoming_cpu, RD(g->incoming_cpu) - 1);
 		break;
 	}
 	atomic_store_explicit(&sk->cold->reuseport_cb, NULL, memory_order_release);
@@ -96,11 +106,39 @@ void socktab__reuseport_detach_locked(struct socktab_sock *sk)
 		socktab__call_rcu(g, &g->rcu, group_free_rcu);
 }
 
-/* R35: reuseport_select_sock_by_hash without SO_INCOMING_CPU. Caller is in an RCU section. */
-struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint32_t hash)
+void socktab__reuseport_set_incoming_cpu(struct socktab_sock *sk, int val)
+{
+	struct socktab_net *net = socktab__sk_net(sk);
+	struct socktab__reuseport *g;
+	int old;
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	/* Always under the lock, also outside a group: a UDP bind by another socket may start a
+	 * group for this one (udp.c rp_join_locked) without its socket lock, and counts the value
+	 * it reads then. The group is read under the lock too: a join may have replaced it. */
+	socktab__lock(&net->reuseport_lock);
+	old = socktab__sk_incoming_cpu(sk);
+	socktab__sk_set_incoming_cpu(sk, val);
+	g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
+	if (g && old < 0 && val >= 0)
+		WR(g->incoming_cpu, RD(g->incoming_cpu) + 1);
+	else if (g && old >= 0 && val < 0)
+		WR(g->incoming_cpu, RD(g->incoming_cpu) - 1);
+	socktab__unlock(&net->reuseport_lock);
+}
+
+/*
+ * R35: reuseport_select_sock_by_hash. From the hash's index round the array, passing over
+ * connected (TCP_ESTABLISHED) UDP members; without SO_INCOMING_CPU users the first member left
+ * is the pick, with them the first one bound to the lookup's CPU, else the first one left.
+ * Caller is in an RCU section.
+ */
+struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint32_t hash,
+						   int *cpu)
 {
 	struct socktab__reuseport *g = atomic_load_explicit(&sk->cold->reuseport_cb,
 							    memory_order_acquire);
+	struct socktab_sock *first = NULL;
 	uint32_t n, i0;
 
 	SOCKTAB__ASSERT_RCU();
@@ -113,13 +151,19 @@ struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint
 	for (uint32_t k = 0; k < n; k++) {
 		struct socktab_sock *m = atomic_load_explicit(&g->socks[(i0 + k) % n],
 							      memory_order_acquire);
+		uint8_t f;
 
+		if (!m)
+			continue;
 		/* Connected UDP members are skipped, and so is one whose connect() is rewriting its
 		 * key: the mark first (acquire), so that a cleared mark shows the state it left. */
-		if (m && !(atomic_load_explicit(&m->tw_flags, memory_order_acquire) &
-			   SOCKTAB__UDPF_CONNECTING) &&
-		    RD(m->state) != SOCKTAB_TCP_ESTABLISHED)
+		f = atomic_load_explicit(&m->tw_flags, memory_order_acquire);
+		if ((f & SOCKTAB__UDPF_CONNECTING) || RD(m->state) == SOCKTAB_TCP_ESTABLISHED)
+			continue;
+		if (!RD(g->incoming_cpu) || socktab__incpu_match(socktab__sk_incpu_hint(m, f), cpu))
 			return m;
+		if (!first)
+			first = m;
 	}
-	return NULL;
+	return first;
 }

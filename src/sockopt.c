@@ -10,9 +10,11 @@
  * IP_FREEBIND and IPV6_FREEBIND set one flag, IP_TRANSPARENT and IPV6_TRANSPARENT another
  * (R87). SO_BINDTODEVICE takes a name (truncated to IFNAMSIZ - 1; "" or 0 bytes unbinds; an
  * unknown name is -ENODEV), SO_BINDTOIFINDEX any index >= 0 without checking it exists; both may
- * change a nonzero binding only with CAP_NET_RAW (R89).
+ * change a nonzero binding only with CAP_NET_RAW (R89). SO_INCOMING_CPU takes any int, on any
+ * socket in any state (R105).
  */
 #include "dev.h"
+#include "reuseport.h"
 #include "sock.h"
 #include "udp.h"
 
@@ -267,6 +269,22 @@ static int get_v6only(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 	return 0;
 }
 
+/* sk_setsockopt(): any int, unchecked (a negative one names no CPU); the reuseport group
+ * counts its members that name one (R35). */
+static int set_incoming_cpu(struct socktab_sock *sk, int v, const void *p, socklen_t n)
+{
+	(void)p, (void)n;
+	socktab__reuseport_set_incoming_cpu(sk, v);
+	return 0;
+}
+
+static int get_incoming_cpu(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
+{
+	(void)p, (void)n;
+	*v = socktab__sk_incoming_cpu(sk);
+	return 0;
+}
+
 static int set_uid(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	(void)p, (void)n;
@@ -292,6 +310,7 @@ static const struct opt opts[] = {
 	{ SOL_SOCKET, SO_LINGER, OPT_RAW, 0, set_linger, get_linger },
 	{ SOL_SOCKET, SO_BINDTODEVICE, OPT_RAW, 0, set_bindtodevice, get_bindtodevice },
 	{ SOL_SOCKET, SO_BINDTOIFINDEX, OPT_SOCK_INT, 0, set_bindtoifindex, get_bindtoifindex },
+	{ SOL_SOCKET, SO_INCOMING_CPU, OPT_SOCK_INT, 0, set_incoming_cpu, get_incoming_cpu },
 	{ IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, OPT_IP_INT, 0, set_bind_address_no_port,
 	  get_bind_address_no_port },
 	{ IPPROTO_IP, IP_FREEBIND, OPT_IP_INT, 1, set_freebind, get_freebind },

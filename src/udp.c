@@ -40,6 +40,8 @@
  * VRF (udp_sk_bound_dev_eq, with udp_l3mdev_accept); a hash4 match checks it with
  * tcp_l3mdev_accept, as the kernel's inet_match does.
  *
+ * SO_INCOMING_CPU (R106): a group prefers members bound to the lookup's CPU (reuseport.c).
+ *
  * Departures: no SO_INCOMING_CPU bonus, no BPF; re-connecting a connected socket moves its hash4
  * entry to the new 4-tuple (the kernel leaves it in the stale chain, R74, which only costs speed)
  * and every disconnect leaves hash4, so hash4_cnt counts exactly the connected sockets; the
@@ -203,6 +205,7 @@ struct ukey {
 	int dif, sdif;              /* ingress device and its L3 master */
 	bool l3mdev_accept;         /* net.ipv4.udp_l3mdev_accept, when sdif is set */
 	bool tcp_l3mdev_accept;     /* hash4's inet_match reads the TCP one */
+	int cpu;                    /* the receiving CPU once asked, else SOCKTAB__CPU_UNASKED */
 };
 
 /* R71, IPv4: -1 unless the socket may take the datagram; higher is a better match. */
@@ -292,7 +295,7 @@ static uint32_t rp_hash(const struct ukey *k)
  * ended on another slot's chain. Caller is inside an RCU read-side section.
  */
 static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t slot,
-					const struct ukey *k, bool *restart)
+					struct ukey *k, bool *restart)
 {
 	struct socktab_sock *result = NULL;
 	int badness = k->v6 ? -1 : 0;
@@ -311,7 +314,7 @@ static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t s
 			result = sk;
 			continue;
 		}
-		pick = socktab__reuseport_select_rcu(sk, rp_hash(k));
+		pick = socktab__reuseport_select_rcu(sk, rp_hash(k), &k->cpu);
 		if (!pick) {
 			result = sk;
 			continue;
@@ -442,7 +445,7 @@ struct socktab_sock *socktab_lookup_udp4_rcu(struct socktab_net *net, uint32_t s
 					     int dif, int sdif)
 {
 	struct ukey k = { .net = net, .hnum = ntohs(dport), .sport = sport, .saddr = saddr,
-			  .daddr = daddr, .dif = dif, .sdif = sdif };
+			  .daddr = daddr, .dif = dif, .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
 
 	if (!net)
 		return NULL;
@@ -455,7 +458,7 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 					     int sdif)
 {
 	struct ukey k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport,
-			  .dif = dif, .sdif = sdif };
+			  .dif = dif, .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
 
 	if (!net || !saddr || !daddr)
 		return NULL;
@@ -1019,8 +1022,8 @@ int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *
 	 * sees any of the writes skips it (score(), socktab__reuseport_select_rcu). Another member
 	 * takes what it would have had. */
 	if (atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed))
-		atomic_store_explicit(&sk->tw_flags, SOCKTAB__UDPF_CONNECTING,
-				      memory_order_seq_cst);
+		atomic_fetch_or_explicit(&sk->tw_flags, SOCKTAB__UDPF_CONNECTING,
+					 memory_order_seq_cst);
 #endif
 	connect_hook(sk);
 	unhash4_locked(net, sk); /* a re-connect moves to its new 4-tuple below */
@@ -1043,7 +1046,8 @@ int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *
 	rp_detach(net, sk);
 	hash4_locked(net, sk);
 	/* Release: a reader that sees the mark gone sees the state and the group left. */
-	atomic_store_explicit(&sk->tw_flags, 0, memory_order_release);
+	atomic_fetch_and_explicit(&sk->tw_flags, (uint8_t)~SOCKTAB__UDPF_CONNECTING,
+				  memory_order_release);
 	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 out:
 	return err;
