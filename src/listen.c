@@ -15,8 +15,9 @@
  * Every socket goes back to its pool only after a grace period (R23 extended to all), so a walk
  * never follows a freed listener. The walk takes no reference; a referenced lookup (lookup.c)
  * pins the result with increment-if-not-zero and re-checks it (it may have been closed
- * meanwhile), and walks again otherwise. SO_INCOMING_CPU (R106): a group prefers members bound
- * to the lookup's CPU (reuseport.c). Departures: no SO_INCOMING_CPU bonus, no BPF.
+ * meanwhile), and walks again otherwise. SO_INCOMING_CPU (R106): a listener bound to the
+ * lookup's CPU scores one more, and its group prefers such members (reuseport.c); the CPU is
+ * asked for only when a scored listener has the option set. Departure: no BPF.
  * Groups (R34, reuseport.c): a listener joins a group of a listener with the same net, port,
  * family, v6only, device, owner uid and identical address.
  */
@@ -118,7 +119,8 @@ struct lkey {
 	int cpu;                 /* the receiving CPU once asked, else SOCKTAB__CPU_UNASKED */
 };
 
-/* R31 / R32, with the device rule of R92 (compute_score / inet6 compute_score). */
+/* R31 / R32, with the device rule of R92 and the CPU of R106 (compute_score / inet6
+ * compute_score). */
 static int score(const struct socktab_sock *sk, struct lkey *k)
 {
 	int fam = sk->family;
@@ -141,7 +143,8 @@ static int score(const struct socktab_sock *sk, struct lkey *k)
 	if (!socktab__bound_dev_eq(k->l3mdev_accept, bound, k->dif, k->sdif) ||
 	    !socktab__ehash_net_match(sk, k->net))
 		return -1;
-	return (bound ? 2 : 1) + (!k->v6 && fam == AF_INET);
+	return (bound ? 2 : 1) + (!k->v6 && fam == AF_INET) +
+	       socktab__incpu_match(socktab__sk_incpu_hint(sk, RD(sk->tw_flags)), &k->cpu);
 }
 
 /*
