@@ -40,9 +40,10 @@
  * VRF (udp_sk_bound_dev_eq, with udp_l3mdev_accept); a hash4 match checks it with
  * tcp_l3mdev_accept, as the kernel's inet_match does.
  *
- * SO_INCOMING_CPU (R106): a group prefers members bound to the lookup's CPU (reuseport.c).
+ * SO_INCOMING_CPU (R106): a socket bound to the lookup's CPU scores one more, and a group prefers
+ * such members (reuseport.c); the CPU is asked for only when a scored socket has the option set.
  *
- * Departures: no SO_INCOMING_CPU bonus, no BPF; re-connecting a connected socket moves its hash4
+ * Departures: no BPF; re-connecting a connected socket moves its hash4
  * entry to the new 4-tuple (the kernel leaves it in the stale chain, R74, which only costs speed)
  * and every disconnect leaves hash4, so hash4_cnt counts exactly the connected sockets; the
  * reuseport has_conns flag (R36) is kept on every member instead of on the group, because the
@@ -209,7 +210,7 @@ struct ukey {
 };
 
 /* R71, IPv4: -1 unless the socket may take the datagram; higher is a better match. */
-static int score4(const struct socktab_sock *sk, const struct ukey *k)
+static int score4(const struct socktab_sock *sk, struct ukey *k, uint8_t f)
 {
 	uint64_t ap;
 	uint32_t pp;
@@ -237,11 +238,11 @@ static int score4(const struct socktab_sock *sk, const struct ukey *k)
 		return -1;
 	if (RD(sk->bound_dev_if))
 		sc += 4;
-	return sc;
+	return sc + socktab__incpu_match(socktab__sk_incpu_hint(sk, f), &k->cpu);
 }
 
 /* R71, IPv6. */
-static int score6(const struct socktab_sock *sk, const struct ukey *k)
+static int score6(const struct socktab_sock *sk, struct ukey *k, uint8_t f)
 {
 	struct in6_addr a;
 	uint32_t pp;
@@ -268,18 +269,20 @@ static int score6(const struct socktab_sock *sk, const struct ukey *k)
 		return -1;
 	if (RD(sk->bound_dev_if))
 		sc++;
-	return sc;
+	return sc + socktab__incpu_match(socktab__sk_incpu_hint(sk, f), &k->cpu);
 }
 
-static int score(const struct socktab_sock *sk, const struct ukey *k)
+static int score(const struct socktab_sock *sk, struct ukey *k)
 {
 	/* A reuseport member whose connect() is rewriting its key takes nothing until it is done:
 	 * its group, which it is leaving, takes what it would have. The mark first (acquire): a
 	 * cleared mark shows the key and state the connect() left. */
-	if (atomic_load_explicit(&((struct socktab_sock *)sk)->tw_flags, memory_order_acquire) &
-	    SOCKTAB__UDPF_CONNECTING)
+	uint8_t f = atomic_load_explicit(&((struct socktab_sock *)sk)->tw_flags,
+					 memory_order_acquire);
+
+	if (f & SOCKTAB__UDPF_CONNECTING)
 		return -1;
-	return k->v6 ? score6(sk, k) : score4(sk, k);
+	return k->v6 ? score6(sk, k, f) : score4(sk, k, f);
 }
 
 /* The reuseport hash of a datagram: udp_ehashfn over the pass's local address (R33). */
@@ -319,11 +322,15 @@ static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t s
 			result = sk;
 			continue;
 		}
-		/* R36: with connected members the pick is only a candidate; keep scoring. */
+		/* R36: with connected members the pick is only a candidate; keep scoring, against
+		 * the better of its own score and @sk's (the kernel's rescore raises the bar only:
+		 * with SO_INCOMING_CPU the two may differ). */
 		if (!RD(socktab__sk_udp(sk)->rp_conns))
 			return pick;
 		result = pick;
-		badness = score(pick, k);
+		sc = score(pick, k);
+		if (sc > badness)
+			badness = sc;
 	}
 	if (socktab__nulls_value(p) != SOCKTAB__UDP2_NULLS_BASE + slot)
 		*restart = true;
@@ -368,7 +375,7 @@ begin:
 }
 
 /* The port chain, scored without reuseport (udp4_lib_lookup1): covers a rehash in flight. */
-static struct socktab_sock *lookup1_rcu(struct socktab_net *net, const struct ukey *k)
+static struct socktab_sock *lookup1_rcu(struct socktab_net *net, struct ukey *k)
 {
 	struct socktab__uslot *s = slot1(net, k->hnum);
 	struct socktab_sock *result = NULL;
@@ -423,6 +430,7 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 	while (restart);
 	if (sk)
 		return sk;
+	k->cpu = any.cpu;
 	return lookup1_rcu(net, k);
 }
 
