@@ -675,6 +675,8 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	 * socket-level options and SOCK_BINDADDR_LOCK (a disconnect keeps its address), but not
 	 * SOCK_BINDPORT_LOCK: moving to CLOSE releases a child's port. */
 	child->userlocks = listener->userlocks & SOCKTAB__BINDADDR_LOCK;
+	/* sk_clone_lock(): the child names the CPU that made it (R107). */
+	socktab__sk_set_incoming_cpu(child, socktab__rx_cpu());
 	atomic_store_explicit(&child->cold->flags,
 			      atomic_load_explicit(&listener->cold->flags, memory_order_relaxed) &
 				      (SOCKTAB__SKF_FREEBIND | SOCKTAB__SKF_TRANSPARENT |
