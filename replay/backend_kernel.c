@@ -683,6 +683,19 @@ static int k_dev_index(void *ctx, const char *dev)
 	return idx ? idx : -ENODEV;
 }
 
+/* cpu N: pin the case's process to CPU N, as the kernel's so_incoming_cpu selftest pins its
+ * client. A loopback packet is received in the sender's softirq, on the sender's CPU, so every
+ * lookup the following statements cause runs there. */
+static int k_set_cpu(void *ctx, int cpu)
+{
+	cpu_set_t set;
+
+	(void)ctx;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
+}
+
 static const struct rp_backend kernel_backend = {
 	.name = "kernel",
 	.sysctl = k_sysctl,
@@ -703,6 +716,7 @@ static const struct rp_backend kernel_backend = {
 	.link = k_link,
 	.addr_change = k_addr_change,
 	.dev_index = k_dev_index,
+	.set_cpu = k_set_cpu,
 };
 
 /* A fresh namespace holds only lo, and it is down: bring it up (it then owns 127/8 and ::1). */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "loopback.h"
 #include "script.h"
@@ -204,6 +205,17 @@ static int s_dev_index(void *ctx, const char *dev)
 	return socktab_dev_index(((struct sctx *)ctx)->net, dev);
 }
 
+/* cpu N: the receiving CPU of the lookups the following statements make (the loopback model
+ * runs them on this thread). A CPU the machine lacks is refused as the kernel backend's
+ * sched_setaffinity() refuses it. */
+static int s_set_cpu(void *ctx, int cpu)
+{
+	(void)ctx;
+	if (cpu >= sysconf(_SC_NPROCESSORS_ONLN))
+		return EINVAL;
+	return -socktab_set_rx_cpu(cpu);
+}
+
 static const struct rp_backend socktab_backend = {
 	.name = "socktab",
 	.sysctl = s_sysctl,
@@ -224,6 +236,7 @@ static const struct rp_backend socktab_backend = {
 	.link = s_link,
 	.addr_change = s_addr_change,
 	.dev_index = s_dev_index,
+	.set_cpu = s_set_cpu,
 };
 
 int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_emit_fn emit,
@@ -251,7 +264,10 @@ int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_e
 		socktab_thread_unregister();
 		return -1;
 	}
+	/* Each case starts, as a kernel case's fresh process does, on no CPU in particular. */
+	socktab_set_rx_cpu(-1);
 	rp_exec_case(s, c, &socktab_backend, &ctx, emit, arg);
+	socktab_set_rx_cpu(-1);
 	socktab_net_free(ctx.net);
 	free(ctx.sk);
 	socktab_thread_unregister();

@@ -400,6 +400,12 @@ enum rp_verdict rp_exec_sleep(struct rp_exec *X, const struct rp_op *op, struct 
 	return RP_BY_ERRNO;
 }
 
+enum rp_verdict rp_exec_cpu(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	o->err = X->be->set_cpu(X->ctx, op->ival[0]);
+	return RP_BY_ERRNO;
+}
+
 /* ---------------------------------------------------------------- checks */
 
 enum rp_verdict rp_exec_port(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)

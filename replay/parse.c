@@ -13,6 +13,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,8 @@ static const struct {
 	{ "IP_TRANSPARENT", IPPROTO_IP, IP_TRANSPARENT, RP_OPT_INT },
 	{ "IPV6_FREEBIND", IPPROTO_IPV6, IPV6_FREEBIND, RP_OPT_INT },
 	{ "IPV6_TRANSPARENT", IPPROTO_IPV6, IPV6_TRANSPARENT, RP_OPT_INT },
+	/* the receiving CPU (R105-R107) */
+	{ "SO_INCOMING_CPU", SOL_SOCKET, SO_INCOMING_CPU, RP_OPT_INT },
 };
 
 static const char *const sysctl_keys[] = {
@@ -579,6 +582,17 @@ static int p_sleep(struct rp_parser *P, struct rp_op *op, const struct rp_words 
 	return 0;
 }
 
+/* cpu N: a CPU number the kernel's cpu_set_t can name. */
+static int p_cpu(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	long v;
+
+	if (parse_num(P, w->arg[0], 0, CPU_SETSIZE - 1, &v))
+		return -1;
+	op->ival[0] = (int)v;
+	return 0;
+}
+
 /* setsockopt's raw value bytes:HEX (option-length validation). */
 static int p_optbytes(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
 {
@@ -967,6 +981,8 @@ static const struct rp_stmt stmts[] = {
 	  .usage = "usage: close NAME", .exec = rp_exec_close },
 	{ .word = "sleep", .kind = RP_SLEEP, .nargs = RP_ARGS(1), .usage = "usage: sleep MS",
 	  .parse = p_sleep, .exec = rp_exec_sleep },
+	{ .word = "cpu", .kind = RP_CPU, .nargs = RP_ARGS(1), .usage = "usage: cpu N",
+	  .parse = p_cpu, .exec = rp_exec_cpu },
 	/* devices and addresses */
 	{ .word = "link", .kind = RP_LINK, .nargs = RP_ARGS(2) | RP_ARGS(3) | RP_ARGS(4),
 	  .usage = "usage: link add DEV dummy | link set DEV up|down | link del DEV",

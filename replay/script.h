@@ -44,6 +44,7 @@ enum rp_kind {
 	RP_FASTOPEN,
 	RP_CLOSE,
 	RP_SLEEP,
+	RP_CPU,      /* cpu N: the CPU the following statements run on (op->ival[0]) */
 	RP_LINK,     /* link add|set|del: op->ival[0] is the enum rp_linkop */
 	RP_ADDRCHG,  /* addr add|del: op->ival[0] is 1 for add */
 	/* checks */
@@ -116,7 +117,7 @@ struct rp_op {
 	int level, optname;   /* setsockopt/getsockopt */
 	enum rp_optkind optkind;
 	struct rp_port p1, p2; /* bind/connect/sendto/fastopen port; range LO HI */
-	int ival[2];      /* int option value, linger, backlog (-1 = default), sleep ms */
+	int ival[2];      /* int option value, linger, backlog (-1 = default), sleep ms, cpu */
 	uint8_t *bytes;   /* setsockopt bytes:HEX */
 	int nbytes;
 	struct rp_addr addr;
@@ -207,6 +208,10 @@ struct rp_backend {
 	int (*addr_change)(void *ctx, int add, const struct rp_addr *a, int plen, const char *dev);
 	/* The ifindex of device @dev, or a negative errno (-ENODEV). */
 	int (*dev_index)(void *ctx, const char *dev);
+	/* Run the following statements on CPU @cpu: the kernel backend pins itself there (its
+	 * loopback packets are then received on that CPU), the socktab backend makes it the
+	 * receiving CPU of its lookups. */
+	int (*set_cpu)(void *ctx, int cpu);
 };
 
 typedef void (*rp_emit_fn)(void *arg, const struct rp_outcome *o);
@@ -283,6 +288,7 @@ enum rp_verdict rp_exec_send(struct rp_exec *X, const struct rp_op *op, struct r
 enum rp_verdict rp_exec_fastopen(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_close(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_sleep(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_cpu(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_link(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_addrchg(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_port(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
