@@ -482,15 +482,42 @@ static int home_dif(int dev)
 
 /*
  * An ehash lookup of @t arriving on (@dif, @sdif). @how picks the entry point, which must not
- * matter: the referenced lookup, the RCU-scoped one with socktab_sock_hold(), or (IPv4) a
- * one-key burst.
+ * matter: the referenced lookup, the RCU-scoped one with socktab_sock_hold(), (IPv4) a
+ * one-key burst, or a one-key batch (its kind checked against the entry).
  */
 static struct socktab_sock *lookup_est(struct socktab_net *net, const struct tuple *t, int dif,
 				       int sdif, int how)
 {
 	struct socktab_sock *f = NULL;
 
-	switch (how % 3) {
+	switch (how % 4) {
+	case 3: {
+		/* The batch form, referenced: the result is the same entry, with its kind and
+		 * area. */
+		struct socktab_hit h;
+		int r;
+
+		if (t->family == AF_INET) {
+			struct socktab_tuple4 k = { t->raddr.s6_addr32[3], t->laddr.s6_addr32[3],
+						    t->rport, t->lport, dif, sdif };
+
+			r = socktab_lookup_batch4(net, SOCKTAB_TCP, &k, 1, &h,
+						  SOCKTAB_LOOKUP_ESTABLISHED);
+		} else {
+			struct socktab_tuple6 k = { t->raddr, t->laddr, t->rport, t->lport, dif, sdif };
+
+			r = socktab_lookup_batch6(net, SOCKTAB_TCP, &k, 1, &h,
+						  SOCKTAB_LOOKUP_ESTABLISHED);
+		}
+		if (r != (h.sk != NULL))
+			violation("batch lookup returned %d with result %p", r, (void *)h.sk);
+		if (h.sk && h.kind != (socktab_sock_tw(h.sk) ? SOCKTAB_HIT_TIME_WAIT
+							    : SOCKTAB_HIT_ESTABLISHED))
+			violation("batch lookup reported kind %d for %p", h.kind, (void *)h.sk);
+		if (!h.sk && (h.kind != SOCKTAB_HIT_NONE || h.priv))
+			violation("batch lookup: nothing found, kind %d", h.kind);
+		return h.sk;
+	}
 	case 1:
 		socktab_rcu_read_lock();
 		f = t->family == AF_INET
@@ -1050,6 +1077,7 @@ static void check_listener(int n, int i, struct socktab_sock *sk, int dev)
 	struct socktab_sock *f;
 	struct tuple t;
 	int dif[3], sdif[3];
+	bool v4_only_reachable;
 
 	if (socktab_getsockname(sk, (struct sockaddr *)&l, &ll))
 		violation("listener %d has no name", i);
@@ -1075,6 +1103,13 @@ static void check_listener(int n, int i, struct socktab_sock *sk, int dev)
 			socktab__v6_map(&t.raddr, htonl(0x7f000009));
 		t.lport = a->sin6_port;
 	}
+	/*
+	 * A v6only socket on a v4-mapped address (bound while it took IPv4, with
+	 * IP_BIND_ADDRESS_NO_PORT, then made v6only while portless: the kernel allows both) takes
+	 * no segment at all: its address is reached only by IPv4, which it refuses.
+	 */
+	v4_only_reachable = l.ss_family == AF_INET6 && RD(sk->v6only) &&
+			    socktab__v6_is_mapped(&t.laddr);
 	/* Its own device (lo for an unbound one); its device as the VRF; another device. */
 	dif[0] = home_dif(dev);
 	sdif[0] = 0;
@@ -1094,7 +1129,7 @@ static void check_listener(int n, int i, struct socktab_sock *sk, int dev)
 		else
 			f = socktab_lookup_listener6(net, &t.raddr, t.rport, &t.laddr, t.lport,
 						     dif[k], sdif[k]);
-		if (!f && dev_ok(tcp_accept(n), dev, dif[k], sdif[k]))
+		if (!f && dev_ok(tcp_accept(n), dev, dif[k], sdif[k]) && !v4_only_reachable)
 			violation("listener %d (port %u, device %d) not found by a listener lookup "
 				  "on dif %d sdif %d", i, ntohs(t.lport), dev, dif[k], sdif[k]);
 		if (f && RD(f->state) != SOCKTAB_TCP_LISTEN) /* socktab_lookup_tcp4: ehash first */
