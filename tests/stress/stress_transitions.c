@@ -3,7 +3,7 @@
  * Stress: lookups never miss a live connection while a writer moves it from one table entry to
  * another. One writer thread drives one transition of one 4-tuple again and again; one reader
  * thread looks the 4-tuple up the whole time: with a reference, inside an RCU read-side section
- * without one, and (TCP over IPv4) as a burst of four keys, in turn.
+ * without one, and (TCP) as a burst of four keys (IPv4) or a batch of four (IPv6), in turn.
  *
  * The writer keeps a generation counter: odd while the 4-tuple must be found (from the moment it
  * is published until the writer starts to remove its last entry), even otherwise. A reader that
@@ -454,6 +454,31 @@ static void burst_lookup(uint16_t lp, uint16_t rp, bool sure_before, uint64_t g1
 	atomic_fetch_add_explicit(&n_lookups, 4, memory_order_relaxed);
 }
 
+/* IPv6: four copies of the 4-tuple through socktab_lookup_batch6() (referenced), each result
+ * classified; the kind must name what the entry is. */
+static void batch6_lookup(uint16_t lp, uint16_t rp, bool sure_before, uint64_t g1)
+{
+	struct socktab_tuple6 k[4];
+	struct socktab_hit out[4];
+	bool sure;
+
+	for (int j = 0; j < 4; j++)
+		k[j] = (struct socktab_tuple6){ lo6, lo6, rp, lp, 0, 0 };
+	socktab_lookup_batch6(net, SOCKTAB_TCP, k, 4, out, 0);
+	sure = sure_before && atomic_fetch_add_explicit(&gen, 0, memory_order_seq_cst) == g1;
+	for (int j = 0; j < 4; j++) {
+		classify(out[j].sk, lp, rp, sure);
+		if (out[j].sk && out[j].kind != (socktab_sock_tw(out[j].sk) ? SOCKTAB_HIT_TIME_WAIT
+				     : socktab_get_state(out[j].sk) == SOCKTAB_TCP_LISTEN
+					     ? SOCKTAB_HIT_LISTENER
+					     : SOCKTAB_HIT_ESTABLISHED))
+			atomic_fetch_add_explicit(&n_wrong, 1, memory_order_relaxed);
+		socktab_sock_put(out[j].sk);
+	}
+	atomic_fetch_add_explicit(&n_burst, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n_lookups, 4, memory_order_relaxed);
+}
+
 static void *reader(void *arg)
 {
 	uint64_t i = 0;
@@ -468,8 +493,11 @@ static void *reader(void *arg)
 		bool ref = ++i & 1, sure;
 		struct socktab_sock *r;
 
-		if (kind != UDP && family == 4 && i % 3 == 0) {
-			burst_lookup(lp, rp, g1 & 1, g1);
+		if (kind != UDP && i % 3 == 0) {
+			if (family == 4)
+				burst_lookup(lp, rp, g1 & 1, g1);
+			else
+				batch6_lookup(lp, rp, g1 & 1, g1);
 			continue;
 		}
 		if (kind == UDP)
@@ -558,7 +586,7 @@ int main(int argc, char **argv)
 	atomic_store(&socktab__udp_connect_hook, NULL);
 	miss = n_null + n_listener + n_wrong + n_misrouted;
 	printf("stress_transitions: case=%s family=%d slots=%u cycles=%llu lookups=%llu (ref %llu, "
-	       "rcu %llu, bursts of 4 %llu) checked=%llu null=%llu listener=%llu wrong=%llu "
+	       "rcu %llu, bursts/batches of 4 %llu) checked=%llu null=%llu listener=%llu wrong=%llu "
 	       "misrouted=%llu\n",
 	       names[kind], family, slots, (unsigned long long)cycles,
 	       (unsigned long long)n_lookups, (unsigned long long)n_ref, (unsigned long long)n_rcu,
