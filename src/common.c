@@ -2,7 +2,8 @@
 /*
  * What common.h and rcu.h declare and every file may use: lock stripes, the misuse abort, the
  * per-thread registration count the read-side assertions read, pre-faulting, the per-thread
- * receiving CPU of SO_INCOMING_CPU (socktab_set_rx_cpu, socktab/lookup.h), and the
+ * receiving CPU of SO_INCOMING_CPU (socktab_set_rx_cpu, socktab/lookup.h), the per-thread
+ * payload a reuseport selector reads (socktab_set_rx_payload), and the
  * ThreadSanitizer grace-period token.
  * Nothing here calls another file of the library.
  */
@@ -29,6 +30,18 @@ int socktab_set_rx_cpu(int cpu)
 int socktab_get_rx_cpu(void)
 {
 	return socktab__rx_cpu();
+}
+
+_Thread_local const unsigned char *socktab__rx_payload __attribute__((tls_model("initial-exec")));
+_Thread_local uint32_t socktab__rx_payload_len __attribute__((tls_model("initial-exec")));
+
+int socktab_set_rx_payload(const void *data, size_t len)
+{
+	if ((!data && len) || len > UINT32_MAX)
+		return -EINVAL;
+	socktab__rx_payload = data;
+	socktab__rx_payload_len = (uint32_t)len;
+	return 0;
 }
 
 int socktab__stripes_init(struct socktab__stripes *st, uint32_t n)

@@ -219,6 +219,14 @@ static inline int socktab__rx_cpu(void)
 	return cpu >= 0 ? cpu : sched_getcpu();
 }
 
+/* ---- the datagram payload a reuseport selector reads (R110) ---- */
+
+/* What socktab_set_rx_payload() set for this thread: the bytes after the UDP (TCP) header of
+ * the packet its lookups are for, or NULL / 0. Read only by a group with a program. */
+extern _Thread_local const unsigned char *socktab__rx_payload
+	__attribute__((tls_model("initial-exec")));
+extern _Thread_local uint32_t socktab__rx_payload_len __attribute__((tls_model("initial-exec")));
+
 /* A lookup's CPU before it was needed: the lookup asks at most once, and only when a socket it
  * scores, or a group it selects from, uses SO_INCOMING_CPU. */
 #define SOCKTAB__CPU_UNASKED INT_MIN

@@ -10,10 +10,160 @@
  * whose value is >= 0, changed when one joins, leaves or sets the option (a socket sets it under
  * the reuseport lock, so a join or leave never counts a stale value). While the count is 0
  * selection is the hash alone and reads neither a member's value nor the CPU.
+ * A selector (R108-R111, the kernel's SO_ATTACH_REUSEPORT_CBPF): a group may hold a classic BPF
+ * program, run by libpcap's interpreter (bpf_filter) over the datagram's payload that the
+ * lookup's thread named (socktab_set_rx_payload); its return value is the index of the member.
+ * The program pointer is the only thing a lookup reads when none is attached. Programs are
+ * checked as the kernel's bpf_check_classic checks them; ancillary loads (SKF_AD_*, and the
+ * SKF_NET_OFF / SKF_LL_OFF header offsets) are refused with -EINVAL, because libpcap's
+ * interpreter has no such data and would read them as out of bounds (R108, where socktab
+ * departs). A program is replaced under the reuseport lock and freed after a grace period.
  */
 #include <stdlib.h>
+#include <string.h>
+
+#include <pcap/bpf.h>
 
 #include "reuseport.h"
+
+/* The kernel's limits and negative load offsets (linux/filter.h, linux/bpf_common.h). */
+#define RP_MAXINSNS 4096
+#define RP_MEMWORDS 16
+#define RP_NEG_OFF 0xffe00000u /* SKF_LL_OFF: the lowest special offset; SKF_AD_OFF above it */
+
+struct socktab__rp_prog {
+	struct rcu_head rcu;
+	uint32_t len;                      /* (c) instructions */
+	struct bpf_insn insns[];           /* (c) */
+};
+
+_Static_assert(sizeof(struct bpf_insn) == 8, "struct bpf_insn is struct sock_filter");
+
+static void prog_free_rcu(struct rcu_head *head)
+{
+	struct socktab__rp_prog *p = caa_container_of(head, struct socktab__rp_prog, rcu);
+
+	socktab__rcu_cb_enter(p);
+	free(p);
+}
+
+static void prog_free_later(struct socktab__rp_prog *p)
+{
+	if (p)
+		socktab__call_rcu(p, &p->rcu, prog_free_rcu);
+}
+
+/* Is @code an instruction the kernel's classic BPF takes (chk_code_allowed)? */
+static bool code_allowed(uint16_t code)
+{
+	switch (code) {
+	case BPF_ALU | BPF_ADD | BPF_K: case BPF_ALU | BPF_ADD | BPF_X:
+	case BPF_ALU | BPF_SUB | BPF_K: case BPF_ALU | BPF_SUB | BPF_X:
+	case BPF_ALU | BPF_MUL | BPF_K: case BPF_ALU | BPF_MUL | BPF_X:
+	case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_DIV | BPF_X:
+	case BPF_ALU | BPF_MOD | BPF_K: case BPF_ALU | BPF_MOD | BPF_X:
+	case BPF_ALU | BPF_AND | BPF_K: case BPF_ALU | BPF_AND | BPF_X:
+	case BPF_ALU | BPF_OR | BPF_K: case BPF_ALU | BPF_OR | BPF_X:
+	case BPF_ALU | BPF_XOR | BPF_K: case BPF_ALU | BPF_XOR | BPF_X:
+	case BPF_ALU | BPF_LSH | BPF_K: case BPF_ALU | BPF_LSH | BPF_X:
+	case BPF_ALU | BPF_RSH | BPF_K: case BPF_ALU | BPF_RSH | BPF_X:
+	case BPF_ALU | BPF_NEG:
+	case BPF_LD | BPF_W | BPF_ABS: case BPF_LD | BPF_H | BPF_ABS: case BPF_LD | BPF_B | BPF_ABS:
+	case BPF_LD | BPF_W | BPF_IND: case BPF_LD | BPF_H | BPF_IND: case BPF_LD | BPF_B | BPF_IND:
+	case BPF_LD | BPF_W | BPF_LEN: case BPF_LD | BPF_IMM: case BPF_LD | BPF_MEM:
+	case BPF_LDX | BPF_W | BPF_LEN: case BPF_LDX | BPF_B | BPF_MSH:
+	case BPF_LDX | BPF_IMM: case BPF_LDX | BPF_MEM:
+	case BPF_ST: case BPF_STX:
+	case BPF_MISC | BPF_TAX: case BPF_MISC | BPF_TXA:
+	case BPF_RET | BPF_K: case BPF_RET | BPF_A:
+	case BPF_JMP | BPF_JA:
+	case BPF_JMP | BPF_JEQ | BPF_K: case BPF_JMP | BPF_JEQ | BPF_X:
+	case BPF_JMP | BPF_JGE | BPF_K: case BPF_JMP | BPF_JGE | BPF_X:
+	case BPF_JMP | BPF_JGT | BPF_K: case BPF_JMP | BPF_JGT | BPF_X:
+	case BPF_JMP | BPF_JSET | BPF_K: case BPF_JMP | BPF_JSET | BPF_X:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The kernel's bpf_check_classic, instruction by instruction: known opcodes, no constant
+ * division by 0, constant shifts below 32, scratch cells below 16, jumps inside the program,
+ * a return at the end; then (check_load_and_stores) no scratch cell read on a path that has
+ * not written it. Plus socktab's own refusal of negative (special) load offsets. 0 or -EINVAL.
+ */
+static int prog_check(const struct bpf_insn *f, uint32_t len)
+{
+	uint16_t masks[RP_MAXINSNS], valid = 0;
+
+	for (uint32_t pc = 0; pc < len; pc++) {
+		uint16_t c = f[pc].code;
+
+		if (!code_allowed(c))
+			return -EINVAL;
+		switch (c) {
+		case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_MOD | BPF_K:
+			if (f[pc].k == 0)
+				return -EINVAL;
+			break;
+		case BPF_ALU | BPF_LSH | BPF_K: case BPF_ALU | BPF_RSH | BPF_K:
+			if (f[pc].k >= 32)
+				return -EINVAL;
+			break;
+		case BPF_LD | BPF_MEM: case BPF_LDX | BPF_MEM: case BPF_ST: case BPF_STX:
+			if (f[pc].k >= RP_MEMWORDS)
+				return -EINVAL;
+			break;
+		case BPF_LD | BPF_W | BPF_ABS: case BPF_LD | BPF_H | BPF_ABS:
+		case BPF_LD | BPF_B | BPF_ABS: case BPF_LD | BPF_W | BPF_IND:
+		case BPF_LD | BPF_H | BPF_IND: case BPF_LD | BPF_B | BPF_IND:
+		case BPF_LDX | BPF_B | BPF_MSH:
+			if (f[pc].k >= RP_NEG_OFF)
+				return -EINVAL;
+			break;
+		case BPF_JMP | BPF_JA:
+			if (f[pc].k >= len - 1 - pc)
+				return -EINVAL;
+			break;
+		default:
+			if (BPF_CLASS(c) == BPF_JMP &&
+			    (pc + f[pc].jt + 1 >= len || pc + f[pc].jf + 1 >= len))
+				return -EINVAL;
+		}
+	}
+	if (BPF_CLASS(f[len - 1].code) != BPF_RET)
+		return -EINVAL;
+	memset(masks, 0xff, len * sizeof(masks[0]));
+	for (uint32_t pc = 0; pc < len; pc++) {
+		uint16_t c = f[pc].code;
+
+		valid &= masks[pc];
+		if (c == BPF_ST || c == BPF_STX) {
+			valid |= (uint16_t)(1u << f[pc].k);
+		} else if (c == (BPF_LD | BPF_MEM) || c == (BPF_LDX | BPF_MEM)) {
+			if (!(valid & (1u << f[pc].k)))
+				return -EINVAL;
+		} else if (c == (BPF_JMP | BPF_JA)) {
+			masks[pc + 1 + f[pc].k] &= valid;
+			valid = 0xffff;
+		} else if (BPF_CLASS(c) == BPF_JMP) {
+			masks[pc + 1 + f[pc].jt] &= valid;
+			masks[pc + 1 + f[pc].jf] &= valid;
+			valid = 0xffff;
+		}
+	}
+	/* libpcap's own check, so that its interpreter never meets what it does not expect. */
+	return bpf_validate(f, (int)len) ? 0 : -EINVAL;
+}
+
+/* Is @sk in a table (the kernel's !sk_unhashed)? A UDP socket once it has a port, a TCP one
+ * once it listens or connects. */
+static bool sk_in_table(const struct socktab_sock *sk)
+{
+	if (socktab__sk_proto(sk) == SOCKTAB_UDP)
+		return socktab__sk_num(sk) != 0;
+	return RD(sk->state) != SOCKTAB_TCP_CLOSE;
+}
 
 static struct socktab__reuseport *group_alloc(uint32_t cap)
 {
@@ -36,10 +186,15 @@ static void group_free_rcu(struct rcu_head *head)
 int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *sk,
 				  struct socktab_sock *peer)
 {
-	struct socktab__reuseport *g, *ng;
+	struct socktab__reuseport *g, *ng, *own;
 	uint32_t n;
 
 	SOCKTAB__ASSERT_LOCKED(&net->reuseport_lock);
+	own = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
+	if (!peer && own)
+		return 0; /* reuseport_alloc: the group SO_ATTACH_REUSEPORT_CBPF made stays */
+	if (own && atomic_load_explicit(&own->num, memory_order_relaxed) != 1)
+		return -EBUSY;
 	if (!peer) {
 		g = group_alloc(128);
 		if (!g)
@@ -68,6 +223,8 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 		}
 		atomic_store_explicit(&ng->num, n, memory_order_relaxed);
 		WR(ng->incoming_cpu, RD(g->incoming_cpu));
+		atomic_store_explicit(&ng->prog, atomic_load_explicit(&g->prog, memory_order_relaxed),
+				      memory_order_relaxed);
 		socktab__call_rcu(g, &g->rcu, group_free_rcu);
 		g = ng;
 	}
@@ -76,6 +233,12 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 	if (socktab__sk_incoming_cpu(sk) >= 0)
 		WR(g->incoming_cpu, RD(g->incoming_cpu) + 1);
 	atomic_store_explicit(&sk->cold->reuseport_cb, g, memory_order_release);
+	if (own) {
+		/* reuseport_add_sock: the one-member group of an attach before bind/listen goes,
+		 * with its program; no lookup reached it (the socket was in no table). */
+		prog_free_later(atomic_load_explicit(&own->prog, memory_order_relaxed));
+		socktab__call_rcu(own, &own->rcu, group_free_rcu);
+	}
 	(void)net;
 	return 0;
 }
@@ -102,8 +265,87 @@ void socktab__reuseport_detach_locked(struct socktab_sock *sk)
 		break;
 	}
 	atomic_store_explicit(&sk->cold->reuseport_cb, NULL, memory_order_release);
-	if (n == 1)
+	if (n == 1) {
+		prog_free_later(atomic_load_explicit(&g->prog, memory_order_relaxed));
 		socktab__call_rcu(g, &g->rcu, group_free_rcu);
+	}
+}
+
+void socktab__reuseport_release(struct socktab_sock *sk)
+{
+	struct socktab_net *net = socktab__sk_net(sk);
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	if (!atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed))
+		return;
+	socktab__lock(&net->reuseport_lock);
+	socktab__reuseport_detach_locked(sk);
+	socktab__unlock(&net->reuseport_lock);
+}
+
+int socktab__reuseport_attach_cbpf(struct socktab_sock *sk, const void *insns, uint32_t len)
+{
+	struct socktab_net *net = socktab__sk_net(sk);
+	struct socktab__reuseport *g;
+	struct socktab__rp_prog *p, *old;
+	int err;
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	/* __get_filter and bpf_check_classic come first: a bad program is -EINVAL anywhere. */
+	if (!insns || len == 0 || len > RP_MAXINSNS)
+		return -EINVAL;
+	p = malloc(sizeof(*p) + len * sizeof(p->insns[0]));
+	if (!p)
+		return -ENOMEM;
+	p->len = len;
+	memcpy(p->insns, insns, len * sizeof(p->insns[0]));
+	err = prog_check(p->insns, len);
+	if (err) {
+		free(p);
+		return err;
+	}
+	socktab__lock(&net->reuseport_lock);
+	g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
+	if (!g && !sk_in_table(sk) && RD(sk->reuseport)) {
+		/* reuseport_attach_prog on an unhashed socket: reuseport_alloc, a group of one. */
+		err = socktab__reuseport_add_locked(net, sk, NULL);
+		g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
+	} else if (!g) {
+		err = -EINVAL; /* no SO_REUSEPORT, or in a table without a group */
+	}
+	if (err) {
+		socktab__unlock(&net->reuseport_lock);
+		free(p);
+		return err;
+	}
+	old = atomic_load_explicit(&g->prog, memory_order_relaxed);
+	/* Publishes the instructions written above to every lookup that loads the pointer. */
+	atomic_store_explicit(&g->prog, p, memory_order_release);
+	socktab__unlock(&net->reuseport_lock);
+	prog_free_later(old);
+	return 0;
+}
+
+int socktab__reuseport_detach_prog(struct socktab_sock *sk)
+{
+	struct socktab_net *net = socktab__sk_net(sk);
+	struct socktab__reuseport *g;
+	struct socktab__rp_prog *old;
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	socktab__lock(&net->reuseport_lock);
+	g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
+	if (!g) {
+		socktab__unlock(&net->reuseport_lock);
+		return RD(sk->reuseport) ? -ENOENT : -EINVAL;
+	}
+	old = atomic_load_explicit(&g->prog, memory_order_relaxed);
+	atomic_store_explicit(&g->prog, NULL, memory_order_release);
+	socktab__unlock(&net->reuseport_lock);
+	if (!old)
+		return -ENOENT;
+	prog_free_later(old);
+	return 0;
 }
 
 void socktab__reuseport_set_incoming_cpu(struct socktab_sock *sk, int val)
@@ -127,6 +369,37 @@ void socktab__reuseport_set_incoming_cpu(struct socktab_sock *sk, int val)
 	socktab__unlock(&net->reuseport_lock);
 }
 
+/* A member a lookup may be handed: not connected, and not in the middle of connect(). */
+static bool member_eligible(const struct socktab_sock *m, uint8_t *flags)
+{
+	/* The mark first (acquire), so that a cleared mark shows the state it left. */
+	uint8_t f = atomic_load_explicit(&m->tw_flags, memory_order_acquire);
+
+	*flags = f;
+	return !(f & SOCKTAB__UDPF_CONNECTING) && RD(m->state) != SOCKTAB_TCP_ESTABLISHED;
+}
+
+/*
+ * R110 (run_bpf_filter): the program over this thread's payload; its value indexes the @n
+ * members read before. NULL (select by hash) when it is out of range or names a member a lookup
+ * may not have. Caller is in an RCU section.
+ */
+static struct socktab_sock *prog_select_rcu(struct socktab__reuseport *g, uint32_t n,
+					    const struct socktab__rp_prog *p)
+{
+	static const unsigned char empty[1];
+	const unsigned char *data = socktab__rx_payload;
+	uint32_t len = socktab__rx_payload_len, idx;
+	struct socktab_sock *m;
+	uint8_t f;
+
+	idx = bpf_filter(p->insns, data ? data : empty, len, len);
+	if (idx >= n)
+		return NULL;
+	m = atomic_load_explicit(&g->socks[idx], memory_order_acquire);
+	return m && member_eligible(m, &f) ? m : NULL;
+}
+
 /*
  * R35: reuseport_select_sock_by_hash. From the hash's index round the array, passing over
  * connected (TCP_ESTABLISHED) UDP members; without SO_INCOMING_CPU users the first member left
@@ -139,6 +412,7 @@ struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint
 	struct socktab__reuseport *g = atomic_load_explicit(&sk->cold->reuseport_cb,
 							    memory_order_acquire);
 	struct socktab_sock *first = NULL;
+	struct socktab__rp_prog *p;
 	uint32_t n, i0;
 
 	SOCKTAB__ASSERT_RCU();
@@ -147,18 +421,22 @@ struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint
 	n = atomic_load_explicit(&g->num, memory_order_acquire);
 	if (!n)
 		return NULL;
+	p = atomic_load_explicit(&g->prog, memory_order_acquire);
+	if (p) {
+		struct socktab_sock *m = prog_select_rcu(g, n, p);
+
+		if (m)
+			return m;
+	}
 	i0 = (uint32_t)(((uint64_t)hash * n) >> 32);
 	for (uint32_t k = 0; k < n; k++) {
 		struct socktab_sock *m = atomic_load_explicit(&g->socks[(i0 + k) % n],
 							      memory_order_acquire);
 		uint8_t f;
 
-		if (!m)
-			continue;
 		/* Connected UDP members are skipped, and so is one whose connect() is rewriting its
-		 * key: the mark first (acquire), so that a cleared mark shows the state it left. */
-		f = atomic_load_explicit(&m->tw_flags, memory_order_acquire);
-		if ((f & SOCKTAB__UDPF_CONNECTING) || RD(m->state) == SOCKTAB_TCP_ESTABLISHED)
+		 * key. */
+		if (!m || !member_eligible(m, &f))
 			continue;
 		if (!RD(g->incoming_cpu) || socktab__incpu_match(socktab__sk_incpu_hint(m, f), cpu))
 			return m;

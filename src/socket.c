@@ -16,6 +16,7 @@
 #include "dev.h"
 #include "ehash.h"
 #include "listen.h"
+#include "reuseport.h"
 #include "rss.h"
 #include "timewait.h"
 #include "udp.h"
@@ -400,6 +401,10 @@ int socktab_close(struct socktab_sock *sk)
 	err = socktab__sk_lock_open(sk);
 	if (err)
 		return err;
+	/* A group of its own from SO_ATTACH_REUSEPORT_CBPF before bind/listen (R109). */
+	if (socktab__sk_proto(sk) == SOCKTAB_UDP ? !socktab__sk_num(sk)
+						   : RD(sk->state) != SOCKTAB_TCP_LISTEN)
+		socktab__reuseport_release(sk);
 	if (socktab__sk_proto(sk) == SOCKTAB_UDP) {
 		socktab__udp_close_locked(sk);
 		socktab__unlock(socktab__sk_lock(sk));

@@ -11,8 +11,11 @@
  * (R87). SO_BINDTODEVICE takes a name (truncated to IFNAMSIZ - 1; "" or 0 bytes unbinds; an
  * unknown name is -ENODEV), SO_BINDTOIFINDEX any index >= 0 without checking it exists; both may
  * change a nonzero binding only with CAP_NET_RAW (R89). SO_INCOMING_CPU takes any int, on any
- * socket in any state (R105).
+ * socket in any state (R105). SO_ATTACH_REUSEPORT_CBPF takes exactly one struct sock_fprog and
+ * SO_DETACH_REUSEPORT_BPF any int (R108, R111); neither can be read back (-ENOPROTOOPT).
  */
+#include <linux/filter.h>
+
 #include "dev.h"
 #include "reuseport.h"
 #include "sock.h"
@@ -285,6 +288,24 @@ static int get_incoming_cpu(struct socktab_sock *sk, int *v, void *p, socklen_t 
 	return 0;
 }
 
+/* sk_setsockopt: 4 bytes at least (the generic int read), then exactly one sock_fprog. */
+static int set_attach_cbpf(struct socktab_sock *sk, int v, const void *p, socklen_t n)
+{
+	struct sock_fprog fp;
+
+	(void)v;
+	if (!p || n < (socklen_t)sizeof(int) || n != (socklen_t)sizeof(fp))
+		return -EINVAL;
+	memcpy(&fp, p, sizeof(fp));
+	return socktab__reuseport_attach_cbpf(sk, fp.filter, fp.len);
+}
+
+static int set_detach_bpf(struct socktab_sock *sk, int v, const void *p, socklen_t n)
+{
+	(void)v, (void)p, (void)n;
+	return socktab__reuseport_detach_prog(sk);
+}
+
 static int set_uid(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	(void)p, (void)n;
@@ -311,6 +332,8 @@ static const struct opt opts[] = {
 	{ SOL_SOCKET, SO_BINDTODEVICE, OPT_RAW, 0, set_bindtodevice, get_bindtodevice },
 	{ SOL_SOCKET, SO_BINDTOIFINDEX, OPT_SOCK_INT, 0, set_bindtoifindex, get_bindtoifindex },
 	{ SOL_SOCKET, SO_INCOMING_CPU, OPT_SOCK_INT, 0, set_incoming_cpu, get_incoming_cpu },
+	{ SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, OPT_RAW, 0, set_attach_cbpf, NULL },
+	{ SOL_SOCKET, SO_DETACH_REUSEPORT_BPF, OPT_SOCK_INT, 0, set_detach_bpf, NULL },
 	{ IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, OPT_IP_INT, 0, set_bind_address_no_port,
 	  get_bind_address_no_port },
 	{ IPPROTO_IP, IP_FREEBIND, OPT_IP_INT, 1, set_freebind, get_freebind },

@@ -219,6 +219,21 @@ int socktab_set_rx_cpu(int cpu);
 int socktab_get_rx_cpu(void);
 
 /*
+ * The payload of the packet the calling thread's next lookups are for: the @len bytes at @data
+ * that follow the UDP header (for TCP, the TCP header and options). Only a SO_REUSEPORT group
+ * with a program attached (SO_ATTACH_REUSEPORT_CBPF, R108-R111) reads it: the program runs over
+ * these bytes, as the kernel runs it over the datagram past its header, and its value picks the
+ * member (an index out of range falls back to the 4-tuple hash). Without a program no lookup
+ * reads it, so setting it costs nothing there. The bytes are not copied: they must stay valid
+ * and unchanged until the lookups that may read them have returned, or until it is set again;
+ * socktab_set_rx_payload(NULL, 0) clears it (a program then sees an empty payload, like a SYN
+ * without data). Returns 0, or -EINVAL for a NULL @data with @len > 0 or a @len above
+ * UINT32_MAX (nothing changes).
+ * Context: any thread; per calling thread (other threads' lookups are unaffected); no lock.
+ */
+int socktab_set_rx_payload(const void *data, size_t len);
+
+/*
  * Drop a reference returned by a lookup or socktab_sock_hold(). A NULL @sk is ignored. Dropping
  * a reference the caller does not hold, once the count is already zero (a socket closed and
  * released, not yet reused), would wrap it and let socktab_sock_hold() revive a freed socket: it
