@@ -63,6 +63,8 @@ struct kctx {
 	int nslot;
 	struct taddr *tcp_addrs;
 	int ntcp_addrs;
+	const void *payload; /* the next datagram's payload (NULL: "x") */
+	size_t payload_len;
 };
 
 /* The rtnl kind of a script's dummy device: "dummy", or "ifb" on a kernel without the dummy
@@ -429,9 +431,17 @@ static int k_accept(void *ctx, int slot, int newslot)
 	return 0;
 }
 
+static void k_payload(void *ctx, const void *data, size_t len)
+{
+	((struct kctx *)ctx)->payload = data;
+	((struct kctx *)ctx)->payload_len = len;
+}
+
 static int k_sendto(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
 {
 	struct kctx *k = ctx;
+	const void *d = k->payload ? k->payload : "x";
+	size_t n = k->payload ? k->payload_len : 1;
 	ssize_t r;
 	int err;
 
@@ -439,8 +449,8 @@ static int k_sendto(void *ctx, int slot, const struct sockaddr *sa, socklen_t le
 	if (k->fd[slot] >= 0 && ((err = traffic_check(k, slot, sa, false)) ||
 				 (sa && !k->udp[slot] && (err = traffic_check(k, slot, NULL, false)))))
 		return err;
-	r = sa ? sendto(k->fd[slot], "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT, sa, len)
-	       : send(k->fd[slot], "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	r = sa ? sendto(k->fd[slot], d, n, MSG_NOSIGNAL | MSG_DONTWAIT, sa, len)
+	       : send(k->fd[slot], d, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	return r < 0 ? errno : 0;
 }
 
@@ -707,6 +717,7 @@ static const struct rp_backend kernel_backend = {
 	.connect = k_connect,
 	.accept = k_accept,
 	.sendto = k_sendto,
+	.payload = k_payload,
 	.fastopen = k_fastopen,
 	.close = k_close,
 	.getsockname = k_getsockname,

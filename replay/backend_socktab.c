@@ -18,6 +18,8 @@
 
 struct sctx {
 	struct socktab_net *net;
+	const void *payload;      /* the next datagram's payload (NULL: "x") */
+	size_t payload_len;
 	struct socktab_sock **sk; /* slot -> socket; a replaced socket stays open in the net */
 	int fastopen;             /* net.ipv4.tcp_fastopen: bit 0 enables the client side */
 };
@@ -102,10 +104,19 @@ static int s_accept(void *ctx, int slot, int newslot)
 	return 0;
 }
 
+static void s_payload(void *ctx, const void *data, size_t len)
+{
+	((struct sctx *)ctx)->payload = data;
+	((struct sctx *)ctx)->payload_len = len;
+}
+
 static int s_sendto(void *ctx, int slot, const struct sockaddr *sa, socklen_t len)
 {
+	struct sctx *c = ctx;
+
 	if (socktab_sock_proto(S(ctx, slot)) == SOCKTAB_UDP)
-		return -lb_udp_sendto(S(ctx, slot), sa, len);
+		return -lb_udp_sendto(S(ctx, slot), sa, len, c->payload ? c->payload : "x",
+				      c->payload ? c->payload_len : 1);
 	/* TCP ignores a sendto() address on a connected socket. */
 	(void)sa;
 	(void)len;
@@ -118,7 +129,7 @@ static int s_fastopen(void *ctx, int slot, const struct sockaddr *sa, socklen_t 
 
 	/* UDP ignores MSG_FASTOPEN: an empty datagram is sent. */
 	if (socktab_sock_proto(S(ctx, slot)) == SOCKTAB_UDP)
-		return -lb_udp_sendto(S(ctx, slot), sa, len);
+		return -lb_udp_sendto(S(ctx, slot), sa, len, NULL, 0);
 	/* tcp_sendmsg_fastopen(): client TFO off, or an AF_UNSPEC address: EOPNOTSUPP. */
 	if (!(c->fastopen & 1) || sa->sa_family == AF_UNSPEC)
 		return EOPNOTSUPP;
@@ -227,6 +238,7 @@ static const struct rp_backend socktab_backend = {
 	.connect = s_connect,
 	.accept = s_accept,
 	.sendto = s_sendto,
+	.payload = s_payload,
 	.fastopen = s_fastopen,
 	.close = s_close,
 	.getsockname = s_getsockname,

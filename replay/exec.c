@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 
 #include "script.h"
@@ -310,7 +311,25 @@ enum rp_verdict rp_exec_connect(struct rp_exec *X, const struct rp_op *op, struc
 
 enum rp_verdict rp_exec_sendto(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
 {
-	return sockaddr_call(X, op, o, X->be->sendto);
+	enum rp_verdict v;
+
+	X->be->payload(X->ctx, op->bytes, (size_t)op->nbytes);
+	v = sockaddr_call(X, op, o, X->be->sendto);
+	X->be->payload(X->ctx, NULL, 0);
+	return v;
+}
+
+/* attach NAME PROG: one struct sock_fprog of the parsed instructions (or a NULL filter). */
+enum rp_verdict rp_exec_attach(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)
+{
+	struct sock_fprog fp = {
+		.len = (unsigned short)(op->nbytes / (int)sizeof(struct sock_filter)),
+		.filter = op->ival[0] ? NULL : (struct sock_filter *)(void *)op->bytes,
+	};
+
+	o->err = X->be->setsockopt(X->ctx, op->slot, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &fp,
+				   sizeof(fp));
+	return RP_BY_ERRNO;
 }
 
 enum rp_verdict rp_exec_fastopen(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o)

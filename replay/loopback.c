@@ -632,7 +632,7 @@ int lb_send(struct socktab_sock *sk)
 	if (st < 0)
 		return st;
 	if (is_udp(sk))
-		return lb_udp_sendto(sk, NULL, 0);
+		return lb_udp_sendto(sk, NULL, 0, "x", 1);
 	if (st != SOCKTAB_TCP_ESTABLISHED && st != SOCKTAB_TCP_CLOSE_WAIT) {
 		/* sk_stream_wait_connect(): a pending error first, then EAGAIN while connecting
 		 * (the socket is non-blocking), else EPIPE. */
@@ -709,7 +709,8 @@ static bool zero_v4(const struct sockaddr *sa, socklen_t len)
 	return false;
 }
 
-int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len)
+int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len,
+		  const void *data, size_t dlen)
 {
 	struct socktab_net *net = P(sk)->net;
 	struct sockaddr_storage src, to;
@@ -742,7 +743,11 @@ int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t 
 		dif = udp_ingress(net, &to, oif);
 	if (!dif)
 		return 0; /* it leaves through a device: lost */
+	/* The program of a reuseport group sees the payload (R110); the ICMP lookup below is for
+	 * no datagram, as the kernel's __udp4_lib_err passes it no skb. */
+	socktab_set_rx_payload(data, dlen);
 	rcv = udp_lookup(net, &src, &to, dif);
+	socktab_set_rx_payload(NULL, 0);
 	if (rcv) {
 		P(rcv)->rx++;
 		socktab_sock_put(rcv);

@@ -37,10 +37,13 @@ bool lb_readable(struct socktab_sock *sk);
 int lb_take_error(struct socktab_sock *sk);
 
 /*
- * UDP: sendto(2) of one byte (@sa NULL: send(2) on a connected socket). socktab_udp_sendto()
- * autobinds and addresses the datagram; it is queued on the socket socktab_lookup_udp4/6 picks.
+ * UDP: sendto(2) of a datagram whose payload is the @dlen bytes at @data (@sa NULL: send(2) on a
+ * connected socket). socktab_udp_sendto() autobinds and addresses the datagram; it is queued on
+ * the socket socktab_lookup_udp4/6 picks, with the payload named for a reuseport selector
+ * (socktab_set_rx_payload) during that lookup only.
  * lb_connect, lb_disconnect, lb_close, lb_send and lb_readable also take UDP sockets.
  */
-int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len);
+int lb_udp_sendto(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len,
+		  const void *data, size_t dlen);
 
 #endif

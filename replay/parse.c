@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
@@ -138,6 +139,8 @@ static const struct {
 	{ "IPV6_TRANSPARENT", IPPROTO_IPV6, IPV6_TRANSPARENT, RP_OPT_INT },
 	/* the receiving CPU (R105-R107) */
 	{ "SO_INCOMING_CPU", SOL_SOCKET, SO_INCOMING_CPU, RP_OPT_INT },
+	{ "SO_DETACH_REUSEPORT_BPF", SOL_SOCKET, SO_DETACH_REUSEPORT_BPF, RP_OPT_INT },
+	{ "SO_ATTACH_REUSEPORT_CBPF", SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, RP_OPT_INT },
 };
 
 static const char *const sysctl_keys[] = {
@@ -593,13 +596,12 @@ static int p_cpu(struct rp_parser *P, struct rp_op *op, const struct rp_words *w
 	return 0;
 }
 
-/* setsockopt's raw value bytes:HEX (option-length validation). */
-static int p_optbytes(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+/* HEX of a bytes:HEX token (at most 128 bytes; @empty: none at all is allowed). */
+static int parse_hex(struct rp_parser *P, struct rp_op *op, const char *h, bool empty)
 {
-	const char *h = w->arg[2] + 6;
 	size_t n = strlen(h);
 
-	if (w->narg != 3 || n % 2 || n > 256)
+	if (n % 2 || n > 256 || (!empty && !n))
 		return fail(P, "bad bytes:HEX value");
 	op->bytes = rp_xrealloc(NULL, n / 2);
 	op->nbytes = (int)(n / 2);
@@ -610,6 +612,86 @@ static int p_optbytes(struct rp_parser *P, struct rp_op *op, const struct rp_wor
 		    sscanf(h + 2 * k, "%2x", &x) != 1)
 			return fail(P, "bad bytes:HEX value");
 		op->bytes[k] = (uint8_t)x;
+	}
+	return 0;
+}
+
+/* setsockopt's raw value bytes:HEX (option-length validation). */
+static int p_optbytes(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	if (w->narg != 3)
+		return fail(P, "bad bytes:HEX value");
+	return parse_hex(P, op, w->arg[2] + 6, true);
+}
+
+/* One classic BPF instruction (struct sock_filter) into op->bytes at index @i. */
+static void put_insn(struct rp_op *op, int i, uint16_t code, uint8_t jt, uint8_t jf, uint32_t k)
+{
+	struct sock_filter f = { code, jt, jf, k };
+
+	memcpy(op->bytes + (size_t)i * sizeof(f), &f, sizeof(f));
+}
+
+/*
+ * attach NAME PROG: SO_ATTACH_REUSEPORT_CBPF with a built-in program or raw instructions:
+ *   const N     return N
+ *   byte N      return the payload's byte N (past the end: the program returns 0)
+ *   mod N       the kernel selftest's: the payload's first 32-bit word (big-endian) % N
+ *   cpu         the kernel selftest's SKF_AD_CPU program (socktab refuses it: EINVAL)
+ *   insns C:JT:JF:K...  the instructions as written (numbers in C syntax)
+ *   empty       no instructions (len 0);  null  a NULL filter pointer with len 1
+ */
+static int p_attach(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
+{
+	const char *what = w->arg[1];
+	long v = 0;
+	int n;
+
+	if (!strcmp(what, "const") || !strcmp(what, "byte") || !strcmp(what, "mod")) {
+		if (w->narg != 3 || parse_num(P, w->arg[2], 0, 4294967295L, &v))
+			return w->narg != 3 ? fail(P, "usage: attach NAME const|byte|mod N") : -1;
+	} else if (!strcmp(what, "insns")) {
+		if (w->narg < 3 || w->narg > 3 + 64)
+			return fail(P, "usage: attach NAME insns CODE:JT:JF:K... (1 to 64)");
+	} else if (strcmp(what, "cpu") && strcmp(what, "empty") && strcmp(what, "null")) {
+		return fail(P, "usage: attach NAME const N|byte N|mod N|cpu|insns ...|empty|null");
+	} else if (w->narg != 2) {
+		return fail(P, "usage: attach NAME cpu|empty|null");
+	}
+	n = !strcmp(what, "insns") ? w->narg - 2 : !strcmp(what, "const") || !strcmp(what, "null") ? 1
+		: !strcmp(what, "empty") ? 0 : !strcmp(what, "mod") ? 3 : 2;
+	op->nbytes = n * (int)sizeof(struct sock_filter);
+	op->bytes = rp_xrealloc(NULL, (size_t)op->nbytes + 1);
+	op->ival[0] = !strcmp(what, "null");
+	if (!strcmp(what, "const") || !strcmp(what, "null")) {
+		put_insn(op, 0, BPF_RET | BPF_K, 0, 0, (uint32_t)v);
+	} else if (!strcmp(what, "byte")) {
+		put_insn(op, 0, BPF_LD | BPF_B | BPF_ABS, 0, 0, (uint32_t)v);
+		put_insn(op, 1, BPF_RET | BPF_A, 0, 0, 0);
+	} else if (!strcmp(what, "mod")) {
+		if (!v)
+			return fail(P, "attach NAME mod N: N must be above 0");
+		put_insn(op, 0, BPF_LD | BPF_W | BPF_ABS, 0, 0, 0);
+		put_insn(op, 1, BPF_ALU | BPF_MOD | BPF_K, 0, 0, (uint32_t)v);
+		put_insn(op, 2, BPF_RET | BPF_A, 0, 0, 0);
+	} else if (!strcmp(what, "cpu")) {
+		put_insn(op, 0, BPF_LD | BPF_W | BPF_ABS, 0, 0, (uint32_t)(SKF_AD_OFF + SKF_AD_CPU));
+		put_insn(op, 1, BPF_RET | BPF_A, 0, 0, 0);
+	}
+	for (int i = 0; !strcmp(what, "insns") && i < n; i++) {
+		unsigned long f[4];
+		const char *s = w->arg[2 + i];
+		char *end;
+
+		for (int j = 0; j < 4; j++) {
+			errno = 0;
+			f[j] = strtoul(s, &end, 0);
+			if (errno || end == s || *end != (j < 3 ? ':' : '\0') ||
+			    f[j] > (j == 0 ? 0xffffUL : j < 3 ? 0xffUL : 0xffffffffUL))
+				return fail(P, "bad instruction: want CODE:JT:JF:K");
+			s = end + 1;
+		}
+		put_insn(op, i, (uint16_t)f[0], (uint8_t)f[1], (uint8_t)f[2], (uint32_t)f[3]);
 	}
 	return 0;
 }
@@ -678,11 +760,16 @@ static int p_setsockopt(struct rp_parser *P, struct rp_op *op, const struct rp_w
 	}
 }
 
-/* bind|connect|sendto|fastopen NAME ADDR PORT */
+/* bind|connect|sendto|fastopen NAME ADDR PORT; sendto NAME ADDR PORT bytes:HEX */
 static int p_sockaddr(struct rp_parser *P, struct rp_op *op, const struct rp_words *w)
 {
 	if (parse_addr(P, w->arg[1], &op->addr) || parse_port(P, w->arg[2], &op->p1))
 		return -1;
+	if (w->narg == 4) {
+		if (strncmp(w->arg[3], "bytes:", 6))
+			return fail(P, "usage: sendto NAME ADDR PORT [bytes:HEX]");
+		return parse_hex(P, op, w->arg[3] + 6, false);
+	}
 	return 0;
 }
 
@@ -970,8 +1057,9 @@ static const struct rp_stmt stmts[] = {
 	  .usage = "usage: disconnect NAME", .exec = rp_exec_disconnect },
 	{ .word = "accept", .kind = RP_ACCEPT, .form = RP_FORM_ASSIGN, .nargs = RP_ARGS(1),
 	  .usage = "usage: NAME = accept LISTENER", .parse = p_accept, .exec = rp_exec_accept },
-	{ .word = "sendto", .kind = RP_SENDTO, .flags = SOCK_ACTION, .nargs = RP_ARGS(3),
-	  .usage = "usage: sendto NAME ADDR PORT", .parse = p_sockaddr, .exec = rp_exec_sendto },
+	{ .word = "sendto", .kind = RP_SENDTO, .flags = SOCK_ACTION, .nargs = RP_ARGS(3) | RP_ARGS(4),
+	  .usage = "usage: sendto NAME ADDR PORT [bytes:HEX]", .parse = p_sockaddr,
+	  .exec = rp_exec_sendto },
 	{ .word = "send", .kind = RP_SEND, .flags = SOCK_ACTION, .nargs = RP_ARGS(1),
 	  .usage = "usage: send NAME", .exec = rp_exec_send },
 	{ .word = "fastopen", .kind = RP_FASTOPEN, .flags = SOCK_ACTION, .nargs = RP_ARGS(3),
@@ -983,6 +1071,8 @@ static const struct rp_stmt stmts[] = {
 	  .parse = p_sleep, .exec = rp_exec_sleep },
 	{ .word = "cpu", .kind = RP_CPU, .nargs = RP_ARGS(1), .usage = "usage: cpu N",
 	  .parse = p_cpu, .exec = rp_exec_cpu },
+	{ .word = "attach", .kind = RP_ATTACH, .flags = SOCK_ACTION, .nargs = RP_ARGS_FROM(2),
+	  .usage = "usage: attach NAME PROG", .parse = p_attach, .exec = rp_exec_attach },
 	/* devices and addresses */
 	{ .word = "link", .kind = RP_LINK, .nargs = RP_ARGS(2) | RP_ARGS(3) | RP_ARGS(4),
 	  .usage = "usage: link add DEV dummy | link set DEV up|down | link del DEV",

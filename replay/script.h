@@ -45,6 +45,7 @@ enum rp_kind {
 	RP_CLOSE,
 	RP_SLEEP,
 	RP_CPU,      /* cpu N: the CPU the following statements run on (op->ival[0]) */
+	RP_ATTACH,   /* attach NAME PROG: SO_ATTACH_REUSEPORT_CBPF of op->bytes (sock_filter[]) */
 	RP_LINK,     /* link add|set|del: op->ival[0] is the enum rp_linkop */
 	RP_ADDRCHG,  /* addr add|del: op->ival[0] is 1 for add */
 	/* checks */
@@ -118,7 +119,7 @@ struct rp_op {
 	enum rp_optkind optkind;
 	struct rp_port p1, p2; /* bind/connect/sendto/fastopen port; range LO HI */
 	int ival[2];      /* int option value, linger, backlog (-1 = default), sleep ms, cpu */
-	uint8_t *bytes;   /* setsockopt bytes:HEX */
+	uint8_t *bytes;   /* setsockopt bytes:HEX; sendto's payload; attach's instructions */
 	int nbytes;
 	struct rp_addr addr;
 	int plen;         /* addr add|del: the prefix length */
@@ -212,6 +213,8 @@ struct rp_backend {
 	 * loopback packets are then received on that CPU), the socktab backend makes it the
 	 * receiving CPU of its lookups. */
 	int (*set_cpu)(void *ctx, int cpu);
+	/* The payload of the next sendto/send (@data NULL: the default single byte "x"). */
+	void (*payload)(void *ctx, const void *data, size_t len);
 };
 
 typedef void (*rp_emit_fn)(void *arg, const struct rp_outcome *o);
@@ -275,6 +278,7 @@ struct rp_stmt {
 /* The executors of the statements (exec.c), one per row of the table. */
 enum rp_verdict rp_exec_sysctl(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_socket(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
+enum rp_verdict rp_exec_attach(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
 enum rp_verdict rp_exec_setsockopt(struct rp_exec *X, const struct rp_op *op,
 				   struct rp_outcome *o);
 enum rp_verdict rp_exec_bind(struct rp_exec *X, const struct rp_op *op, struct rp_outcome *o);
