@@ -7,6 +7,9 @@
  * flags byte), taken modulo the number of workers. A client that changes its address or port
  * (NAT rebinding, migration) still reaches its worker, which the 4-tuple hash alone cannot do.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* SO_REUSEPORT and SO_ATTACH_REUSEPORT_CBPF under -std=c11 */
+#endif
 #include <arpa/inet.h>
 #include <linux/filter.h>
 #include <stdio.h>
