@@ -524,26 +524,53 @@ static void hit_of(struct socktab_sock *sk, bool listener, struct socktab_hit *h
 		h->kind = listener ? SOCKTAB_HIT_LISTENER : SOCKTAB_HIT_ESTABLISHED;
 }
 
-/* The UDP socket for key @j, pinned with @ref (as socktab_lookup_udp4/6()). */
-static struct socktab_sock *batch_udp(struct socktab_net *net, struct burst_keys ks,
-				      unsigned int j, bool ref)
+/*
+ * The UDP keys of a batch, pipelined as TCP keys are (the distances are UDP_D each): key i's
+ * hashes are made and its hash2 and hash4 slots prefetched, key i - UDP_D's first hash4 entry is
+ * prefetched, key i - 2 UDP_D is looked up (socktab_lookup_udp4/6_rcu() with those hashes) and
+ * pinned with @ref as socktab_lookup_udp4/6() pins. Returns how many were found.
+ */
+#define UDP_D 8
+
+static int udp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
+			struct socktab_sock **out, bool ref)
 {
-	struct socktab_sock *sk;
+	struct socktab__udp_pre pre[RING];
+	int found = 0;
 
-	do {
-		if (ks.v6) {
-			const struct socktab_tuple6 *t = &ks.v6[j];
-
-			sk = socktab_lookup_udp6_rcu(net, &t->saddr, t->sport, &t->daddr, t->dport,
-						     t->dif, t->sdif);
-		} else {
-			const struct socktab_tuple4 *t = &ks.v4[j];
-
-			sk = socktab_lookup_udp4_rcu(net, t->saddr, t->sport, t->daddr, t->dport,
-						     t->dif, t->sdif);
+	for (unsigned int i = 0; i < n + 2 * UDP_D; i++) {
+		if (i < n) {
+			if (ks.v6)
+				socktab__udp_prefetch(net, true, &ks.v6[i].saddr, ks.v6[i].sport,
+						      &ks.v6[i].daddr, ks.v6[i].dport, &pre[i % RING]);
+			else
+				socktab__udp_prefetch(net, false, &ks.v4[i].saddr, ks.v4[i].sport,
+						      &ks.v4[i].daddr, ks.v4[i].dport, &pre[i % RING]);
 		}
-	} while (ref && sk && !socktab__sock_hold_not_zero(sk));
-	return sk;
+		if (i >= UDP_D && i - UDP_D < n)
+			socktab__udp_prefetch_chain(net, &pre[(i - UDP_D) % RING]);
+		if (i >= 2 * UDP_D) {
+			unsigned int j = i - 2 * UDP_D;
+			struct socktab_sock *sk;
+
+			do {
+				if (ks.v6)
+					sk = socktab__udp_lookup_pre_rcu(
+						net, true, &ks.v6[j].saddr, ks.v6[j].sport,
+						&ks.v6[j].daddr, ks.v6[j].dport, ks.v6[j].dif,
+						ks.v6[j].sdif, &pre[j % RING]);
+				else
+					sk = socktab__udp_lookup_pre_rcu(
+						net, false, &ks.v4[j].saddr, ks.v4[j].sport,
+						&ks.v4[j].daddr, ks.v4[j].dport, ks.v4[j].dif,
+						ks.v4[j].sdif, &pre[j % RING]);
+				/* A socket that cannot be pinned is closing: look again. */
+			} while (ref && sk && !socktab__sock_hold_not_zero(sk));
+			out[j] = sk;
+			found += sk != NULL;
+		}
+	}
+	return found;
 }
 
 #define BATCH_CHUNK 64
@@ -564,9 +591,13 @@ static int batch(struct socktab_net *net, int proto, struct burst_keys ks, unsig
 		return 0;
 	socktab__rcu_read_lock(); /* one section for the batch */
 	if (proto == SOCKTAB_UDP) {
-		for (unsigned int i = 0; i < n; i++) {
-			hit_of(batch_udp(net, ks, i, ref), false, &out[i]);
-			found += out[i].sk != NULL;
+		for (unsigned int b = 0; b < n; b += BATCH_CHUNK) {
+			unsigned int m = n - b < BATCH_CHUNK ? n - b : BATCH_CHUNK;
+			struct burst_keys c = { ks.v4 ? ks.v4 + b : NULL, ks.v6 ? ks.v6 + b : NULL };
+
+			found += udp_pipeline(net, c, m, sk, ref);
+			for (unsigned int i = 0; i < m; i++)
+				hit_of(sk[i], false, &out[b + i]);
 		}
 	} else {
 		for (unsigned int b = 0; b < n; b += BATCH_CHUNK) {

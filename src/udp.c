@@ -207,6 +207,7 @@ struct ukey {
 	bool l3mdev_accept;         /* net.ipv4.udp_l3mdev_accept, when sdif is set */
 	bool tcp_l3mdev_accept;     /* hash4's inet_match reads the TCP one */
 	int cpu;                    /* the receiving CPU once asked, else SOCKTAB__CPU_UNASKED */
+	const struct socktab__udp_pre *pre; /* the hashes made ahead (socktab__udp_prefetch), or NULL */
 };
 
 /* R71, IPv4: -1 unless the socket may take the datagram; higher is a better match. */
@@ -355,7 +356,8 @@ static bool match4(const struct socktab_sock *sk, const struct ukey *k)
 /* Exact 4-tuple in hash4 (udp4_lib_lookup4): no scoring, no reuseport. Caller holds RCU. */
 static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, const struct ukey *k)
 {
-	uint32_t h = k->v6 ? udp_ehashfn6(k->net, &k->daddr6, k->hnum, &k->saddr6, k->sport)
+	uint32_t h = k->pre ? k->pre->h4
+		   : k->v6 ? udp_ehashfn6(k->net, &k->daddr6, k->hnum, &k->saddr6, k->sport)
 			   : udp_ehashfn4(k->net, k->daddr, k->hnum, k->saddr, k->sport);
 	uint32_t slot = h & t->mask;
 	uintptr_t p;
@@ -402,11 +404,15 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 	uint32_t slot;
 	bool restart;
 
-	if (k->v6)
-		a = k->daddr6;
-	else
-		socktab__v6_map(&a, k->daddr);
-	slot = slot2_index(net, &a, k->hnum);
+	if (k->pre) {
+		slot = k->pre->slot2;
+	} else {
+		if (k->v6)
+			a = k->daddr6;
+		else
+			socktab__v6_map(&a, k->daddr);
+		slot = slot2_index(net, &a, k->hnum);
+	}
 	/* hash4_cnt shares the slot's cache line: an unconnected-only port pays one load (R79). */
 	if (RD(t->hash4_on) && RD(t->hash2[slot].hash4_cnt)) {
 		sk = lookup4_rcu(t, k);
@@ -421,6 +427,7 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 
 	struct ukey any = *k;
 
+	any.pre = NULL; /* its hashes are the exact address's */
 	memset(&any.daddr6, 0, sizeof(any.daddr6));
 	any.daddr = 0;
 	memset(&a, 0, sizeof(a));
@@ -475,6 +482,80 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 					       daddr->s6_addr32[3], dport, dif, sdif);
 	k.saddr6 = *saddr;
 	k.daddr6 = *daddr;
+	return lookup(net, &k);
+}
+
+/* The key of a datagram for the functions below; false: bad arguments. A v4-mapped pair on
+ * both sides is looked up as IPv4, as socktab_lookup_udp6_rcu() does. */
+static bool pre_key(struct socktab_net *net, bool v6, const void *saddr, uint16_t sport,
+		    const void *daddr, uint16_t dport, int dif, int sdif, struct ukey *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (!net || !saddr || !daddr)
+		return false;
+	*k = (struct ukey){ .net = net, .v6 = v6, .hnum = ntohs(dport), .sport = sport, .dif = dif,
+			    .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
+	if (v6) {
+		const struct in6_addr *s6 = saddr, *d6 = daddr;
+
+		if (!socktab__v6_is_mapped(s6) || !socktab__v6_is_mapped(d6)) {
+			k->saddr6 = *s6;
+			k->daddr6 = *d6;
+			return true;
+		}
+		k->v6 = false;
+		k->saddr = s6->s6_addr32[3];
+		k->daddr = d6->s6_addr32[3];
+		return true;
+	}
+	memcpy(&k->saddr, saddr, 4);
+	memcpy(&k->daddr, daddr, 4);
+	return true;
+}
+
+void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, uint16_t sport,
+			   const void *daddr, uint16_t dport, struct socktab__udp_pre *pre)
+{
+	struct socktab__udp_table *t;
+	struct in6_addr a;
+	struct ukey k;
+
+	if (!pre_key(net, v6, saddr, sport, daddr, dport, 0, 0, &k))
+		return;
+	t = net->udp;
+	if (k.v6)
+		a = k.daddr6;
+	else
+		socktab__v6_map(&a, k.daddr);
+	pre->slot2 = slot2_index(net, &a, k.hnum);
+	pre->h4 = k.v6 ? udp_ehashfn6(net, &k.daddr6, k.hnum, &k.saddr6, k.sport)
+		       : udp_ehashfn4(net, k.daddr, k.hnum, k.saddr, k.sport);
+	__builtin_prefetch(&t->hash2[pre->slot2]);
+	__builtin_prefetch(&t->hash4[pre->h4 & t->mask]);
+}
+
+void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre)
+{
+	struct socktab__udp_table *t = net->udp;
+	uintptr_t p;
+
+	if (!RD(t->hash4_on) || !RD(t->hash2[pre->slot2].hash4_cnt))
+		return;
+	p = atomic_load_explicit(&t->hash4[pre->h4 & t->mask].head.first, memory_order_acquire);
+	if (!socktab__is_nulls(p))
+		__builtin_prefetch((const void *)p); /* the UDP part holding the link and ->sk */
+}
+
+struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net, bool v6,
+						 const void *saddr, uint16_t sport,
+						 const void *daddr, uint16_t dport, int dif,
+						 int sdif, const struct socktab__udp_pre *pre)
+{
+	struct ukey k;
+
+	if (!pre_key(net, v6, saddr, sport, daddr, dport, dif, sdif, &k))
+		return NULL;
+	k.pre = pre;
 	return lookup(net, &k);
 }
 

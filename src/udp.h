@@ -63,6 +63,26 @@ static inline pthread_mutex_t *socktab__uslot4_lock(const struct socktab__udp_ta
 /* The datagram walk is socktab_lookup_udp4_rcu() / _6_rcu() itself (socktab/lookup.h, R68-R76,
  * R79): not referenced, inside the caller's RCU read-side section. */
 
+/*
+ * A batch's pipeline (lookup.c) in three steps per datagram, each some datagrams ahead of the
+ * next: socktab__udp_prefetch() makes the hashes of its lookup (the hash2 slot of its
+ * destination, the 4-tuple's hash4 hash) into @pre and starts the misses of both slots;
+ * socktab__udp_prefetch_chain() starts the first hash4 entry's, when the hash2 slot says hash4
+ * holds connected sockets; socktab__udp_lookup_pre_rcu() is socktab_lookup_udp4/6_rcu() with
+ * those hashes (@v6: the addresses are struct in6_addr, else uint32_t). Caller is inside an RCU
+ * read-side section; bad arguments make the first two do nothing and the last return NULL.
+ */
+struct socktab__udp_pre {
+	uint32_t slot2, h4;
+};
+void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, uint16_t sport,
+			   const void *daddr, uint16_t dport, struct socktab__udp_pre *pre);
+void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre);
+struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net, bool v6,
+						 const void *saddr, uint16_t sport,
+						 const void *daddr, uint16_t dport, int dif,
+						 int sdif, const struct socktab__udp_pre *pre);
+
 struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint32_t entries,
 						  int hash4_on);
 void socktab__udp_table_free(struct socktab__udp_table *t);
