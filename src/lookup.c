@@ -526,9 +526,10 @@ static void hit_of(struct socktab_sock *sk, bool listener, struct socktab_hit *h
 
 /*
  * The UDP keys of a batch, pipelined as TCP keys are (the distances are UDP_D each): key i's
- * hashes are made and its hash2 and hash4 slots prefetched, key i - UDP_D's first hash4 entry is
- * prefetched, key i - 2 UDP_D is looked up (socktab_lookup_udp4/6_rcu() with those hashes) and
- * pinned with @ref as socktab_lookup_udp4/6() pins. Returns how many were found.
+ * hashes are made and its hash2 and hash4 slots prefetched, key i - UDP_D's first hash4 entry's
+ * UDP part is prefetched, key i - 2 UDP_D's socket line, and key i - 3 UDP_D is looked up
+ * (socktab_lookup_udp4/6_rcu() with those hashes) and pinned with @ref as
+ * socktab_lookup_udp4/6() pins. Returns how many were found.
  */
 #define UDP_D 8
 
@@ -538,7 +539,7 @@ static int udp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned 
 	struct socktab__udp_pre pre[RING];
 	int found = 0;
 
-	for (unsigned int i = 0; i < n + 2 * UDP_D; i++) {
+	for (unsigned int i = 0; i < n + 3 * UDP_D; i++) {
 		if (i < n) {
 			if (ks.v6)
 				socktab__udp_prefetch(net, true, &ks.v6[i].saddr, ks.v6[i].sport,
@@ -548,9 +549,11 @@ static int udp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned 
 						      &ks.v4[i].daddr, ks.v4[i].dport, &pre[i % RING]);
 		}
 		if (i >= UDP_D && i - UDP_D < n)
-			socktab__udp_prefetch_chain(net, &pre[(i - UDP_D) % RING]);
-		if (i >= 2 * UDP_D) {
-			unsigned int j = i - 2 * UDP_D;
+			socktab__udp_prefetch_chain(net, &pre[(i - UDP_D) % RING], false);
+		if (i >= 2 * UDP_D && i - 2 * UDP_D < n)
+			socktab__udp_prefetch_chain(net, &pre[(i - 2 * UDP_D) % RING], true);
+		if (i >= 3 * UDP_D) {
+			unsigned int j = i - 3 * UDP_D;
 			struct socktab_sock *sk;
 
 			do {

@@ -534,7 +534,8 @@ void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, 
 	__builtin_prefetch(&t->hash4[pre->h4 & t->mask]);
 }
 
-void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre)
+void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre,
+				 bool sock)
 {
 	struct socktab__udp_table *t = net->udp;
 	uintptr_t p;
@@ -542,7 +543,11 @@ void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__
 	if (!RD(t->hash4_on) || !RD(t->hash2[pre->slot2].hash4_cnt))
 		return;
 	p = atomic_load_explicit(&t->hash4[pre->h4 & t->mask].head.first, memory_order_acquire);
-	if (!socktab__is_nulls(p))
+	if (socktab__is_nulls(p))
+		return;
+	if (sock)
+		__builtin_prefetch(sk_of_node4(p)); /* the socket's line, which the match reads */
+	else
 		__builtin_prefetch((const void *)p); /* the UDP part holding the link and ->sk */
 }
 

@@ -68,7 +68,8 @@ static inline pthread_mutex_t *socktab__uslot4_lock(const struct socktab__udp_ta
  * next: socktab__udp_prefetch() makes the hashes of its lookup (the hash2 slot of its
  * destination, the 4-tuple's hash4 hash) into @pre and starts the misses of both slots;
  * socktab__udp_prefetch_chain() starts the first hash4 entry's, when the hash2 slot says hash4
- * holds connected sockets; socktab__udp_lookup_pre_rcu() is socktab_lookup_udp4/6_rcu() with
+ * holds connected sockets: its UDP part (the link and the socket pointer), then, called again
+ * with @sock once that part is in, the socket's line; socktab__udp_lookup_pre_rcu() is socktab_lookup_udp4/6_rcu() with
  * those hashes (@v6: the addresses are struct in6_addr, else uint32_t). Caller is inside an RCU
  * read-side section; bad arguments make the first two do nothing and the last return NULL.
  */
@@ -77,7 +78,8 @@ struct socktab__udp_pre {
 };
 void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, uint16_t sport,
 			   const void *daddr, uint16_t dport, struct socktab__udp_pre *pre);
-void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre);
+void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre,
+				 bool sock);
 struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net, bool v6,
 						 const void *saddr, uint16_t sport,
 						 const void *daddr, uint16_t dport, int dif,
