@@ -593,27 +593,20 @@ static int batch(struct socktab_net *net, int proto, struct burst_keys ks, unsig
 	if (!n)
 		return 0;
 	socktab__rcu_read_lock(); /* one section for the batch */
-	if (proto == SOCKTAB_UDP) {
-		for (unsigned int b = 0; b < n; b += BATCH_CHUNK) {
-			unsigned int m = n - b < BATCH_CHUNK ? n - b : BATCH_CHUNK;
-			struct burst_keys c = { ks.v4 ? ks.v4 + b : NULL, ks.v6 ? ks.v6 + b : NULL };
+	for (unsigned int b = 0; b < n; b += BATCH_CHUNK) {
+		unsigned int m = n - b < BATCH_CHUNK ? n - b : BATCH_CHUNK;
+		struct burst_keys c = { ks.v4 ? ks.v4 + b : NULL, ks.v6 ? ks.v6 + b : NULL };
 
+		if (proto == SOCKTAB_UDP)
 			found += udp_pipeline(net, c, m, sk, ref);
-			for (unsigned int i = 0; i < m; i++)
-				hit_of(sk[i], false, &out[b + i]);
-		}
-	} else {
-		for (unsigned int b = 0; b < n; b += BATCH_CHUNK) {
-			unsigned int m = n - b < BATCH_CHUNK ? n - b : BATCH_CHUNK;
-			struct burst_keys c = { ks.v4 ? ks.v4 + b : NULL, ks.v6 ? ks.v6 + b : NULL };
-
-			found += c.v6 ? tcp_pipeline(net, (struct burst_keys){ .v6 = c.v6 }, m, sk,
-						     listener, flags)
-				      : tcp_pipeline(net, (struct burst_keys){ .v4 = c.v4 }, m, sk,
-						     listener, flags);
-			for (unsigned int i = 0; i < m; i++)
-				hit_of(sk[i], listener[i], &out[b + i]);
-		}
+		else if (c.v6) /* one copy of the pipeline per family, each with the other's keys NULL */
+			found += tcp_pipeline(net, (struct burst_keys){ .v6 = c.v6 }, m, sk, listener,
+					      flags);
+		else
+			found += tcp_pipeline(net, (struct burst_keys){ .v4 = c.v4 }, m, sk, listener,
+					      flags);
+		for (unsigned int i = 0; i < m; i++)
+			hit_of(sk[i], proto == SOCKTAB_TCP && listener[i], &out[b + i]);
 	}
 	socktab__rcu_read_unlock();
 	return found;

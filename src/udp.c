@@ -490,7 +490,6 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 static bool pre_key(struct socktab_net *net, bool v6, const void *saddr, uint16_t sport,
 		    const void *daddr, uint16_t dport, int dif, int sdif, struct ukey *k)
 {
-	memset(k, 0, sizeof(*k));
 	if (!net || !saddr || !daddr)
 		return false;
 	*k = (struct ukey){ .net = net, .v6 = v6, .hnum = ntohs(dport), .sport = sport, .dif = dif,
