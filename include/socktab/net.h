@@ -32,8 +32,9 @@ void socktab_thread_unregister(void);
  * that free objects register. The worker only runs callbacks (a grace period's wait, then each
  * batch of 64 freed objects back to its pool); lookups never wait for it.
  * The worker is made from a thread placed on @cpu, so it runs there from its first callback.
- * Returns 0, -EINVAL (@cpu below -1, not a CPU of this machine, or one this process may not run
- * on) or -ENOMEM.
+ * Returns 0, -EINVAL (@cpu below -1, not a CPU of this machine, or one outside this process's
+ * cpuset, which sched_setaffinity() refuses; a CPU only left out of the caller's own affinity
+ * mask is accepted, since placing the worker elsewhere is the point) or -ENOMEM.
  * Context: any thread (it waits for no grace period).
  */
 int socktab_rcu_reclaim_cpu(int cpu);
@@ -250,7 +251,8 @@ struct socktab_rss_stats {
 };
 
 /*
- * Read @net's RSS counters into @st (reserved words zeroed).
+ * Read @net's RSS counters into @st (reserved words zeroed). Returns 0, or -EINVAL for a NULL
+ * @net or @st (nothing written).
  * Context: any registered thread; takes the RCU read side.
  */
 int socktab_net_rss_stats(struct socktab_net *net, struct socktab_rss_stats *st);
