@@ -35,7 +35,7 @@ bool socktab__ehash_hashed(const struct socktab_sock *sk)
 void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock *sk)
 {
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(sk->hash)));
-	socktab__hnode_add_head_rcu(&sk->node, &t->ehash[RD(sk->hash) & t->ehash_mask]);
+	socktab__hnode_add_chead_rcu(&sk->node, &t->ehash[RD(sk->hash) & t->ehash_mask]);
 	socktab__portmap_ehash_add_locked(sk);
 }
 
@@ -138,7 +138,7 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
 	SOCKTAB__ASSERT_RCU();
 	uintptr_t p;
 
-	socktab__hlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_acquire) {
+	socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_acquire) {
 		struct socktab_sock *sk2 = socktab__node_sk(p);
 
 		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, &d))
@@ -173,7 +173,7 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	socktab__lock(l);
 	uintptr_t p;
 
-	socktab__hlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_relaxed) {
+	socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_relaxed) {
 		struct socktab_sock *sk2 = socktab__node_sk(p);
 
 		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, &d))

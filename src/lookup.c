@@ -431,8 +431,8 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 			unsigned int j = i - D1;
 			/* socktab__ehash_first_rcu(), with the entry's own line prefetched first: the
 			 * first match reads it a whole stage before the caller reads its area. */
-			uintptr_t f = atomic_load_explicit(
-				&net->ehash[hash[j % RING] & net->ehash_mask].first,
+			uintptr_t f = socktab__chead_load(
+				&net->ehash[hash[j % RING] & net->ehash_mask],
 				memory_order_acquire);
 
 			first[j % RING] = f;

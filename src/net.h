@@ -60,7 +60,7 @@ struct socktab__tables {
 	_Atomic uint32_t next_tag;         /* (a) tags given to the nets using them so far */
 	uint32_t ehash_mask;               /* (c) */
 	uint32_t bhash_mask;               /* (c) */
-	struct socktab__hhead *ehash;      /* (c) one word per slot, nulls value = slot */
+	struct socktab__chead *ehash;      /* (c) one compressed word per slot, nulls value = slot */
 	struct socktab__stripes ehash_locks; /* (c) by hash */
 	struct socktab__bhead *bhash;      /* (c) */
 	struct socktab__bhead2 *bhash2;    /* (c) */
@@ -111,7 +111,7 @@ struct socktab__pool {
 struct socktab_net {
 	/* Line 0: read by every lookup. */
 	_Alignas(SOCKTAB__CACHELINE) struct socktab__tables *tab; /* (c) */
-	struct socktab__hhead *ehash;      /* (c) tab->ehash, without the indirection */
+	struct socktab__chead *ehash;      /* (c) tab->ehash, without the indirection */
 	uint32_t ehash_mask;               /* (c) tab->ehash_mask */
 	uint32_t hash_mix;                 /* (c) netns mix (R1) */
 	uint32_t ehash_secret;             /* (c) R3 */

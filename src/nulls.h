@@ -29,6 +29,22 @@ struct socktab__hhead {
 	_Atomic uintptr_t first; /* (r) first node or this chain's nulls marker */
 };
 
+/*
+ * A compressed head (ehash's, one per slot): four bytes instead of eight. Every node that can
+ * be linked behind one lives in a slab, and every slab is carved from one range of address space
+ * (pool.c), so a node is named by its offset from the range's base in 32-byte units, an even
+ * number; a nulls marker keeps its odd value. A node whose pprev points at a compressed head
+ * has pprev's bit 0 set (a node's next field is 8-byte aligned, so the bit is free), and the
+ * writers' stores through pprev encode for it.
+ */
+struct socktab__chead {
+	_Atomic uint32_t first; /* (r) first node, compressed, or this chain's nulls marker */
+};
+
+/* Base of the slab range (pool.c): written once, before the first slab is handed out. */
+extern uintptr_t socktab__slab_base;
+#define SOCKTAB__SLAB_RANGE_MAX ((uintptr_t)32 << 32) /* what 32 bits in 32-byte units reach */
+
 static inline uintptr_t socktab__nulls(uintptr_t v)
 {
 	return (v << 1) | 1u;
@@ -49,6 +65,43 @@ static inline bool socktab__is_nulls(uintptr_t p)
 	for ((p) = atomic_load_explicit(&(h)->first, (mo)); !socktab__is_nulls(p);                 \
 	     (p) = atomic_load_explicit(&((struct socktab__hnode *)(p))->next, (mo)))
 
+static inline uint32_t socktab__chead_enc(uintptr_t p)
+{
+	return socktab__is_nulls(p) ? (uint32_t)p : (uint32_t)((p - socktab__slab_base) >> 5);
+}
+
+static inline uintptr_t socktab__chead_dec(uint32_t v)
+{
+	return (v & 1u) ? (uintptr_t)v : socktab__slab_base + ((uintptr_t)v << 5);
+}
+
+static inline uintptr_t socktab__chead_load(const struct socktab__chead *h, memory_order mo)
+{
+	return socktab__chead_dec(
+		atomic_load_explicit(&((struct socktab__chead *)h)->first, mo));
+}
+
+/* pprev value naming compressed head @h. */
+static inline _Atomic uintptr_t *socktab__chead_pp(struct socktab__chead *h)
+{
+	return (_Atomic uintptr_t *)((uintptr_t)&h->first | 1u);
+}
+
+/* Store @v into the word @pp names: a node's next field, a head or a compressed head. */
+static inline void socktab__pp_store(_Atomic uintptr_t *pp, uintptr_t v, memory_order mo)
+{
+	if ((uintptr_t)pp & 1u)
+		atomic_store_explicit((_Atomic uint32_t *)((uintptr_t)pp & ~(uintptr_t)1),
+				      socktab__chead_enc(v), mo);
+	else
+		atomic_store_explicit(pp, v, mo);
+}
+
+/* socktab__hlist_for_each() for a compressed head. */
+#define socktab__chlist_for_each(p, h, mo)                                                         \
+	for ((p) = socktab__chead_load((h), (mo)); !socktab__is_nulls(p);                          \
+	     (p) = atomic_load_explicit(&((struct socktab__hnode *)(p))->next, (mo)))
+
 static inline uintptr_t socktab__nulls_value(uintptr_t p)
 {
 	return p >> 1;
@@ -57,6 +110,11 @@ static inline uintptr_t socktab__nulls_value(uintptr_t p)
 static inline void socktab__hhead_init(struct socktab__hhead *h, uintptr_t v)
 {
 	atomic_store_explicit(&h->first, socktab__nulls(v), memory_order_relaxed);
+}
+
+static inline void socktab__chead_init(struct socktab__chead *h, uint32_t v)
+{
+	atomic_store_explicit(&h->first, (uint32_t)socktab__nulls(v), memory_order_relaxed);
 }
 
 static inline bool socktab__hnode_hashed(const struct socktab__hnode *n)
@@ -78,6 +136,19 @@ static inline void socktab__hnode_add_head_rcu(struct socktab__hnode *n, struct 
 				      memory_order_relaxed);
 	/* Publishes @n and every field written before: pairs with the readers' acquire loads. */
 	atomic_store_explicit(&h->first, (uintptr_t)n, memory_order_release);
+}
+
+/* socktab__hnode_add_head_rcu() for a compressed head. */
+static inline void socktab__hnode_add_chead_rcu(struct socktab__hnode *n, struct socktab__chead *h)
+{
+	uintptr_t first = socktab__chead_load(h, memory_order_relaxed);
+
+	atomic_store_explicit(&n->next, first, memory_order_release); /* as above */
+	atomic_store_explicit(&n->pprev, socktab__chead_pp(h), memory_order_relaxed);
+	if (!socktab__is_nulls(first))
+		atomic_store_explicit(&((struct socktab__hnode *)first)->pprev, &n->next,
+				      memory_order_relaxed);
+	atomic_store_explicit(&h->first, socktab__chead_enc((uintptr_t)n), memory_order_release);
 }
 
 /* Insert @n at the tail of @h (a walk from the head). Caller holds the chain lock; @n's key is
@@ -106,7 +177,7 @@ static inline void socktab__hnode_del_rcu(struct socktab__hnode *n)
 
 	/* Readers that load *pprev now skip @n; @next was published long ago: relaxed would do, but
 	 * release keeps the store ordered after any key change made under the same lock. */
-	atomic_store_explicit(pprev, next, memory_order_release);
+	socktab__pp_store(pprev, next, memory_order_release);
 	if (!socktab__is_nulls(next))
 		atomic_store_explicit(&((struct socktab__hnode *)next)->pprev, pprev,
 				      memory_order_relaxed);
@@ -136,7 +207,7 @@ static inline void socktab__hnode_replace_rcu(struct socktab__hnode *old,
 	if (!socktab__is_nulls(next))
 		atomic_store_explicit(&((struct socktab__hnode *)next)->pprev, &new->next,
 				      memory_order_relaxed);
-	atomic_store_explicit(pprev, (uintptr_t)new, memory_order_release);
+	socktab__pp_store(pprev, (uintptr_t)new, memory_order_release);
 	atomic_store_explicit(&old->pprev, NULL, memory_order_relaxed);
 #ifndef SOCKTAB_NAIVE_ORDER
 	/* Release: a reader that follows the link sees @new's key. */

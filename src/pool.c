@@ -24,6 +24,74 @@
 
 #include "net.h"
 
+/*
+ * The slab range. Every slab of the process is carved from one range of address space, reserved
+ * (PROT_NONE, nothing committed) when the first slab is made, so that an ehash head can name any
+ * object in 32 bits (nulls.h, struct socktab__chead). A slab is made readable and writable when
+ * handed out; a destroyed pool's slabs drop their pages, become inaccessible again (a stray
+ * access faults) and wait on a free stack for the next pool. The range is as large as the system
+ * grants, from 128 GiB (all that 32 bits reach) down to 1 GiB: slabs past it fail with -ENOMEM.
+ */
+uintptr_t socktab__slab_base;
+#define RANGE_SLABS (SOCKTAB__SLAB_RANGE_MAX / SOCKTAB__SLAB_BYTES)
+static pthread_mutex_t range_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t range_slabs, range_carved;   /* (range_lock) slabs the range holds, carved so far */
+static uint32_t range_free[RANGE_SLABS];   /* (range_lock) free slabs' indices, a stack */
+static size_t range_nfree;                 /* (range_lock) */
+
+static void range_reserve_locked(void)
+{
+	for (size_t len = SOCKTAB__SLAB_RANGE_MAX; len >= ((size_t)1 << 30); len /= 2) {
+		void *r = mmap(NULL, len + SOCKTAB__SLAB_BYTES, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (r != MAP_FAILED) {
+			socktab__slab_base = ((uintptr_t)r + SOCKTAB__SLAB_BYTES - 1) &
+					     ~(uintptr_t)(SOCKTAB__SLAB_BYTES - 1);
+			range_slabs = len / SOCKTAB__SLAB_BYTES;
+			return;
+		}
+	}
+}
+
+static void *slab_alloc(void)
+{
+	void *slab = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&range_lock);
+	if (!socktab__slab_base)
+		range_reserve_locked();
+	if (range_nfree)
+		i = range_free[range_nfree - 1];
+	else if (range_carved < range_slabs)
+		i = range_carved;
+	else
+		goto out;
+	slab = (void *)(socktab__slab_base + i * SOCKTAB__SLAB_BYTES);
+	if (mprotect(slab, SOCKTAB__SLAB_BYTES, PROT_READ | PROT_WRITE)) {
+		slab = NULL;
+		goto out;
+	}
+	if (range_nfree)
+		range_nfree--;
+	else
+		range_carved++;
+out:
+	pthread_mutex_unlock(&range_lock);
+	return slab;
+}
+
+static void slab_free(void *slab)
+{
+	(void)madvise(slab, SOCKTAB__SLAB_BYTES, MADV_DONTNEED); /* zero pages when reused */
+	(void)mprotect(slab, SOCKTAB__SLAB_BYTES, PROT_NONE);
+	pthread_mutex_lock(&range_lock);
+	range_free[range_nfree++] =
+		(uint32_t)(((uintptr_t)slab - socktab__slab_base) / SOCKTAB__SLAB_BYTES);
+	pthread_mutex_unlock(&range_lock);
+}
+
 
 static size_t round_up(size_t v, size_t a)
 {
@@ -91,7 +159,8 @@ static int pool_grow_locked(struct socktab__pool *p, bool prefault)
 	size_t nobj = slab_nobj(p);
 
 	SOCKTAB__ASSERT(nobj >= 1); /* sock_priv_size is at most 1 MiB */
-	if (posix_memalign((void **)&slab, SOCKTAB__SLAB_BYTES, SOCKTAB__SLAB_BYTES))
+	slab = slab_alloc();
+	if (!slab)
 		return -ENOMEM;
 	if (p->nslabs || prefault)
 		(void)madvise(slab, SOCKTAB__SLAB_BYTES, MADV_HUGEPAGE); /* a hint: failure costs speed */
@@ -339,7 +408,7 @@ void socktab__pool_walk(struct socktab__pool *p, void (*fn)(struct socktab_sock 
 void socktab__pool_destroy(struct socktab__pool *p)
 {
 	for (size_t i = 0; i < p->nslabs; i++)
-		free(p->slabs[i].base - SOCKTAB__CACHELINE);
+		slab_free(p->slabs[i].base - SOCKTAB__CACHELINE);
 	free(p->slabs);
 	pthread_mutex_destroy(&p->lock);
 	memset(p, 0, sizeof(*p));

@@ -15,11 +15,13 @@
  *     any leak.
  *
  * The failures come from the linker: this binary is linked with -Wl,--wrap for malloc, calloc,
- * realloc, posix_memalign and aligned_alloc, so only calls from objects linked statically (the
+ * realloc, posix_memalign and aligned_alloc, and for mprotect (a slab is made accessible when a
+ * pool takes it, pool.c), so only calls from objects linked statically (the
  * library and this file) go through the wrappers; liburcu's and libc's own allocations, and
  * ASan's interceptors behind __real_malloc, are untouched. src/ is not modified.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "check.h"
 #include "bind.h"
@@ -37,6 +39,8 @@ void *__wrap_calloc(size_t k, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 int __wrap_posix_memalign(void **p, size_t a, size_t n);
 void *__wrap_aligned_alloc(size_t a, size_t n);
+int __real_mprotect(void *p, size_t n, int prot);
+int __wrap_mprotect(void *p, size_t n, int prot);
 
 static long fail_at;   /* fail the fail_at-th allocation after arming; 0: disarmed */
 static long nallocs;   /* allocations since arming */
@@ -95,6 +99,16 @@ void *__wrap_aligned_alloc(size_t a, size_t n)
 		return NULL;
 	}
 	return __real_aligned_alloc(a, n);
+}
+
+/* Only the calls that give memory access can fail: a slab's release (PROT_NONE) cannot. */
+int __wrap_mprotect(void *p, size_t n, int prot)
+{
+	if (prot != PROT_NONE && should_fail()) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return __real_mprotect(p, n, prot);
 }
 
 static void arm(long n)
@@ -321,10 +335,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h * 0x100000001b3ull;
 }
 
-static uint64_t chain(uint64_t h, const struct socktab__hhead *head)
+static uint64_t chain_from(uint64_t h, uintptr_t p)
 {
-	uintptr_t p = atomic_load(&head->first);
-
 	/* Bounded: a chain can hold at most every socket of the script (and their entries). */
 	for (int k = 0; !socktab__is_nulls(p) && k < 1000; k++) {
 		const struct socktab_sock *sk = (const struct socktab_sock *)p;
@@ -335,6 +347,11 @@ static uint64_t chain(uint64_t h, const struct socktab__hhead *head)
 		p = atomic_load(&sk->node.next);
 	}
 	return mix(h, p);
+}
+
+static uint64_t chain(uint64_t h, const struct socktab__hhead *head)
+{
+	return chain_from(h, atomic_load(&head->first));
 }
 
 /* Everything a failed call must leave alone, folded into one number. */
@@ -356,7 +373,7 @@ static uint64_t digest(const struct ctx *c)
 		h = mix(mix(mix(h, st.established), st.time_wait), st.bind_buckets);
 		h = mix(mix(h, st.connects), st.tw_recycled);
 		for (uint32_t i = 0; i <= t->ehash_mask; i++)
-			h = chain(h, &t->ehash[i]);
+			h = chain_from(h, socktab__chead_load(&t->ehash[i], memory_order_relaxed));
 		for (uint32_t i = 0; i <= t->lhash2_mask; i++)
 			h = chain(h, &t->lhash2[i].head);
 		for (uint32_t i = 0; i <= t->bhash_mask; i++) {
