@@ -785,6 +785,39 @@ int rp_kernel_probe(void)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : EPERM;
 }
 
+int rp_kernel_role_lock(void)
+{
+	static int known = -2;
+	pid_t pid;
+	int st;
+
+	if (known != -2)
+		return known;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		struct sockaddr un = { .sa_family = AF_UNSPEC };
+		int fd;
+
+		if (unshare(CLONE_NEWNET) || lo_up())
+			_exit(2);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0 || listen(fd, 1) || connect(fd, &un, sizeof(un)))
+			_exit(2);
+		if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
+			_exit(2);
+		_exit(errno == EINVAL ? 1 : errno == ECONNREFUSED ? 0 : 2);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	known = WIFEXITED(st) && WEXITSTATUS(st) < 2 ? WEXITSTATUS(st) : -1;
+	return known;
+}
+
 static bool case_adds_links(const struct rp_case *c)
 {
 	for (int i = 0; i < c->nops; i++)

@@ -1201,6 +1201,7 @@ static struct rp_case *cur_case(struct rp_parser *P, const char *basename)
 		s->cases = rp_xrealloc(s->cases, sizeof(*s->cases));
 		memset(s->cases, 0, sizeof(*s->cases));
 		s->cases[0].name = rp_xstrdup(basename);
+		s->cases[0].role_lock = -1;
 		s->cases[0].first_line = s->nlines;
 		s->ncases = 1;
 		P->nops_cap = 0;
@@ -1377,15 +1378,25 @@ struct rp_script *rp_parse_text(const char *file, char *text, char *errbuf, size
 			add_line(s, P.lineno, line);
 			goto next;
 		} else if (!strncmp(line, "case", 4) && (isspace((unsigned char)line[4]) || !line[4])) {
-			char *name = trim(line + 4);
+			char buf[256], *tok[8];
+			int n, role_lock = -1;
 
-			if (!*name || strchr(name, ' ') || strchr(name, '\t')) {
-				fail(&P, "usage: case NAME");
+			snprintf(buf, sizeof(buf), "%s", line);
+			n = tokenize(buf, tok, 8);
+			if (n == 4 && !strcmp(tok[2], "when") && !strcmp(tok[3], "role_lock"))
+				role_lock = 1;
+			else if (n == 4 && !strcmp(tok[2], "when") && !strcmp(tok[3], "no_role_lock"))
+				role_lock = 0;
+			else if (n != 2) {
+				fail(&P, "usage: case NAME [when role_lock|no_role_lock]");
 				goto bad;
 			}
+			char *name = tok[1];
+
 			s->cases = rp_xrealloc(s->cases, sizeof(*s->cases) * (size_t)(s->ncases + 1));
 			memset(&s->cases[s->ncases], 0, sizeof(*s->cases));
 			s->cases[s->ncases].name = rp_xstrdup(name);
+			s->cases[s->ncases].role_lock = role_lock;
 			s->cases[s->ncases].first_line = s->nlines;
 			s->ncases++;
 			P.nops_cap = 0;

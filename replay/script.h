@@ -154,6 +154,8 @@ struct rp_case {
 	int first_line, nlines; /* statement lines of this case (script->lines indices) */
 	struct rp_op *ops;
 	int nops;
+	int role_lock; /* -1: any kernel; 0/1: runs only where the kernel's R104 role lock is so
+			* ("case NAME when no_role_lock" / "when role_lock"), socktab set to match */
 };
 
 struct rp_script {
@@ -324,6 +326,15 @@ int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_e
 
 /* 0: the kernel backend can run (netns creation allowed); else the errno of unshare(). */
 int rp_kernel_probe(void);
+
+/* 1 when the live kernel keeps a TCP socket's first role (R104: a socket that has listened
+ * cannot connect after connect(AF_UNSPEC)), 0 when not, -1 when it cannot tell. Probed once, in a
+ * throwaway child and namespace. */
+int rp_kernel_role_lock(void);
+
+/* The R104 role lock the socktab backend gives a case that names none: -1 (socktab's default)
+ * unless the kernel backend takes part, which sets the live kernel's. */
+extern int rp_role_lock;
 
 /* Shorter waits (fuzzer): accept/readable 50 ms, connect 200 ms. Loopback needs microseconds. */
 extern int rp_fast_waits;

@@ -356,6 +356,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	atomic_init(&net->port_range, ((uint32_t)p->port_high << 16) | p->port_low);
 	atomic_init(&net->unprivileged_port_start, p->unprivileged_port_start);
 	atomic_init(&net->tw_reuse, p->tw_reuse);
+	atomic_init(&net->tcp_role_lock, 1);
 	atomic_init(&net->tw_reuse_delay_ms, p->tw_reuse_delay_ms);
 	atomic_init(&net->autobind_reuse, p->autobind_reuse != 0);
 	net->net_raw = p->net_raw != 0;
@@ -707,6 +708,14 @@ int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on)
 			atomic_fetch_and_explicit(&net->reserved[port >> 6], ~bit,
 						  memory_order_relaxed);
 	}
+	return 0;
+}
+
+int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on)
+{
+	if (!net || on < 0 || on > 1)
+		return -EINVAL;
+	WR(net->tcp_role_lock, (uint8_t)on);
 	return 0;
 }
 

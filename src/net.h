@@ -145,6 +145,7 @@ struct socktab_net {
 	_Atomic uint8_t udp_l3mdev_accept; /* (a) net.ipv4.udp_l3mdev_accept */
 	_Atomic uint8_t tcp_rfc1337;       /* (a) net.ipv4.tcp_rfc1337 */
 	uint8_t net_raw;                   /* (c) callers hold CAP_NET_RAW */
+	_Atomic uint8_t tcp_role_lock;     /* (a) R104: a TCP socket keeps its first role */
 	uint32_t tw_priv_size;             /* (c) caller bytes a TIME_WAIT entry keeps */
 	uint32_t priv_size;                /* (c) caller bytes per socket */
 	pthread_mutex_t reuseport_lock;    /* guards every reuseport group of this net */

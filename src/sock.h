@@ -57,6 +57,10 @@ enum socktab__kind {
  * cold->incoming_cpu. Scores read the value only when this bit says there is one, so a lookup
  * among sockets without the option touches no line of theirs but the first (R106). */
 #define SOCKTAB__SOCKF_INCPU 0x02
+/* The same byte of a TCP socket, under its lock (R104): it has listened; it has sent a SYN or
+ * was made by a listener. Never cleared while the socket lives. */
+#define SOCKTAB__SOCKF_LISTENED 0x04
+#define SOCKTAB__SOCKF_ACTIVE 0x08
 
 struct socktab__tb2;
 struct socktab__reuseport;
@@ -278,6 +282,13 @@ static inline int socktab__sk_incoming_cpu(const struct socktab_sock *sk)
 static inline int socktab__sk_incpu_hint(const struct socktab_sock *sk, uint8_t f)
 {
 	return (f & SOCKTAB__SOCKF_INCPU) ? RD(sk->cold->incoming_cpu) : -1;
+}
+
+/* R104: mark @sk's role (SOCKTAB__SOCKF_LISTENED or _ACTIVE). Caller holds the socket lock or
+ * owns the socket alone. */
+static inline void socktab__sk_mark_role(struct socktab_sock *sk, uint8_t role)
+{
+	atomic_fetch_or_explicit(&sk->tw_flags, role, memory_order_relaxed);
 }
 
 /* Set SO_INCOMING_CPU and its flag. Caller holds the socket lock (or owns the socket alone),

@@ -273,6 +273,12 @@ static int tcp_route(struct socktab_sock *sk, bool v4, struct in6_addr *daddr,
 	return 0;
 }
 
+/* R104: whether the role lock forbids @sk a role, having taken @other (a SOCKTAB__SOCKF_ bit). */
+static bool role_locked(const struct socktab_sock *sk, uint8_t other)
+{
+	return (RD(sk->tw_flags) & other) && RD(socktab__sk_net(sk)->tcp_role_lock);
+}
+
 int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)
 {
 	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
@@ -350,6 +356,12 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	err = tcp_route(sk, v4, &daddr6, &saddr6, d.scope_id);
 	if (err)
 		goto out;
+	/* R104: with the role lock, a socket that has listened does not connect (checked after the
+	 * route, as the kernel: an unreachable destination still reports ENETUNREACH). */
+	if (role_locked(sk, SOCKTAB__SOCKF_LISTENED)) {
+		err = -EINVAL;
+		goto out;
+	}
 	daddr4 = v4 ? daddr6.s6_addr32[3] : 0;
 	saddr4 = v4 ? saddr6.s6_addr32[3] : SOCKTAB__LOOPBACK4_IPV6;
 
@@ -385,6 +397,7 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		goto out;
 	}
 	socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY, false); /* it has the route's source now */
+	socktab__sk_mark_role(sk, SOCKTAB__SOCKF_ACTIVE);
 	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&net->n_connects, 1, memory_order_relaxed);
 	err = 0;
@@ -575,7 +588,11 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 	/* R46: LISTEN first, so the port is re-validated as a listener's (no SO_REUSEADDR pass). */
 	WR(sk->state, SOCKTAB_TCP_LISTEN);
 	err = socktab__get_port(net, sk, socktab__sk_num(sk));
-	if (!err) {
+	if (!err && role_locked(sk, SOCKTAB__SOCKF_ACTIVE)) {
+		/* R104: the role lock refuses a socket that has been active after it got its port,
+		 * and the port stays, as a bind(0) would leave it. */
+		err = -EINVAL;
+	} else if (!err) {
 		err = socktab__listen_hash(net, sk);
 		if (err && !(sk->userlocks & SOCKTAB__BINDPORT_LOCK) &&
 		    !(sk->userlocks & SOCKTAB__BINDADDR_LOCK))
@@ -585,6 +602,7 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 		WR(sk->state, SOCKTAB_TCP_CLOSE);
 	} else {
 		sk->cold->backlog = backlog;
+		socktab__sk_mark_role(sk, SOCKTAB__SOCKF_LISTENED);
 	}
 	socktab__unlock(socktab__sk_lock(sk));
 	return err;
@@ -682,6 +700,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	child->userlocks = listener->userlocks & SOCKTAB__BINDADDR_LOCK;
 	/* sk_clone_lock(): the child names the CPU that made it (R107). */
 	socktab__sk_set_incoming_cpu(child, socktab__rx_cpu());
+	socktab__sk_mark_role(child, SOCKTAB__SOCKF_ACTIVE); /* a child never listens (R104) */
 	atomic_store_explicit(&child->cold->flags,
 			      atomic_load_explicit(&listener->cold->flags, memory_order_relaxed) &
 				      (SOCKTAB__SKF_FREEBIND | SOCKTAB__SKF_TRANSPARENT |

@@ -202,6 +202,17 @@ int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on);
 int socktab_net_set_tw_reuse(struct socktab_net *net, int mode);
 
 /*
+ * Whether a TCP socket keeps the first role it took (@on = 1, a new net's setting): once it has
+ * listened, a later connect() fails with -EINVAL, and once it has sent a SYN (connect() got as
+ * far as choosing its port, whatever the answer) or was made by a listener, a later listen()
+ * fails with -EINVAL, connect(AF_UNSPEC) in between or not. Builds of Linux 6.18.44 differ here
+ * and no sysctl shows it: with @on = 0 a disconnected socket takes either role again, as the
+ * others do (docs/rules.md, R104). -EINVAL for @on other than 0 or 1.
+ * Context: any registered thread.
+ */
+int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on);
+
+/*
  * Write a per-net sysctl by its kernel name, value as text (as `sysctl -w` takes it), with the
  * kernel's validation (-EINVAL). Keys: net.ipv4.ip_local_port_range ("LO HI"),
  * net.ipv4.ip_local_reserved_ports ("" clears; else "P1,P2-P3,..." with the rules of the kernel's

@@ -352,6 +352,64 @@ TEST(sysctl_by_name)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(listen_unbound_odd_port, listen_race_reuseaddr, specific_beats_wildcard,
+/* R104's role lock, both settings: the table calls alone, with no packets. */
+static int disconnect(struct socktab_sock *sk)
+{
+	struct sockaddr un = { .sa_family = AF_UNSPEC };
+
+	return socktab_connect(sk, &un, sizeof(un));
+}
+
+TEST(role_lock)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_net_stats st0, st;
+	int port;
+
+	CHECK_EQ(socktab_net_set_tcp_role_lock(NULL, 1), -EINVAL);
+	CHECK_EQ(socktab_net_set_tcp_role_lock(net, 2), -EINVAL);
+	CHECK_EQ(socktab_net_set_tcp_role_lock(net, -1), -EINVAL);
+	/* On by default: a listener, disconnected, does not connect and holds nothing. */
+	CHECK_EQ(socktab_listen(s, 8), 0);
+	CHECK_EQ(disconnect(s), 0);
+	socktab_net_stats(net, &st0);
+	CHECK_EQ(check_connect4(s, "127.0.0.1", 80), -EINVAL);
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.bind_buckets, st0.bind_buckets);
+	CHECK_EQ(st.established, st0.established);
+	CHECK_EQ(socktab_get_state(s), SOCKTAB_TCP_CLOSE);
+	CHECK_EQ(socktab_listen(s, 8), 0); /* its own role again */
+	/* An active socket, disconnected, gets listen()'s port but not the listener's role. */
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0);
+	CHECK_EQ(disconnect(c), 0);
+	CHECK_EQ(socktab_listen(c, 8), -EINVAL);
+	port = check_port(c);
+	CHECK(port % 2 == 1);
+	CHECK_EQ(socktab_get_state(c), SOCKTAB_TCP_CLOSE);
+	CHECK(!socktab_lookup_listener4(net, inet_addr("127.0.0.1"), htons(1), inet_addr("127.0.0.1"),
+					htons((uint16_t)port), SOCKTAB_LOOPBACK_IFINDEX, 0));
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 80), 0);
+	CHECK_EQ(check_port(c), port); /* connect() leaves from the port listen() took */
+	socktab_close(s);
+	socktab_close(c);
+	/* Off: either role after a disconnect. */
+	CHECK_EQ(socktab_net_set_tcp_role_lock(net, 0), 0);
+	s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(socktab_listen(s, 8), 0);
+	CHECK_EQ(disconnect(s), 0);
+	CHECK_EQ(check_connect4(s, "127.0.0.1", 81), 0);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 82), 0);
+	CHECK_EQ(disconnect(c), 0);
+	CHECK_EQ(socktab_listen(c, 8), 0);
+	CHECK_EQ(socktab_get_state(c), SOCKTAB_TCP_LISTEN);
+	socktab_close(s);
+	socktab_close(c);
+	socktab_net_free(net);
+}
+
+CHECK_MAIN(role_lock, listen_unbound_odd_port, listen_race_reuseaddr, specific_beats_wildcard,
 	   v4_wildcard_beats_v6_dual, reuseport_group_selection, reuseport_group_grows,
 	   child_sockets, refused_connect_releases_port, listen_errors_and_backlog, sysctl_by_name)
