@@ -1777,7 +1777,7 @@ static void take_snap(struct snap *s)
 		}
 }
 
-static void check_unchanged(const struct snap *s, const char *call, int err, bool udp_autobind)
+static void check_unchanged(const struct snap *s, const char *call, int err, bool kept_port)
 {
 	for (int n = 0; n < MAX_NETS; n++) {
 		struct socktab_net_stats now;
@@ -1789,12 +1789,13 @@ static void check_unchanged(const struct snap *s, const char *call, int err, boo
 			continue;
 		socktab_net_stats(nets[n].net, &now);
 		socktab_udp_stats(nets[n].net, &unow);
-		if ((unow.hashed != s->us[n].hashed && !udp_autobind) ||
+		if ((unow.hashed != s->us[n].hashed && !kept_port) ||
 		    unow.hashed4 != s->us[n].hashed4)
 			violation("failed %s (%d) changed net %d's UDP counters", call, err, n);
 		if (now.established != b->established || now.connects != b->connects ||
 		    now.tw_recycled != b->tw_recycled ||
-		    (!lazy && (now.time_wait != b->time_wait || now.bind_buckets != b->bind_buckets)))
+		    (!lazy && (now.time_wait != b->time_wait ||
+			       (now.bind_buckets != b->bind_buckets && !kept_port))))
 			violation("failed %s (%d) changed net %d's counters: established %llu->%llu "
 				  "time_wait %llu->%llu bind_buckets %llu->%llu",
 				  call, err, n, (unsigned long long)b->established,
@@ -1822,6 +1823,7 @@ static void sock_call(struct input *in, int kind, int i)
 		255,
 	};
 	int st = socktab_get_state(sk), err = 0, eb, ea, n = socks[i].net, state = 0;
+	int num0 = socktab__sk_num(sk);
 	int dev0 = sock_dev(sk), dev1, l3 = sk_bucket_l3mdev(sk);
 	struct snap s;
 	struct tuple t0;
@@ -1884,7 +1886,7 @@ static void sock_call(struct input *in, int kind, int i)
 	}
 	/*
 	 * Like the kernel (inet_dgram_connect autobinds before the protocol's connect), a UDP
-	 * connect() that fails may leave the port it auto-bound: the one exception, counted by
+	 * connect() that fails may leave the port it auto-bound: one exception, counted by
 	 * udp_autobind_kept.
 	 */
 	bool autobind = socks[i].udp && kind == 1 && !eb &&
@@ -1892,6 +1894,10 @@ static void sock_call(struct input *in, int kind, int i)
 			socktab__sk_num(sk) != 0;
 
 	udp_autobind_kept += autobind;
+	/* The other: R104's role lock refuses listen() on a socket that has been active after
+	 * listen() got its port, which a socket that had none keeps. */
+	if (!socks[i].udp && kind == 2 && err == -EINVAL && !num0 && socktab__sk_num(sk))
+		autobind = true;
 	check_unchanged(&s, names[kind], err, autobind);
 	ea = socktab_getsockname(sk, (struct sockaddr *)&after, &la);
 	/*
