@@ -61,6 +61,9 @@ static void usage(FILE *f)
 		"                     [--tcp-echo PORT]... [--http PORT]... [--udp-echo PORT]...\n"
 		"                     [--sockperf PORT]... [--udp-connect-per-peer]\n"
 		"                     [--udp-hash4 on|off] [--udp-max-peers N] [--max-conns N]\n"
+		"                     [--max-conns-per-source N] [--idle-timeout S]\n"
+		"                     [--syncookies 0|1|2] [--backlog N]\n"
+		"                     [--tcp-retries N] [--rto-max-ms MS]\n"
 		"                     [--connect ADDR:PORT --flows N [--parallel K] [--crr]]\n"
 		"                     [--duration S] [--ss-state NAME]... [--ss-sport PORT]\n"
 		"                     [--ss-dport PORT] [--ss-proto tcp|udp|all]\n"
@@ -79,6 +82,19 @@ static void usage(FILE *f)
 		"  --udp-hash4 on|off     socktab's UDP 4-tuple hash (default on)\n"
 		"  --udp-max-peers N      connected UDP sockets at most (default 65536)\n"
 		"  --max-conns N          TCP connections at most (default 200000)\n"
+		"  --max-conns-per-source N\n"
+		"                         connections one peer address may open; its further\n"
+		"                         SYNs get a RST (default --max-conns / 8; 0: no limit)\n"
+		"  --idle-timeout S       reset (RST) a connection that has received nothing for S\n"
+		"                         seconds (default 300; 0: never)\n"
+		"  --syncookies 0|1|2     net.ipv4.tcp_syncookies: SYN cookies never, when a\n"
+		"                         listener's SYN queue is full (default), always\n"
+		"  --backlog N            listen() backlog: half-open connections per listener\n"
+		"                         before SYN cookies (default 4096)\n"
+		"  --tcp-retries N        retransmissions, or unanswered zero-window probes, before\n"
+		"                         a connection is given up (default 8); a zero window the\n"
+		"                         peer keeps acknowledging is probed for ever\n"
+		"  --rto-max-ms MS        retransmission and probe backoff ceiling (default 10000)\n"
 		"  --connect ADDR:PORT    open --flows N connections (default 1), send a line on\n"
 		"                         each and check its echo; [v6]:port for IPv6\n"
 		"  --parallel K           flows in handshake or waiting for echo at most (256)\n"
@@ -178,6 +194,7 @@ enum {
 	O_TUN = 256, O_PEER, O_ADDR, O_PEER6, O_ADDR6, O_TCP_ECHO, O_HTTP, O_UDP_ECHO,
 	O_SOCKPERF, O_PER_PEER, O_HASH4, O_MAX_PEERS, O_MAX_CONNS, O_CONNECT, O_FLOWS,
 	O_PARALLEL, O_CRR, O_DURATION, O_SS_STATE, O_SS_SPORT, O_SS_DPORT, O_SS_PROTO,
+	O_PER_SOURCE, O_IDLE, O_SYNCOOKIES, O_BACKLOG, O_RETRIES, O_RTO_MAX,
 };
 
 static int parse(int argc, char **argv, struct st_cfg *cfg)
@@ -205,6 +222,12 @@ static int parse(int argc, char **argv, struct st_cfg *cfg)
 		{ "ss-sport", required_argument, NULL, O_SS_SPORT },
 		{ "ss-dport", required_argument, NULL, O_SS_DPORT },
 		{ "ss-proto", required_argument, NULL, O_SS_PROTO },
+		{ "max-conns-per-source", required_argument, NULL, O_PER_SOURCE },
+		{ "idle-timeout", required_argument, NULL, O_IDLE },
+		{ "syncookies", required_argument, NULL, O_SYNCOOKIES },
+		{ "backlog", required_argument, NULL, O_BACKLOG },
+		{ "tcp-retries", required_argument, NULL, O_RETRIES },
+		{ "rto-max-ms", required_argument, NULL, O_RTO_MAX },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -300,12 +323,34 @@ static int parse(int argc, char **argv, struct st_cfg *cfg)
 			r = opt_choice(&op, optname, optarg, protos, &v);
 			cfg->ss_proto = v == 1 ? SOCKTAB_TCP : v == 2 ? SOCKTAB_UDP : 0;
 			break;
+		case O_PER_SOURCE:
+			r = opt_count_int(&op, optname, optarg, 0, 10000000, &cfg->max_conns_per_source);
+			break;
+		case O_IDLE:
+			r = opt_count_int(&op, optname, optarg, 0, 86400 * 365, &cfg->idle_timeout);
+			break;
+		case O_SYNCOOKIES:
+			r = opt_count_int(&op, optname, optarg, 0, 2, &cfg->syncookies);
+			break;
+		case O_BACKLOG:
+			r = opt_count_int(&op, optname, optarg, 1, 1 << 20, &cfg->backlog);
+			break;
+		case O_RETRIES:
+			r = opt_count_int(&op, optname, optarg, 1, 255, &cfg->tcp_retries);
+			break;
+		case O_RTO_MAX:
+			r = opt_count_int(&op, optname, optarg, ST_RTO_MIN_MS, 120000, &cfg->rto_max_ms);
+			break;
 		default:
 			return -1;
 		}
 	}
 	if (r)
 		return -1;
+	if (cfg->max_conns_per_source < 0)
+		cfg->max_conns_per_source = cfg->max_conns / ST_CONNS_PER_SOURCE_DIV > 0
+						    ? cfg->max_conns / ST_CONNS_PER_SOURCE_DIV
+						    : 1;
 	if (optind < argc)
 		return opt_fail(&op, "unexpected argument '%s'", argv[optind]);
 	if (!cfg->tun || !peer4 || !addr4)
@@ -352,7 +397,7 @@ static int tcp_listen_open(struct stack *st, int family, int port, int app)
 				   family == AF_INET ? sizeof(struct sockaddr_in)
 						     : sizeof(struct sockaddr_in6));
 	if (!err)
-		err = socktab_listen(sk, 4096);
+		err = socktab_listen(sk, st->cfg.backlog);
 	if (err) {
 		fprintf(stderr, CMD ": tcp port %d: %s\n", port, strerror(-err));
 		socktab_close(sk);
@@ -419,6 +464,12 @@ int stack_open(struct stack *st)
 		err = socktab_addr_add(st->net, st->ifindex, AF_INET6, &cfg->addr6, cfg->plen6);
 	if (!err)
 		err = socktab_net_set_udp_hash4(st->net, cfg->udp_hash4);
+	if (!err && cfg->backlog > ST_BACKLOG) { /* listen() caps the backlog at somaxconn */
+		char v[16];
+
+		snprintf(v, sizeof(v), "%d", cfg->backlog);
+		err = socktab_net_sysctl(st->net, "net.core.somaxconn", v);
+	}
 	if (err) {
 		fprintf(stderr, CMD ": declaring %s's addresses: %s\n", cfg->tun, strerror(-err));
 		return -1;
@@ -445,6 +496,12 @@ void stack_defaults(struct stack *st)
 	st->cfg.udp_hash4 = 1;
 	st->cfg.udp_max_peers = 65536;
 	st->cfg.max_conns = 200000;
+	st->cfg.max_conns_per_source = -1;
+	st->cfg.idle_timeout = ST_IDLE_TIMEOUT;
+	st->cfg.syncookies = 1;
+	st->cfg.backlog = ST_BACKLOG;
+	st->cfg.tcp_retries = ST_RETRIES;
+	st->cfg.rto_max_ms = ST_RTO_MAX_MS;
 	st->cfg.parallel = 256;
 	st->cfg.ss_proto = SOCKTAB_TCP;
 	st->tun_fd = -1;
@@ -474,6 +531,15 @@ static void print_counters(struct stack *st)
 	P("tcp_timeouts", c->tcp_timeouts);
 	P("tcp_syn_dropped", c->tcp_syn_dropped);
 	P("tcp_conns_now", st->n_conns);
+	P("tcp_synq_now", st->synq_total);
+	P("tcp_synq_peak", c->tcp_synq_peak);
+	P("tcp_synrecv_expired", c->tcp_synrecv_expired);
+	P("tcp_syncookies_sent", c->tcp_cookies_sent);
+	P("tcp_syncookies_recv", c->tcp_cookies_ok);
+	P("tcp_syncookies_failed", c->tcp_cookies_bad);
+	P("tcp_src_refused", c->tcp_src_refused);
+	P("tcp_idle_closed", c->tcp_idle_closed);
+	P("tcp_probes", c->tcp_probes);
 	P("http_responses", c->http_responses);
 	P("udp_rx", c->udp_rx);
 	P("udp_tx", c->udp_tx);

@@ -13,6 +13,8 @@
  *   tcp_in.c  TCP input: listeners, the state machine, RST for segments that match nothing
  *   tcp_out.c TCP output: segments, the send buffer, retransmission timers, closing
  *   tcp_tw.c  TIME_WAIT: what a segment does to a TIME_WAIT entry
+ *   syncookie.c the SYN queue of each listener, the SYN-cookie decision, SYN cookies
+ *   limits.c  per-source connection counts, the idle timeout
  *   udp.c     UDP input and output, connected sockets per peer
  *   app.c     the applications: TCP echo, HTTP, sockperf, UDP echo
  *   client.c  active flows (--connect): connect() port choice, echo check, the tcp_crr loop
@@ -40,8 +42,18 @@
 #define ST_RCV_WND 65535       /* the receive window we advertise at most (no window scaling) */
 #define ST_RTO_SYN_MS 1000     /* first retransmission timeout of a SYN or SYN-ACK */
 #define ST_RTO_MIN_MS 200      /* first retransmission timeout of data and FIN (TCP_RTO_MIN) */
-#define ST_RTO_MAX_MS 10000    /* backoff ceiling */
-#define ST_RETRIES 8           /* retransmissions before a connection is given up */
+#define ST_RTO_MAX_MS 10000    /* backoff ceiling (default of --rto-max-ms) */
+#define ST_RETRIES 8           /* retransmissions, or zero-window probes the peer leaves
+				* unanswered, before a connection is given up (default of
+				* --tcp-retries) */
+#define ST_SYNACK_RETRIES 5    /* SYN-ACK retransmissions before a SYN_RECV child is dropped
+				* (the kernel's tcp_synack_retries) ... */
+#define ST_SYNACK_RETRIES_LOADED 2 /* ... and when its listener's SYN queue is more than half
+				    * full (the floor of the kernel's reqsk_timer_handler) */
+#define ST_BACKLOG 4096        /* listen() backlog: the kernel's net.core.somaxconn default */
+#define ST_MAX_SYN_BACKLOG 2048 /* the kernel's tcp_max_syn_backlog for a 262144-slot ehash */
+#define ST_IDLE_TIMEOUT 300    /* seconds without a segment before a connection is reset */
+#define ST_CONNS_PER_SOURCE_DIV 8 /* default --max-conns-per-source: --max-conns / 8 */
 
 /* An IPv4 or IPv6 address, network order. */
 union st_addr {
@@ -96,6 +108,10 @@ struct tw_part {
 #define CF_APP_DONE 0x10     /* the application has finished its exchange (client: echo ok) */
 #define CF_FIN_ACKED 0x20    /* the peer has acknowledged our FIN */
 
+/* struct conn xflags */
+#define XF_SYNQ 0x01         /* a SYN_RECV child counted in its listener's SYN queue */
+#define XF_SRC 0x02          /* counted in its peer address's connection count (limits.c) */
+
 /*
  * The stack's state of one socket, in the socket's caller data area (socktab_sock_priv(),
  * net parameter sock_priv_size). socktab zeroes it when it creates the socket; the stack
@@ -107,8 +123,12 @@ struct conn {
 	uint8_t app;                       /* enum st_app */
 	uint8_t flags;                     /* CF_* */
 	uint8_t retries;                   /* retransmissions since the last progress */
+	uint8_t probes;                    /* zero-window probes since the peer's last ACK */
+	uint8_t xflags;                    /* XF_* */
 	struct socktab_sock *sk;           /* the socket this area belongs to */
-	struct conn *prev, *next;          /* the stack's list of live connections */
+	struct conn *prev, *next;          /* the stack's list of live connections, the most
+					    * recently heard from first (limits.c) */
+	uint64_t rx_ns;                    /* when the last segment came (idle timeout) */
 	struct conn *rto_prev, *rto_next;  /* armed retransmission timers */
 	uint64_t rto_at;                   /* when the timer fires (ns), 0: not armed */
 	uint32_t rto_ms;                   /* current timeout (doubles at each retransmission) */
@@ -136,6 +156,14 @@ struct conn {
 			uint32_t flow;     /* flow number (the line it sends names it) */
 			uint32_t got;      /* echo bytes checked so far */
 		} cl;
+		struct {                   /* a listener (SK_TCP_LISTEN) */
+			uint32_t synq_len; /* its SYN_RECV children */
+			uint64_t overflow_ns; /* when it last sent a SYN cookie, 0: never */
+		} lst;
+		struct {                   /* a child in SYN_RECV (XF_SYNQ); zeroed when it is
+					    * established, before app_open() */
+			struct conn *listener;
+		} syn;
 	} u;
 };
 
@@ -145,6 +173,8 @@ struct st_counters {
 	uint64_t tcp_accepted, tcp_active_ok, tcp_active_failed, tcp_refused, tcp_rst_sent,
 		tcp_rst_rcvd, tcp_timewait, tcp_tw_syn_reuse, tcp_tw_acks, tcp_retransmits,
 		tcp_timeouts, tcp_syn_dropped, tcp_connect_errors;
+	uint64_t tcp_cookies_sent, tcp_cookies_ok, tcp_cookies_bad, tcp_synrecv_expired,
+		tcp_synq_peak, tcp_src_refused, tcp_idle_closed, tcp_probes;
 	uint64_t http_responses;
 	uint64_t udp_rx, udp_tx, udp_connected_socks, udp_noport;
 	uint64_t icmp_echo_replies, icmp_unreach_sent, icmp_ratelimited;
@@ -167,6 +197,14 @@ struct st_cfg {
 	int udp_hash4;              /* 1: socktab_net_set_udp_hash4(net, 1) (default) */
 	int udp_max_peers;          /* connected UDP sockets at most */
 	int max_conns;              /* TCP connections at most */
+	int syncookies;             /* net.ipv4.tcp_syncookies: 0 never, 1 when the SYN queue
+				     * is full, 2 always */
+	int backlog;                /* listen() backlog: the SYN queue's limit per listener */
+	int idle_timeout;           /* seconds; 0: none */
+	int max_conns_per_source;   /* passive connections per peer address; 0: no limit,
+				     * -1: not given (max_conns / ST_CONNS_PER_SOURCE_DIV) */
+	int tcp_retries;            /* ST_RETRIES */
+	int rto_max_ms;             /* ST_RTO_MAX_MS */
 	struct sockaddr_storage connect_to;   /* --connect */
 	socklen_t connect_len;
 	int flows, parallel;
@@ -184,6 +222,8 @@ struct st_client {
 	bool stopped;               /* connect() failed for good: start no more flows */
 };
 
+struct src_table;
+
 /* The stack. One thread drives it. */
 struct stack {
 	struct st_cfg cfg;
@@ -191,12 +231,17 @@ struct stack {
 	int tun_fd;
 	int ifindex;                /* the TUN device's ifindex in the socktab net */
 	uint64_t now_ns;            /* CLOCK_MONOTONIC, refreshed by the loop */
-	struct conn *conns;         /* live TCP connections and UDP peer sockets */
+	struct conn *conns;         /* live TCP connections, most recently heard from first */
+	struct conn *conns_tail;    /* the one heard from longest ago */
 	uint32_t n_conns;           /* TCP connections among them */
 	uint32_t n_udp_peers;
 	uint32_t n_sndbufs;         /* connections holding a send buffer */
 	struct conn *rto_head;      /* armed retransmission timers */
 	uint64_t rng;               /* xorshift state: initial sequence numbers */
+	uint64_t cookie_key[2][2];  /* SipHash keys of the SYN cookies (random) */
+	bool cookie_keyed;
+	uint32_t synq_total;        /* SYN_RECV children of every listener */
+	struct src_table *src;      /* connections per peer address (limits.c) */
 	double icmp_tokens;         /* ICMP error rate limit (token bucket) */
 	uint64_t icmp_refill_ns;
 	struct st_client client;
@@ -286,6 +331,26 @@ void conn_abort(struct stack *st, struct conn *c);
 void conn_finish(struct stack *st, struct conn *c);
 void conn_to_timewait(struct stack *st, struct conn *c);
 void conn_free_all(struct stack *st);
+
+/* syncookie.c */
+enum syn_verdict { SYN_CHILD, SYN_COOKIE, SYN_DROP };
+enum syn_verdict syn_decide(const struct stack *st, const struct conn *l, bool tw_reuse);
+void synq_enter(struct stack *st, struct conn *l, struct conn *c);
+void synq_leave(struct stack *st, struct conn *c);
+unsigned synack_retries(const struct stack *st, const struct conn *c);
+void syncookie_send(struct stack *st, const struct pkt *p, const struct seg *s, struct conn *l);
+uint16_t syncookie_check(struct stack *st, const struct pkt *p, const struct seg *s,
+			 const struct conn *l);
+uint64_t st_siphash(const uint64_t key[2], const void *data, size_t len);
+void syncookie_keys(struct stack *st);
+
+/* limits.c */
+bool src_full(struct stack *st, int family, const union st_addr *addr);
+void src_enter(struct stack *st, struct conn *c);
+void src_leave(struct stack *st, struct conn *c);
+void src_free(struct stack *st);
+void conn_touch(struct stack *st, struct conn *c);
+void idle_expire(struct stack *st);
 
 /* tcp_tw.c */
 void tcp_tw_input(struct stack *st, const struct pkt *p, const struct seg *s,

@@ -4,7 +4,9 @@
  * TIME_WAIT entries first, then listeners), and what it found decides the path:
  *   nothing          a reset, by RFC 793's rule (tcp_send_reset)
  *   TIME_WAIT entry  tcp_tw.c
- *   listener         a SYN makes a child socket (socktab_sock_new_child) in SYN_RECV
+ *   listener         a SYN makes a child socket (socktab_sock_new_child) in SYN_RECV, or
+ *                    gets a SYN cookie under a flood (syncookie.c); an ACK with a valid
+ *                    cookie makes an established child
  *   connection       the state machine below, on the struct conn in the socket's area
  * Every state change goes through socktab_set_state(), so that socktab's view (lookups, ss,
  * what close() leaves behind) is the connection's.
@@ -77,14 +79,12 @@ static void set_mss(struct conn *c, uint16_t peer_mss)
 		c->mss = m;
 }
 
-/*
- * A segment reached a listener. A SYN makes the connection's socket: socktab_sock_new_child()
- * inserts it into the established table in SYN_RECV, with the listener's port, and the
- * SYN-ACK goes out. An ACK gets a reset (no such connection); anything else is dropped. @isn is
- * nonzero when the SYN takes over a TIME_WAIT entry (its sequence space continues).
- */
-void tcp_listen_input(struct stack *st, const struct pkt *p, const struct seg *s,
-		      struct socktab_sock *listener, uint32_t isn)
+static void sync_input(struct stack *st, const struct seg *s, struct conn *c);
+
+/* The child socket of a connection to @listener: socktab_sock_new_child() inserts it into the
+ * established table, with the listener's port, in SYN_RECV. NULL: none (counted). */
+static struct conn *child_new(struct stack *st, const struct pkt *p, const struct seg *s,
+			      struct socktab_sock *listener)
 {
 	struct sockaddr_storage local, remote;
 	struct socktab_sock *child;
@@ -92,35 +92,107 @@ void tcp_listen_input(struct stack *st, const struct pkt *p, const struct seg *s
 	socklen_t len = p->family == AF_INET ? sizeof(struct sockaddr_in)
 					     : sizeof(struct sockaddr_in6);
 
-	if (s->flags & TH_RST)
-		return;
-	if (s->flags & TH_ACK) {
-		tcp_send_reset(st, p, s);
-		return;
-	}
-	if (!(s->flags & TH_SYN))
-		return;
-	if (st->n_conns >= (uint32_t)st->cfg.max_conns) { /* as a full backlog: drop, the peer
-							    * retries */
-		st->c.tcp_syn_dropped++;
-		return;
-	}
 	sockaddr_make(&local, p->family, &p->dst, s->dport);
 	sockaddr_make(&remote, p->family, &p->src, s->sport);
 	child = socktab_sock_new_child(listener, (struct sockaddr *)&local,
 				       (struct sockaddr *)&remote, len, st->ifindex, 0);
 	if (!child) {
 		st->c.tcp_syn_dropped++;
-		return;
+		return NULL;
 	}
 	c = socktab_sock_priv(child);
 	conn_link(st, c, child, p->family, &p->dst, s->dport, &p->src, s->sport);
 	c->app = ((struct conn *)socktab_sock_priv(listener))->app;
+	c->tw.rcv_nxt = s->seq + 1;
+	c->snd_wnd = s->wnd;
+	src_enter(st, c);
+	return c;
+}
+
+/*
+ * An ACK reached a listener: the third segment of a handshake answered with a SYN cookie, or
+ * a stray. A valid cookie (syncookie.c) makes the connection: a child, established at once,
+ * with the sequence numbers and the MSS the cookie holds; then the segment's data and FIN are
+ * taken as in any established connection. True: the segment was used (or dropped for want
+ * of room); false: the caller sends a reset.
+ */
+static bool cookie_ack_input(struct stack *st, const struct pkt *p, const struct seg *s,
+			     struct socktab_sock *listener)
+{
+	uint16_t mss = syncookie_check(st, p, s, socktab_sock_priv(listener));
+	struct conn *c;
+
+	if (!mss)
+		return false;
+	if (st->n_conns >= (uint32_t)st->cfg.max_conns || src_full(st, p->family, &p->src)) {
+		st->c.tcp_syn_dropped++; /* as a full accept queue: the kernel drops it too */
+		return true;
+	}
+	c = child_new(st, p, s, listener);
+	if (!c)
+		return true;
+	c->iss = s->ack - 1;
+	c->snd_una = s->ack;
+	c->tw.snd_nxt = s->ack;
+	c->tw.rcv_nxt = s->seq;
+	set_mss(c, mss);
+	socktab_set_state(c->sk, SOCKTAB_TCP_ESTABLISHED);
+	st->c.tcp_cookies_ok++;
+	st->c.tcp_accepted++;
+	app_open(st, c);
+	sync_input(st, s, c);
+	return true;
+}
+
+/*
+ * A segment reached a listener. A SYN from a peer address over --max-conns-per-source gets a
+ * reset (limits.c); otherwise syn_decide() (syncookie.c) says whether it makes a child in
+ * SYN_RECV, counted in the listener's SYN queue, with a SYN-ACK; gets a SYN-ACK holding a
+ * cookie and leaves nothing behind; or is dropped. An ACK may complete a cookie's handshake;
+ * otherwise it gets a reset (no such connection); anything else is dropped. @isn is nonzero
+ * when the SYN takes over a TIME_WAIT entry (its sequence space continues).
+ */
+void tcp_listen_input(struct stack *st, const struct pkt *p, const struct seg *s,
+		      struct socktab_sock *listener, uint32_t isn)
+{
+	struct conn *l = socktab_sock_priv(listener), *c;
+
+	if (s->flags & TH_RST)
+		return;
+	if (s->flags & TH_ACK) {
+		if (!cookie_ack_input(st, p, s, listener))
+			tcp_send_reset(st, p, s);
+		return;
+	}
+	if (!(s->flags & TH_SYN))
+		return;
+	if (src_full(st, p->family, &p->src)) {
+		st->c.tcp_src_refused++;
+		tcp_send_reset(st, p, s);
+		return;
+	}
+	if (st->n_conns >= (uint32_t)st->cfg.max_conns) { /* as a full accept queue: drop, the
+							    * peer retries */
+		st->c.tcp_syn_dropped++;
+		return;
+	}
+	switch (syn_decide(st, l, isn != 0)) {
+	case SYN_COOKIE:
+		syncookie_send(st, p, s, l);
+		return;
+	case SYN_DROP:
+		st->c.tcp_syn_dropped++;
+		return;
+	case SYN_CHILD:
+		break;
+	}
+	c = child_new(st, p, s, listener);
+	if (!c)
+		return;
+	synq_enter(st, l, c);
 	c->iss = isn ? isn : tcp_isn(st);
 	c->snd_una = c->iss;
 	c->tw.snd_nxt = c->iss + 1;
-	c->tw.rcv_nxt = s->seq + 1;
-	c->snd_wnd = s->wnd;
 	set_mss(c, s->mss);
 	tcp_send_syn(st, c);
 	rto_arm(st, c, ST_RTO_SYN_MS);
@@ -181,6 +253,7 @@ static bool syn_recv_input(struct stack *st, const struct pkt *p, const struct s
 	c->snd_wnd = s->wnd;
 	c->retries = 0;
 	rto_disarm(st, c);
+	synq_leave(st, c);
 	socktab_set_state(c->sk, SOCKTAB_TCP_ESTABLISHED);
 	st->c.tcp_accepted++;
 	app_open(st, c);
@@ -237,6 +310,7 @@ static void sync_input(struct stack *st, const struct seg *s, struct conn *c)
 	if (seq_lt(c->snd_una, s->ack))
 		tcp_ack_advance(st, c, s->ack);
 	c->snd_wnd = s->wnd;
+	c->probes = 0; /* the peer answers: a zero window is probed on (tcp_out.c, rto_fire) */
 
 	state = socktab_get_state(c->sk);
 	if (c->flags & CF_FIN_ACKED) {
@@ -317,6 +391,7 @@ void tcp_input(struct stack *st, const struct pkt *p)
 	} else if ((c = socktab_sock_priv(sk)) && c->kind == SK_TCP_CONN && c->sk == sk) {
 		int state = socktab_get_state(sk);
 
+		conn_touch(st, c);
 		if (state == SOCKTAB_TCP_SYN_SENT)
 			syn_sent_input(st, p, &s, c);
 		else if (state != SOCKTAB_TCP_SYN_RECV || syn_recv_input(st, p, &s, c))

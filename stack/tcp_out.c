@@ -41,10 +41,13 @@ void conn_link(struct stack *st, struct conn *c, struct socktab_sock *sk, int fa
 	c->lport = lport;
 	c->rport = rport;
 	c->mss = (uint16_t)(ST_MTU - ip_hdr_len(family) - 20);
+	c->rx_ns = st->now_ns;
 	c->prev = NULL;
 	c->next = st->conns;
 	if (st->conns)
 		st->conns->prev = c;
+	else
+		st->conns_tail = c;
 	st->conns = c;
 	st->n_conns++;
 }
@@ -313,22 +316,48 @@ void rto_disarm(struct stack *st, struct conn *c)
 	c->rto_at = 0;
 }
 
-/* A timer fired: resend the SYN or SYN-ACK, or everything from snd_una on (go-back-N; a
- * closed window gets a one-byte probe), with the timeout doubled. After ST_RETRIES the
- * connection is given up, as the kernel's tcp_write_timeout() does. */
+/*
+ * A timer fired: resend the SYN or SYN-ACK, or everything from snd_una on (go-back-N), with
+ * the timeout doubled up to --rto-max-ms. After --tcp-retries retransmissions without progress
+ * the connection is given up, as the kernel's tcp_write_timeout() does; a SYN_RECV child after
+ * synack_retries() (syncookie.c), as the kernel's reqsk_timer_handler.
+ *
+ * A closed window makes the timer the persist timer (RFC 1122 4.2.2.17, the kernel's
+ * tcp_probe_timer): it sends a one-byte probe from snd_una, backing off the same way, and a
+ * zero window is probed for as long as the peer answers. Only probes left unanswered count:
+ * every ACK the peer sends resets c->probes (tcp_in.c), as the kernel's tcp_ack() resets
+ * icsk_probes_out, and --tcp-retries of them in a row give the connection up, as the kernel's
+ * tcp_retries2 does. A one-byte probe rather than the kernel's zero-length one at snd_una - 1:
+ * Linux rate-limits its answers to out-of-window pure ACKs (tcp_invalid_ratelimit, 500 ms) but
+ * always answers a segment with data, and the byte is taken as soon as the window opens.
+ */
 static void rto_fire(struct stack *st, struct conn *c)
 {
-	uint32_t next = c->rto_ms * 2 < ST_RTO_MAX_MS ? c->rto_ms * 2 : ST_RTO_MAX_MS;
+	uint32_t max = (uint32_t)st->cfg.rto_max_ms;
+	uint32_t next = c->rto_ms * 2 < max ? c->rto_ms * 2 : max;
 	int state = socktab_get_state(c->sk);
+	bool handshake = state == SOCKTAB_TCP_SYN_SENT || state == SOCKTAB_TCP_SYN_RECV;
 
 	rto_disarm(st, c);
-	if (++c->retries > ST_RETRIES) {
+	if (!handshake && !c->snd_wnd) {
+		if (++c->probes > st->cfg.tcp_retries) {
+			st->c.tcp_timeouts++;
+			conn_abort(st, c);
+			return;
+		}
+		st->c.tcp_probes++;
+	} else if (state == SOCKTAB_TCP_SYN_RECV && ++c->retries > synack_retries(st, c)) {
+		st->c.tcp_synrecv_expired++;
+		conn_abort(st, c);
+		return;
+	} else if (state != SOCKTAB_TCP_SYN_RECV && ++c->retries > st->cfg.tcp_retries) {
 		st->c.tcp_timeouts++;
 		conn_abort(st, c);
 		return;
+	} else {
+		st->c.tcp_retransmits++;
 	}
-	st->c.tcp_retransmits++;
-	if (state == SOCKTAB_TCP_SYN_SENT || state == SOCKTAB_TCP_SYN_RECV) {
+	if (handshake) {
 		tcp_send_syn(st, c);
 		rto_arm(st, c, next);
 		return;
@@ -354,18 +383,23 @@ void tcp_timers(struct stack *st)
 		if (c->rto_at <= st->now_ns)
 			rto_fire(st, c);
 	}
+	idle_expire(st);
 }
 
 /* Take @c off the stack's lists and free its buffer: the last step before socktab_close(). */
 static void conn_release(struct stack *st, struct conn *c)
 {
 	rto_disarm(st, c);
+	synq_leave(st, c);
+	src_leave(st, c);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
 		st->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	else
+		st->conns_tail = c->prev;
 	if (c->buf)
 		st->n_sndbufs--;
 	free(c->buf);
@@ -429,5 +463,7 @@ void conn_free_all(struct stack *st)
 	}
 	st->n_sndbufs = 0;
 	st->conns = NULL;
+	st->conns_tail = NULL;
 	st->rto_head = NULL;
+	src_free(st);
 }
