@@ -35,10 +35,12 @@ opt=()
 command -v gnuplot >/dev/null 2>&1 || opt+=(gnuplot-nox)
 pkg-config --exists libdpdk 2>/dev/null || opt+=(libdpdk-dev)
 # Optional: the real clients of tests/real (`meson test --suite real`, root only): curl,
-# ApacheBench and sockperf. A test whose client is missing is skipped (exit 77).
+# ApacheBench, sockperf and hping3 (the SYN flood). A test whose client is missing is skipped
+# (exit 77).
 command -v curl >/dev/null 2>&1 || opt+=(curl)
 command -v ab >/dev/null 2>&1 || opt+=(apache2-utils)
 command -v sockperf >/dev/null 2>&1 || opt+=(sockperf)
+command -v hping3 >/dev/null 2>&1 || opt+=(hping3)
 command -v ip >/dev/null 2>&1 || opt+=(iproute2) # ip(8): serve's TUN peer side
 if [ ${#opt[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then
