@@ -28,7 +28,7 @@ timeout 60 "$READER" 192.0.2.2 7 1000000 3 >"$TMP/reader" &
 READER_PID=$!
 sleep 3.5 # the window is closed and probed
 ip link set st0 down
-sleep 4 # 3 unanswered probes at 1 s each, then the give-up
+sleep 6 # 3 unanswered probes 1 s apart, the give-up at the 4th firing (4 s), and slack
 check "serve exits cleanly" stop_serve
 kill "$READER_PID" 2>/dev/null
 wait "$READER_PID" 2>/dev/null
