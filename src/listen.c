@@ -17,7 +17,8 @@
  * pins the result with increment-if-not-zero and re-checks it (it may have been closed
  * meanwhile), and walks again otherwise. SO_INCOMING_CPU (R106): a listener bound to the
  * lookup's CPU scores one more, and its group prefers such members (reuseport.c); the CPU is
- * asked for only when a scored listener has the option set. Departure: no BPF.
+ * asked for only when a scored listener has the option set. The dispatch hook (R140,
+ * sk_lookup.c) runs before lhash2, as the kernel's sk_lookup programs do.
  * Groups (R34, reuseport.c): a listener joins a group of a listener with the same net, port,
  * family, v6only, device, owner uid and identical address.
  */
@@ -26,6 +27,7 @@
 #include "ehash.h"
 #include "listen.h"
 #include "reuseport.h"
+#include "sk_lookup.h"
 
 static struct socktab__lhead *lhash2_slot(struct socktab_net *net, const struct in6_addr *a,
 					  uint16_t port)
@@ -210,20 +212,68 @@ static struct socktab_sock *listener_lookup_rcu(struct socktab_net *net, struct 
 	return sk;
 }
 
-/* The RCU-scoped listener lookups of socktab/lookup.h are this table's walk itself: they take
+/*
+ * The listener step (R140): the net's dispatch hooks first, as __inet_lookup_listener runs
+ * them, then lhash2. *@hooked: the result is the hooks' selection, which may listen on another
+ * port than @hnum (a referenced lookup re-checks it by that rule, lookup.c).
+ */
+static inline __attribute__((always_inline)) struct socktab_sock *
+listener_step_rcu(struct socktab_net *net, struct lkey *k, const void *saddr, uint16_t sport,
+		  const void *daddr, uint32_t phash, bool *hooked)
+{
+	if (socktab__sk_lookup_on(net)) {
+		struct socktab_sock *sk = socktab__sk_lookup_run_rcu(
+			net, SOCKTAB_TCP, k->v6, saddr, sport, daddr, k->hnum, k->dif, phash);
+
+		if (sk) {
+			*hooked = true;
+			return sk == SOCKTAB__SK_LOOKUP_DROP ? NULL : sk; /* R143 */
+		}
+	}
+	*hooked = false;
+	return listener_lookup_rcu(net, k, phash);
+}
+
+static inline __attribute__((always_inline)) struct socktab_sock *
+listener4_rcu(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr,
+	      uint16_t dport, int dif, int sdif, bool *hooked)
+{
+	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr, .dif = dif,
+			  .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
+
+	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
+	return listener_step_rcu(net, &k, &saddr, sport, &daddr,
+				 socktab__ehashfn4(net, daddr, k.hnum, saddr, sport), hooked);
+}
+
+static inline __attribute__((always_inline)) struct socktab_sock *
+listener6_rcu(struct socktab_net *net, const struct in6_addr *saddr, uint16_t sport,
+	      const struct in6_addr *daddr, uint16_t dport, int dif, int sdif, bool *hooked)
+{
+	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true, .dif = dif, .sdif = sdif,
+			  .cpu = SOCKTAB__CPU_UNASKED };
+
+	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
+		return listener4_rcu(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3], dport,
+				     dif, sdif, hooked);
+	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
+	k.addr6 = *daddr;
+	return listener_step_rcu(net, &k, saddr, sport, daddr,
+				 socktab__ehashfn6(net, daddr, k.hnum, saddr, sport), hooked);
+}
+
+/* The RCU-scoped listener lookups of socktab/lookup.h are this table's step itself: they take
  * no reference and enter no section (lookup.c composes the referenced ones). */
 struct socktab_sock *socktab_lookup_listener4_rcu(struct socktab_net *net, uint32_t saddr,
 						  uint16_t sport, uint32_t daddr, uint16_t dport,
 						  int dif, int sdif)
 {
-	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr, .dif = dif,
-			  .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
+	bool hooked;
 
 	SOCKTAB__ASSERT_RCU();
 	if (!net)
 		return NULL;
-	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
-	return listener_lookup_rcu(net, &k, socktab__ehashfn4(net, daddr, k.hnum, saddr, sport));
+	return listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif, &hooked);
 }
 
 struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
@@ -231,16 +281,27 @@ struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
 						  const struct in6_addr *daddr, uint16_t dport,
 						  int dif, int sdif)
 {
-	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true, .dif = dif, .sdif = sdif,
-			  .cpu = SOCKTAB__CPU_UNASKED };
+	bool hooked;
 
 	SOCKTAB__ASSERT_RCU();
 	if (!net || !saddr || !daddr)
 		return NULL;
-	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
-		return socktab_lookup_listener4_rcu(net, saddr->s6_addr32[3], sport,
-						    daddr->s6_addr32[3], dport, dif, sdif);
-	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
-	k.addr6 = *daddr;
-	return listener_lookup_rcu(net, &k, socktab__ehashfn6(net, daddr, k.hnum, saddr, sport));
+	return listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif, &hooked);
+}
+
+struct socktab_sock *socktab__listener4_rcu(struct socktab_net *net, uint32_t saddr,
+					    uint16_t sport, uint32_t daddr, uint16_t dport,
+					    int dif, int sdif, bool *hooked)
+{
+	SOCKTAB__ASSERT_RCU();
+	return listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked);
+}
+
+struct socktab_sock *socktab__listener6_rcu(struct socktab_net *net,
+					    const struct in6_addr *saddr, uint16_t sport,
+					    const struct in6_addr *daddr, uint16_t dport, int dif,
+					    int sdif, bool *hooked)
+{
+	SOCKTAB__ASSERT_RCU();
+	return listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked);
 }

@@ -91,13 +91,15 @@ established_pinned(struct socktab_net *net, uint32_t hash, const struct socktab_
 /*
  * Pin listener @sk, then make sure it still listens on @hnum: a close, or a disconnect, bind and
  * listen, may have come between the walk and the pin (its net cannot change: it goes back to its
- * pool only after this section). False: walk again.
+ * pool only after this section). A dispatch hook's selection (@hooked, R140) may listen on any
+ * port: it must still listen. False: walk again (a closed selection is refused by the hook's
+ * assign when it runs again, R141).
  */
-static bool listener_pin(struct socktab_sock *sk, uint16_t hnum)
+static bool listener_pin(struct socktab_sock *sk, uint16_t hnum, bool hooked)
 {
 	if (!socktab__sock_hold_not_zero(sk))
 		return false;
-	if (RD(sk->state) != SOCKTAB_TCP_LISTEN || socktab__sk_num(sk) != hnum) {
+	if (RD(sk->state) != SOCKTAB_TCP_LISTEN || (socktab__sk_num(sk) != hnum && !hooked)) {
 		socktab_sock_put(sk);
 		return false;
 	}
@@ -109,11 +111,12 @@ static struct socktab_sock *listener4_pinned(struct socktab_net *net, uint32_t s
 					     int dif, int sdif)
 {
 	struct socktab_sock *sk;
+	bool hooked;
 
 	socktab__rcu_read_lock(); /* nested in the burst lookup's */
 	do
-		sk = socktab_lookup_listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
-	while (sk && !listener_pin(sk, ntohs(dport)));
+		sk = socktab__listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif, &hooked);
+	while (sk && !listener_pin(sk, ntohs(dport), hooked));
 	socktab__rcu_read_unlock();
 	return sk;
 }
@@ -124,11 +127,12 @@ static struct socktab_sock *listener6_pinned(struct socktab_net *net,
 					     int sdif)
 {
 	struct socktab_sock *sk;
+	bool hooked;
 
 	socktab__rcu_read_lock();
 	do
-		sk = socktab_lookup_listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
-	while (sk && !listener_pin(sk, ntohs(dport)));
+		sk = socktab__listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif, &hooked);
+	while (sk && !listener_pin(sk, ntohs(dport), hooked));
 	socktab__rcu_read_unlock();
 	return sk;
 }

@@ -24,6 +24,7 @@
 #include "dev.h"
 #include "layout.h"
 #include "rss.h"
+#include "sk_lookup.h"
 #include "timewait.h"
 #include "udp.h"
 
@@ -420,6 +421,7 @@ void socktab_net_free(struct socktab_net *net)
 	for (int k = 0; k < SOCKTAB__K_NR; k++)
 		(void)atomic_load_explicit(&net->pools[k].returned, memory_order_acquire);
 	socktab__rss_free(net);
+	socktab__sk_lookup_free(net);
 	if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
 		tables_free(net->tab);
 	socktab__udp_table_free(net->udp);

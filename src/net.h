@@ -23,6 +23,7 @@ struct socktab__portmap;
 struct socktab__rss;
 struct socktab__udp_table;
 struct socktab__ifcfg;
+struct socktab__sk_lookup_array;
 
 /* A caller's FIB (socktab_net_set_fib()), replaced whole and freed after a grace period. */
 struct socktab__fib {
@@ -191,6 +192,10 @@ struct socktab_net {
 
 	/* ---- UDP (udp.c): always private to the net, even with shared TCP tables ---- */
 	struct socktab__udp_table *udp;    /* (c) */
+
+	/* ---- dispatch hook (sk_lookup.c): read by a lookup at its listener / unconnected step */
+	struct socktab__sk_lookup_array *_Atomic sk_lookup; /* (r, settings_lock) or NULL */
+	int sk_lookup_next_id;             /* (settings_lock) the last attachment id given */
 };
 
 static inline uint64_t socktab__now(struct socktab_net *net)

@@ -43,7 +43,11 @@
  * SO_INCOMING_CPU (R106): a socket bound to the lookup's CPU scores one more, and a group prefers
  * such members (reuseport.c); the CPU is asked for only when a scored socket has the option set.
  *
- * Departures: no BPF; re-connecting a connected socket moves its hash4
+ * The dispatch hook (R140, sk_lookup.c) runs after the exact-address hash2 pass unless that found
+ * a connected socket, before the pass's unconnected result and the wildcard pass, as the kernel's
+ * sk_lookup programs do.
+ *
+ * Departures: re-connecting a connected socket moves its hash4
  * entry to the new 4-tuple (the kernel leaves it in the stale chain, R74, which only costs speed)
  * and every disconnect leaves hash4, so hash4_cnt counts exactly the connected sockets; the
  * reuseport has_conns flag (R36) is kept on every member instead of on the group, because the
@@ -58,6 +62,7 @@
 #include "bind.h"
 #include "dev.h"
 #include "reuseport.h"
+#include "sk_lookup.h"
 #include "udp.h"
 
 #define PORTS_PER_CHAIN (65536 / 128)   /* bits in the bind(0) bitmap (R69) */
@@ -396,6 +401,17 @@ static struct socktab_sock *lookup1_rcu(struct socktab_net *net, struct ukey *k)
 	return result;
 }
 
+/* The dispatch hook for @k's datagram (sk_lookup.c), with the group hash rp_hash() gives. */
+static __attribute__((noinline, cold)) struct socktab_sock *hook_rcu(struct socktab_net *net,
+								   const struct ukey *k)
+{
+	if (k->v6)
+		return socktab__sk_lookup_run_rcu(net, SOCKTAB_UDP, true, &k->saddr6, k->sport,
+						  &k->daddr6, k->hnum, k->dif, rp_hash(k));
+	return socktab__sk_lookup_run_rcu(net, SOCKTAB_UDP, false, &k->saddr, k->sport, &k->daddr,
+					  k->hnum, k->dif, rp_hash(k));
+}
+
 static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 {
 	struct socktab__udp_table *t = net->udp;
@@ -422,6 +438,13 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 	do
 		sk = lookup2_rcu(t, slot, k, &restart);
 	while (restart);
+	/* R140: the dispatch hook, unless that pass found a connected socket (__udp4_lib_lookup). */
+	if (socktab__sk_lookup_on(net) && !(sk && RD(sk->state) == SOCKTAB_TCP_ESTABLISHED)) {
+		struct socktab_sock *h = hook_rcu(net, k);
+
+		if (h)
+			return h == SOCKTAB__SK_LOOKUP_DROP ? NULL : h; /* R143 */
+	}
 	if (sk)
 		return sk;
 

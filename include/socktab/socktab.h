@@ -10,6 +10,7 @@
  *   socktab/udp.h      UDP's sendto() side, the hash4 switch and counters
  *   socktab/dev.h      devices, addresses and routes
  *   socktab/diag.h     socket dumps (what ss shows)
+ *   socktab/sk_lookup.h the dispatch hook: callbacks that pick a packet's socket (sk_lookup)
  *
  * Error policy: every int-returning function returns 0 (or a non-negative value where stated) on
  * success and a negative errno on failure; a failed call leaves every table exactly as it was
@@ -38,5 +39,6 @@
 #include "socktab/udp.h"
 #include "socktab/dev.h"
 #include "socktab/diag.h"
+#include "socktab/sk_lookup.h"
 
 #endif /* SOCKTAB_SOCKTAB_H */

@@ -29,7 +29,7 @@ FLOORS = {
     "sock": 1, "pool": 1, "dev": 1, "addr": 1,
     # 2: tables
     "ehash": 2, "timewait": 2, "bind": 2, "listen": 2, "reuseport": 2, "portmap": 2,
-    "rss": 2, "udp": 2,
+    "rss": 2, "udp": 2, "sk_lookup": 2,
     # 3: operations
     "connect": 3,
     # 4: entry points
