@@ -212,18 +212,35 @@ static struct socktab_sock *listener_lookup_rcu(struct socktab_net *net, struct 
 	return sk;
 }
 
+static struct socktab_sock *listener4_hooked(struct socktab_net *net, uint32_t saddr,
+					     uint16_t sport, uint32_t daddr, uint16_t dport,
+					     int dif, int sdif, bool *hooked);
+static struct socktab_sock *listener6_hooked(struct socktab_net *net,
+					     const struct in6_addr *saddr, uint16_t sport,
+					     const struct in6_addr *daddr, uint16_t dport, int dif,
+					     int sdif, bool *hooked);
+
 /*
  * The listener step (R140): the net's dispatch hooks first, as __inet_lookup_listener runs
  * them, then lhash2. *@hooked: the result is the hooks' selection, which may listen on another
- * port than @hnum (a referenced lookup re-checks it by that rule, lookup.c).
+ * port than the packet's (a referenced lookup re-checks it by that rule, lookup.c). A net
+ * without callbacks pays one test of a byte in the net's first line (which the hash reads
+ * anyway) and an untaken branch; with callbacks the step is redone out of line, with @hook.
  */
 static inline __attribute__((always_inline)) struct socktab_sock *
-listener_step_rcu(struct socktab_net *net, struct lkey *k, const void *saddr, uint16_t sport,
-		  const void *daddr, uint32_t phash, bool *hooked)
+listener4_rcu(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr,
+	      uint16_t dport, int dif, int sdif, bool *hooked, bool hook)
 {
-	if (socktab__sk_lookup_on(net)) {
+	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr, .dif = dif,
+			  .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
+	uint32_t phash;
+
+	if (!hook && socktab__sk_lookup_on(net))
+		return listener4_hooked(net, saddr, sport, daddr, dport, dif, sdif, hooked);
+	phash = socktab__ehashfn4(net, daddr, k.hnum, saddr, sport);
+	if (hook) {
 		struct socktab_sock *sk = socktab__sk_lookup_run_rcu(
-			net, SOCKTAB_TCP, k->v6, saddr, sport, daddr, k->hnum, k->dif, phash);
+			net, SOCKTAB_TCP, false, &saddr, sport, &daddr, k.hnum, dif, phash);
 
 		if (sk) {
 			*hooked = true;
@@ -231,35 +248,52 @@ listener_step_rcu(struct socktab_net *net, struct lkey *k, const void *saddr, ui
 		}
 	}
 	*hooked = false;
-	return listener_lookup_rcu(net, k, phash);
-}
-
-static inline __attribute__((always_inline)) struct socktab_sock *
-listener4_rcu(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr,
-	      uint16_t dport, int dif, int sdif, bool *hooked)
-{
-	struct lkey k = { .net = net, .hnum = ntohs(dport), .addr4 = daddr, .dif = dif,
-			  .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
-
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
-	return listener_step_rcu(net, &k, &saddr, sport, &daddr,
-				 socktab__ehashfn4(net, daddr, k.hnum, saddr, sport), hooked);
+	return listener_lookup_rcu(net, &k, phash);
 }
 
 static inline __attribute__((always_inline)) struct socktab_sock *
 listener6_rcu(struct socktab_net *net, const struct in6_addr *saddr, uint16_t sport,
-	      const struct in6_addr *daddr, uint16_t dport, int dif, int sdif, bool *hooked)
+	      const struct in6_addr *daddr, uint16_t dport, int dif, int sdif, bool *hooked,
+	      bool hook)
 {
 	struct lkey k = { .net = net, .hnum = ntohs(dport), .v6 = true, .dif = dif, .sdif = sdif,
 			  .cpu = SOCKTAB__CPU_UNASKED };
+	uint32_t phash;
 
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))
 		return listener4_rcu(net, saddr->s6_addr32[3], sport, daddr->s6_addr32[3], dport,
-				     dif, sdif, hooked);
+				     dif, sdif, hooked, hook);
+	if (!hook && socktab__sk_lookup_on(net))
+		return listener6_hooked(net, saddr, sport, daddr, dport, dif, sdif, hooked);
+	phash = socktab__ehashfn6(net, daddr, k.hnum, saddr, sport);
+	if (hook) {
+		struct socktab_sock *sk = socktab__sk_lookup_run_rcu(
+			net, SOCKTAB_TCP, true, saddr, sport, daddr, k.hnum, dif, phash);
+
+		if (sk) {
+			*hooked = true;
+			return sk == SOCKTAB__SK_LOOKUP_DROP ? NULL : sk; /* R143 */
+		}
+	}
+	*hooked = false;
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	k.addr6 = *daddr;
-	return listener_step_rcu(net, &k, saddr, sport, daddr,
-				 socktab__ehashfn6(net, daddr, k.hnum, saddr, sport), hooked);
+	return listener_lookup_rcu(net, &k, phash);
+}
+
+static __attribute__((noinline, cold)) struct socktab_sock *
+listener4_hooked(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr,
+		 uint16_t dport, int dif, int sdif, bool *hooked)
+{
+	return listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked, true);
+}
+
+static __attribute__((noinline, cold)) struct socktab_sock *
+listener6_hooked(struct socktab_net *net, const struct in6_addr *saddr, uint16_t sport,
+		 const struct in6_addr *daddr, uint16_t dport, int dif, int sdif, bool *hooked)
+{
+	return listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked, true);
 }
 
 /* The RCU-scoped listener lookups of socktab/lookup.h are this table's step itself: they take
@@ -273,7 +307,7 @@ struct socktab_sock *socktab_lookup_listener4_rcu(struct socktab_net *net, uint3
 	SOCKTAB__ASSERT_RCU();
 	if (!net)
 		return NULL;
-	return listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif, &hooked);
+	return listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif, &hooked, false);
 }
 
 struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
@@ -286,7 +320,7 @@ struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
 	SOCKTAB__ASSERT_RCU();
 	if (!net || !saddr || !daddr)
 		return NULL;
-	return listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif, &hooked);
+	return listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif, &hooked, false);
 }
 
 struct socktab_sock *socktab__listener4_rcu(struct socktab_net *net, uint32_t saddr,
@@ -294,7 +328,7 @@ struct socktab_sock *socktab__listener4_rcu(struct socktab_net *net, uint32_t sa
 					    int dif, int sdif, bool *hooked)
 {
 	SOCKTAB__ASSERT_RCU();
-	return listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked);
+	return listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked, false);
 }
 
 struct socktab_sock *socktab__listener6_rcu(struct socktab_net *net,
@@ -303,5 +337,5 @@ struct socktab_sock *socktab__listener6_rcu(struct socktab_net *net,
 					    int sdif, bool *hooked)
 {
 	SOCKTAB__ASSERT_RCU();
-	return listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked);
+	return listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked, false);
 }

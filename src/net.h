@@ -125,6 +125,8 @@ struct socktab_net {
 	uint8_t rcu_precheck;              /* (c) variant: RCU pre-check of 4-tuples in connect() */
 	uint8_t tcp_timestamps;            /* (c) */
 	uint8_t privileged;                /* (c) */
+	_Atomic uint8_t sk_lookup_on;      /* (a, settings_lock) sk_lookup below is not NULL: the
+					    * listener / unconnected step tests this byte only */
 	enum socktab_variant variant;      /* (c) */
 	uint64_t port_key[2];              /* (c) SipHash key of the connect() offset (R10) */
 	socktab_clock_fn clock;            /* (c) */

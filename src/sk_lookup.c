@@ -9,7 +9,8 @@
  * before lhash2); udp.c after the exact-address hash2 pass unless that found a connected socket
  * (__udp4_lib_lookup / __udp6_lib_lookup: after hash4 and that pass, before the result of the
  * pass and the wildcard one). Both test socktab__sk_lookup_on() first, so a net without callbacks
- * pays one load and one predictable branch there and nothing on an established hit.
+ * pays one test of a byte of the net's first line (which the hashes read anyway) and one
+ * predictable branch there, and nothing on an established hit.
  *
  * The list: a net holds an array of (callback, argument, id), replaced whole under the net's
  * settings lock (attach appends, detach removes) and freed after a grace period; a lookup loads
@@ -48,6 +49,9 @@
 
 #include "reuseport.h"
 #include "sk_lookup.h"
+
+_Static_assert(offsetof(struct socktab_net, sk_lookup_on) < 64,
+	       "the hook's flag shares the first line of the net with the hash secrets");
 
 /* The run's own state beside what a callback sees: the selection is kept here, so a callback
  * that writes ctx->sk selects nothing. */
@@ -98,6 +102,7 @@ int socktab_sk_lookup_attach(struct socktab_net *net, socktab_sk_lookup_fn fn, v
 	a->n = n + 1;
 	/* Publishes the entries written above to every lookup that loads the pointer. */
 	atomic_store_explicit(&net->sk_lookup, a, memory_order_release);
+	atomic_store_explicit(&net->sk_lookup_on, 1, memory_order_relaxed);
 	socktab__unlock(&net->settings_lock);
 	if (old)
 		socktab__call_rcu(old, &old->rcu, array_free_rcu);
@@ -133,6 +138,8 @@ int socktab_sk_lookup_detach(struct socktab_net *net, int id)
 		a->n = n - 1;
 	}
 	/* The last one gone: NULL, and lookups are back to the one untaken branch. */
+	if (!a)
+		atomic_store_explicit(&net->sk_lookup_on, 0, memory_order_relaxed);
 	atomic_store_explicit(&net->sk_lookup, a, memory_order_release);
 	socktab__unlock(&net->settings_lock);
 	/* Lookups that loaded @old may still be calling the callback: wait for them. */

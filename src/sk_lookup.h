@@ -22,12 +22,13 @@ struct socktab__sk_lookup_array {
 	} cb[];
 };
 
-/* Are callbacks attached? The one test the packet path pays when none are: a load of a line the
- * walk after it reads anyway, and a branch taken the same way every time. */
+/* Are callbacks attached? The one test the packet path pays when none are: a byte of the
+ * net's first line, which the table hashes read anyway, and a branch taken the same way every
+ * time. It may lag the list by a moment: the run treats a NULL list as "pass". */
 static inline bool socktab__sk_lookup_on(const struct socktab_net *net)
 {
-	return atomic_load_explicit(&((struct socktab_net *)net)->sk_lookup,
-				    memory_order_relaxed) != NULL;
+	return atomic_load_explicit(&((struct socktab_net *)net)->sk_lookup_on,
+				    memory_order_relaxed) != 0;
 }
 
 /*
