@@ -18,6 +18,14 @@
  * SKF_NET_OFF / SKF_LL_OFF header offsets) are refused with -EINVAL, because libpcap's
  * interpreter has no such data and would read them as out of bounds (R108, where socktab
  * departs). A program is replaced under the reuseport lock and freed after a grace period.
+ * Stable member ids and the generation (R150-R153, beyond Linux): a member may carry an id
+ * (SOCKTAB_SO_REUSEPORT_ID), kept in a slot array indexed by id beside the kernel's member array.
+ * While a group has members with ids, the selector's value and the hash name slots instead of
+ * positions, so a member that leaves frees only its own slot and one that joins with the same id
+ * takes it back: nobody else's traffic moves (Linux moves its last member into the leaver's
+ * position). The slot array only grows (its span is the largest id seen, + 1), so the hash's
+ * mapping never changes but when a larger id joins. Every join, leave and id change gives the
+ * group a new generation, from one process-wide counter, so generations never repeat.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +182,93 @@ static struct socktab__reuseport *group_alloc(uint32_t cap)
 	return g;
 }
 
+/* ---- stable member ids (R150-R153) ---- */
+
+/* A generation no group had before (R152): one counter for the process. */
+static uint64_t next_gen(void)
+{
+	static _Atomic uint64_t last;
+
+	return atomic_fetch_add_explicit(&last, 1, memory_order_relaxed) + 1;
+}
+
+static void ids_free_rcu(struct rcu_head *head)
+{
+	struct socktab__rp_ids *ids = caa_container_of(head, struct socktab__rp_ids, rcu);
+
+	socktab__rcu_cb_enter(ids);
+	free(ids);
+}
+
+static void ids_free_later(struct socktab__rp_ids *ids)
+{
+	if (ids)
+		socktab__call_rcu(ids, &ids->rcu, ids_free_rcu);
+}
+
+/* May @sk take slot @id of @g? -EEXIST when another member holds it. Reuseport lock held. */
+static int ids_check_locked(const struct socktab__reuseport *g, const struct socktab_sock *sk,
+			    int32_t id)
+{
+	struct socktab__rp_ids *ids = atomic_load_explicit(&g->ids, memory_order_relaxed);
+	struct socktab_sock *m;
+
+	if (id < 0 || !ids || (uint32_t)id >= ids->span)
+		return 0;
+	m = atomic_load_explicit(&ids->sk[id], memory_order_relaxed);
+	return m && m != sk ? -EEXIST : 0;
+}
+
+/* Slots of @g for id @id: the current array if it is large enough, else a larger copy (not yet
+ * published), or NULL with no memory. Reuseport lock held. */
+static struct socktab__rp_ids *ids_room_locked(const struct socktab__reuseport *g, int32_t id)
+{
+	struct socktab__rp_ids *ids = atomic_load_explicit(&g->ids, memory_order_relaxed), *n;
+	uint32_t span = (uint32_t)id + 1;
+
+	if (ids && (uint32_t)id < ids->span)
+		return ids;
+	n = calloc(1, sizeof(*n) + span * sizeof(n->sk[0]));
+	if (!n)
+		return NULL;
+	n->span = span;
+	for (uint32_t i = 0; ids && i < ids->span; i++)
+		atomic_store_explicit(&n->sk[i],
+				      atomic_load_explicit(&ids->sk[i], memory_order_relaxed),
+				      memory_order_relaxed);
+	return n;
+}
+
+/* Put @sk in slot @id of @ids (from ids_room_locked) and publish @ids as @g's. */
+static void ids_place_locked(struct socktab__reuseport *g, struct socktab__rp_ids *ids,
+			     struct socktab_sock *sk, int32_t id)
+{
+	struct socktab__rp_ids *old = atomic_load_explicit(&g->ids, memory_order_relaxed);
+
+	atomic_store_explicit(&ids->sk[id], sk, memory_order_release);
+	if (ids != old) {
+		/* Publishes the slots copied above to every selection that loads the pointer. */
+		atomic_store_explicit(&g->ids, ids, memory_order_release);
+		ids_free_later(old);
+	}
+	atomic_store_explicit(&g->nids, atomic_load_explicit(&g->nids, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+/* Empty @sk's slot in @g, if it has one. */
+static void ids_clear_locked(struct socktab__reuseport *g, struct socktab_sock *sk)
+{
+	struct socktab__rp_ids *ids = atomic_load_explicit(&g->ids, memory_order_relaxed);
+	int32_t id = sk->cold->rp_id;
+
+	if (id < 0 || !ids || (uint32_t)id >= ids->span ||
+	    atomic_load_explicit(&ids->sk[id], memory_order_relaxed) != sk)
+		return;
+	atomic_store_explicit(&ids->sk[id], NULL, memory_order_release);
+	atomic_store_explicit(&g->nids, atomic_load_explicit(&g->nids, memory_order_relaxed) - 1,
+			      memory_order_release);
+}
+
 static void group_free_rcu(struct rcu_head *head)
 {
 	struct socktab__reuseport *g = caa_container_of(head, struct socktab__reuseport, rcu);
@@ -189,6 +284,9 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 	struct socktab__reuseport *g, *ng, *own;
 	uint32_t n;
 
+	struct socktab__rp_ids *ids = NULL;
+	int32_t id = sk->cold->rp_id;
+
 	SOCKTAB__ASSERT_LOCKED(&net->reuseport_lock);
 	own = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
 	if (!peer && own)
@@ -199,21 +297,44 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 		g = group_alloc(128);
 		if (!g)
 			return -ENOMEM;
+		if (id >= 0) {
+			ids = ids_room_locked(g, id);
+			if (!ids) {
+				free(g);
+				return -ENOMEM;
+			}
+			ids_place_locked(g, ids, sk, id);
+		}
 		atomic_store_explicit(&g->socks[0], sk, memory_order_relaxed);
 		atomic_store_explicit(&g->num, 1, memory_order_relaxed);
 		WR(g->incoming_cpu, socktab__sk_incoming_cpu(sk) >= 0);
+		WR(g->gen, next_gen());
 		atomic_store_explicit(&sk->cold->reuseport_cb, g, memory_order_release);
 		return 0;
 	}
 	g = atomic_load_explicit(&peer->cold->reuseport_cb, memory_order_relaxed);
 	n = atomic_load_explicit(&g->num, memory_order_relaxed);
+	/* R150: a member's id is its own in the group; what may fail is checked before any change. */
+	if (id >= 0) {
+		int err = ids_check_locked(g, sk, id);
+
+		if (err)
+			return err;
+		ids = ids_room_locked(g, id);
+		if (!ids)
+			return -ENOMEM;
+	}
 	if (n == g->cap) {
 		/* Full: publish a copy twice the size to every member (capacity fits in u16). */
 		if (g->cap >= 32768)
+			ng = NULL;
+		else
+			ng = group_alloc(g->cap * 2);
+		if (!ng) {
+			if (ids && ids != atomic_load_explicit(&g->ids, memory_order_relaxed))
+				free(ids);
 			return -ENOMEM;
-		ng = group_alloc(g->cap * 2);
-		if (!ng)
-			return -ENOMEM;
+		}
 		for (uint32_t i = 0; i < n; i++) {
 			struct socktab_sock *m =
 				atomic_load_explicit(&g->socks[i], memory_order_relaxed);
@@ -225,18 +346,26 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 		WR(ng->incoming_cpu, RD(g->incoming_cpu));
 		atomic_store_explicit(&ng->prog, atomic_load_explicit(&g->prog, memory_order_relaxed),
 				      memory_order_relaxed);
+		atomic_store_explicit(&ng->ids, atomic_load_explicit(&g->ids, memory_order_relaxed),
+				      memory_order_relaxed);
+		atomic_store_explicit(&ng->nids, atomic_load_explicit(&g->nids, memory_order_relaxed),
+				      memory_order_relaxed);
 		socktab__call_rcu(g, &g->rcu, group_free_rcu);
 		g = ng;
 	}
+	if (ids)
+		ids_place_locked(g, ids, sk, id);
 	atomic_store_explicit(&g->socks[n], sk, memory_order_relaxed);
 	atomic_store_explicit(&g->num, n + 1, memory_order_release);
 	if (socktab__sk_incoming_cpu(sk) >= 0)
 		WR(g->incoming_cpu, RD(g->incoming_cpu) + 1);
+	WR(g->gen, next_gen());
 	atomic_store_explicit(&sk->cold->reuseport_cb, g, memory_order_release);
 	if (own) {
 		/* reuseport_add_sock: the one-member group of an attach before bind/listen goes,
-		 * with its program; no lookup reached it (the socket was in no table). */
+		 * with its program and slots; no lookup reached it (the socket was in no table). */
 		prog_free_later(atomic_load_explicit(&own->prog, memory_order_relaxed));
+		ids_free_later(atomic_load_explicit(&own->ids, memory_order_relaxed));
 		socktab__call_rcu(own, &own->rcu, group_free_rcu);
 	}
 	(void)net;
@@ -262,11 +391,14 @@ void socktab__reuseport_detach_locked(struct socktab_sock *sk)
 		atomic_store_explicit(&g->num, n - 1, memory_order_release);
 		if (socktab__sk_incoming_cpu(sk) >= 0)
 			WR(g->incoming_cpu, RD(g->incoming_cpu) - 1);
+		ids_clear_locked(g, sk);
+		WR(g->gen, next_gen());
 		break;
 	}
 	atomic_store_explicit(&sk->cold->reuseport_cb, NULL, memory_order_release);
 	if (n == 1) {
 		prog_free_later(atomic_load_explicit(&g->prog, memory_order_relaxed));
+		ids_free_later(atomic_load_explicit(&g->ids, memory_order_relaxed));
 		socktab__call_rcu(g, &g->rcu, group_free_rcu);
 	}
 }
@@ -348,6 +480,49 @@ int socktab__reuseport_detach_prog(struct socktab_sock *sk)
 	return 0;
 }
 
+int socktab__reuseport_set_id(struct socktab_sock *sk, int id)
+{
+	struct socktab_net *net = socktab__sk_net(sk);
+	struct socktab__reuseport *g;
+	struct socktab__rp_ids *ids = NULL;
+	int err = 0;
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	if (id < -1 || id > SOCKTAB__RP_ID_MAX)
+		return -EINVAL;
+	socktab__lock(&net->reuseport_lock);
+	g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
+	if (g && id != sk->cold->rp_id) {
+		err = ids_check_locked(g, sk, id);
+		if (!err && id >= 0 && !(ids = ids_room_locked(g, id)))
+			err = -ENOMEM;
+		if (!err) {
+			ids_clear_locked(g, sk);
+			if (ids)
+				ids_place_locked(g, ids, sk, id);
+			WR(g->gen, next_gen());
+		}
+	}
+	if (!err)
+		sk->cold->rp_id = id;
+	socktab__unlock(&net->reuseport_lock);
+	return err;
+}
+
+int socktab__reuseport_gen(struct socktab_sock *sk, uint64_t *gen)
+{
+	struct socktab_net *net = socktab__sk_net(sk);
+	struct socktab__reuseport *g;
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	socktab__lock(&net->reuseport_lock);
+	g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
+	if (g)
+		*gen = RD(g->gen);
+	socktab__unlock(&net->reuseport_lock);
+	return g ? 0 : -ENOENT;
+}
+
 void socktab__reuseport_set_incoming_cpu(struct socktab_sock *sk, int val)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
@@ -379,58 +554,30 @@ static bool member_eligible(const struct socktab_sock *m, uint8_t *flags)
 	return !(f & SOCKTAB__UDPF_CONNECTING) && RD(m->state) != SOCKTAB_TCP_ESTABLISHED;
 }
 
-/*
- * R110 (run_bpf_filter): the program over this thread's payload; its value indexes the @n
- * members read before. NULL (select by hash) when it is out of range or names a member a lookup
- * may not have. Caller is in an RCU section.
- */
-static struct socktab_sock *prog_select_rcu(struct socktab__reuseport *g, uint32_t n,
-					    const struct socktab__rp_prog *p)
+/* R110 (run_bpf_filter): the program's value over this thread's payload. */
+static uint32_t prog_run_rcu(const struct socktab__rp_prog *p)
 {
 	static const unsigned char empty[1];
 	const unsigned char *data = socktab__rx_payload;
-	uint32_t len = socktab__rx_payload_len, idx;
-	struct socktab_sock *m;
-	uint8_t f;
+	uint32_t len = socktab__rx_payload_len;
 
-	idx = bpf_filter(p->insns, data ? data : empty, len, len);
-	if (idx >= n)
-		return NULL;
-	m = atomic_load_explicit(&g->socks[idx], memory_order_acquire);
-	return m && member_eligible(m, &f) ? m : NULL;
+	return bpf_filter(p->insns, data ? data : empty, len, len);
 }
 
 /*
- * R35: reuseport_select_sock_by_hash. From the hash's index round the array, passing over
- * connected (TCP_ESTABLISHED) UDP members; without SO_INCOMING_CPU users the first member left
- * is the pick, with them the first one bound to the lookup's CPU, else the first one left.
- * Caller is in an RCU section.
+ * R35's walk: from @i0 round the @n sockets of @socks (members, or slots by id with holes),
+ * passing over holes and members a lookup may not have; without SO_INCOMING_CPU users the first
+ * member left is the pick, with them the first one bound to the lookup's CPU, else the first one
+ * left. Caller is in an RCU section.
  */
-struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint32_t hash,
-						   int *cpu)
+static struct socktab_sock *walk_rcu(const struct socktab__reuseport *g,
+				     struct socktab_sock *_Atomic const *socks, uint32_t n,
+				     uint32_t i0, int *cpu)
 {
-	struct socktab__reuseport *g = atomic_load_explicit(&sk->cold->reuseport_cb,
-							    memory_order_acquire);
 	struct socktab_sock *first = NULL;
-	struct socktab__rp_prog *p;
-	uint32_t n, i0;
 
-	SOCKTAB__ASSERT_RCU();
-	if (!g)
-		return NULL;
-	n = atomic_load_explicit(&g->num, memory_order_acquire);
-	if (!n)
-		return NULL;
-	p = atomic_load_explicit(&g->prog, memory_order_acquire);
-	if (p) {
-		struct socktab_sock *m = prog_select_rcu(g, n, p);
-
-		if (m)
-			return m;
-	}
-	i0 = (uint32_t)(((uint64_t)hash * n) >> 32);
 	for (uint32_t k = 0; k < n; k++) {
-		struct socktab_sock *m = atomic_load_explicit(&g->socks[(i0 + k) % n],
+		struct socktab_sock *m = atomic_load_explicit(&socks[(i0 + k) % n],
 							      memory_order_acquire);
 		uint8_t f;
 
@@ -444,4 +591,65 @@ struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint
 			first = m;
 	}
 	return first;
+}
+
+/* R151: selection by stable id. The program's value names a slot (hash when it names none the
+ * lookup may have); the hash indexes the slots, not the members. */
+static __attribute__((noinline)) struct socktab_sock *
+select_by_id_rcu(const struct socktab__reuseport *g, const struct socktab__rp_ids *ids,
+		 const struct socktab__rp_prog *p, uint32_t hash, int *cpu)
+{
+	uint32_t span = ids->span;
+	uint8_t f;
+
+	if (p) {
+		uint32_t idx = prog_run_rcu(p);
+		struct socktab_sock *m = idx < span ? atomic_load_explicit(&ids->sk[idx],
+									   memory_order_acquire)
+						    : NULL;
+
+		if (m && member_eligible(m, &f))
+			return m;
+	}
+	return walk_rcu(g, ids->sk, span, (uint32_t)(((uint64_t)hash * span) >> 32), cpu);
+}
+
+/*
+ * R35: reuseport_select_sock_by_hash, after the group's program (R110): its value indexes the
+ * members read before, and a value out of range, or naming a member a lookup may not have,
+ * leaves the pick to the hash. With stable ids in use, R151 instead. Caller is in an RCU
+ * section.
+ */
+struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint32_t hash,
+						   int *cpu)
+{
+	struct socktab__reuseport *g = atomic_load_explicit(&sk->cold->reuseport_cb,
+							    memory_order_acquire);
+	struct socktab__rp_prog *p;
+	uint32_t n;
+
+	SOCKTAB__ASSERT_RCU();
+	if (!g)
+		return NULL;
+	n = atomic_load_explicit(&g->num, memory_order_acquire);
+	if (!n)
+		return NULL;
+	p = atomic_load_explicit(&g->prog, memory_order_acquire);
+	if (atomic_load_explicit(&g->nids, memory_order_acquire)) {
+		struct socktab__rp_ids *ids = atomic_load_explicit(&g->ids, memory_order_acquire);
+
+		if (ids)
+			return select_by_id_rcu(g, ids, p, hash, cpu);
+	}
+	if (p) {
+		uint32_t idx = prog_run_rcu(p);
+		struct socktab_sock *m = idx < n ? atomic_load_explicit(&g->socks[idx],
+									memory_order_acquire)
+						 : NULL;
+		uint8_t f;
+
+		if (m && member_eligible(m, &f))
+			return m;
+	}
+	return walk_rcu(g, g->socks, n, (uint32_t)(((uint64_t)hash * n) >> 32), cpu);
 }

@@ -9,6 +9,17 @@
  * checks it; immutable once published, freed after a grace period. */
 struct socktab__rp_prog;
 
+/* Stable member ids (R150): slot i holds the member whose id is i. Replaced (larger) when a
+ * member takes an id >= span, freed after a grace period. */
+struct socktab__rp_ids {
+	struct rcu_head rcu;
+	uint32_t span;                     /* (c) slots: the largest id the group has seen, + 1 */
+	struct socktab_sock *_Atomic sk[]; /* (r, reuseport lock) */
+};
+
+/* The largest stable member id (R150). */
+#define SOCKTAB__RP_ID_MAX 65535
+
 /* SO_REUSEPORT group (kernel struct sock_reuseport, R34-R35); replaced, not resized, when full. */
 struct socktab__reuseport {
 	_Atomic uint32_t num;              /* (r, reuseport lock) members in socks[] */
@@ -17,6 +28,12 @@ struct socktab__reuseport {
 	uint32_t cap;                      /* (c) */
 	struct socktab__rp_prog *_Atomic prog; /* (r, reuseport lock) R108 selector, or NULL;
 						* a larger copy of the group takes it over */
+	_Atomic uint32_t nids;             /* (r, reuseport lock) members with a stable id; while
+					    * > 0 selection is by id (R151) */
+	struct socktab__rp_ids *_Atomic ids; /* (r, reuseport lock) their slots, or NULL; a larger
+					      * copy of the group takes them over */
+	_Atomic uint64_t gen;              /* (a, reuseport lock) generation: new on every join,
+					    * leave and id change (R152) */
 	struct rcu_head rcu;               /* freed after a grace period */
 	struct socktab_sock *_Atomic socks[]; /* (r, reuseport lock) */
 };
@@ -48,6 +65,13 @@ int socktab__reuseport_attach_cbpf(struct socktab_sock *sk, const void *insns, u
  * SO_REUSEPORT set but no group), -EINVAL (no group, no SO_REUSEPORT). Caller holds the socket
  * lock; takes the net's reuseport lock. */
 int socktab__reuseport_detach_prog(struct socktab_sock *sk);
+/* R150: give @sk the stable member id @id (-1: none). -EINVAL out of range, -EEXIST when
+ * another member of its group has @id, -ENOMEM. Caller holds the socket lock; takes the net's
+ * reuseport lock. */
+int socktab__reuseport_set_id(struct socktab_sock *sk, int id);
+/* R152: the generation of @sk's group. 0, or -ENOENT (in no group). Caller holds the socket
+ * lock; takes the net's reuseport lock. */
+int socktab__reuseport_gen(struct socktab_sock *sk, uint64_t *gen);
 /* Leave the group of a socket that is in no table (a group made by SO_ATTACH_REUSEPORT_CBPF
  * before bind/listen), at close. Caller holds the socket lock; takes the reuseport lock. */
 void socktab__reuseport_release(struct socktab_sock *sk);

@@ -57,6 +57,7 @@ void socktab__sock_init_fields(struct socktab_sock *sk)
 	c->rss_queue = 0;
 	atomic_store_explicit(&c->flags, 0, memory_order_relaxed);
 	WR(c->incoming_cpu, -1); /* sock_init_data(): no CPU; tw_flags above cleared its flag */
+	c->rp_id = -1;
 }
 
 bool socktab__sock_unref(struct socktab_sock *sk)

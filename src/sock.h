@@ -137,6 +137,8 @@ struct socktab__sk_cold {
 	_Atomic uint8_t flags;             /* (s) SOCKTAB__SKF_* */
 	_Atomic int32_t incoming_cpu;      /* (s, reuseport lock; r) SO_INCOMING_CPU, any int;
 					    * negative: none (SOCKTAB__SOCKF_INCPU clear) */
+	int32_t rp_id;                     /* (s, reuseport lock) stable reuseport member id
+					    * (SOCKTAB_SO_REUSEPORT_ID, reuseport.c), -1: none */
 };
 
 /* IPv6 key of an AF_INET6 socket or entry (v4-mapped while it talks IPv4). An AF_INET socket

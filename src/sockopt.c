@@ -13,6 +13,8 @@
  * change a nonzero binding only with CAP_NET_RAW (R89). SO_INCOMING_CPU takes any int, on any
  * socket in any state (R105). SO_ATTACH_REUSEPORT_CBPF takes exactly one struct sock_fprog and
  * SO_DETACH_REUSEPORT_BPF any int (R108, R111); neither can be read back (-ENOPROTOOPT).
+ * SOCKTAB_SO_REUSEPORT_ID takes -1..65535 at any time, SOCKTAB_SO_REUSEPORT_GEN is read only
+ * (R150, R152).
  */
 #include <linux/filter.h>
 
@@ -322,6 +324,35 @@ static int get_uid(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 	return 0;
 }
 
+/* R150: socktab's own; any int from -1 to 65535, at any time. */
+static int set_rp_id(struct socktab_sock *sk, int v, const void *p, socklen_t n)
+{
+	(void)p, (void)n;
+	return socktab__reuseport_set_id(sk, v);
+}
+
+static int get_rp_id(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
+{
+	(void)p, (void)n;
+	*v = sk->cold->rp_id;
+	return 0;
+}
+
+/* R152: read only, a uint64_t. */
+static int get_rp_gen(struct socktab_sock *sk, int *v, void *optval, socklen_t *optlen)
+{
+	uint64_t gen;
+	int err;
+
+	(void)v;
+	if (!optval || !optlen || *optlen < (socklen_t)sizeof(gen))
+		return -EINVAL;
+	err = socktab__reuseport_gen(sk, &gen);
+	if (err)
+		return err;
+	return put_bytes(optval, optlen, &gen, sizeof(gen));
+}
+
 static const struct opt opts[] = {
 	{ SOL_SOCKET, SO_REUSEADDR, OPT_SOCK_INT, 0, set_reuseaddr, get_reuseaddr },
 	{ SOL_SOCKET, SO_REUSEPORT, OPT_SOCK_INT, 0, set_reuseport, get_reuseport },
@@ -343,6 +374,8 @@ static const struct opt opts[] = {
 	{ IPPROTO_IPV6, IPV6_FREEBIND, OPT_IP6_INT, 0, set_freebind, get_freebind },
 	{ IPPROTO_IPV6, IPV6_TRANSPARENT, OPT_IP6_INT, 0, set_transparent, get_transparent },
 	{ SOCKTAB_SOL, SOCKTAB_SO_UID, OPT_SOCK_INT, 0, set_uid, get_uid },
+	{ SOCKTAB_SOL, SOCKTAB_SO_REUSEPORT_ID, OPT_SOCK_INT, 0, set_rp_id, get_rp_id },
+	{ SOCKTAB_SOL, SOCKTAB_SO_REUSEPORT_GEN, OPT_RAW, 0, NULL, get_rp_gen },
 };
 
 static const struct opt *find_opt(const struct socktab_sock *sk, int level, int name)
