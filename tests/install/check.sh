@@ -20,7 +20,7 @@ else
 	ko "make install"; tail -n 20 "$tmp/log"
 fi
 export PKG_CONFIG_PATH="$tmp/p/lib/pkgconfig"
-for ex in hello server quic_select; do
+for ex in hello server quic_select dispatch; do
 	mkdir -p "$tmp/$ex"
 	cp "examples/$ex.c" "$tmp/$ex/"
 	if (cd "$tmp/$ex" && cc -std=c11 -Wall -Wextra -Werror "$ex.c" -o "$ex" \
