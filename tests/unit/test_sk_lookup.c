@@ -7,7 +7,10 @@
  * reuseport" cases), IPv4 and IPv6 (and an IPv4 packet to a dual-stack socket), the context a
  * callback sees, single vs batch lookups, and bad input.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "check.h"
 
@@ -587,5 +590,104 @@ TEST(bad_input)
 	socktab_net_free(net);
 }
 
+/* Attach/detach against concurrent lookups: every lookup finds the table's listener or the
+ * hook's, and no callback runs with an argument whose detach has returned (the writer poisons
+ * it at once). The negative control: the -Dnaive_order=true build, whose detach does not wait
+ * for a grace period, fails the "after detach" check. */
+struct race {
+	struct socktab_net *net;
+	struct socktab_sock *table, *hooked;
+	atomic_int stop, bad, seen_hook, poisoned, lookups;
+};
+
+/* Wait (at most about 50 ms) until the reader has made @n more lookups. */
+static void race_wait(struct race *r, int n)
+{
+	int start = atomic_load(&r->lookups);
+
+	for (int i = 0; i < 50000 && atomic_load(&r->lookups) - start < n; i++) {
+		struct timespec ts = { 0, 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+struct race_arg {
+	atomic_int magic;
+	struct race *r;
+};
+
+static int race_cb(struct socktab_sk_lookup *ctx, void *arg)
+{
+	struct race_arg *a = arg;
+	struct timespec t0, t1;
+
+	/* Dwell a few microseconds, so that a detach that did not wait would poison the argument
+	 * while this call still uses it. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 5000);
+	if (atomic_load(&a->magic) != 0x5eed) {
+		atomic_fetch_add(&a->r->poisoned, 1);
+		return SOCKTAB_SK_PASS;
+	}
+	socktab_sk_lookup_assign(ctx, a->r->hooked, 0);
+	return SOCKTAB_SK_PASS;
+}
+
+static void *race_reader(void *p)
+{
+	struct race *r = p;
+
+	socktab_thread_register();
+	while (!atomic_load(&r->stop)) {
+		struct socktab_sock *sk = tcp4(r->net, 1000, 80);
+
+		if (sk == r->hooked)
+			atomic_fetch_add(&r->seen_hook, 1);
+		else if (sk != r->table)
+			atomic_fetch_add(&r->bad, 1);
+		atomic_fetch_add(&r->lookups, 1);
+	}
+	socktab_thread_unregister();
+	return NULL;
+}
+
+TEST(attach_races_lookups)
+{
+	struct race r = { .net = socktab_net_new(NULL) };
+	static struct race_arg args[300]; /* poisoned after their detach, never freed meanwhile */
+	pthread_t t;
+
+	r.table = tcp_listener4(r.net, "127.0.0.1", 80);
+	r.hooked = tcp_listener4(r.net, "127.0.0.1", 81);
+	CHECK(r.table && r.hooked);
+	CHECK_EQ(pthread_create(&t, NULL, race_reader, &r), 0);
+	race_wait(&r, 1);
+	for (int i = 0; i < 300; i++) {
+		struct race_arg *a = &args[i];
+		int id;
+
+		atomic_init(&a->magic, 0x5eed);
+		a->r = &r;
+		id = socktab_sk_lookup_attach(r.net, race_cb, a);
+		CHECK(id > 0);
+		race_wait(&r, 2); /* lookups while it is attached */
+		CHECK_EQ(socktab_sk_lookup_detach(r.net, id), 0);
+		atomic_store(&a->magic, 0);
+	}
+	atomic_store(&r.stop, 1);
+	pthread_join(t, NULL);
+	printf("attach/detach x300 against lookups: %d hooked, %d wrong, %d after detach\n",
+	       atomic_load(&r.seen_hook), atomic_load(&r.bad), atomic_load(&r.poisoned));
+	CHECK_EQ(atomic_load(&r.bad), 0);
+	CHECK_EQ(atomic_load(&r.poisoned), 0);
+	CHECK(atomic_load(&r.seen_hook) > 0); /* the race was run, not missed */
+	socktab_close(r.table);
+	socktab_close(r.hooked);
+	socktab_net_free(r.net);
+}
+
 CHECK_MAIN(tcp_verdicts, udp_order, chaining, assign_checks, ipv6, no_reuseport, batch_agrees,
-	   bad_input)
+	   bad_input, attach_races_lookups)
