@@ -255,18 +255,19 @@ static void ids_place_locked(struct socktab__reuseport *g, struct socktab__rp_id
 			      memory_order_release);
 }
 
-/* Empty @sk's slot in @g, if it has one. */
-static void ids_clear_locked(struct socktab__reuseport *g, struct socktab_sock *sk)
+/* Empty @sk's slot in @g, if it has one (true then). */
+static bool ids_clear_locked(struct socktab__reuseport *g, struct socktab_sock *sk)
 {
 	struct socktab__rp_ids *ids = atomic_load_explicit(&g->ids, memory_order_relaxed);
 	int32_t id = sk->cold->rp_id;
 
 	if (id < 0 || !ids || (uint32_t)id >= ids->span ||
 	    atomic_load_explicit(&ids->sk[id], memory_order_relaxed) != sk)
-		return;
+		return false;
 	atomic_store_explicit(&ids->sk[id], NULL, memory_order_release);
 	atomic_store_explicit(&g->nids, atomic_load_explicit(&g->nids, memory_order_relaxed) - 1,
 			      memory_order_release);
+	return true;
 }
 
 static void group_free_rcu(struct rcu_head *head)
@@ -492,12 +493,20 @@ int socktab__reuseport_set_id(struct socktab_sock *sk, int id)
 		return -EINVAL;
 	socktab__lock(&net->reuseport_lock);
 	g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
-	if (g && id != sk->cold->rp_id) {
+	if (g && id != sk->cold->rp_id)
 		err = ids_check_locked(g, sk, id);
-		if (!err && id >= 0 && !(ids = ids_room_locked(g, id)))
+	if (g && id != sk->cold->rp_id && !err) {
+		/* The old slot is emptied first, so that a larger copy of the slots made for the
+		 * new id does not carry it. */
+		bool placed = ids_clear_locked(g, sk);
+
+		if (id >= 0 && !(ids = ids_room_locked(g, id))) {
 			err = -ENOMEM;
-		if (!err) {
-			ids_clear_locked(g, sk);
+			if (placed) /* back where it was: the current slots still have room */
+				ids_place_locked(g, atomic_load_explicit(&g->ids,
+									 memory_order_relaxed),
+						 sk, sk->cold->rp_id);
+		} else {
 			if (ids)
 				ids_place_locked(g, ids, sk, id);
 			WR(g->gen, next_gen());

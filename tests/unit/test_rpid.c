@@ -294,6 +294,10 @@ TEST(growth_and_change)
 	CHECK(flow(net, SOCKTAB_UDP, 7000, 0, 129) == m[0]);
 	CHECK_EQ(set_id(m[0], 200), 0);
 	CHECK(flow(net, SOCKTAB_UDP, 7000, 0, 200) == m[0]);
+	for (int f = 0; f < 64; f++) /* id 129 is free now: the hash's pick (as past the span) */
+		CHECK(flow(net, SOCKTAB_UDP, 7000, f, 129) == flow(net, SOCKTAB_UDP, 7000, f, 250));
+	CHECK_EQ(set_id(m[1], 129), 0); /* taken back by another member */
+	CHECK(flow(net, SOCKTAB_UDP, 7000, 0, 129) == m[1]);
 	CHECK(flow(net, SOCKTAB_UDP, 7000, 0, 5) == m[124]);
 	CHECK_EQ(set_id(m[124], -1), 0);
 	CHECK(flow(net, SOCKTAB_UDP, 7000, 0, 5) != m[124]); /* no id: out of the selection */
