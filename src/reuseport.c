@@ -219,6 +219,15 @@ static int ids_check_locked(const struct socktab__reuseport *g, const struct soc
 	return m && m != sk ? -EEXIST : 0;
 }
 
+/* Copy the members of slot array @from (NULL: none) into the larger @to. */
+static void ids_copy(struct socktab__rp_ids *to, const struct socktab__rp_ids *from)
+{
+	for (uint32_t i = 0; from && i < from->span; i++)
+		atomic_store_explicit(&to->sk[i],
+				      atomic_load_explicit(&from->sk[i], memory_order_relaxed),
+				      memory_order_relaxed);
+}
+
 /* Slots of @g for id @id: the current array if it is large enough, else a larger copy (not yet
  * published), or NULL with no memory. Reuseport lock held. */
 static struct socktab__rp_ids *ids_room_locked(const struct socktab__reuseport *g, int32_t id)
@@ -232,10 +241,9 @@ static struct socktab__rp_ids *ids_room_locked(const struct socktab__reuseport *
 	if (!n)
 		return NULL;
 	n->span = span;
-	for (uint32_t i = 0; ids && i < ids->span; i++)
-		atomic_store_explicit(&n->sk[i],
-				      atomic_load_explicit(&ids->sk[i], memory_order_relaxed),
-				      memory_order_relaxed);
+#ifndef SOCKTAB_NAIVE_ORDER
+	ids_copy(n, ids);
+#endif
 	return n;
 }
 
@@ -249,6 +257,11 @@ static void ids_place_locked(struct socktab__reuseport *g, struct socktab__rp_id
 	if (ids != old) {
 		/* Publishes the slots copied above to every selection that loads the pointer. */
 		atomic_store_explicit(&g->ids, ids, memory_order_release);
+#ifdef SOCKTAB_NAIVE_ORDER
+		/* The negative control: the slots are copied after the array is published, so a
+		 * selection may meet empty slots of present members (tests/unit/test_rpid.c). */
+		ids_copy(ids, old);
+#endif
 		ids_free_later(old);
 	}
 	atomic_store_explicit(&g->nids, atomic_load_explicit(&g->nids, memory_order_relaxed) + 1,

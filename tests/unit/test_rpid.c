@@ -6,6 +6,9 @@
  * generation changes on every membership change and only then; bad input changes nothing.
  */
 #include <linux/filter.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sched.h>
 #include <stdbool.h>
 
 #include "check.h"
@@ -306,5 +309,104 @@ TEST(growth_and_change)
 	socktab_net_free(net);
 }
 
+/* Restarts and slot growth against lookups: a member that never leaves (id 60000) gets every
+ * datagram naming it, and a datagram naming the restarting member (id 1) always reaches some
+ * member. The writer restarts id 1 and moves a third member to a new largest id, each move a
+ * larger copy of 60000-odd slots. The negative control: the -Dnaive_order=true build copies
+ * the slots after publishing the larger array, and a lookup meeting the copy half done sends
+ * id 60000's datagram to the hash. */
+struct race {
+	struct socktab_net *net;
+	struct socktab_sock *stay;
+	atomic_int stop, wrong, none, lookups;
+};
+
+static struct socktab_sock *flow16(struct socktab_net *net, int i, int id)
+{
+	unsigned char pkt[4] = { (unsigned char)(id >> 8), (unsigned char)id, 0, 0 };
+	struct in6_addr src, dst;
+	struct socktab_sock *sk;
+
+	inet_pton(AF_INET6, "2001:db8::2", &src);
+	inet_pton(AF_INET6, "::1", &dst);
+	socktab_set_rx_payload(pkt, sizeof(pkt));
+	sk = socktab_lookup_udp6(net, &src, htons((uint16_t)(20000 + i)), &dst, htons(9443), 1,
+				 0);
+	socktab_set_rx_payload(NULL, 0);
+	socktab_sock_put(sk);
+	return sk;
+}
+
+static void *race_reader(void *p)
+{
+	struct race *r = p;
+
+	socktab_thread_register();
+	for (int i = 0; !atomic_load(&r->stop); i++) {
+		if (flow16(r->net, i & 255, 60000) != r->stay)
+			atomic_fetch_add(&r->wrong, 1);
+		if (!flow16(r->net, i & 255, 1))
+			atomic_fetch_add(&r->none, 1);
+		atomic_fetch_add(&r->lookups, 1);
+	}
+	socktab_thread_unregister();
+	return NULL;
+}
+
+/* An AF_INET6 member on [::1]:9443 with id @id: AF_INET6 reuseport sockets join the hash2 chain
+ * at its tail (R103), so the first member created stays the one the walk scores first and hands
+ * to the group; a member being closed is never the walk's winner (it would take the datagram
+ * itself once it has left the group, as in the kernel). */
+static struct socktab_sock *member6(struct socktab_net *net, int id)
+{
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_UDP, AF_INET6);
+
+	if (check_setint(sk, SOL_SOCKET, SO_REUSEPORT, 1) || set_id(sk, id) ||
+	    check_bind6(sk, "::1", 9443)) {
+		socktab_close(sk);
+		return NULL;
+	}
+	return sk;
+}
+
+TEST(restart_races_lookups)
+{
+	/* A = payload[0..1] (network order); return A */
+	struct sock_filter f[] = {
+		{ BPF_LD | BPF_H | BPF_ABS, 0, 0, 0 },
+		{ BPF_RET | BPF_A, 0, 0, 0 },
+	};
+	struct sock_fprog fp = { .len = 2, .filter = f };
+	struct race r = { .net = socktab_net_new(NULL) };
+	struct socktab_sock *restarting, *mover;
+	pthread_t t;
+
+	r.stay = member6(r.net, 60000);
+	restarting = member6(r.net, 1);
+	mover = member6(r.net, 60001);
+	CHECK(r.stay && restarting && mover);
+	CHECK_EQ(socktab_setsockopt(r.stay, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &fp, sizeof(fp)),
+		 0);
+	CHECK_EQ(pthread_create(&t, NULL, race_reader, &r), 0);
+	while (!atomic_load(&r.lookups))
+		sched_yield();
+	for (int i = 0; i < 200; i++) {
+		CHECK_EQ(socktab_close(restarting), 0);
+		restarting = member6(r.net, 1);
+		CHECK(restarting);
+		CHECK_EQ(set_id(mover, 60002 + i), 0);
+	}
+	atomic_store(&r.stop, 1);
+	pthread_join(t, NULL);
+	printf("200 restarts and slot copies against %d lookups: %d to the wrong member, %d to "
+	       "none\n", atomic_load(&r.lookups), atomic_load(&r.wrong), atomic_load(&r.none));
+	CHECK_EQ(atomic_load(&r.wrong), 0);
+	CHECK_EQ(atomic_load(&r.none), 0);
+	socktab_close(r.stay);
+	socktab_close(restarting);
+	socktab_close(mover);
+	socktab_net_free(r.net);
+}
+
 CHECK_MAIN(linux_default_reshuffles, selector_by_id, hash_by_id, generation, bad_input,
-	   growth_and_change)
+	   growth_and_change, restart_races_lookups)
