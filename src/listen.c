@@ -222,8 +222,9 @@ static struct socktab_sock *listener6_hooked(struct socktab_net *net,
 
 /*
  * The listener step (R140): the net's dispatch hooks first, as __inet_lookup_listener runs
- * them, then lhash2. *@hooked: the result is the hooks' selection, which may listen on another
- * port than the packet's (a referenced lookup re-checks it by that rule, lookup.c). A net
+ * them, then lhash2. *@hooked is set (true) when the result is the hooks' selection, which may
+ * listen on another port than the packet's (a referenced lookup re-checks it by that rule,
+ * lookup.c), and left alone otherwise. A net
  * without callbacks pays one test of a byte in the net's first line (which the hash reads
  * anyway) and an untaken branch; with callbacks the step is redone out of line, with @hook.
  */
@@ -247,7 +248,6 @@ listener4_rcu(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t 
 			return sk == SOCKTAB__SK_LOOKUP_DROP ? NULL : sk; /* R143 */
 		}
 	}
-	*hooked = false;
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	return listener_lookup_rcu(net, &k, phash);
 }
@@ -276,7 +276,6 @@ listener6_rcu(struct socktab_net *net, const struct in6_addr *saddr, uint16_t sp
 			return sk == SOCKTAB__SK_LOOKUP_DROP ? NULL : sk; /* R143 */
 		}
 	}
-	*hooked = false;
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
 	k.addr6 = *daddr;
 	return listener_lookup_rcu(net, &k, phash);
@@ -328,6 +327,7 @@ struct socktab_sock *socktab__listener4_rcu(struct socktab_net *net, uint32_t sa
 					    int dif, int sdif, bool *hooked)
 {
 	SOCKTAB__ASSERT_RCU();
+	*hooked = false;
 	return listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked, false);
 }
 
@@ -337,5 +337,6 @@ struct socktab_sock *socktab__listener6_rcu(struct socktab_net *net,
 					    int sdif, bool *hooked)
 {
 	SOCKTAB__ASSERT_RCU();
+	*hooked = false;
 	return listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif, hooked, false);
 }
