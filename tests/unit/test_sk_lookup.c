@@ -7,6 +7,7 @@
  * reuseport" cases), IPv4 and IPv6 (and an IPv4 packet to a dual-stack socket), the context a
  * callback sees, single vs batch lookups, and bad input.
  */
+#include <linux/filter.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -462,6 +463,44 @@ TEST(no_reuseport)
 	socktab_net_free(net);
 }
 
+/* R144 with R110: a selected group member hands over to the pick of the group's classic BPF
+ * selector, over the thread's payload, unless NO_REUSEPORT. */
+TEST(selector_after_assign)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct sock_filter f[] = {
+		{ BPF_LD | BPF_B | BPF_ABS, 0, 0, 0 },
+		{ BPF_RET | BPF_A, 0, 0, 0 },
+	};
+	struct sock_fprog fp = { .len = 2, .filter = f };
+	struct cb cb = { .verdict = SOCKTAB_SK_PASS, .do_assign = true };
+	struct socktab_sock *u[4];
+
+	for (int i = 0; i < 4; i++) {
+		u[i] = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+		CHECK_EQ(check_setint(u[i], SOL_SOCKET, SO_REUSEPORT, 1), 0);
+		CHECK_EQ(check_bind4(u[i], "127.0.0.1", 4433), 0);
+	}
+	CHECK_EQ(socktab_setsockopt(u[0], SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &fp, sizeof(fp)),
+		 0);
+	CHECK(socktab_sk_lookup_attach(net, run_cb, &cb) > 0);
+	cb.assign = u[0];
+	for (int i = 0; i < 4; i++) {
+		unsigned char pkt[2] = { (unsigned char)i, 0 };
+
+		socktab_set_rx_payload(pkt, sizeof(pkt));
+		cb.flags = 0;
+		/* to another port: the hook's selection, then the group's program */
+		CHECK(udp4(net, "127.0.0.2", 1000 + i, 7777) == u[i]);
+		cb.flags = SOCKTAB_SK_LOOKUP_F_NO_REUSEPORT;
+		CHECK(udp4(net, "127.0.0.2", 1000 + i, 7777) == u[0]);
+		socktab_set_rx_payload(NULL, 0);
+	}
+	for (int i = 0; i < 4; i++)
+		socktab_close(u[i]);
+	socktab_net_free(net);
+}
+
 /* R146: a batch gives what the single lookups give, for TCP and UDP, IPv4 and IPv6, with hooks
  * that select by port range, drop another range and pass the rest. */
 TEST(batch_agrees)
@@ -690,4 +729,4 @@ TEST(attach_races_lookups)
 }
 
 CHECK_MAIN(tcp_verdicts, udp_order, chaining, assign_checks, ipv6, no_reuseport, batch_agrees,
-	   bad_input, attach_races_lookups)
+	   bad_input, selector_after_assign, attach_races_lookups)
