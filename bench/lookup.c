@@ -1034,7 +1034,7 @@ static void help(void)
 	       "--touch BYTES  after each hit read BYTES (0..256) of the connection's own state:\n"
 	       "               socktab's caller data (sock_priv_size), a peer's object\n"
 	       "--slots-per-socket K  socktab's ehash: the power of two >= K x N slots (1..4), as a\n"
-	       "               stack sizes it for its connections (each slot is 8 bytes)\n"
+	       "               stack sizes it for its connections (each slot is 4 bytes)\n"
 	       "--refs         also time socktab's referenced lookups (lookup + socktab_sock_put)\n"
 	       "               on the same table, as the row socktab-ref; socktab's own row uses\n"
 	       "               the RCU-scoped lookups (no reference), as the peers take none\n"
