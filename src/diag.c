@@ -69,6 +69,8 @@ static bool wanted(const struct socktab_diag_cursor *c, const struct socktab_soc
 		return false;
 	if (st == SOCKTAB_TCP_TIME_WAIT) /* inet_diag filters a minisock on its substate */
 		st = RD(((struct socktab_sock *)sk)->tw_flags) & SOCKTAB__TWF_SUBSTATE;
+	if (st == SOCKTAB_TCP_NEW_SYN_RECV) /* and a request as SYN_RECV (inet_req_diag_fill) */
+		st = SOCKTAB_TCP_SYN_RECV;
 	if (f->states && !(f->states & (1u << st)))
 		return false;
 	if (f->family && sk->family != f->family)
@@ -101,7 +103,7 @@ static int push(struct socktab_diag_cursor *c, const struct socktab_sock *sk)
 	memset(e, 0, sizeof(*e));
 	e->proto = socktab__sk_proto(sk);
 	e->family = family;
-	e->state = st;
+	e->state = st == SOCKTAB_TCP_NEW_SYN_RECV ? SOCKTAB_TCP_SYN_RECV : st;
 	e->bound_dev_if = (int)dev;
 	a = socktab__sk_v6_saddr(sk);
 	socktab__make_sockaddr(&e->local, family, &a, htons(socktab__sk_num(sk)), dev);

@@ -520,6 +520,11 @@ static void hit_of(struct socktab_sock *sk, bool listener, struct socktab_hit *h
 		h->priv = socktab_tw_priv((struct socktab_tw *)sk);
 		return;
 	}
+	if (socktab__sk_is_req(sk)) {
+		h->kind = SOCKTAB_HIT_REQUEST;
+		h->priv = socktab_req_priv(sk);
+		return;
+	}
 	h->priv = socktab_sock_priv(sk);
 	if (socktab__sk_proto(sk) == SOCKTAB_UDP)
 		h->kind = RD(sk->state) == SOCKTAB_TCP_ESTABLISHED ? SOCKTAB_HIT_UDP_CONNECTED

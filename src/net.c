@@ -186,7 +186,8 @@ static int params_valid(const struct socktab_net_params *p)
 	    p->rcu_precheck > 1 || p->lport_hash_inside < -1 || p->lport_hash_inside > 1)
 		return 0;
 	if (p->sock_priv_size > (1u << 20) || p->tw_priv_size > SOCKTAB_TW_PRIV_MAX ||
-	    p->tw_priv_size > p->sock_priv_size)
+	    p->tw_priv_size > p->sock_priv_size || p->req_priv_size > SOCKTAB_REQ_PRIV_MAX ||
+	    p->req_priv_size > p->sock_priv_size)
 		return 0;
 	if (p->udp_hash_entries == 0 || p->udp_hash_entries > UDP_HASH_MAX)
 		return 0;
@@ -267,8 +268,19 @@ static int net_reserve(struct socktab_net *net, const struct socktab_net_params 
 	return 0;
 }
 
+/* A TCP socket that ever listened keeps its queues' memory (socktab_sock cold->lq): freed with
+ * the pools, when no lookup can reach it. */
+static void free_lq(struct socktab_sock *sk, void *arg)
+{
+	(void)arg;
+	free(atomic_load_explicit(&sk->cold->lq, memory_order_relaxed));
+	atomic_store_explicit(&sk->cold->lq, NULL, memory_order_relaxed);
+}
+
 static void net_free_pools(struct socktab_net *net)
 {
+	socktab__pool_walk(&net->pools[SOCKTAB__K_TCP4], free_lq, NULL);
+	socktab__pool_walk(&net->pools[SOCKTAB__K_TCP6], free_lq, NULL);
 	for (int k = 0; k < SOCKTAB__K_NR; k++)
 		socktab__pool_destroy(&net->pools[k]);
 	socktab__stripes_free(&net->sk_locks);
@@ -362,6 +374,13 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	atomic_init(&net->autobind_reuse, p->autobind_reuse != 0);
 	net->net_raw = p->net_raw != 0;
 	net->tw_priv_size = (uint32_t)p->tw_priv_size;
+	net->req_priv_size = (uint32_t)p->req_priv_size;
+	/* tcp_sk_init(): cookies when the SYN queue overflows; the SYN backlog scales with the
+	 * established table (max(128, ehash slots / 128)); no migration. */
+	atomic_init(&net->tcp_syncookies, 1);
+	atomic_init(&net->tcp_migrate_req, 0);
+	atomic_init(&net->max_syn_backlog,
+		    (int)((net->ehash_mask + 1) / 128 > 128 ? (net->ehash_mask + 1) / 128 : 128));
 	/* UDP table last: its secrets derive from the net's. */
 	if (socktab__dev_init(net) == 0) {
 		net->udp = socktab__udp_table_new(net, p->udp_hash_entries, p->udp_hash4);
@@ -669,6 +688,12 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 		WR(net->somaxconn, (int)v[0]);
 		return 0;
 	}
+	if (!strcmp(key, "net.ipv4.tcp_max_syn_backlog")) {
+		if (err)
+			return err;
+		WR(net->max_syn_backlog, (int)v[0]);
+		return 0;
+	}
 	/* u8 sysctls (proc_dou8vec_minmax): 0..255, or 0..1 where the kernel bounds them. */
 	static const struct {
 		const char *key;
@@ -680,6 +705,8 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 		{ "net.ipv4.tcp_l3mdev_accept", offsetof(struct socktab_net, tcp_l3mdev_accept), 1 },
 		{ "net.ipv4.udp_l3mdev_accept", offsetof(struct socktab_net, udp_l3mdev_accept), 1 },
 		{ "net.ipv4.tcp_rfc1337", offsetof(struct socktab_net, tcp_rfc1337), 255 },
+		{ "net.ipv4.tcp_syncookies", offsetof(struct socktab_net, tcp_syncookies), 2 },
+		{ "net.ipv4.tcp_migrate_req", offsetof(struct socktab_net, tcp_migrate_req), 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(u8) / sizeof(u8[0]); i++) {
@@ -692,8 +719,6 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 	}
 	if (!strcmp(key, "net.ipv4.tcp_fastopen"))
 		return err;
-	if (!strcmp(key, "net.ipv4.tcp_syncookies"))
-		return err ? err : v[0] > 2 ? -EINVAL : 0;
 	return -ENOENT;
 }
 
@@ -742,6 +767,7 @@ int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
 	st->pool_socks = 0;
 	st->ehash_slots = (uint64_t)net->ehash_mask + 1;
 	st->connect_rss_rejected = RD(net->n_rss_rejected);
+	st->requests = RD(net->n_requests);
 	st->pool_slabs = 0;
 	for (int k = 0; k < SOCKTAB__K_NR; k++) {
 		st->pool_socks += RD(net->pools[k].nobjs);

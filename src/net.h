@@ -147,6 +147,10 @@ struct socktab_net {
 	_Atomic uint8_t tcp_l3mdev_accept; /* (a) net.ipv4.tcp_l3mdev_accept */
 	_Atomic uint8_t udp_l3mdev_accept; /* (a) net.ipv4.udp_l3mdev_accept */
 	_Atomic uint8_t tcp_rfc1337;       /* (a) net.ipv4.tcp_rfc1337 */
+	_Atomic uint8_t tcp_syncookies;    /* (a) net.ipv4.tcp_syncookies 0..2 (reqsk.c) */
+	_Atomic uint8_t tcp_migrate_req;   /* (a) net.ipv4.tcp_migrate_req 0/1 (reqsk.c) */
+	_Atomic int max_syn_backlog;       /* (a) net.ipv4.tcp_max_syn_backlog */
+	uint32_t req_priv_size;            /* (c) caller bytes of a request entry */
 	uint8_t net_raw;                   /* (c) callers hold CAP_NET_RAW */
 	_Atomic uint8_t tcp_role_lock;     /* (a) R104: a TCP socket keeps its first role */
 	uint32_t tw_priv_size;             /* (c) caller bytes a TIME_WAIT entry keeps */
@@ -169,6 +173,7 @@ struct socktab_net {
 	_Atomic uint64_t n_time_wait;      /* (a) */
 	_Atomic uint64_t n_bind_buckets;   /* (a) */
 	_Atomic uint64_t n_tw_recycled;    /* (a) */
+	_Atomic uint64_t n_requests;       /* (a) request entries in ehash */
 	_Atomic uint64_t n_ports_tried;    /* (a) */
 	_Atomic uint64_t n_connects;       /* (a) */
 	struct socktab__rss *_Atomic rss;  /* (r) RSS key and RETA (rss.c), replaced whole */
@@ -281,6 +286,7 @@ int socktab__pool_reserve(struct socktab__pool *p, size_t n);
 /* The pool of a new socket of @proto and @family, or of a TIME_WAIT entry of @family. */
 struct socktab__pool *socktab__sock_pool(struct socktab_net *net, int proto, int family);
 struct socktab__pool *socktab__tw_pool(struct socktab_net *net, int family);
+struct socktab__pool *socktab__req_pool(struct socktab_net *net, int family);
 /* @sk is unhashed and its refcount reached zero: back to the free list after a grace period
  * (batched). socktab__pool_flush() submits the batch in progress. */
 void socktab__pool_free_rcu(struct socktab_sock *sk);

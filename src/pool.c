@@ -111,6 +111,12 @@ int socktab__pool_init(struct socktab__pool *p, struct socktab_net *net, int kin
 	case SOCKTAB__K_TW6:
 		p->stride = round_up(sizeof(struct socktab__tw6), SOCKTAB__CACHELINE);
 		break;
+	case SOCKTAB__K_REQ4:
+		p->stride = sizeof(struct socktab__req);
+		break;
+	case SOCKTAB__K_REQ6:
+		p->stride = round_up(sizeof(struct socktab__req6), SOCKTAB__CACHELINE);
+		break;
 	default:
 		p->stride = sizeof(struct socktab_sock) + round_up(priv_size, SOCKTAB__CACHELINE);
 		p->cold_size = sizeof(struct socktab__sk_cold);
@@ -210,7 +216,7 @@ static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab
 	SOCKTAB__ASSERT_LOCKED(&p->lock);
 	memset(sk, 0, p->stride);
 	sk->family = p->kind == SOCKTAB__K_TCP4 || p->kind == SOCKTAB__K_UDP4 ||
-				     p->kind == SOCKTAB__K_TW4
+				     p->kind == SOCKTAB__K_TW4 || p->kind == SOCKTAB__K_REQ4
 			     ? AF_INET
 			     : AF_INET6;
 	sk->net_tag = p->net->tag;
@@ -276,6 +282,11 @@ struct socktab__pool *socktab__sock_pool(struct socktab_net *net, int proto, int
 struct socktab__pool *socktab__tw_pool(struct socktab_net *net, int family)
 {
 	return &net->pools[family == AF_INET6 ? SOCKTAB__K_TW6 : SOCKTAB__K_TW4];
+}
+
+struct socktab__pool *socktab__req_pool(struct socktab_net *net, int family)
+{
+	return &net->pools[family == AF_INET6 ? SOCKTAB__K_REQ6 : SOCKTAB__K_REQ4];
 }
 
 static struct socktab__pool *sk_pool(struct socktab_sock *sk)

@@ -52,7 +52,6 @@ void socktab__sock_init_fields(struct socktab_sock *sk)
 	socktab__sk_set_v6_saddr(sk, &any);
 	atomic_store_explicit(&c->reuseport_cb, NULL, memory_order_relaxed);
 	c->local_port_range = 0;
-	c->backlog = 0;
 	c->linger_secs = 0;
 	c->rss_queue = 0;
 	atomic_store_explicit(&c->flags, 0, memory_order_relaxed);

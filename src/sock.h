@@ -40,6 +40,8 @@ enum socktab__kind {
 	SOCKTAB__K_UDP6,
 	SOCKTAB__K_TW4,
 	SOCKTAB__K_TW6,
+	SOCKTAB__K_REQ4,
+	SOCKTAB__K_REQ6,
 	SOCKTAB__K_NR
 };
 #define SOCKTAB__KIND_MASK 0x3f
@@ -65,6 +67,7 @@ enum socktab__kind {
 struct socktab__tb2;
 struct socktab__reuseport;
 struct socktab__sk_cold;
+struct socktab__listenq;
 
 struct socktab_sock {
 	/* One cache line: what the lookups read (R77), then what bind-conflict walks read. */
@@ -131,7 +134,6 @@ struct socktab__sk_cold {
 	struct socktab__bindlink bl;
 	struct socktab__reuseport *_Atomic reuseport_cb; /* (r, reuseport lock) listener group */
 	uint32_t local_port_range;         /* (s) IP_LOCAL_PORT_RANGE, hi << 16 | lo */
-	int backlog;                       /* (s) listen() backlog after clamping */
 	int linger_secs;                   /* (s) */
 	uint16_t rss_queue;                /* (s) RSS queue wanted for replies (rss.c), if SKF_RSS */
 	_Atomic uint8_t flags;             /* (s) SOCKTAB__SKF_* */
@@ -139,6 +141,9 @@ struct socktab__sk_cold {
 					    * negative: none (SOCKTAB__SOCKF_INCPU clear) */
 	int32_t rp_id;                     /* (s, reuseport lock) stable reuseport member id
 					    * (SOCKTAB_SO_REUSEPORT_ID, reuseport.c), -1: none */
+	struct socktab__listenq *_Atomic lq; /* (s; r) a listener's queues and backlog (reqsk.h); made
+					    * by the object's first listen() and kept, like the cold
+					    * part itself, for the life of the net */
 };
 
 /* IPv6 key of an AF_INET6 socket or entry (v4-mapped while it talks IPv4). An AF_INET socket
@@ -178,6 +183,35 @@ struct socktab__tw6 {
 	struct socktab__v6key v6;
 };
 
+/*
+ * A request entry (the kernel's request_sock in TCP_NEW_SYN_RECV, reqsk.c): 128 bytes, 160 with
+ * the IPv6 key (stride 192). (q) = under its listener's socket lock.
+ */
+#define SOCKTAB__REQ_PRIV 20
+struct socktab__req {
+	struct socktab_sock sk;            /* first: lookups see a socket line like any other */
+	struct socktab__bindlink bl;       /* owns no port (tb2 NULL): next/pprev link it in its
+					    * listener's SYN or accept queue (q), then carry it
+					    * back to the pool */
+	struct socktab_sock *_Atomic listener; /* (q, r) the listener whose queue holds it */
+	struct socktab_sock *child;        /* (q) in the accept queue: the child that took its
+					    * place in ehash */
+	uint8_t num_timeout;               /* (q) SYN-ACK retransmissions so far */
+	uint8_t where;                     /* (q) SOCKTAB__REQ_* below */
+	uint8_t pad[2];
+	_Alignas(4) unsigned char priv[SOCKTAB__REQ_PRIV]; /* the caller's request state */
+};
+
+struct socktab__req6 {
+	struct socktab__req req;
+	struct socktab__v6key v6;
+};
+
+static inline struct socktab__v6key *socktab__req6_v6(const struct socktab_sock *sk)
+{
+	return &((struct socktab__req6 *)sk)->v6;
+}
+
 /* Chains link sockets by their first member: a node pointer is the socket pointer. */
 static inline struct socktab_sock *socktab__node_sk(uintptr_t p)
 {
@@ -201,7 +235,17 @@ static inline int socktab__sk_proto(const struct socktab_sock *sk)
 
 static inline bool socktab__sk_is_tw(const struct socktab_sock *sk)
 {
-	return socktab__sk_kind(sk) >= SOCKTAB__K_TW4;
+	unsigned int k = socktab__sk_kind(sk);
+
+	return k == SOCKTAB__K_TW4 || k == SOCKTAB__K_TW6;
+}
+
+/* A request entry (TCP_NEW_SYN_RECV, reqsk.h)? */
+static inline bool socktab__sk_is_req(const struct socktab_sock *sk)
+{
+	unsigned int k = socktab__sk_kind(sk);
+
+	return k == SOCKTAB__K_REQ4 || k == SOCKTAB__K_REQ6;
 }
 
 /*
@@ -225,10 +269,11 @@ static inline struct socktab__tw *socktab__sk_tw(struct socktab_sock *sk)
 	return (struct socktab__tw *)sk;
 }
 
-/* The bind-bucket link: in the entry itself for TIME_WAIT, in the cold part otherwise. */
+/* The bind-bucket link: in the entry itself for TIME_WAIT and request entries (both keep it
+ * right after their socket line), in the cold part otherwise. */
 static inline struct socktab__bindlink *socktab__sk_bl(const struct socktab_sock *sk)
 {
-	if (socktab__sk_is_tw(sk))
+	if (socktab__sk_kind(sk) >= SOCKTAB__K_TW4)
 		return &((struct socktab__tw *)sk)->bl;
 	return &sk->cold->bl;
 }
@@ -245,6 +290,8 @@ static inline struct socktab__v6key *socktab__sk_v6(const struct socktab_sock *s
 {
 	if (socktab__sk_kind(sk) == SOCKTAB__K_TW6)
 		return &((struct socktab__tw6 *)sk)->v6;
+	if (socktab__sk_kind(sk) == SOCKTAB__K_REQ6)
+		return socktab__req6_v6(sk);
 	return (struct socktab__v6key *)sk->cold - 1;
 }
 

@@ -16,6 +16,7 @@
 #include "dev.h"
 #include "ehash.h"
 #include "listen.h"
+#include "reqsk.h"
 #include "reuseport.h"
 #include "rss.h"
 #include "timewait.h"
@@ -80,7 +81,7 @@ int socktab_get_state(struct socktab_sock *sk)
 }
 
 /* Lock @sk for a public call: -EINVAL for NULL, -EBADF (and not locked) when it is closed or
- * is a TIME_WAIT entry. */
+ * is a TIME_WAIT or request entry. */
 int socktab__sk_lock_open(struct socktab_sock *sk)
 {
 	pthread_mutex_t *l;
@@ -89,7 +90,8 @@ int socktab__sk_lock_open(struct socktab_sock *sk)
 		return -EINVAL;
 	l = socktab__sk_lock(sk);
 	socktab__lock(l);
-	if (RD(sk->state) == SOCKTAB__FREE || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT) {
+	if (RD(sk->state) == SOCKTAB__FREE || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT ||
+	    RD(sk->state) == SOCKTAB_TCP_NEW_SYN_RECV) {
 		socktab__unlock(l);
 		return -EBADF;
 	}
@@ -100,12 +102,14 @@ int socktab__sk_lock_open(struct socktab_sock *sk)
  * The kernel's tcp_done() (a reset, a refused connect): leave the tables (a listener leaves
  * lhash2, anything else ehash) and give back the port unless bind() locked it; the socket stays
  * open in state CLOSE and keeps its addresses (getsockname still shows them, and the old port,
- * as on Linux). Caller holds the socket lock.
+ * as on Linux). A listener's queues go into @o (inet_csk_listen_stop), which the caller hands to
+ * socktab__listen_stop_finish() once it released the lock. Caller holds the socket lock.
  */
-static void sk_done(struct socktab_net *net, struct socktab_sock *sk)
+static void sk_done(struct socktab_net *net, struct socktab_sock *sk, struct socktab__orphans *o)
 {
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (RD(sk->state) == SOCKTAB_TCP_LISTEN) {
+		socktab__listen_stop_locked(sk, o);
 		socktab__listen_unhash(sk);
 	} else if (socktab__ehash_hashed(sk)) {
 		socktab__ehash_remove(net->tab, sk);
@@ -137,9 +141,11 @@ static int sk_time_wait(struct socktab_net *net, struct socktab_sock *sk)
 	bool keep = sk->userlocks & SOCKTAB__BINDPORT_LOCK;
 
 	if (socktab__tw_create_and_swap(net, sk, SOCKTAB_TCP_TIME_WAIT, keep)) {
+		struct socktab__orphans o; /* stays empty: no listener gets here */
+
 		/* No entry could be had: close without one, as the kernel does when
 		 * tcp_max_tw_buckets is reached. */
-		sk_done(net, sk);
+		sk_done(net, sk, &o);
 		return 0;
 	}
 	/* inet_num = 0; sport stays. Release: a reader still standing on sk that sees the port
@@ -153,6 +159,7 @@ static int sk_time_wait(struct socktab_net *net, struct socktab_sock *sk)
 
 int socktab_set_state(struct socktab_sock *sk, int state)
 {
+	struct socktab__orphans o = { 0 };
 	int err;
 
 	if (sk && socktab__sk_proto(sk) == SOCKTAB_UDP) /* UDP has no state machine to drive */
@@ -163,7 +170,7 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 	switch (state) {
 	case SOCKTAB_TCP_CLOSE:
 		if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
-			sk_done(socktab__sk_net(sk), sk);
+			sk_done(socktab__sk_net(sk), sk, &o);
 		break;
 	case SOCKTAB_TCP_TIME_WAIT:
 		err = sk_time_wait(socktab__sk_net(sk), sk);
@@ -184,6 +191,7 @@ int socktab_set_state(struct socktab_sock *sk, int state)
 			socktab__skf_set(sk, SOCKTAB__SKF_CONNECTED, true);
 	}
 	socktab__unlock(socktab__sk_lock(sk));
+	socktab__listen_stop_finish(&o);
 	return err;
 }
 
@@ -192,13 +200,14 @@ int socktab_set_state(struct socktab_sock *sk, int state)
  * the socket is not closed yet, then forget the peer and, unless bind() locked it, the local
  * address; the socket is no longer SS_CONNECTED. Caller holds the socket lock.
  */
-static void sk_disconnect(struct socktab_net *net, struct socktab_sock *sk)
+static void sk_disconnect(struct socktab_net *net, struct socktab_sock *sk,
+			  struct socktab__orphans *o)
 {
 	static const struct in6_addr any = IN6ADDR_ANY_INIT;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (RD(sk->state) != SOCKTAB_TCP_CLOSE)
-		sk_done(net, sk);
+		sk_done(net, sk, o);
 	socktab__sk_set_dport(sk, 0);
 	socktab__sk_set_v6_daddr(sk, &any);
 	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
@@ -304,12 +313,15 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		return -EINVAL;
 	family = sk->family;
 	if (addr->sa_family == AF_UNSPEC) {
+		struct socktab__orphans o = { 0 };
+
 		/* connect(AF_UNSPEC): tcp_disconnect(). */
 		err = socktab__sk_lock_open(sk);
 		if (err)
 			return err;
-		sk_disconnect(socktab__sk_net(sk), sk);
+		sk_disconnect(socktab__sk_net(sk), sk, &o);
 		socktab__unlock(socktab__sk_lock(sk));
+		socktab__listen_stop_finish(&o);
 		return 0;
 	}
 	err = socktab__parse_dest(sk, addr, len, &d, 0);
@@ -408,6 +420,7 @@ out:
 
 int socktab_close(struct socktab_sock *sk)
 {
+	struct socktab__orphans o = { 0 };
 	struct socktab_net *net;
 	int err, st;
 
@@ -428,6 +441,7 @@ int socktab_close(struct socktab_sock *sk)
 	st = RD(sk->state);
 	socktab__tw_reap(net, 8);
 	if (st == SOCKTAB_TCP_LISTEN) {
+		socktab__listen_stop_locked(sk, &o);
 		socktab__listen_unhash(sk);
 	} else if (socktab__ehash_hashed(sk)) {
 		bool active = st == SOCKTAB_TCP_ESTABLISHED || st == SOCKTAB_TCP_FIN_WAIT1 ||
@@ -447,6 +461,7 @@ int socktab_close(struct socktab_sock *sk)
 	socktab__put_port(sk);
 	WR(sk->state, SOCKTAB__FREE);
 	socktab__unlock(socktab__sk_lock(sk));
+	socktab__listen_stop_finish(&o); /* its requests and children move on or go */
 	socktab_sock_put(sk);
 	return 0;
 }
@@ -573,7 +588,7 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 	if ((unsigned int)backlog > somax)
 		backlog = (int)somax;
 	if (st == SOCKTAB_TCP_LISTEN) {
-		sk->cold->backlog = backlog;
+		socktab__listenq_start(sk, backlog, false);
 		socktab__unlock(socktab__sk_lock(sk));
 		return 0;
 	}
@@ -583,6 +598,12 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 	if (st != SOCKTAB_TCP_CLOSE || socktab__skf(sk, SOCKTAB__SKF_CONNECTED)) {
 		socktab__unlock(socktab__sk_lock(sk));
 		return -EINVAL;
+	}
+	/* The queues come first: nothing else can fail for want of memory once it listens. */
+	err = socktab__listenq_prepare(sk);
+	if (err) {
+		socktab__unlock(socktab__sk_lock(sk));
+		return err;
 	}
 	socktab__tw_reap(net, 8);
 	/* R46: LISTEN first, so the port is re-validated as a listener's (no SO_REUSEADDR pass). */
@@ -601,7 +622,7 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 	if (err) {
 		WR(sk->state, SOCKTAB_TCP_CLOSE);
 	} else {
-		sk->cold->backlog = backlog;
+		socktab__listenq_start(sk, backlog, true);
 		socktab__sk_mark_role(sk, SOCKTAB__SOCKF_LISTENED);
 	}
 	socktab__unlock(socktab__sk_lock(sk));
@@ -615,154 +636,10 @@ int socktab_listen_backlog(struct socktab_sock *sk)
 	if (!sk)
 		return -EINVAL;
 	socktab__lock(socktab__sk_lock(sk));
-	ret = RD(sk->state) == SOCKTAB_TCP_LISTEN ? sk->cold->backlog : -EINVAL;
+	ret = RD(sk->state) == SOCKTAB_TCP_LISTEN ? (int)RD(socktab__sk_lq(sk)->max_ack_backlog)
+						  : -EINVAL;
 	socktab__unlock(socktab__sk_lock(sk));
 	return ret;
-}
-
-/*
- * The device a child is bound to (R94): the listener's; for an unbound listener, the VRF of
- * the ingress device with tcp_l3mdev_accept (inet_request_bound_dev_if), and for IPv6 with a
- * link-local peer the ingress device itself (tcp_v6_init_req).
- */
-static int child_dev(struct socktab_net *net, const struct socktab_sock *listener,
-		     const struct in6_addr *remote, bool v4, int dif, int sdif)
-{
-	int bound = (int)RD(listener->bound_dev_if);
-
-	if (bound)
-		return bound;
-	if (!v4 && socktab__v6_needs_scope(remote))
-		return dif;
-	return RD(net->tcp_l3mdev_accept) ? sdif : 0;
-}
-
-struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
-					    const struct sockaddr *local,
-					    const struct sockaddr *remote, socklen_t len, int dif,
-					    int sdif)
-{
-	struct socktab_net *net;
-	struct socktab_sock *child = NULL, *tw = NULL;
-	struct socktab__bhead *head;
-	struct socktab__bind_prealloc pa;
-	struct in6_addr la, ra;
-	uint16_t lport_be, rport_be, port;
-	int family, err = -EINVAL;
-	bool v4;
-
-	if (!listener || !local || !remote || dif < 0 || sdif < 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	socktab__lock(socktab__sk_lock(listener));
-	if (RD(listener->state) != SOCKTAB_TCP_LISTEN)
-		goto out;
-	net = socktab__sk_net(listener);
-	family = listener->family;
-	port = socktab__sk_num(listener);
-	if (socktab__parse_endpoint(family, local, len, &la, &lport_be) ||
-	    socktab__parse_endpoint(family, remote, len, &ra, &rport_be) || ntohs(lport_be) != port)
-		goto out;
-	/* No segment carries a v4-mapped address on one side and native IPv6 on the other. */
-	if (family == AF_INET6 && socktab__v6_is_mapped(&la) != socktab__v6_is_mapped(&ra))
-		goto out;
-	v4 = family == AF_INET || socktab__v6_is_mapped(&la);
-	err = -ENOMEM;
-	/* The child's address bucket may be new: allocated now, so nothing fails once the child
-	 * is in ehash. */
-	if (socktab__bind_prealloc(&pa))
-		goto out;
-	child = socktab__pool_alloc(socktab__sock_pool(net, SOCKTAB_TCP, family));
-	if (!child) {
-		socktab__bind_prealloc_free(&pa);
-		goto out;
-	}
-	/* The child is private until we return it: no lock of its own is needed (taking it under
-	 * the listener's would also look like a lock-order inversion, since pool objects change
-	 * roles). */
-	socktab__sock_init_fields(child);
-	memset(socktab__sk_priv(child), 0, net->priv_size);
-	WR(child->v4key, v4);
-	WR(child->addrpair, v4 ? ((uint64_t)ra.s6_addr32[3] | (uint64_t)la.s6_addr32[3] << 32)
-			       : ((uint64_t)SOCKTAB__LOOPBACK4_IPV6 << 32));
-	socktab__sk_set_v6_saddr(child, &la);
-	socktab__sk_set_v6_daddr(child, &ra);
-	WR(child->portpair, (uint32_t)rport_be);
-	WR(child->reuse, RD(listener->reuse)); /* children inherit SO_REUSEADDR (R48) */
-	WR(child->reuseport, RD(listener->reuseport));
-	WR(child->bound_dev_if, (uint32_t)child_dev(net, listener, &ra, v4, dif, sdif));
-	child->v6only = listener->v6only;
-	child->uid = listener->uid;
-	/* The kernel's child is a copy of the listener (sk_clone_lock): it keeps SO_LINGER, the
-	 * socket-level options and SOCK_BINDADDR_LOCK (a disconnect keeps its address), but not
-	 * SOCK_BINDPORT_LOCK: moving to CLOSE releases a child's port. */
-	child->userlocks = listener->userlocks & SOCKTAB__BINDADDR_LOCK;
-	/* sk_clone_lock(): the child names the CPU that made it (R107). */
-	socktab__sk_set_incoming_cpu(child, socktab__rx_cpu());
-	socktab__sk_mark_role(child, SOCKTAB__SOCKF_ACTIVE); /* a child never listens (R104) */
-	atomic_store_explicit(&child->cold->flags,
-			      atomic_load_explicit(&listener->cold->flags, memory_order_relaxed) &
-				      (SOCKTAB__SKF_FREEBIND | SOCKTAB__SKF_TRANSPARENT |
-				       SOCKTAB__SKF_BROADCAST | SOCKTAB__SKF_NO_PORT |
-				       SOCKTAB__SKF_LINGER),
-			      memory_order_relaxed);
-	child->cold->linger_secs = listener->cold->linger_secs;
-	child->cold->local_port_range = listener->cold->local_port_range;
-	WR(child->state, SOCKTAB_TCP_SYN_RECV);
-	atomic_store_explicit(&child->refcnt, 1, memory_order_release);
-
-	/*
-	 * __inet_inherit_port: the child owns the listener's port on its own local address (the
-	 * live kernel shows this: after a wildcard listener closes, its children block 127.0.0.1:P
-	 * but not 127.0.0.2:P), so it joins the tb2 of (port, that address).
-	 */
-	head = socktab__bhash_head(net, port);
-	socktab__lock(socktab__bhead_lock(net->tab, head));
-	if (socktab__check_established_locked(net, child, port,
-					      socktab__sk_ehashfn(net, child, port), true, &tw) !=
-	    SOCKTAB__UNIQUE) {
-		socktab__unlock(socktab__bhead_lock(net->tab, head));
-		socktab__bind_prealloc_free(&pa);
-		err = -EADDRINUSE;
-		goto fail;
-	}
-	bool created;
-	struct socktab__tb *tb = socktab__sk_bl(listener)->tb2->tb;
-	int l3mdev = socktab__sk_bound_l3mdev(child);
-
-	/* A child in another VRF domain than its listener's bucket owns the port in its own
-	 * (__inet_inherit_port); the buckets come from @pa, so this cannot fail. */
-	if (tb->l3mdev != l3mdev) {
-		tb = socktab__tb_find_locked(head, net, port, l3mdev);
-		if (!tb)
-			tb = socktab__tb_create_locked(head, net, port, l3mdev, &pa);
-	}
-	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create_locked(net, tb, child, &pa,
-								      &created);
-
-	if (created) {
-		tb2->fastreuse = socktab__sk_bl(listener)->tb2->fastreuse;
-		tb2->fastreuseport = socktab__sk_bl(listener)->tb2->fastreuseport;
-	}
-	socktab__bind_prealloc_free(&pa);
-	socktab__bind_hash_locked(child, tb2, port);
-	if (tw)
-		socktab__tw_takeover_locked(net, tw);
-	socktab__unlock(socktab__bhead_lock(net->tab, head));
-	if (tw)
-		socktab__tw_deschedule_put(net, tw);
-	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
-	socktab__unlock(socktab__sk_lock(listener));
-	return child;
-fail:
-	WR(child->state, SOCKTAB__FREE);
-	socktab_sock_put(child);
-	child = NULL;
-out:
-	socktab__unlock(socktab__sk_lock(listener));
-	errno = -err;
-	return NULL;
 }
 
 /* ---- RSS and UDP ---- */

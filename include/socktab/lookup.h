@@ -57,7 +57,8 @@ void socktab_rcu_read_unlock(void);
 int socktab_sock_hold(struct socktab_sock *sk);
 
 /*
- * The TCP socket a segment belongs to: established and TIME_WAIT entries first, then listeners
+ * The TCP socket a segment belongs to: established, request (state SOCKTAB_TCP_NEW_SYN_RECV) and
+ * TIME_WAIT entries first, then listeners
  * (rules R30-R35: a specific address beats the wildcard, scores, SO_REUSEPORT selection by the
  * 4-tuple hash). socktab_lookup_established4/6 and socktab_lookup_listener4/6 do one half each.
  * Returns a socket with a reference held (release it with socktab_sock_put()) or NULL.
@@ -154,10 +155,13 @@ enum socktab_hit_kind {
 	SOCKTAB_HIT_LISTENER,      /* a TCP listener (no connection had the 4-tuple) */
 	SOCKTAB_HIT_UDP_CONNECTED, /* a connected UDP socket */
 	SOCKTAB_HIT_UDP,           /* an unconnected UDP socket */
+	SOCKTAB_HIT_REQUEST,       /* a request entry (TCP_NEW_SYN_RECV): socktab_req_listener(sk)
+				    * gives its listener */
 };
 
-/* One key's result: the socket, the caller's area (socktab_sock_priv(), or socktab_tw_priv() of
- * a TIME_WAIT entry; NULL when there is none) and what was found. */
+/* One key's result: the socket, the caller's area (socktab_sock_priv(), socktab_tw_priv() of
+ * a TIME_WAIT entry or socktab_req_priv() of a request entry; NULL when there is none) and what
+ * was found. */
 struct socktab_hit {
 	struct socktab_sock *sk;
 	void *priv;

@@ -118,11 +118,19 @@ struct socktab_net_params {
 	uint32_t reserve_tw;         /* TIME_WAIT entries, per reserved family (0) */
 	int reserve_family;          /* AF_INET or AF_INET6: that family's sockets and entries;
 				      * AF_UNSPEC: both families get the counts (AF_UNSPEC) */
+	size_t req_priv_size;        /* bytes of caller data per request entry
+				      * (socktab_req_priv()), copied to the start of the child's
+				      * area when it completes; at most SOCKTAB_REQ_PRIV_MAX and
+				      * sock_priv_size (0) */
 };
 
 /* The largest tw_priv_size: room for what TIME_WAIT processing needs (snd_nxt, rcv_nxt,
  * ts_recent, a timestamp offset), in an entry of 128 bytes. */
 #define SOCKTAB_TW_PRIV_MAX 16
+
+/* The largest req_priv_size: room for a handshake's state (both ISNs, the peer's MSS, window
+ * scale and options, a timestamp) in an entry of 128 bytes. */
+#define SOCKTAB_REQ_PRIV_MAX 20
 
 /*
  * Fill @p with the defaults listed above (and @p->size). A NULL @p is ignored.
@@ -223,8 +231,10 @@ int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on);
  * net.ipv4.tcp_tw_reuse (0..2), net.ipv4.tcp_tw_reuse_delay (1..60000 ms), net.core.somaxconn
  * (0..INT_MAX), net.ipv4.ip_nonlocal_bind and net.ipv6.ip_nonlocal_bind (0..255, R87),
  * net.ipv4.tcp_l3mdev_accept and net.ipv4.udp_l3mdev_accept (0/1, R98, R99), net.ipv4.tcp_rfc1337
- * (0..255, R100), and net.ipv4.tcp_fastopen / net.ipv4.tcp_syncookies (accepted, no effect on the
- * tables). Unknown key: -ENOENT.
+ * (0..255, R100), net.ipv4.tcp_syncookies (0..2, default 1) and net.ipv4.tcp_max_syn_backlog
+ * (0..INT_MAX, default the larger of 128 and ehash slots / 128) for socktab_syn_decide() (R112-R116),
+ * net.ipv4.tcp_migrate_req (0/1, default 0, R120-R124), and net.ipv4.tcp_fastopen (accepted, no
+ * effect on the tables). Unknown key: -ENOENT.
  * Context: any registered thread; takes the net's settings lock.
  */
 int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *value);
@@ -285,7 +295,8 @@ struct socktab_net_stats {
 	uint64_t ehash_slots;      /* slots of the established table (shared tables: theirs) */
 	uint64_t connect_rss_rejected; /* free candidates RSS-aware connect() passed over (also in
 					* socktab_net_rss_stats()) */
-	uint64_t reserved[6];
+	uint64_t requests;         /* request entries (TCP_NEW_SYN_RECV) in ehash */
+	uint64_t reserved[5];
 };
 
 /*

@@ -84,6 +84,144 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 					    int sdif);
 
 /*
+ * Request sockets, the SYN queue and the accept queue (the kernel's request_sock and
+ * icsk_accept_queue, rules R112-R129). A SYN for a listener goes:
+ *   socktab_syn_decide() -> SOCKTAB_SYN_QUEUE: socktab_req_new() puts a request entry for its
+ *     4-tuple in ehash (state SOCKTAB_TCP_NEW_SYN_RECV); lookups find it (SOCKTAB_HIT_REQUEST in a
+ *     batch), socktab_req_priv() holds the caller's handshake state;
+ *   the handshake's final ACK -> socktab_req_promote(): the full child takes the request's place
+ *     in ehash with one store (a lookup of the 4-tuple finds the one or the other, never
+ *     neither) and joins the listener's accept queue; socktab_accept() hands it over;
+ *   a timeout or RST -> socktab_req_drop().
+ * SOCKTAB_SYN_COOKIE: answer with a SYN cookie and queue nothing; a valid cookie's ACK makes
+ * its child with socktab_req_cookie_child(). SOCKTAB_SYN_DROP: drop the SYN.
+ * A listener's close (or its move to CLOSE) empties its queues: with net.ipv4.tcp_migrate_req
+ * a SO_REUSEPORT listener's requests and unaccepted children move to another member of its
+ * group (R120-R124), else they are dropped and the children closed, as the kernel's
+ * inet_csk_listen_stop() does. A request entry is none of the other calls' business (-EBADF).
+ */
+enum socktab_syn_verdict {
+	SOCKTAB_SYN_QUEUE = 0,  /* make a request entry (socktab_req_new) and answer SYN-ACK */
+	SOCKTAB_SYN_COOKIE = 1, /* answer with a SYN cookie; keep no state */
+	SOCKTAB_SYN_DROP = 2,   /* drop the SYN */
+};
+/* socktab_syn_decide() flags. */
+#define SOCKTAB_SYN_TW_RECYCLE 0x1  /* the SYN reopens a TIME_WAIT 4-tuple (the kernel's isn) */
+#define SOCKTAB_SYN_PEER_PROVEN 0x2 /* the peer is known alive (tcp_peer_is_proven) */
+
+/*
+ * tcp_conn_request()'s verdict for a SYN that reached @listener (R112-R116): with
+ * net.ipv4.tcp_syncookies 2, or a full SYN queue (more requests than the backlog), a cookie if
+ * tcp_syncookies is 1 or 2, else a drop (a recycling SYN skips this step); then a drop while the
+ * accept queue is full (more children than the backlog); then, with tcp_syncookies 0, a drop
+ * when less than a quarter of net.ipv4.tcp_max_syn_backlog is left and the peer is not proven.
+ * Otherwise SOCKTAB_SYN_QUEUE. Returns a verdict, or -EINVAL (NULL, not a listener, unknown
+ * flag). The counters are read without a lock: a verdict is right as of some instant.
+ * Context: any registered thread (the per-packet path); @listener referenced or found in the
+ * caller's RCU read-side section; takes no lock.
+ */
+int socktab_syn_decide(struct socktab_sock *listener, unsigned int flags);
+
+/*
+ * Make a request entry of @listener for the SYN from @remote to @local (as
+ * socktab_sock_new_child() takes them) that arrived on @dif (VRF @sdif): it gets the child's
+ * device (R94), enters ehash in state SOCKTAB_TCP_NEW_SYN_RECV and the listener's SYN queue,
+ * with its area zeroed, and is returned with the caller's reference (socktab_sock_put()). A
+ * TIME_WAIT entry of the 4-tuple is taken over. It does not apply the queue limits:
+ * socktab_syn_decide() does. Errors (NULL, errno): EINVAL (not a listener, bad address or
+ * device), EADDRINUSE (the 4-tuple exists on that device), ENOMEM.
+ * Context: registered thread, outside RCU read side; takes the listener's lock and bucket locks.
+ */
+struct socktab_sock *socktab_req_new(struct socktab_sock *listener, const struct sockaddr *local,
+				     const struct sockaddr *remote, socklen_t len, int dif,
+				     int sdif);
+
+/*
+ * The listener whose queue holds request entry @req (it changes when the request migrates), or
+ * NULL for anything else. Not referenced: valid until the caller's RCU read-side section ends
+ * (socktab_sock_hold() keeps it longer).
+ * Context: inside an RCU read-side section.
+ */
+struct socktab_sock *socktab_req_listener(struct socktab_sock *req);
+
+/*
+ * Caller data area of request entry @req (req_priv_size bytes, zeroed by socktab_req_new()), or
+ * NULL if the net has none or @req is no request entry. The caller orders its own accesses.
+ * Context: any; @req referenced or found in the caller's RCU section.
+ */
+void *socktab_req_priv(struct socktab_sock *req);
+
+/*
+ * A SYN-ACK retransmission timer of @req fired (reqsk_timer_handler): its count goes up, and
+ * on the first one the request is no longer young. Returns the new count, -ENOENT when @req is
+ * no longer in a SYN queue, -EINVAL for anything but a request entry.
+ * Context: registered thread holding a reference on @req, outside RCU read side; takes its
+ * listener's lock.
+ */
+int socktab_req_retransmit(struct socktab_sock *req);
+
+/*
+ * The final ACK of @req's handshake arrived (tcp_check_req -> syn_recv_sock ->
+ * inet_csk_complete_hashdance): make the child, in @state (SOCKTAB_TCP_SYN_RECV or
+ * SOCKTAB_TCP_ESTABLISHED), as socktab_sock_new_child() makes one (port, owner, device and
+ * options of the listener), with the first req_priv_size bytes of its area copied from the
+ * request's; the child takes the request's place in ehash with one store (R117) and joins the
+ * tail of the listener's accept queue (R118). 0 and *@child, referenced (socktab_sock_put()); the
+ * accept queue owns the child until socktab_accept(). Errors: -EAGAIN the accept queue is full
+ * (sk_acceptq_is_full, R115: drop the ACK; the request stays and a retransmitted ACK may try
+ * again), -ENOENT @req is no longer in a SYN queue (dropped, promoted, or its listener closed
+ * without migration), -EINVAL (not a request entry, bad @state, NULL @child), -ENOMEM. On error
+ * nothing changed.
+ * Context: registered thread holding a reference on @req, outside RCU read side; takes its
+ * listener's lock and bucket locks.
+ */
+int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock **child);
+
+/*
+ * Drop request entry @req (its timer gave up, or a RST or bad ACK arrived;
+ * inet_csk_reqsk_queue_drop): it leaves ehash and its SYN queue; the caller's reference stays
+ * the caller's. 0, -ENOENT (no longer in a SYN queue), -EINVAL (not a request entry).
+ * Context: registered thread holding a reference on @req, outside RCU read side; takes its
+ * listener's lock and the ehash lock.
+ */
+int socktab_req_drop(struct socktab_sock *req);
+
+/*
+ * A valid SYN cookie's ACK reached @listener (cookie_v4_check -> tcp_get_cookie_sock): make the
+ * child as socktab_req_promote() would from a request of these arguments (the
+ * socktab_sock_new_child() ones) and queue it, in @state. Referenced, as
+ * socktab_req_promote()'s. Errors (NULL, errno): EAGAIN (accept queue full, R115), and those of
+ * socktab_sock_new_child().
+ * Context: registered thread, outside RCU read side; takes the listener's lock and bucket locks.
+ */
+struct socktab_sock *socktab_req_cookie_child(struct socktab_sock *listener,
+					      const struct sockaddr *local,
+					      const struct sockaddr *remote, socklen_t len,
+					      int dif, int sdif, int state);
+
+/*
+ * accept(2): the oldest child of @listener's accept queue, which the caller now owns (close it
+ * with socktab_close()). A child the stack closed before it was accepted is passed over. NULL
+ * and errno EAGAIN when the queue is empty, EINVAL when @listener is not a listener.
+ * Context: registered thread, outside RCU read side; takes the listener's lock.
+ */
+struct socktab_sock *socktab_accept(struct socktab_sock *listener);
+
+/* The queues of a listener (socktab_listen_info()). */
+struct socktab_listen_info {
+	uint32_t qlen;            /* requests in the SYN queue (inet_csk_reqsk_queue_len) */
+	uint32_t young;           /* of those, never retransmitted (inet_csk_reqsk_queue_young) */
+	uint32_t ack_backlog;     /* children in the accept queue (sk_ack_backlog) */
+	uint32_t max_ack_backlog; /* the listen() backlog (sk_max_ack_backlog) */
+};
+
+/*
+ * Read @listener's queue counters into @info. 0, or -EINVAL (NULL, not a listener).
+ * Context: registered thread; takes the listener's lock.
+ */
+int socktab_listen_info(struct socktab_sock *listener, struct socktab_listen_info *info);
+
+/*
  * Move a hashed TCP socket to @state (the embedding stack drives the state machine:
  * SYN_SENT -> ESTABLISHED -> FIN_WAIT1...). SOCKTAB_TCP_CLOSE is the kernel's tcp_done() (a reset
  * or a refused connect): the socket leaves ehash and, unless bind() locked it, its port; it stays

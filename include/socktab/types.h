@@ -42,6 +42,7 @@ enum socktab_tcp_state {
 	SOCKTAB_TCP_LAST_ACK = 9,
 	SOCKTAB_TCP_LISTEN = 10,
 	SOCKTAB_TCP_CLOSING = 11,
+	SOCKTAB_TCP_NEW_SYN_RECV = 12, /* a request entry (socktab_req_new(), socktab/sock.h) */
 };
 
 /* Socket option names of <netinet/in.h> that some libcs lack. */

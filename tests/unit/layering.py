@@ -33,7 +33,7 @@ FLOORS = {
     # 3: operations
     "connect": 3,
     # 4: entry points
-    "socket": 4, "sockopt": 4, "lookup": 4, "diag": 4, "net": 4,
+    "socket": 4, "sockopt": 4, "lookup": 4, "diag": 4, "net": 4, "reqsk": 4,
 }
 FLOOR_NAMES = ["primitives", "objects", "tables", "operations", "entry points"]
 ALLOWED_CYCLES = [{"ehash", "timewait"}]

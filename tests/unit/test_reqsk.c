@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Request entries, the SYN queue, the SYN-cookie verdict, the accept queue and tcp_migrate_req:
+ * R112-R124. */
+#include <stdbool.h>
+
+#include "check.h"
+
+#define LO SOCKTAB_LOOPBACK_IFINDEX
+
+static struct socktab_net *new_net(void)
+{
+	struct socktab_net_params p;
+
+	socktab_net_params_init(&p);
+	p.sock_priv_size = 64;
+	p.req_priv_size = 16;
+	return socktab_net_new(&p);
+}
+
+static struct socktab_sock *listener4(struct socktab_net *net, int port, int backlog, int rp)
+{
+	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+	if (rp)
+		check_setint(sk, SOL_SOCKET, SO_REUSEPORT, 1);
+	if (check_bind4(sk, "127.0.0.1", port) || socktab_listen(sk, backlog)) {
+		socktab_close(sk);
+		return NULL;
+	}
+	return sk;
+}
+
+/* A request of @l for the SYN from 127.0.0.2:@rport to 127.0.0.1:port(l). */
+static struct socktab_sock *req4(struct socktab_sock *l, int rport)
+{
+	struct sockaddr_in local = check_sin("127.0.0.1", check_port(l));
+	struct sockaddr_in remote = check_sin("127.0.0.2", rport);
+
+	return socktab_req_new(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+			       sizeof(local), LO, 0);
+}
+
+static struct socktab_sock *lookup4(struct socktab_net *net, int lport, int rport)
+{
+	struct sockaddr_in local = check_sin("127.0.0.1", lport);
+	struct sockaddr_in remote = check_sin("127.0.0.2", rport);
+
+	return socktab_lookup_tcp4(net, remote.sin_addr.s_addr, remote.sin_port,
+				   local.sin_addr.s_addr, local.sin_port, LO, 0);
+}
+
+/* The referenced lookup of the 4-tuple returns @want (dropping the reference). */
+static bool finds(struct socktab_net *net, int lport, int rport, struct socktab_sock *want)
+{
+	struct socktab_sock *sk = lookup4(net, lport, rport);
+
+	socktab_sock_put(sk);
+	return sk == want;
+}
+
+static struct socktab_listen_info info(struct socktab_sock *l)
+{
+	struct socktab_listen_info i;
+
+	memset(&i, 0xff, sizeof(i)); /* a failed call shows as UINT32_MAX counts */
+	(void)socktab_listen_info(l, &i);
+	return i;
+}
+
+/* R112: a request is an ehash entry in NEW_SYN_RECV, found by every established lookup, and
+ * counted in its listener's SYN queue. */
+TEST(request_in_ehash)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7000, 16, 0), *r, *sk;
+	struct sockaddr_in local = check_sin("127.0.0.1", 7000), remote = check_sin("127.0.0.2", 40000);
+	struct socktab_tuple4 key = { remote.sin_addr.s_addr, local.sin_addr.s_addr,
+				      remote.sin_port, local.sin_port, LO, 0 };
+	struct socktab_hit hit;
+	struct socktab_net_stats st;
+
+	CHECK(l);
+	r = req4(l, 40000);
+	CHECK(r);
+	CHECK_EQ(socktab_get_state(r), SOCKTAB_TCP_NEW_SYN_RECV);
+	CHECK(socktab_req_listener(r) == l);
+	CHECK(socktab_req_priv(r) != NULL);
+	CHECK(socktab_sock_priv(r) == NULL);
+	CHECK_EQ(socktab_sock_family(r), AF_INET);
+	CHECK(finds(net, 7000, 40000, r));
+	sk = socktab_lookup_established4(net, remote.sin_addr.s_addr, remote.sin_port,
+					 local.sin_addr.s_addr, local.sin_port, LO, 0);
+	CHECK(sk == r);
+	socktab_sock_put(sk);
+	socktab_rcu_read_lock();
+	CHECK(socktab_lookup_tcp4_rcu(net, remote.sin_addr.s_addr, remote.sin_port,
+				      local.sin_addr.s_addr, local.sin_port, LO, 0) == r);
+	socktab_rcu_read_unlock();
+	CHECK_EQ(socktab_lookup_batch4(net, SOCKTAB_TCP, &key, 1, &hit, 0), 1);
+	CHECK(hit.sk == r);
+	CHECK_EQ(hit.kind, SOCKTAB_HIT_REQUEST);
+	CHECK(hit.priv == socktab_req_priv(r));
+	socktab_sock_put(hit.sk);
+	/* Another port of the listener still reaches the listener. */
+	CHECK(finds(net, 7000, 40001, l));
+	CHECK_EQ(info(l).qlen, 1);
+	CHECK_EQ(info(l).young, 1);
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.requests, 1);
+	/* A second SYN of the same 4-tuple cannot make a second request. */
+	errno = 0;
+	CHECK(!req4(l, 40000));
+	CHECK_EQ(errno, EADDRINUSE);
+	/* Socket calls refuse a request entry. */
+	CHECK_EQ(socktab_close(r), -EBADF);
+	CHECK_EQ(socktab_set_state(r, SOCKTAB_TCP_ESTABLISHED), -EBADF);
+	CHECK_EQ(socktab_listen(r, 1), -EBADF);
+	CHECK_EQ(socktab_listen_info(r, &(struct socktab_listen_info){ 0 }), -EINVAL);
+	CHECK_EQ(socktab_accept(r) == NULL && errno == EINVAL, 1);
+	/* A SYN-ACK retransmission ages it. */
+	CHECK_EQ(socktab_req_retransmit(r), 1);
+	CHECK_EQ(socktab_req_retransmit(r), 2);
+	CHECK_EQ(info(l).young, 0);
+	CHECK_EQ(info(l).qlen, 1);
+	/* Dropped: the 4-tuple reaches the listener again. */
+	CHECK_EQ(socktab_req_drop(r), 0);
+	CHECK_EQ(socktab_req_drop(r), -ENOENT);
+	CHECK_EQ(socktab_req_retransmit(r), -ENOENT);
+	CHECK_EQ(info(l).qlen, 0);
+	CHECK(finds(net, 7000, 40000, l));
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.requests, 0);
+	socktab_sock_put(r);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
+/* R117, R118: the child takes the request's place and joins the accept queue; accept() pops it
+ * in order. */
+TEST(promote_and_accept)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7001, 16, 0), *r1, *r2, *c1, *c2, *a;
+	struct socktab_net_stats st;
+
+	r1 = req4(l, 40000);
+	r2 = req4(l, 40001);
+	CHECK(r1 && r2);
+	memcpy(socktab_req_priv(r1), "handshake-state!", 16);
+	CHECK_EQ(info(l).qlen, 2);
+	CHECK_EQ(socktab_req_promote(r1, SOCKTAB_TCP_ESTABLISHED, &c1), 0);
+	CHECK(c1 && c1 != r1);
+	CHECK_EQ(socktab_get_state(c1), SOCKTAB_TCP_ESTABLISHED);
+	CHECK(!memcmp(socktab_sock_priv(c1), "handshake-state!", 16));
+	CHECK(finds(net, 7001, 40000, c1));
+	CHECK_EQ(check_port(c1), 7001);
+	CHECK_EQ(info(l).qlen, 1);
+	CHECK_EQ(info(l).ack_backlog, 1);
+	CHECK_EQ(socktab_req_promote(r1, SOCKTAB_TCP_ESTABLISHED, &a), -ENOENT);
+	CHECK_EQ(socktab_req_drop(r1), -ENOENT);
+	CHECK_EQ(socktab_req_promote(r2, SOCKTAB_TCP_SYN_RECV, &c2), 0);
+	CHECK_EQ(socktab_get_state(c2), SOCKTAB_TCP_SYN_RECV);
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.requests, 0);
+	CHECK_EQ(st.established, 2);
+	/* Bad input changes nothing. */
+	CHECK_EQ(socktab_req_promote(NULL, SOCKTAB_TCP_ESTABLISHED, &a), -EINVAL);
+	CHECK_EQ(socktab_req_promote(c1, SOCKTAB_TCP_ESTABLISHED, &a), -EINVAL);
+	CHECK_EQ(socktab_req_drop(l), -EINVAL);
+	CHECK_EQ(socktab_req_retransmit(NULL), -EINVAL);
+	CHECK(socktab_req_listener(l) == NULL);
+	CHECK_EQ(socktab_syn_decide(c1, 0), -EINVAL);
+	CHECK_EQ(socktab_syn_decide(l, 0x80), -EINVAL);
+	/* FIFO. */
+	a = socktab_accept(l);
+	CHECK(a == c1);
+	a = socktab_accept(l);
+	CHECK(a == c2);
+	errno = 0;
+	CHECK(socktab_accept(l) == NULL);
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_EQ(info(l).ack_backlog, 0);
+	socktab_sock_put(c1);
+	socktab_sock_put(c2);
+	CHECK_EQ(socktab_close(c1), 0);
+	CHECK_EQ(socktab_close(c2), 0);
+	socktab_sock_put(r1);
+	socktab_sock_put(r2);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
+/* R115: sk_acceptq_is_full() is ack_backlog > backlog: backlog N queues N + 1 children; the
+ * next final ACK is dropped and its request stays. */
+TEST(accept_queue_overflow)
+{
+	for (int backlog = 0; backlog <= 3; backlog++) {
+		struct socktab_net *net = new_net();
+		struct socktab_sock *l = listener4(net, 7002, backlog, 0), *r[8], *c;
+		int done = 0;
+
+		for (int i = 0; i < backlog + 2; i++) {
+			r[i] = req4(l, 41000 + i);
+			CHECK(r[i]);
+			if (socktab_req_promote(r[i], SOCKTAB_TCP_ESTABLISHED, &c) == 0) {
+				done++;
+				socktab_sock_put(c);
+			}
+		}
+		CHECK_EQ(done, backlog + 1);
+		CHECK_EQ(info(l).ack_backlog, (uint32_t)backlog + 1);
+		CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_DROP);
+		CHECK_EQ(socktab_req_promote(r[backlog + 1], SOCKTAB_TCP_ESTABLISHED, &c), -EAGAIN);
+		CHECK(finds(net, 7002, 41000 + backlog + 1, r[backlog + 1]));
+		CHECK_EQ(info(l).qlen, 1);
+		c = socktab_accept(l);
+		CHECK(c);
+		socktab_close(c);
+		CHECK_EQ(socktab_req_promote(r[backlog + 1], SOCKTAB_TCP_ESTABLISHED, &c), 0);
+		socktab_sock_put(c);
+		for (int i = 0; i < backlog + 2; i++)
+			socktab_sock_put(r[i]);
+		socktab_close(l); /* closes the unaccepted children */
+		struct socktab_net_stats st;
+
+		socktab_net_stats(net, &st);
+		CHECK_EQ(st.established, 0);
+		CHECK_EQ(st.requests, 0);
+		socktab_net_free(net);
+	}
+}
+
+/* R112-R116: the verdict for a SYN, per tcp_syncookies and the queues. */
+TEST(syn_verdict)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7003, 2, 0), *r[4];
+
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_QUEUE);
+	for (int i = 0; i < 3; i++)
+		r[i] = req4(l, 42000 + i);
+	/* qlen 3 > backlog 2: the SYN queue is full. */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "1"), 0);
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_COOKIE);
+	CHECK_EQ(socktab_syn_decide(l, SOCKTAB_SYN_TW_RECYCLE), SOCKTAB_SYN_QUEUE);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "0"), 0);
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_DROP);
+	CHECK_EQ(socktab_syn_decide(l, SOCKTAB_SYN_TW_RECYCLE), SOCKTAB_SYN_QUEUE);
+	CHECK_EQ(socktab_req_drop(r[2]), 0);
+	/* qlen 2 = backlog: not full (the comparison is '>'). */
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_QUEUE);
+	/* syncookies 2: a cookie for every SYN, but a recycling one. */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "2"), 0);
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_COOKIE);
+	CHECK_EQ(socktab_syn_decide(l, SOCKTAB_SYN_TW_RECYCLE), SOCKTAB_SYN_QUEUE);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "3"), -EINVAL);
+	/* Without cookies the last quarter of tcp_max_syn_backlog is for proven peers:
+	 * 8 - 2 < 8 >> 2 is false, 7 - 2 < 1 false, 2 - 2 < 0 false, 3 - 2 < 0 false ... */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "0"), 0);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_max_syn_backlog", "8"), 0);
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_QUEUE); /* 8 - 2 = 6, not < 2 */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_max_syn_backlog", "3"), 0);
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_QUEUE); /* 3 - 2 = 1, not < 0 */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_max_syn_backlog", "2"), 0);
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_QUEUE); /* 0, not < 0 */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_max_syn_backlog", "1"), 0);
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_DROP); /* 1 - 2 < 0 */
+	CHECK_EQ(socktab_syn_decide(l, SOCKTAB_SYN_PEER_PROVEN), SOCKTAB_SYN_QUEUE);
+	/* With cookies on, the quarter rule is off. */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "1"), 0);
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_QUEUE);
+	socktab_sock_put(r[0]);
+	socktab_sock_put(r[1]);
+	socktab_sock_put(r[2]);
+	CHECK_EQ(socktab_syn_decide(NULL, 0), -EINVAL);
+	socktab_close(l);
+	CHECK_EQ(socktab_syn_decide(l, 0), -EINVAL);
+	socktab_net_free(net);
+}
+
+/* A cookie's ACK: the child is made and queued; a full accept queue refuses it. */
+TEST(cookie_child)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7004, 0, 0), *c, *d;
+	struct sockaddr_in local = check_sin("127.0.0.1", 7004);
+	struct sockaddr_in remote = check_sin("127.0.0.2", 43000);
+
+	c = socktab_req_cookie_child(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+				     sizeof(local), LO, 0, SOCKTAB_TCP_ESTABLISHED);
+	CHECK(c);
+	CHECK(finds(net, 7004, 43000, c));
+	CHECK_EQ(info(l).ack_backlog, 1);
+	remote = check_sin("127.0.0.2", 43001);
+	errno = 0;
+	CHECK(!socktab_req_cookie_child(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+					sizeof(local), LO, 0, SOCKTAB_TCP_ESTABLISHED));
+	CHECK_EQ(errno, EAGAIN);
+	d = socktab_accept(l);
+	CHECK(d == c);
+	socktab_sock_put(c);
+	socktab_close(d);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
+/* The stack closed an unaccepted child: accept() passes over it. */
+TEST(closed_before_accept)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7005, 8, 0), *r1 = req4(l, 1), *r2 = req4(l, 2);
+	struct socktab_sock *c1, *c2;
+
+	CHECK_EQ(socktab_req_promote(r1, SOCKTAB_TCP_ESTABLISHED, &c1), 0);
+	CHECK_EQ(socktab_req_promote(r2, SOCKTAB_TCP_ESTABLISHED, &c2), 0);
+	socktab_sock_put(c1);
+	CHECK_EQ(socktab_close(c1), 0);
+	CHECK(socktab_accept(l) == c2);
+	socktab_sock_put(c2);
+	socktab_close(c2);
+	socktab_sock_put(r1);
+	socktab_sock_put(r2);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
+/* inet_csk_listen_stop without migration: requests go, unaccepted children are closed. */
+TEST(close_drops_queues)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7006, 8, 0), *r1 = req4(l, 1), *r2 = req4(l, 2), *c;
+	struct socktab_net_stats st;
+
+	CHECK_EQ(socktab_req_promote(r1, SOCKTAB_TCP_ESTABLISHED, &c), 0);
+	CHECK_EQ(socktab_close(l), 0);
+	CHECK(finds(net, 7006, 1, NULL));
+	CHECK(finds(net, 7006, 2, NULL));
+	CHECK_EQ(socktab_get_state(c), -EBADF);
+	CHECK_EQ(socktab_req_promote(r2, SOCKTAB_TCP_ESTABLISHED, &c), -ENOENT);
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.requests, 0);
+	CHECK_EQ(st.established, 0);
+	/* The port is free again: children's ports went with them. */
+	l = listener4(net, 7006, 8, 0);
+	CHECK(l);
+	socktab_sock_put(c);
+	socktab_sock_put(r1);
+	socktab_sock_put(r2);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
+/* R120-R124: tcp_migrate_req moves a closing member's requests and children to the others. */
+TEST(migrate)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *a, *b, *r[16], *c;
+	int on_b = 0;
+
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_migrate_req", "1"), 0);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_migrate_req", "2"), -EINVAL);
+	a = listener4(net, 7007, 64, 1);
+	b = listener4(net, 7007, 64, 1);
+	CHECK(a && b);
+	for (int i = 0; i < 16; i++) {
+		r[i] = req4(a, 44000 + i);
+		CHECK(r[i]);
+	}
+	CHECK_EQ(socktab_req_promote(r[0], SOCKTAB_TCP_ESTABLISHED, &c), 0);
+	CHECK_EQ(info(a).qlen, 15);
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK_EQ(info(b).qlen, 15);
+	CHECK_EQ(info(b).ack_backlog, 1);
+	for (int i = 1; i < 16; i++) {
+		CHECK(finds(net, 7007, 44000 + i, r[i]));
+		socktab_rcu_read_lock();
+		on_b += socktab_req_listener(r[i]) == b;
+		socktab_rcu_read_unlock();
+	}
+	CHECK_EQ(on_b, 15);
+	CHECK(finds(net, 7007, 44000, c));
+	CHECK(socktab_accept(b) == c);
+	socktab_sock_put(c);
+	socktab_close(c);
+	CHECK_EQ(socktab_req_promote(r[1], SOCKTAB_TCP_ESTABLISHED, &c), 0);
+	CHECK(socktab_accept(b) == c);
+	socktab_sock_put(c);
+	socktab_close(c);
+	/* R121: the last member has nobody to migrate to. */
+	CHECK_EQ(socktab_close(b), 0);
+	for (int i = 2; i < 16; i++)
+		CHECK(finds(net, 7007, 44000 + i, NULL));
+	for (int i = 0; i < 16; i++)
+		socktab_sock_put(r[i]);
+	socktab_net_free(net);
+}
+
+/* R120: with the sysctl off a group member's queues are dropped; R122: the hash picks the
+ * member among several. */
+TEST(migrate_refused_and_spread)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *a = listener4(net, 7008, 64, 1), *b = listener4(net, 7008, 64, 1);
+	struct socktab_sock *c2 = listener4(net, 7008, 64, 1), *r[64];
+
+	for (int i = 0; i < 8; i++)
+		r[i] = req4(a, 45000 + i);
+	CHECK_EQ(socktab_close(a), 0); /* tcp_migrate_req is 0 by default */
+	for (int i = 0; i < 8; i++) {
+		CHECK(!finds(net, 7008, 45000 + i, r[i]));
+		socktab_sock_put(r[i]);
+	}
+	CHECK_EQ(info(b).qlen, 0);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_migrate_req", "1"), 0);
+	a = listener4(net, 7008, 64, 1);
+	for (int i = 0; i < 64; i++)
+		r[i] = req4(a, 46000 + i);
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK_EQ(info(b).qlen + info(c2).qlen, 64);
+	CHECK(info(b).qlen > 8 && info(c2).qlen > 8); /* the hash spreads them */
+	for (int i = 0; i < 64; i++)
+		socktab_sock_put(r[i]);
+	socktab_close(b);
+	socktab_close(c2);
+	socktab_net_free(net);
+}
+
+/* IPv6 requests, and a net freed with pending requests and children. */
+TEST(request_v6_and_teardown)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = socktab_socket(net, SOCKTAB_TCP, AF_INET6), *r, *c, *f;
+	struct sockaddr_in6 local = check_sin6("::1", 7009), remote = check_sin6("::1", 47000);
+
+	CHECK_EQ(check_bind6(l, "::1", 7009), 0);
+	CHECK_EQ(socktab_listen(l, 4), 0);
+	r = socktab_req_new(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+			    sizeof(local), LO, 0);
+	CHECK(r);
+	f = socktab_lookup_tcp6(net, &remote.sin6_addr, remote.sin6_port, &local.sin6_addr,
+				local.sin6_port, LO, 0);
+	CHECK(f == r);
+	socktab_sock_put(f);
+	CHECK_EQ(socktab_req_promote(r, SOCKTAB_TCP_ESTABLISHED, &c), 0);
+	f = socktab_lookup_tcp6(net, &remote.sin6_addr, remote.sin6_port, &local.sin6_addr,
+				local.sin6_port, LO, 0);
+	CHECK(f == c);
+	socktab_sock_put(f);
+	socktab_sock_put(c);
+	socktab_sock_put(r);
+	remote.sin6_port = htons(47001);
+	r = socktab_req_new(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+			    sizeof(local), LO, 0);
+	CHECK(r);
+	socktab_sock_put(r);
+	socktab_net_free(net); /* the listener, its request and its child are forgotten */
+}
+
+/* Bad arguments of socktab_req_new() change nothing. */
+TEST(request_bad_input)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7010, 4, 0), *s = socktab_socket(net, SOCKTAB_TCP,
+										AF_INET);
+	struct sockaddr_in local = check_sin("127.0.0.1", 7010), remote = check_sin("127.0.0.2", 1);
+	struct sockaddr_in other = check_sin("127.0.0.1", 7011);
+
+	CHECK(!socktab_req_new(NULL, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+			       sizeof(local), LO, 0));
+	CHECK(!socktab_req_new(s, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+			       sizeof(local), LO, 0));
+	CHECK_EQ(errno, EINVAL);
+	CHECK(!socktab_req_new(l, (struct sockaddr *)&other, (struct sockaddr *)&remote,
+			       sizeof(local), LO, 0));
+	CHECK(!socktab_req_new(l, (struct sockaddr *)&local, (struct sockaddr *)&remote, 3, LO, 0));
+	CHECK(!socktab_req_new(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+			       sizeof(local), -1, 0));
+	CHECK_EQ(info(l).qlen, 0);
+	CHECK(finds(net, 7010, 1, l));
+	CHECK_EQ(socktab_listen_info(s, &(struct socktab_listen_info){ 0 }), -EINVAL);
+	CHECK_EQ(socktab_listen_info(l, NULL), -EINVAL);
+	socktab_close(s);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
+CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
+	   cookie_child, closed_before_accept, close_drops_queues, migrate,
+	   migrate_refused_and_spread, request_v6_and_teardown, request_bad_input)
