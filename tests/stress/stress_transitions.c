@@ -20,6 +20,12 @@
  *   takeover        TIME_WAIT -> a new connection on the same 4-tuple (bound port, tw_reuse),
  *                   then close() back to TIME_WAIT: the 4-tuple is never without an entry
  *   child           a listener gets a child for the 4-tuple (the child must win)
+ *   request         a SYN makes a request entry (TCP_NEW_SYN_RECV), whose final ACK makes the
+ *                   child take its place in ehash (socktab_req_promote): the request, then the
+ *                   child, never neither (nor the listener, which would answer with a RST)
+ *   migrate         with tcp_migrate_req, a SO_REUSEPORT listener with a request (even cycles)
+ *                   or an unaccepted child (odd cycles) closes: they move to the other member of
+ *                   its group and the 4-tuple is found throughout
  *   udp-connect     a SO_REUSEPORT group of two on one port; one member connects to a peer and
  *                   must never get a datagram of another peer from the moment its connect()
  *                   starts rewriting its key (hook in udp.c) until it is closed
@@ -48,9 +54,11 @@
 #define RPORT 7000    /* the peer's port */
 #define OTHER 7100    /* fillers' and the other UDP peer's port */
 
-enum kind { CLOSE, CLOSE_BOUND, CLOSE_SERVER, SETSTATE, SETSTATE_BOUND, TAKEOVER, CHILD, UDP };
+enum kind { CLOSE, CLOSE_BOUND, CLOSE_SERVER, SETSTATE, SETSTATE_BOUND, TAKEOVER, CHILD, UDP,
+	    REQUEST, MIGRATE };
 static const char *const names[] = { "close", "close-bound", "close-server", "setstate",
-				     "setstate-bound", "takeover", "child", "udp-connect" };
+				     "setstate-bound", "takeover", "child", "udp-connect",
+				     "request", "migrate" };
 
 static enum kind kind;
 static int family = 4;
@@ -270,6 +278,66 @@ static void server_cycle(uint64_t *rng, bool to_tw)
 	kill_tw(htons(LPORT), htons(rp));
 }
 
+static struct socktab_sock *rp_listener(void)
+{
+	struct socktab_sock *l = tcp_socket(false);
+	struct sockaddr_storage a;
+	socklen_t len = mkaddr(&a, LPORT);
+	int one = 1;
+
+	if (socktab_setsockopt(l, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+	    socktab_bind(l, (struct sockaddr *)&a, len) || socktab_listen(l, 128))
+		die("reuseport listener", EINVAL);
+	return l;
+}
+
+/* request: SYN -> request entry -> child (the final ACK) -> accepted and closed. migrate: a
+ * listener of the group with a request or an unaccepted child closes; both move to @listener,
+ * the member that stays. */
+static void request_cycle(uint64_t *rng, bool migrate)
+{
+	struct sockaddr_storage l, r;
+	uint16_t rp = (uint16_t)(20000 + stress_rand(rng) % 20000);
+	socklen_t len = mkaddr(&l, LPORT);
+	struct socktab_sock *owner = migrate ? rp_listener() : listener, *req, *child = NULL, *a;
+	bool promote = !migrate || (atomic_load(&cycles) & 1);
+	int err;
+
+	mkaddr(&r, rp);
+	req = socktab_req_new(owner, (struct sockaddr *)&l, (struct sockaddr *)&r, len, 0, 0);
+	if (!req)
+		die("req_new", errno);
+	if (migrate && promote && (err = socktab_req_promote(req, SOCKTAB_TCP_ESTABLISHED, &child)))
+		die("req_promote", err);
+	crowd();
+	publish(htons(LPORT), htons(rp));
+	linger_a_little(rng);
+	if (migrate) {
+		socktab_close(owner); /* tcp_migrate_req: everything moves to @listener */
+	} else if ((err = socktab_req_promote(req, SOCKTAB_TCP_ESTABLISHED, &child))) {
+		die("req_promote", err);
+	}
+	linger_a_little(rng);
+	if (promote) {
+		a = socktab_accept(listener);
+		if (a != child)
+			die("accept did not return the child", EINVAL);
+		unpublish();
+		abort_close(child);
+		socktab_sock_put(child);
+	} else {
+		socktab_rcu_read_lock();
+		a = socktab_req_listener(req);
+		socktab_rcu_read_unlock();
+		if (a != listener)
+			die("the request did not migrate", EINVAL);
+		unpublish();
+		if ((err = socktab_req_drop(req)))
+			die("req_drop", err);
+	}
+	socktab_sock_put(req);
+}
+
 /* takeover: the 4-tuple always has an entry: a connection, then its TIME_WAIT entry, then the
  * next connection that takes the entry over. */
 static struct socktab_sock *tk_sk;
@@ -332,7 +400,11 @@ static void *writer(void *arg)
 
 	(void)arg;
 	socktab_thread_register();
-	if (kind == CLOSE_SERVER || kind == CHILD) {
+	if (kind == MIGRATE) {
+		if (socktab_net_sysctl(net, "net.ipv4.tcp_migrate_req", "1"))
+			die("tcp_migrate_req", EINVAL);
+		listener = rp_listener();
+	} else if (kind == CLOSE_SERVER || kind == CHILD || kind == REQUEST) {
 		struct sockaddr_storage l;
 		socklen_t len = mkaddr(&l, LPORT);
 
@@ -372,6 +444,10 @@ static void *writer(void *arg)
 			break;
 		case UDP:
 			udp_cycle(&rng);
+			break;
+		case REQUEST:
+		case MIGRATE:
+			request_cycle(&rng, kind == MIGRATE);
 			break;
 		}
 		atomic_fetch_add_explicit(&cycles, 1, memory_order_relaxed);
@@ -468,10 +544,14 @@ static void batch6_lookup(uint16_t lp, uint16_t rp, bool sure_before, uint64_t g
 	sure = sure_before && atomic_fetch_add_explicit(&gen, 0, memory_order_seq_cst) == g1;
 	for (int j = 0; j < 4; j++) {
 		classify(out[j].sk, lp, rp, sure);
-		if (out[j].sk && out[j].kind != (socktab_sock_tw(out[j].sk) ? SOCKTAB_HIT_TIME_WAIT
-				     : socktab_get_state(out[j].sk) == SOCKTAB_TCP_LISTEN
-					     ? SOCKTAB_HIT_LISTENER
-					     : SOCKTAB_HIT_ESTABLISHED))
+		int st = out[j].sk ? socktab_get_state(out[j].sk) : 0;
+
+		/* (A socket closed since the lookup, such as a migrate case's listener, has no
+		 * state left to compare with.) */
+		if (out[j].sk && st > 0 && out[j].kind != (socktab_sock_tw(out[j].sk) ? SOCKTAB_HIT_TIME_WAIT
+				     : st == SOCKTAB_TCP_LISTEN	     ? SOCKTAB_HIT_LISTENER
+				     : st == SOCKTAB_TCP_NEW_SYN_RECV ? SOCKTAB_HIT_REQUEST
+								       : SOCKTAB_HIT_ESTABLISHED))
 			atomic_fetch_add_explicit(&n_wrong, 1, memory_order_relaxed);
 		socktab_sock_put(out[j].sk);
 	}
