@@ -36,6 +36,8 @@ static int s_sysctl(void *ctx, const char *key, const char *value)
 
 	if (!err && !strcmp(key, "net.ipv4.tcp_fastopen"))
 		c->fastopen = atoi(value);
+	if (!err)
+		lb_sysctl(key, value);
 	return -err;
 }
 
@@ -280,7 +282,9 @@ int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_e
 	}
 	/* Each case starts, as a kernel case's fresh process does, on no CPU in particular. */
 	socktab_set_rx_cpu(-1);
+	lb_case_begin();
 	rp_exec_case(s, c, &socktab_backend, &ctx, emit, arg);
+	lb_case_end();
 	socktab_set_rx_cpu(-1);
 	socktab_net_free(ctx.net);
 	free(ctx.sk);

@@ -5,9 +5,11 @@
  *
  * connect: socktab_connect() chooses the port and hashes the socket (SYN_SENT); then the SYN is
  *   "delivered": socktab_lookup_tcp4/6 from the client's local address/port to the destination.
- *   - a listener whose accept queue has room (the kernel drops a SYN when the queue holds more
- *     than the backlog, so backlog N admits N + 1) gets a child from socktab_sock_new_child();
- *     child and client become ESTABLISHED and the child joins the listener's accept queue;
+ *   - a listener whose accept queue has room (socktab_syn_decide(): the kernel drops a SYN when
+ *     the queue holds more than the backlog, so backlog N admits N + 1) gets a request entry
+ *     (socktab_req_new()) whose child the final ACK makes at once (socktab_req_promote(); with
+ *     a SYN cookie, socktab_req_cookie_child()); child and client become ESTABLISHED and the
+ *     child waits in the library's accept queue for socktab_accept();
  *   - a listener with a full queue: the SYN is dropped and the blocking connect times out
  *     (-EINPROGRESS), the client stays SYN_SENT, as on the kernel until its SYN retransmit;
  *   - a TIME_WAIT entry for that 4-tuple (the SYN comes from the address and port of the entry's
@@ -44,6 +46,7 @@
  *   IP_RECVERR); its next send() returns it and clears it (sock_error), as SO_ERROR does.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <arpa/inet.h>
@@ -55,10 +58,6 @@
  * closed, because socktab reuses a closed socket's memory at once. */
 struct lb_sk {
 	struct socktab_sock *peer;     /* other end of the connection, NULL when none */
-	struct socktab_sock *listener; /* a queued child: the listener it waits on */
-	struct socktab_sock *qnext;    /* a queued child: next in the accept queue */
-	struct socktab_sock *qhead, *qtail; /* a listener: its accept queue */
-	int qlen;
 	int so_error; /* pending error reported by SO_ERROR / the next send */
 	int rx;       /* bytes received and not read (the scripts never read) */
 	bool eof;     /* FIN or RST received, or connect refused: poll() says POLLIN */
@@ -109,6 +108,85 @@ static void unlink_peer(struct socktab_sock *sk)
 }
 
 /* A RST arrives at @sk (kernel tcp_reset): the error it reports, then tcp_done(). */
+/*
+ * The children nobody accepted yet, each with a reference of the model's, so their memory
+ * outlives the library's close of a listener. With tcp_migrate_req on (R120), a closing or
+ * disconnecting listener's children may move to another member of its group: the library
+ * decides, so the model closes the listener first and then resets the clients of the children
+ * the library closed (R121, R123). Without it the model resets them all itself first
+ * (flush_queue). One case at a time: lb_case_begin() and lb_case_end() frame each.
+ */
+#define LB_PENDING 256
+static struct {
+	struct socktab_sock *c[LB_PENDING];
+	int state[LB_PENDING]; /* each one's state before a listener's stop */
+	int n;
+	bool migrate; /* net.ipv4.tcp_migrate_req as the script set it */
+} pend;
+
+void lb_case_begin(void)
+{
+	memset(&pend, 0, sizeof(pend));
+}
+
+void lb_case_end(void)
+{
+	for (int i = 0; i < pend.n; i++)
+		socktab_sock_put(pend.c[i]);
+	pend.n = 0;
+}
+
+void lb_sysctl(const char *key, const char *value)
+{
+	if (!strcmp(key, "net.ipv4.tcp_migrate_req"))
+		pend.migrate = atoi(value) != 0;
+}
+
+static void pend_add(struct socktab_sock *child)
+{
+	if (pend.n < LB_PENDING)
+		pend.c[pend.n++] = child;
+	else
+		socktab_sock_put(child); /* the accept queue's reference keeps it */
+}
+
+static void pend_del(struct socktab_sock *child)
+{
+	for (int i = 0; i < pend.n; i++)
+		if (pend.c[i] == child) {
+			pend.c[i] = pend.c[--pend.n];
+			socktab_sock_put(child);
+			return;
+		}
+}
+
+static void receive_rst(struct socktab_sock *sk);
+
+/* Before a stop that the library may migrate: note every pending child's state. */
+static void pend_snapshot(void)
+{
+	for (int i = 0; i < pend.n; i++)
+		pend.state[i] = socktab_get_state(pend.c[i]);
+}
+
+/* After it: a child the library closed (inet_child_forget) resets its client. */
+static void pend_reset_forgotten(void)
+{
+	for (int i = 0; i < pend.n;) {
+		struct socktab_sock *c = pend.c[i], *peer = P(c)->peer;
+
+		if (socktab_get_state(c) >= 0) {
+			i++;
+			continue;
+		}
+		unlink_peer(c);
+		if (peer && need_reset(pend.state[i]))
+			receive_rst(peer);
+		pend.state[i] = pend.state[pend.n - 1];
+		pend_del(c);
+	}
+}
+
 static void receive_rst(struct socktab_sock *sk)
 {
 	int st = socktab_get_state(sk);
@@ -145,18 +223,16 @@ static void abort_child(struct socktab_sock *child)
 	socktab_close(child);
 }
 
+/* Before a listener closes or disconnects: its unaccepted children are accepted here and
+ * aborted, so their clients get their RST (the library alone would close them silently). */
 static void flush_queue(struct socktab_sock *ln)
 {
-	struct socktab_sock *c = P(ln)->qhead, *next;
+	struct socktab_sock *c;
 
-	for (; c; c = next) {
-		next = P(c)->qnext;
-		P(c)->qnext = NULL;
-		P(c)->listener = NULL;
+	while ((c = socktab_accept(ln))) {
+		pend_del(c);
 		abort_child(c);
 	}
-	P(ln)->qhead = P(ln)->qtail = NULL;
-	P(ln)->qlen = 0;
 }
 
 /* Local and remote address of a hashed socket as a v4 pair when both are IPv4 or v4-mapped. */
@@ -426,7 +502,7 @@ static int deliver_syn(struct socktab_sock *sk, bool retry)
 	struct sockaddr_storage la, ra;
 	struct tuple t;
 	socklen_t len;
-	int err, family, backlog, dif;
+	int err, family, verdict, dif;
 
 	if ((err = get_tuple(sk, &t)))
 		return err;
@@ -457,8 +533,8 @@ static int deliver_syn(struct socktab_sock *sk, bool retry)
 		socktab_sock_put(found);
 		return err == 1 && retry ? deliver_syn(sk, false) : -EINPROGRESS;
 	}
-	backlog = socktab_listen_backlog(found);
-	if (P(found)->qlen > backlog) { /* sk_acceptq_is_full(): the SYN is dropped */
+	verdict = socktab_syn_decide(found, 0);
+	if (verdict == SOCKTAB_SYN_DROP || verdict < 0) { /* sk_acceptq_is_full(), R115 */
 		socktab_sock_put(found);
 		return -EINPROGRESS;
 	}
@@ -469,26 +545,30 @@ static int deliver_syn(struct socktab_sock *sk, bool retry)
 	family = socktab_sock_family(found);
 	len = make_sa(&la, family, &t, true);
 	make_sa(&ra, family, &t, false);
-	child = socktab_sock_new_child(found, (struct sockaddr *)&la, (struct sockaddr *)&ra, len,
-				       dif, 0);
-	if (!child) {
-		err = -errno;
+	if (verdict == SOCKTAB_SYN_COOKIE) {
+		child = socktab_req_cookie_child(found, (struct sockaddr *)&la, (struct sockaddr *)&ra,
+						 len, dif, 0, SOCKTAB_TCP_ESTABLISHED);
+		err = child ? 0 : -errno;
+	} else {
+		struct socktab_sock *req = socktab_req_new(found, (struct sockaddr *)&la,
+							   (struct sockaddr *)&ra, len, dif, 0);
+
+		/* The SYN-ACK and the final ACK cross the loopback at once. */
+		err = req ? socktab_req_promote(req, SOCKTAB_TCP_ESTABLISHED, &child) : -errno;
+		if (req && err)
+			socktab_req_drop(req);
+		socktab_sock_put(req);
+	}
+	if (err) {
 		socktab_sock_put(found);
-		return err;
+		return err == -EAGAIN ? -EINPROGRESS : err;
 	}
 	memset(P(child), 0, sizeof(struct lb_sk));
 	P(child)->net = net;
-	socktab_set_state(child, SOCKTAB_TCP_ESTABLISHED);
 	socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
 	P(child)->peer = sk;
 	P(sk)->peer = child;
-	P(child)->listener = found;
-	if (P(found)->qtail)
-		P(P(found)->qtail)->qnext = child;
-	else
-		P(found)->qhead = child;
-	P(found)->qtail = child;
-	P(found)->qlen++;
+	pend_add(child); /* the accept queue owns it; the model keeps a reference */
 	socktab_sock_put(found);
 	return 0;
 }
@@ -541,7 +621,7 @@ int lb_connect(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len
 
 int lb_disconnect(struct socktab_sock *sk)
 {
-	int st = socktab_get_state(sk);
+	int st = socktab_get_state(sk), err;
 	struct socktab_sock *peer;
 
 	if (st < 0)
@@ -551,8 +631,17 @@ int lb_disconnect(struct socktab_sock *sk)
 
 		return socktab_connect(sk, &unspec, sizeof(unspec));
 	}
-	if (st == SOCKTAB_TCP_LISTEN)
+	if (st == SOCKTAB_TCP_LISTEN) {
+		struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+
+		if (pend.migrate) {
+			pend_snapshot();
+			err = socktab_connect(sk, &unspec, sizeof(unspec));
+			pend_reset_forgotten();
+			return err;
+		}
 		flush_queue(sk);
+	}
 	peer = P(sk)->peer;
 	unlink_peer(sk);
 	/* tcp_disconnect(): RST to a connected peer; the socket reports ECONNRESET itself. */
@@ -575,7 +664,7 @@ int lb_disconnect(struct socktab_sock *sk)
 int lb_close(struct socktab_sock *sk)
 {
 	static const struct linger lg0 = { 1, 0 };
-	int st = socktab_get_state(sk);
+	int st = socktab_get_state(sk), err;
 	struct socktab_sock *peer;
 	bool abortive;
 
@@ -583,8 +672,15 @@ int lb_close(struct socktab_sock *sk)
 		return st;
 	if (is_udp(sk))
 		return socktab_close(sk);
-	if (st == SOCKTAB_TCP_LISTEN)
+	if (st == SOCKTAB_TCP_LISTEN) {
+		if (pend.migrate) {
+			pend_snapshot();
+			err = socktab_close(sk);
+			pend_reset_forgotten();
+			return err;
+		}
 		flush_queue(sk);
+	}
 	/* tcp_close(): unread data or SO_LINGER {1, 0} turn the FIN into a RST. */
 	abortive = P(sk)->rx > 0 || linger_zero(sk);
 	peer = P(sk)->peer;
@@ -612,15 +708,10 @@ int lb_accept(struct socktab_sock *ln, struct socktab_sock **child)
 		return -EOPNOTSUPP;
 	if (socktab_get_state(ln) != SOCKTAB_TCP_LISTEN)
 		return -EINVAL;
-	c = P(ln)->qhead;
+	c = socktab_accept(ln);
 	if (!c)
-		return -EAGAIN;
-	P(ln)->qhead = P(c)->qnext;
-	if (!P(ln)->qhead)
-		P(ln)->qtail = NULL;
-	P(ln)->qlen--;
-	P(c)->qnext = NULL;
-	P(c)->listener = NULL;
+		return -errno;
+	pend_del(c);
 	*child = c;
 	return 0;
 }
@@ -656,8 +747,10 @@ int lb_send(struct socktab_sock *sk)
 
 bool lb_readable(struct socktab_sock *sk)
 {
+	struct socktab_listen_info li;
+
 	if (socktab_get_state(sk) == SOCKTAB_TCP_LISTEN)
-		return P(sk)->qlen > 0;
+		return socktab_listen_info(sk, &li) == 0 && li.ack_backlog > 0;
 	return P(sk)->rx > 0 || P(sk)->eof;
 }
 

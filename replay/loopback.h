@@ -18,6 +18,11 @@
 #include "socktab/socktab.h"
 
 size_t lb_priv_size(void);
+/* Frame one case (one net): the model's own state of it starts empty and is dropped before the
+ * net is freed. lb_sysctl() tells the model a sysctl the script wrote (tcp_migrate_req). */
+void lb_case_begin(void);
+void lb_case_end(void);
+void lb_sysctl(const char *key, const char *value);
 /* Tie a new socket (socktab_socket()) to its net: the model's lookups need it. */
 void lb_attach(struct socktab_sock *sk, struct socktab_net *net);
 

@@ -149,6 +149,8 @@ static const char *const sysctl_keys[] = {
 	"net.ipv4.tcp_tw_reuse",	 "net.ipv4.tcp_tw_reuse_delay",
 	"net.ipv4.tcp_fastopen",	 "net.ipv4.tcp_syncookies",
 	"net.core.somaxconn",
+	/* request sockets and their migration (R112-R124) */
+	"net.ipv4.tcp_migrate_req",	 "net.ipv4.tcp_max_syn_backlog",
 	/* devices and addresses */
 	"net.ipv4.ip_nonlocal_bind",	 "net.ipv6.ip_nonlocal_bind",
 	"net.ipv4.tcp_l3mdev_accept",	 "net.ipv4.udp_l3mdev_accept",
