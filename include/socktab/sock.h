@@ -170,7 +170,8 @@ int socktab_req_retransmit(struct socktab_sock *req);
  * accept queue owns the child until socktab_accept(). Errors: -EAGAIN the accept queue is full
  * (sk_acceptq_is_full, R115: drop the ACK; the request stays and a retransmitted ACK may try
  * again), -ENOENT @req is no longer in a SYN queue (dropped, promoted, or its listener closed
- * without migration), -EINVAL (not a request entry, bad @state, NULL @child), -ENOMEM. On error
+ * without migration: look the 4-tuple up again, as the kernel does for a stolen request, since
+ * its child may already be in its place), -EINVAL (not a request entry, bad @state, NULL @child), -ENOMEM. On error
  * nothing changed.
  * Context: registered thread holding a reference on @req, outside RCU read side; takes its
  * listener's lock and bucket locks.
