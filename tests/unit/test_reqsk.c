@@ -456,6 +456,32 @@ TEST(request_v6_and_teardown)
 	socktab_net_free(net); /* the listener, its request and its child are forgotten */
 }
 
+/* A dual-stack listener's request for a v4-mapped SYN is keyed and found as IPv4 (R5), and so
+ * is its child. */
+TEST(request_v4_mapped)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = socktab_socket(net, SOCKTAB_TCP, AF_INET6), *r, *c;
+	struct sockaddr_in6 local = check_sin6("::ffff:127.0.0.1", 7011);
+	struct sockaddr_in6 remote = check_sin6("::ffff:127.0.0.2", 48000);
+
+	CHECK_EQ(check_bind6(l, "::", 7011), 0);
+	CHECK_EQ(socktab_listen(l, 4), 0);
+	r = socktab_req_new(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+			    sizeof(local), LO, 0);
+	CHECK(r);
+	CHECK(finds(net, 7011, 48000, r));
+	CHECK_EQ(socktab_req_promote(r, SOCKTAB_TCP_ESTABLISHED, &c), 0);
+	CHECK(finds(net, 7011, 48000, c));
+	CHECK_EQ(socktab_sock_family(c), AF_INET6);
+	CHECK(socktab_accept(l) == c);
+	socktab_sock_put(c);
+	socktab_close(c);
+	socktab_sock_put(r);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
 /* Bad arguments of socktab_req_new() change nothing. */
 TEST(request_bad_input)
 {
@@ -486,4 +512,5 @@ TEST(request_bad_input)
 
 CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
 	   cookie_child, closed_before_accept, close_drops_queues, migrate,
-	   migrate_refused_and_spread, request_v6_and_teardown, request_bad_input)
+	   migrate_refused_and_spread, request_v6_and_teardown, request_v4_mapped,
+	   request_bad_input)
