@@ -9,7 +9,9 @@
  * B's children and closes them, and asks the SYN verdict meanwhile. Every call must succeed or
  * give one of the errors its contract allows (a promotion may meet a full accept queue, a
  * request dropped at a close without a target is gone), and at the end, with every request and
- * child handed back, the net must hold no request, no connection and B's queues must be empty.
+ * child handed back, the net must hold no request, no connection and B's queues must be empty,
+ * and the pools must have reused their objects: a reference left behind on each of millions of
+ * requests or children would have taken thousands of slabs.
  * --duration S (bounded also by a cycle cap). Prints one summary line with the counts, then
  * "N passed, M failed"; exit status 1 on any failure.
  */
@@ -254,16 +256,18 @@ int main(int argc, char **argv)
 	socktab_listen_info(b_listener, &li);
 	socktab_net_stats(net, &st);
 	ok = !n_bad && !li.qlen && !li.young && !li.ack_backlog && !st.requests &&
-	     !st.established && n_promoted == n_accepted && n_reqs && n_promoted;
+	     !st.established && n_promoted == n_accepted && n_reqs && n_promoted &&
+	     st.pool_slabs <= 16;
 	printf("stress_reqsk: cycles=%llu requests=%llu promoted=%llu accept_full=%llu "
 	       "gone=%llu dropped=%llu accepted=%llu verdicts=%llu bad=%llu; left: qlen=%u "
-	       "young=%u ack_backlog=%u requests=%llu established=%llu\n",
+	       "young=%u ack_backlog=%u requests=%llu established=%llu slabs=%llu\n",
 	       (unsigned long long)n_cycles, (unsigned long long)n_reqs,
 	       (unsigned long long)n_promoted, (unsigned long long)n_full,
 	       (unsigned long long)n_gone, (unsigned long long)n_dropped,
 	       (unsigned long long)n_accepted, (unsigned long long)n_verdicts,
 	       (unsigned long long)n_bad, li.qlen, li.young, li.ack_backlog,
-	       (unsigned long long)st.requests, (unsigned long long)st.established);
+	       (unsigned long long)st.requests, (unsigned long long)st.established,
+	       (unsigned long long)st.pool_slabs);
 	socktab_close(b_listener);
 	socktab_net_free(net);
 	socktab_thread_unregister();
