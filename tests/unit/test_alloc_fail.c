@@ -184,6 +184,16 @@ static int child(struct ctx *c)
 	return made(c->sk[2]);
 }
 
+/* A request entry of listener 0 for a SYN from 127.0.0.3:6000, into slot 8. */
+static int request(struct ctx *c)
+{
+	struct sockaddr_in l = check_sin("127.0.0.1", 5000), r = check_sin("127.0.0.3", 6000);
+
+	c->sk[8] = socktab_req_new(c->sk[0], (struct sockaddr *)&l, (struct sockaddr *)&r,
+				   sizeof(l), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	return made(c->sk[8]);
+}
+
 static int close_sk(struct ctx *c, int i)
 {
 	int r = socktab_close(c->sk[i]);
@@ -281,6 +291,10 @@ STEP(udp_bind, STRICT, return check_bind4(c->sk[6], "127.0.0.1", 7000);)
 STEP(udp_connect, STRICT, return check_connect4(c->sk[6], "127.0.0.2", 7001);)
 STEP(udp_socket_autobind, STRICT, return sock6(c, 7, SOCKTAB_UDP);)
 STEP(udp_connect_autobind, STRICT, return check_connect6(c->sk[7], "::1", 7002);)
+STEP(req_new, STRICT, return request(c);)
+STEP(req_promote, STRICT,
+     return socktab_req_promote(c->sk[8], SOCKTAB_TCP_ESTABLISHED, &c->sk[9]);)
+STEP(accept, STRICT, c->sk[10] = socktab_accept(c->sk[0]); return made(c->sk[10]);)
 STEP(close_listener, STRICT, return close_sk(c, 0);)
 STEP(close_child, STRICT, return close_sk(c, 2);)
 STEP(close_timewait_v6, MAY_ABSORB, return close_sk(c, 3);)
@@ -307,7 +321,9 @@ static const struct step script[] = {
 	S(rp_bind2, STRICT),	       S(rp_listen2, STRICT),
 	S(udp_socket, STRICT),	       S(udp_bind, STRICT),
 	S(udp_connect, STRICT),	       S(udp_socket_autobind, STRICT),
-	S(udp_connect_autobind, STRICT), S(close_listener, STRICT),
+	S(udp_connect_autobind, STRICT), S(req_new, STRICT),
+	S(req_promote, STRICT),	       S(accept, STRICT),
+	S(close_listener, STRICT),
 	S(close_child, STRICT),	       S(close_timewait_v6, MAY_ABSORB),
 	S(close_rp, STRICT),	       S(close_udp, STRICT),
 	S(tick, STRICT),	       S(net2_new, STRICT),
