@@ -482,6 +482,30 @@ TEST(request_v4_mapped)
 	socktab_net_free(net);
 }
 
+/* A dump shows a request as SYN_RECV (inet_req_diag_fill, R112), with its 4-tuple. */
+TEST(request_in_dump)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7012, 4, 0), *r = req4(l, 49000);
+	struct socktab_diag_filter f = { .states = 1u << SOCKTAB_TCP_SYN_RECV };
+	struct socktab_diag_cursor *c = socktab_diag_open(net, &f);
+	struct socktab_diag_entry e;
+	int n = 0;
+
+	CHECK(r && c);
+	while (socktab_diag_next(c, &e) == 1) {
+		n++;
+		CHECK_EQ(e.state, SOCKTAB_TCP_SYN_RECV);
+		CHECK_EQ(ntohs(((struct sockaddr_in *)&e.local)->sin_port), 7012);
+		CHECK_EQ(ntohs(((struct sockaddr_in *)&e.remote)->sin_port), 49000);
+	}
+	CHECK_EQ(n, 1);
+	socktab_diag_close(c);
+	socktab_sock_put(r);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
 /* Bad arguments of socktab_req_new() change nothing. */
 TEST(request_bad_input)
 {
@@ -513,4 +537,4 @@ TEST(request_bad_input)
 CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
 	   cookie_child, closed_before_accept, close_drops_queues, migrate,
 	   migrate_refused_and_spread, request_v6_and_teardown, request_v4_mapped,
-	   request_bad_input)
+	   request_in_dump, request_bad_input)
