@@ -268,8 +268,8 @@ static int net_reserve(struct socktab_net *net, const struct socktab_net_params 
 	return 0;
 }
 
-/* A TCP socket that ever listened keeps its queues' memory (socktab_sock cold->lq): freed with
- * the pools, when no lookup can reach it. */
+/* A socket that ever listened or took a reuseport member id keeps that memory (socktab_sock
+ * cold->lq): freed with the pools, when no lookup can reach it. */
 static void free_lq(struct socktab_sock *sk, void *arg)
 {
 	(void)arg;
@@ -281,6 +281,8 @@ static void net_free_pools(struct socktab_net *net)
 {
 	socktab__pool_walk(&net->pools[SOCKTAB__K_TCP4], free_lq, NULL);
 	socktab__pool_walk(&net->pools[SOCKTAB__K_TCP6], free_lq, NULL);
+	socktab__pool_walk(&net->pools[SOCKTAB__K_UDP4], free_lq, NULL);
+	socktab__pool_walk(&net->pools[SOCKTAB__K_UDP6], free_lq, NULL);
 	for (int k = 0; k < SOCKTAB__K_NR; k++)
 		socktab__pool_destroy(&net->pools[k]);
 	socktab__stripes_free(&net->sk_locks);

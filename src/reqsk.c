@@ -156,6 +156,7 @@ int socktab__listenq_prepare(struct socktab_sock *sk)
 	if (!q)
 		return -ENOMEM;
 	q->acc_tailp = &q->acc_head;
+	q->rp_id = -1;
 	atomic_store_explicit(&sk->cold->lq, q, memory_order_release);
 	return 0;
 }

@@ -26,12 +26,23 @@ struct socktab__listenq {
 	struct socktab_sock *synq;         /* (s) SYN queue, newest first (req bl.next/pprev) */
 	struct socktab_sock *acc_head;     /* (s) accept queue, oldest first */
 	struct socktab_sock **acc_tailp;   /* (s) where the next child is linked */
+	int32_t rp_id;                     /* (s, reuseport lock) stable reuseport member id
+					    * (SOCKTAB_SO_REUSEPORT_ID, reuseport.c), -1: none */
 };
 
 /* The queues of @sk, or NULL when it never listened (lookups: acquire). */
 static inline struct socktab__listenq *socktab__sk_lq(const struct socktab_sock *sk)
 {
 	return atomic_load_explicit(&((struct socktab_sock *)sk)->cold->lq, memory_order_acquire);
+}
+
+/* @sk's stable reuseport member id (R150), -1 when it has none. Caller holds the socket lock or
+ * the net's reuseport lock. */
+static inline int32_t socktab__sk_rp_id(const struct socktab_sock *sk)
+{
+	struct socktab__listenq *q = socktab__sk_lq(sk);
+
+	return q ? q->rp_id : -1;
 }
 
 /* listen(): make sure @sk has its queues (-ENOMEM), before anything else changes. Caller holds

@@ -32,6 +32,7 @@
 
 #include <pcap/bpf.h>
 
+#include "reqsk.h"
 #include "reuseport.h"
 
 /* The kernel's limits and negative load offsets (linux/filter.h, linux/bpf_common.h). */
@@ -272,7 +273,7 @@ static void ids_place_locked(struct socktab__reuseport *g, struct socktab__rp_id
 static bool ids_clear_locked(struct socktab__reuseport *g, struct socktab_sock *sk)
 {
 	struct socktab__rp_ids *ids = atomic_load_explicit(&g->ids, memory_order_relaxed);
-	int32_t id = sk->cold->rp_id;
+	int32_t id = socktab__sk_rp_id(sk);
 
 	if (id < 0 || !ids || (uint32_t)id >= ids->span ||
 	    atomic_load_explicit(&ids->sk[id], memory_order_relaxed) != sk)
@@ -299,7 +300,7 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 	uint32_t n;
 
 	struct socktab__rp_ids *ids = NULL;
-	int32_t id = sk->cold->rp_id;
+	int32_t id = socktab__sk_rp_id(sk);
 
 	SOCKTAB__ASSERT_LOCKED(&net->reuseport_lock);
 	own = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
@@ -506,9 +507,9 @@ int socktab__reuseport_set_id(struct socktab_sock *sk, int id)
 		return -EINVAL;
 	socktab__lock(&net->reuseport_lock);
 	g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
-	if (g && id != sk->cold->rp_id)
+	if (g && id != socktab__sk_rp_id(sk))
 		err = ids_check_locked(g, sk, id);
-	if (g && id != sk->cold->rp_id && !err) {
+	if (g && id != socktab__sk_rp_id(sk) && !err) {
 		/* The old slot is emptied first, so that a larger copy of the slots made for the
 		 * new id does not carry it. */
 		bool placed = ids_clear_locked(g, sk);
@@ -518,15 +519,15 @@ int socktab__reuseport_set_id(struct socktab_sock *sk, int id)
 			if (placed) /* back where it was: the current slots still have room */
 				ids_place_locked(g, atomic_load_explicit(&g->ids,
 									 memory_order_relaxed),
-						 sk, sk->cold->rp_id);
+						 sk, socktab__sk_rp_id(sk));
 		} else {
 			if (ids)
 				ids_place_locked(g, ids, sk, id);
 			WR(g->gen, next_gen());
 		}
 	}
-	if (!err)
-		sk->cold->rp_id = id;
+	if (!err && socktab__sk_lq(sk))
+		socktab__sk_lq(sk)->rp_id = id;
 	socktab__unlock(&net->reuseport_lock);
 	return err;
 }

@@ -66,8 +66,9 @@ int socktab__reuseport_attach_cbpf(struct socktab_sock *sk, const void *insns, u
  * lock; takes the net's reuseport lock. */
 int socktab__reuseport_detach_prog(struct socktab_sock *sk);
 /* R150: give @sk the stable member id @id (-1: none). -EINVAL out of range, -EEXIST when
- * another member of its group has @id, -ENOMEM. Caller holds the socket lock; takes the net's
- * reuseport lock. */
+ * another member of its group has @id, -ENOMEM. An id >= 0 is kept beside the listener queues,
+ * which the caller makes first (socktab__listenq_prepare). Caller holds the socket lock; takes
+ * the net's reuseport lock. */
 int socktab__reuseport_set_id(struct socktab_sock *sk, int id);
 /* R152: the generation of @sk's group. 0, or -ENOENT (in no group). Caller holds the socket
  * lock; takes the net's reuseport lock. */

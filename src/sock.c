@@ -9,6 +9,7 @@
  * reaches zero. A TIME_WAIT entry holds one reference for the net's list.
  */
 #include "net.h"
+#include "reqsk.h"
 
 bool socktab__sock_hold_not_zero(struct socktab_sock *sk)
 {
@@ -56,7 +57,8 @@ void socktab__sock_init_fields(struct socktab_sock *sk)
 	c->rss_queue = 0;
 	atomic_store_explicit(&c->flags, 0, memory_order_relaxed);
 	WR(c->incoming_cpu, -1); /* sock_init_data(): no CPU; tw_flags above cleared its flag */
-	c->rp_id = -1;
+	if (atomic_load_explicit(&c->lq, memory_order_relaxed))
+		atomic_load_explicit(&c->lq, memory_order_relaxed)->rp_id = -1;
 }
 
 bool socktab__sock_unref(struct socktab_sock *sk)

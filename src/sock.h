@@ -139,10 +139,9 @@ struct socktab__sk_cold {
 	_Atomic uint8_t flags;             /* (s) SOCKTAB__SKF_* */
 	_Atomic int32_t incoming_cpu;      /* (s, reuseport lock; r) SO_INCOMING_CPU, any int;
 					    * negative: none (SOCKTAB__SOCKF_INCPU clear) */
-	int32_t rp_id;                     /* (s, reuseport lock) stable reuseport member id
-					    * (SOCKTAB_SO_REUSEPORT_ID, reuseport.c), -1: none */
-	struct socktab__listenq *_Atomic lq; /* (s; r) a listener's queues and backlog (reqsk.h); made
-					    * by the object's first listen() and kept, like the cold
+	struct socktab__listenq *_Atomic lq; /* (s; r) a listener's queues and backlog, and a
+					    * stable reuseport member id (reqsk.h); made by the
+					    * object's first listen() or id and kept, like the cold
 					    * part itself, for the life of the net */
 };
 

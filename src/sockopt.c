@@ -19,6 +19,7 @@
 #include <linux/filter.h>
 
 #include "dev.h"
+#include "reqsk.h"
 #include "reuseport.h"
 #include "sock.h"
 #include "udp.h"
@@ -327,14 +328,19 @@ static int get_uid(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 /* R150: socktab's own; any int from -1 to 65535, at any time. */
 static int set_rp_id(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
+	int err;
+
 	(void)p, (void)n;
+	/* The id lives beside a listener's queues (reqsk.h): a socket that takes one gets them. */
+	if (v >= 0 && v <= SOCKTAB__RP_ID_MAX && (err = socktab__listenq_prepare(sk)))
+		return err;
 	return socktab__reuseport_set_id(sk, v);
 }
 
 static int get_rp_id(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 {
 	(void)p, (void)n;
-	*v = sk->cold->rp_id;
+	*v = socktab__sk_rp_id(sk);
 	return 0;
 }
 
