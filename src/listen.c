@@ -17,7 +17,7 @@
  * pins the result with increment-if-not-zero and re-checks it (it may have been closed
  * meanwhile), and walks again otherwise. SO_INCOMING_CPU (R106): a listener bound to the
  * lookup's CPU scores one more, and its group prefers such members (reuseport.c); the CPU is
- * asked for only when a scored listener has the option set. The dispatch hook (R140,
+ * asked for only when a scored listener has the option set. The dispatch hook (R125,
  * sk_lookup.c) runs before lhash2, as the kernel's sk_lookup programs do.
  * Groups (R34, reuseport.c): a listener joins a group of a listener with the same net, port,
  * family, v6only, device, owner uid and identical address.
@@ -221,7 +221,7 @@ static struct socktab_sock *listener6_hooked(struct socktab_net *net,
 					     int sdif, bool *hooked);
 
 /*
- * The listener step (R140): the net's dispatch hooks first, as __inet_lookup_listener runs
+ * The listener step (R125): the net's dispatch hooks first, as __inet_lookup_listener runs
  * them, then lhash2. *@hooked is set (true) when the result is the hooks' selection, which may
  * listen on another port than the packet's (a referenced lookup re-checks it by that rule,
  * lookup.c), and left alone otherwise. A net
@@ -245,7 +245,7 @@ listener4_rcu(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t 
 
 		if (sk) {
 			*hooked = true;
-			return sk == SOCKTAB__SK_LOOKUP_DROP ? NULL : sk; /* R143 */
+			return sk == SOCKTAB__SK_LOOKUP_DROP ? NULL : sk; /* R128 */
 		}
 	}
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);
@@ -273,7 +273,7 @@ listener6_rcu(struct socktab_net *net, const struct in6_addr *saddr, uint16_t sp
 
 		if (sk) {
 			*hooked = true;
-			return sk == SOCKTAB__SK_LOOKUP_DROP ? NULL : sk; /* R143 */
+			return sk == SOCKTAB__SK_LOOKUP_DROP ? NULL : sk; /* R128 */
 		}
 	}
 	k.l3mdev_accept = sdif && RD(net->tcp_l3mdev_accept);

@@ -10,7 +10,7 @@
  * its result re-checks that it still listens on the port (lookup.c). */
 
 /* The listener step of a referenced lookup: socktab_lookup_listener4_rcu() / _6_rcu(), and
- * *@hooked true when the result is the dispatch hook's selection (R140), which need not listen
+ * *@hooked true when the result is the dispatch hook's selection (R125), which need not listen
  * on @dport. Caller is inside an RCU read-side section and checked its arguments. */
 struct socktab_sock *socktab__listener4_rcu(struct socktab_net *net, uint32_t saddr,
 					    uint16_t sport, uint32_t daddr, uint16_t dport,

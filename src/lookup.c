@@ -91,9 +91,9 @@ established_pinned(struct socktab_net *net, uint32_t hash, const struct socktab_
 /*
  * Pin listener @sk, then make sure it still listens on @hnum: a close, or a disconnect, bind and
  * listen, may have come between the walk and the pin (its net cannot change: it goes back to its
- * pool only after this section). A dispatch hook's selection (@hooked, R140) may listen on any
+ * pool only after this section). A dispatch hook's selection (@hooked, R125) may listen on any
  * port: it must still listen. False: walk again (a closed selection is refused by the hook's
- * assign when it runs again, R141).
+ * assign when it runs again, R126).
  */
 static bool listener_pin(struct socktab_sock *sk, uint16_t hnum, bool hooked)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Request entries, the SYN queue, SYN cookies' verdict, the accept queue and tcp_migrate_req
- * (R112-R129): the calls of socktab/sock.h from socktab_syn_decide() to socktab_listen_info(),
+ * (R112-R124): the calls of socktab/sock.h from socktab_syn_decide() to socktab_listen_info(),
  * and the children a listener makes (socktab_sock_new_child()). An entry-point file: it takes
  * the listener's lock and calls the tables below (ehash.c, bind.c, timewait.c).
  *

@@ -36,7 +36,7 @@ static inline struct socktab__listenq *socktab__sk_lq(const struct socktab_sock 
 	return atomic_load_explicit(&((struct socktab_sock *)sk)->cold->lq, memory_order_acquire);
 }
 
-/* @sk's stable reuseport member id (R150), -1 when it has none. Caller holds the socket lock or
+/* @sk's stable reuseport member id (R132), -1 when it has none. Caller holds the socket lock or
  * the net's reuseport lock. */
 static inline int32_t socktab__sk_rp_id(const struct socktab_sock *sk)
 {

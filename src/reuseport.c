@@ -18,7 +18,7 @@
  * SKF_NET_OFF / SKF_LL_OFF header offsets) are refused with -EINVAL, because libpcap's
  * interpreter has no such data and would read them as out of bounds (R108, where socktab
  * departs). A program is replaced under the reuseport lock and freed after a grace period.
- * Stable member ids and the generation (R150-R153, beyond Linux): a member may carry an id
+ * Stable member ids and the generation (R132-R135, beyond Linux): a member may carry an id
  * (SOCKTAB_SO_REUSEPORT_ID), kept in a slot array indexed by id beside the kernel's member array.
  * While a group has members with ids, the selector's value and the hash name slots instead of
  * positions, so a member that leaves frees only its own slot and one that joins with the same id
@@ -183,9 +183,9 @@ static struct socktab__reuseport *group_alloc(uint32_t cap)
 	return g;
 }
 
-/* ---- stable member ids (R150-R153) ---- */
+/* ---- stable member ids (R132-R135) ---- */
 
-/* A generation no group had before (R152): one counter for the process. */
+/* A generation no group had before (R134): one counter for the process. */
 static uint64_t next_gen(void)
 {
 	static _Atomic uint64_t last;
@@ -329,7 +329,7 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 	}
 	g = atomic_load_explicit(&peer->cold->reuseport_cb, memory_order_relaxed);
 	n = atomic_load_explicit(&g->num, memory_order_relaxed);
-	/* R150: a member's id is its own in the group; what may fail is checked before any change. */
+	/* R132: a member's id is its own in the group; what may fail is checked before any change. */
 	if (id >= 0) {
 		int err = ids_check_locked(g, sk, id);
 
@@ -616,7 +616,7 @@ static struct socktab_sock *walk_rcu(const struct socktab__reuseport *g,
 	return first;
 }
 
-/* R151: selection by stable id. The program's value names a slot (hash when it names none the
+/* R133: selection by stable id. The program's value names a slot (hash when it names none the
  * lookup may have); the hash indexes the slots, not the members. */
 static __attribute__((noinline)) struct socktab_sock *
 select_by_id_rcu(const struct socktab__reuseport *g, const struct socktab__rp_ids *ids,
@@ -640,7 +640,7 @@ select_by_id_rcu(const struct socktab__reuseport *g, const struct socktab__rp_id
 /*
  * R35: reuseport_select_sock_by_hash, after the group's program (R110): its value indexes the
  * members read before, and a value out of range, or naming a member a lookup may not have,
- * leaves the pick to the hash. With stable ids in use, R151 instead. Caller is in an RCU
+ * leaves the pick to the hash. With stable ids in use, R133 instead. Caller is in an RCU
  * section.
  */
 struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint32_t hash,

@@ -9,7 +9,7 @@
  * checks it; immutable once published, freed after a grace period. */
 struct socktab__rp_prog;
 
-/* Stable member ids (R150): slot i holds the member whose id is i. Replaced (larger) when a
+/* Stable member ids (R132): slot i holds the member whose id is i. Replaced (larger) when a
  * member takes an id >= span, freed after a grace period. */
 struct socktab__rp_ids {
 	struct rcu_head rcu;
@@ -17,7 +17,7 @@ struct socktab__rp_ids {
 	struct socktab_sock *_Atomic sk[]; /* (r, reuseport lock) */
 };
 
-/* The largest stable member id (R150). */
+/* The largest stable member id (R132). */
 #define SOCKTAB__RP_ID_MAX 65535
 
 /* SO_REUSEPORT group (kernel struct sock_reuseport, R34-R35); replaced, not resized, when full. */
@@ -29,11 +29,11 @@ struct socktab__reuseport {
 	struct socktab__rp_prog *_Atomic prog; /* (r, reuseport lock) R108 selector, or NULL;
 						* a larger copy of the group takes it over */
 	_Atomic uint32_t nids;             /* (r, reuseport lock) members with a stable id; while
-					    * > 0 selection is by id (R151) */
+					    * > 0 selection is by id (R133) */
 	struct socktab__rp_ids *_Atomic ids; /* (r, reuseport lock) their slots, or NULL; a larger
 					      * copy of the group takes them over */
 	_Atomic uint64_t gen;              /* (a, reuseport lock) generation: new on every join,
-					    * leave and id change (R152) */
+					    * leave and id change (R134) */
 	struct rcu_head rcu;               /* freed after a grace period */
 	struct socktab_sock *_Atomic socks[]; /* (r, reuseport lock) */
 };
@@ -65,12 +65,12 @@ int socktab__reuseport_attach_cbpf(struct socktab_sock *sk, const void *insns, u
  * SO_REUSEPORT set but no group), -EINVAL (no group, no SO_REUSEPORT). Caller holds the socket
  * lock; takes the net's reuseport lock. */
 int socktab__reuseport_detach_prog(struct socktab_sock *sk);
-/* R150: give @sk the stable member id @id (-1: none). -EINVAL out of range, -EEXIST when
+/* R132: give @sk the stable member id @id (-1: none). -EINVAL out of range, -EEXIST when
  * another member of its group has @id, -ENOMEM. An id >= 0 is kept beside the listener queues,
  * which the caller makes first (socktab__listenq_prepare). Caller holds the socket lock; takes
  * the net's reuseport lock. */
 int socktab__reuseport_set_id(struct socktab_sock *sk, int id);
-/* R152: the generation of @sk's group. 0, or -ENOENT (in no group). Caller holds the socket
+/* R134: the generation of @sk's group. 0, or -ENOENT (in no group). Caller holds the socket
  * lock; takes the net's reuseport lock. */
 int socktab__reuseport_gen(struct socktab_sock *sk, uint64_t *gen);
 /* Leave the group of a socket that is in no table (a group made by SO_ATTACH_REUSEPORT_CBPF

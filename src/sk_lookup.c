@@ -2,9 +2,9 @@
 /*
  * The dispatch hook: the kernel's BPF_PROG_TYPE_SK_LOOKUP attach point (net/core/filter.c,
  * include/linux/filter.h, kernel/bpf/net_namespace.c) with C callbacks in place of BPF programs.
- * Rules R140-R146 (docs/rules.md).
+ * Rules R125-R131 (docs/rules.md).
  *
- * Where it runs (R140): listen.c calls socktab__sk_lookup_run_rcu() first thing in the listener
+ * Where it runs (R125): listen.c calls socktab__sk_lookup_run_rcu() first thing in the listener
  * lookup (__inet_lookup_listener / inet6_lookup_listener: after the established table missed,
  * before lhash2); udp.c after the exact-address hash2 pass unless that found a connected socket
  * (__udp4_lib_lookup / __udp6_lib_lookup: after hash4 and that pass, before the result of the
@@ -17,7 +17,7 @@
  * the pointer once and runs that array to its end, as the kernel's run array is loaded once per
  * lookup. At most SOCKTAB_SK_LOOKUP_MAX callbacks (netns_bpf_max_progs: 64).
  *
- * The run (R142, BPF_PROG_SK_LOOKUP_RUN_ARRAY): every callback runs, in attach order. Before
+ * The run (R127, BPF_PROG_SK_LOOKUP_RUN_ARRAY): every callback runs, in attach order. Before
  * each, the context's selection is reset to the last one a callback made and returned PASS for;
  * a PASS with a selection replaces it; a DROP only marks the packet dropped. At the end a
  * selection wins (PASS with that socket), else a DROP by any callback drops the packet, else
@@ -25,15 +25,15 @@
  * (SOCKTAB_SK_LOOKUP_F_REPLACE); a selection made by a callback that then returns DROP is
  * forgotten.
  *
- * Drop (R143): bpf_sk_lookup_run_v4/v6 turn it into ERR_PTR(-ECONNREFUSED), which the listener
+ * Drop (R128): bpf_sk_lookup_run_v4/v6 turn it into ERR_PTR(-ECONNREFUSED), which the listener
  * and UDP lookups return as "no socket" without looking further: the caller answers as for a
  * closed port.
  *
- * A selection (R144, inet_lookup_run_sk_lookup): with the no-reuseport flag, or a socket in no
+ * A selection (R129, inet_lookup_run_sk_lookup): with the no-reuseport flag, or a socket in no
  * group, the packet goes to it; otherwise to the member its group selects for the table's hash
  * of the 4-tuple (the group's selector first, R110), as after any other match.
  *
- * Assign (R141, bpf_sk_lookup_assign): the kernel's checks in its order, with socktab's
+ * Assign (R126, bpf_sk_lookup_assign): the kernel's checks in its order, with socktab's
  * sockets: known flags; an RCU-freed, hashed socket (the kernel refuses refcounted ones: a TCP
  * socket that never listened, an unbound UDP socket, TIME_WAIT and request sockets); TCP in
  * LISTEN, UDP unconnected (TCP_CLOSE); the packet's protocol; its family (an AF_INET6 socket

@@ -32,9 +32,9 @@ static inline bool socktab__sk_lookup_on(const struct socktab_net *net)
 }
 
 /*
- * Run @net's callbacks for a packet (R142, R143): NULL when they pass without a selection,
+ * Run @net's callbacks for a packet (R127, R128): NULL when they pass without a selection,
  * SOCKTAB__SK_LOOKUP_DROP when they drop, else the socket the packet goes to, which is the
- * selected one or (R144), unless the selection asked for no reuseport, the member its reuseport
+ * selected one or (R129), unless the selection asked for no reuseport, the member its reuseport
  * group picks for @rp_hash (the table's reuseport hash of the 4-tuple). @v6: @saddr and @daddr
  * are struct in6_addr, else uint32_t (network order); @sport network order, @hnum host order.
  * Not referenced. Caller is inside an RCU read-side section.

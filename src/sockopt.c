@@ -14,7 +14,7 @@
  * socket in any state (R105). SO_ATTACH_REUSEPORT_CBPF takes exactly one struct sock_fprog and
  * SO_DETACH_REUSEPORT_BPF any int (R108, R111); neither can be read back (-ENOPROTOOPT).
  * SOCKTAB_SO_REUSEPORT_ID takes -1..65535 at any time, SOCKTAB_SO_REUSEPORT_GEN is read only
- * (R150, R152).
+ * (R132, R134).
  */
 #include <linux/filter.h>
 
@@ -325,7 +325,7 @@ static int get_uid(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 	return 0;
 }
 
-/* R150: socktab's own; any int from -1 to 65535, at any time. */
+/* R132: socktab's own; any int from -1 to 65535, at any time. */
 static int set_rp_id(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	int err;
@@ -344,7 +344,7 @@ static int get_rp_id(struct socktab_sock *sk, int *v, void *p, socklen_t *n)
 	return 0;
 }
 
-/* R152: read only, a uint64_t. */
+/* R134: read only, a uint64_t. */
 static int get_rp_gen(struct socktab_sock *sk, int *v, void *optval, socklen_t *optlen)
 {
 	uint64_t gen;

@@ -43,7 +43,7 @@
  * SO_INCOMING_CPU (R106): a socket bound to the lookup's CPU scores one more, and a group prefers
  * such members (reuseport.c); the CPU is asked for only when a scored socket has the option set.
  *
- * The dispatch hook (R140, sk_lookup.c) runs after the exact-address hash2 pass unless that found
+ * The dispatch hook (R125, sk_lookup.c) runs after the exact-address hash2 pass unless that found
  * a connected socket, before the pass's unconnected result and the wildcard pass, as the kernel's
  * sk_lookup programs do.
  *
@@ -438,12 +438,12 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 	do
 		sk = lookup2_rcu(t, slot, k, &restart);
 	while (restart);
-	/* R140: the dispatch hook, unless that pass found a connected socket (__udp4_lib_lookup). */
+	/* R125: the dispatch hook, unless that pass found a connected socket (__udp4_lib_lookup). */
 	if (socktab__sk_lookup_on(net) && !(sk && RD(sk->state) == SOCKTAB_TCP_ESTABLISHED)) {
 		struct socktab_sock *h = hook_rcu(net, k);
 
 		if (h)
-			return h == SOCKTAB__SK_LOOKUP_DROP ? NULL : h; /* R143 */
+			return h == SOCKTAB__SK_LOOKUP_DROP ? NULL : h; /* R128 */
 	}
 	if (sk)
 		return sk;

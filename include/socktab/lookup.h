@@ -24,7 +24,7 @@
  *   A poll-mode core wraps a whole burst of packets in one section. The read side is liburcu's
  *   urcu-memb flavour: a section costs two thread-local writes and no fence.
  *
- * A net's dispatch callbacks (socktab/sk_lookup.h, R140) run inside every form of the lookups
+ * A net's dispatch callbacks (socktab/sk_lookup.h, R125) run inside every form of the lookups
  * below, single and batch: TCP after the established table missed and before the listeners,
  * UDP after the connected sockets and before the unconnected ones. A socket they select is
  * returned as a listener or unconnected UDP socket would be; a drop returns NULL.

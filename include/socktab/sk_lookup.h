@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The dispatch hook: C callbacks a net runs on its packet path where Linux runs its
- * BPF_PROG_TYPE_SK_LOOKUP programs (R140-R146). A TCP lookup runs them after the established
+ * BPF_PROG_TYPE_SK_LOOKUP programs (R125-R131). A TCP lookup runs them after the established
  * table missed and before the listeners; a UDP lookup after the connected match and before the
  * unconnected sockets. A callback sees the packet's 4-tuple, family, protocol and ingress
  * device; it may select a listener or an unconnected UDP socket with socktab_sk_lookup_assign()
  * and returns SOCKTAB_SK_PASS or SOCKTAB_SK_DROP. Several callbacks run in the order they were
- * attached, chained as the kernel's BPF_PROG_SK_LOOKUP_RUN_ARRAY chains programs (R142).
+ * attached, chained as the kernel's BPF_PROG_SK_LOOKUP_RUN_ARRAY chains programs (R127).
  */
 #ifndef SOCKTAB_SK_LOOKUP_H
 #define SOCKTAB_SK_LOOKUP_H
@@ -82,7 +82,7 @@ int socktab_sk_lookup_attach(struct socktab_net *net, socktab_sk_lookup_fn fn, v
 int socktab_sk_lookup_detach(struct socktab_net *net, int id);
 
 /*
- * Select @sk as the packet's socket (R141), as the kernel's bpf_sk_assign() for sk_lookup.
+ * Select @sk as the packet's socket (R126), as the kernel's bpf_sk_assign() for sk_lookup.
  * @sk NULL clears the selection (with SOCKTAB_SK_LOOKUP_F_REPLACE when one was made). 0 or:
  *   -EINVAL          @ctx NULL, an unknown flag, or @sk of another net;
  *   -ESOCKTNOSUPPORT @sk is a TIME_WAIT entry, closed, a TCP socket not in LISTEN, or a UDP
@@ -92,7 +92,7 @@ int socktab_sk_lookup_detach(struct socktab_net *net, int id);
  *   -EEXIST          a socket is selected already and SOCKTAB_SK_LOOKUP_F_REPLACE is not given.
  * A refused call leaves the selection as it was. With SOCKTAB_SK_LOOKUP_F_NO_REUSEPORT the
  * packet goes to @sk itself; otherwise a socket in a reuseport group hands it to the member its
- * group selects (R144).
+ * group selects (R129).
  * Context: inside a dispatch callback only, with the @ctx it was given.
  */
 int socktab_sk_lookup_assign(struct socktab_sk_lookup *ctx, struct socktab_sock *sk,

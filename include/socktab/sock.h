@@ -85,7 +85,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 
 /*
  * Request sockets, the SYN queue and the accept queue (the kernel's request_sock and
- * icsk_accept_queue, rules R112-R129). A SYN for a listener goes:
+ * icsk_accept_queue, rules R112-R124). A SYN for a listener goes:
  *   socktab_syn_decide() -> SOCKTAB_SYN_QUEUE: socktab_req_new() puts a request entry for its
  *     4-tuple in ehash (state SOCKTAB_TCP_NEW_SYN_RECV); lookups find it (SOCKTAB_HIT_REQUEST in a
  *     batch), socktab_req_priv() holds the caller's handshake state;

@@ -59,7 +59,7 @@ enum socktab_tcp_state {
 /* int: the socket's stable reuseport member id, 0..65535, or -1 (none, the default). While any
  * member of a group has one, the group's selector value and the 4-tuple hash name ids, not join
  * positions, so a member that leaves and one that joins with its id move no other member's
- * traffic (docs/rules.md R150-R153). -EEXIST if another member of the group has the id. */
+ * traffic (docs/rules.md R132-R135). -EEXIST if another member of the group has the id. */
 #define SOCKTAB_SO_REUSEPORT_ID 2
 /* uint64_t, read only: the generation of the socket's reuseport group, new (and larger) on every
  * join, leave and id change; -ENOENT outside a group. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Stable reuseport member ids and the group generation (R150-R153): Linux's reshuffle on a
+ * Stable reuseport member ids and the group generation (R132-R135): Linux's reshuffle on a
  * restart stays the default; with ids, a restart (a member leaves, a new one joins with its id)
  * moves no other member's traffic, for the selector's value and for the hash, TCP and UDP; the
  * generation changes on every membership change and only then; bad input changes nothing.
@@ -105,7 +105,7 @@ TEST(linux_default_reshuffles)
 	socktab_net_free(net);
 }
 
-/* R151: with ids the selector's value names the id; a restart of one member leaves the others'
+/* R133: with ids the selector's value names the id; a restart of one member leaves the others'
  * traffic where it was, and the newcomer with the id gets its traffic back. */
 TEST(selector_by_id)
 {
@@ -144,7 +144,7 @@ TEST(selector_by_id)
 	socktab_net_free(net);
 }
 
-/* R151: by hash, TCP and UDP: while a member is away only its own flows move, and once a member
+/* R133: by hash, TCP and UDP: while a member is away only its own flows move, and once a member
  * with its id is back every flow goes where it went before. */
 TEST(hash_by_id)
 {
@@ -189,7 +189,7 @@ TEST(hash_by_id)
 	}
 }
 
-/* R152: a new, larger generation on each join, leave and id change, and only then; never
+/* R134: a new, larger generation on each join, leave and id change, and only then; never
  * repeated by a group made after the last one died. */
 TEST(generation)
 {
@@ -232,7 +232,7 @@ TEST(generation)
 	socktab_net_free(net);
 }
 
-/* R150, R153: bad ids and duplicates are refused with nothing changed. */
+/* R132, R135: bad ids and duplicates are refused with nothing changed. */
 TEST(bad_input)
 {
 	struct socktab_net *net = socktab_net_new(NULL);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The dispatch hook (R140-R146): where each protocol runs it, its three verdicts, the chaining
+ * The dispatch hook (R125-R131): where each protocol runs it, its three verdicts, the chaining
  * of several callbacks (the cases of the kernel's selftest test_multi_prog_lookup), the assign
  * checks (its test_sk_assign_helper cases and the errors of bpf_sk_lookup_assign), the
  * no-reuseport flag and the group pick after a selection (its "redir with reuseport" / "skip
@@ -126,7 +126,7 @@ static struct socktab_sock *udp4(struct socktab_net *net, const char *src, int s
 	return sk;
 }
 
-/* R140, R143: TCP verdicts in every form of the lookup; an established hit never runs the hook. */
+/* R125, R128: TCP verdicts in every form of the lookup; an established hit never runs the hook. */
 TEST(tcp_verdicts)
 {
 	struct socktab_net *net = socktab_net_new(NULL);
@@ -176,7 +176,7 @@ TEST(tcp_verdicts)
 	socktab_net_free(net);
 }
 
-/* R140: UDP runs the hook after the connected match (hash4, or the exact-address pass when hash4
+/* R125: UDP runs the hook after the connected match (hash4, or the exact-address pass when hash4
  * is off) and before the unconnected sockets, the exact-address one included. */
 TEST(udp_order)
 {
@@ -214,7 +214,7 @@ TEST(udp_order)
 	socktab_net_free(net);
 }
 
-/* R142: the kernel's test_multi_prog_lookup table, each callback counted; plus what a later
+/* R127: the kernel's test_multi_prog_lookup table, each callback counted; plus what a later
  * callback sees and may replace, and a selection whose callback then drops. */
 TEST(chaining)
 {
@@ -290,7 +290,7 @@ TEST(chaining)
 	socktab_net_free(net);
 }
 
-/* R141: every refusal, with the kernel's errno, leaves the packet to go on as a pass. */
+/* R126: every refusal, with the kernel's errno, leaves the packet to go on as a pass. */
 TEST(assign_checks)
 {
 	struct socktab_net *net = socktab_net_new(NULL), *net2 = socktab_net_new(NULL);
@@ -366,7 +366,7 @@ TEST(assign_checks)
 	socktab_net_free(net2);
 }
 
-/* R141: an AF_INET socket for an IPv6 packet; IPv6 contexts and selections. */
+/* R126: an AF_INET socket for an IPv6 packet; IPv6 contexts and selections. */
 TEST(ipv6)
 {
 	struct socktab_net *net = socktab_net_new(NULL);
@@ -419,7 +419,7 @@ TEST(ipv6)
 	socktab_net_free(net);
 }
 
-/* R144: a selected reuseport member hands the packet to its group's pick for the table's hash
+/* R129: a selected reuseport member hands the packet to its group's pick for the table's hash
  * (the pick the tables make for the same 4-tuple); with NO_REUSEPORT it keeps it. */
 TEST(no_reuseport)
 {
@@ -463,7 +463,7 @@ TEST(no_reuseport)
 	socktab_net_free(net);
 }
 
-/* R144 with R110: a selected group member hands over to the pick of the group's classic BPF
+/* R129 with R110: a selected group member hands over to the pick of the group's classic BPF
  * selector, over the thread's payload, unless NO_REUSEPORT. */
 TEST(selector_after_assign)
 {
@@ -501,7 +501,7 @@ TEST(selector_after_assign)
 	socktab_net_free(net);
 }
 
-/* R146: a batch gives what the single lookups give, for TCP and UDP, IPv4 and IPv6, with hooks
+/* R131: a batch gives what the single lookups give, for TCP and UDP, IPv4 and IPv6, with hooks
  * that select by port range, drop another range and pass the rest. */
 TEST(batch_agrees)
 {
