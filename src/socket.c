@@ -368,12 +368,6 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	err = tcp_route(sk, v4, &daddr6, &saddr6, d.scope_id);
 	if (err)
 		goto out;
-	/* R104: with the role lock, a socket that has listened does not connect (checked after the
-	 * route, as the kernel: an unreachable destination still reports ENETUNREACH). */
-	if (role_locked(sk, SOCKTAB__SOCKF_LISTENED)) {
-		err = -EINVAL;
-		goto out;
-	}
 	daddr4 = v4 ? daddr6.s6_addr32[3] : 0;
 	saddr4 = v4 ? saddr6.s6_addr32[3] : SOCKTAB__LOOPBACK4_IPV6;
 
@@ -390,7 +384,10 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	socktab__sk_set_v6_saddr(sk, &saddr6);
 	socktab__sk_set_dport(sk, dport);
 	WR(sk->state, SOCKTAB_TCP_SYN_SENT);
-	err = socktab__hash_connect(net, sk);
+	/* R104: with the role lock, a socket that has listened does not connect. The kernel
+	 * refuses it where the port search would fail: after the route (ENETUNREACH comes first)
+	 * and the source address, and undoes the same. */
+	err = role_locked(sk, SOCKTAB__SOCKF_LISTENED) ? -EINVAL : socktab__hash_connect(net, sk);
 	if (err) {
 		static const struct in6_addr any = IN6ADDR_ANY_INIT;
 
@@ -398,8 +395,9 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		socktab__sk_set_dport(sk, 0);
 		socktab__sk_set_v6_daddr(sk, &any);
 		WR(sk->v4key, family == AF_INET);
-		if (!had_saddr) {
-			/* Back to the address bind() gave (a broadcast one), or to none. */
+		if (!had_saddr && !(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
+			/* Back to the address bind() gave (a broadcast one), or to none; a socket whose
+			 * address bind() locked keeps the route's (inet_bhash2_reset_saddr). */
 			socktab__bhash2_update_saddr(sk, &old_saddr6);
 			socktab__sk_set_v6_saddr(sk, &old_saddr6);
 			WR(sk->addrpair, (uint64_t)old_saddr4 << 32);
