@@ -155,6 +155,16 @@ void ip_input(struct stack *st, const uint8_t *pkt, size_t len)
 		st->c.rx_invalid++;
 }
 
+/* The packet goes out on the TUN device, or (--xdp) in an Ethernet frame to @dst's neighbour. */
+static void link_write(struct stack *st, int family, const union st_addr *dst, const void *pkt,
+		       size_t len)
+{
+	if (st->xsk)
+		xsk_output(st, family, dst, pkt, len);
+	else
+		tun_write(st, pkt, len);
+}
+
 void ip_output(struct stack *st, int family, const union st_addr *src, const union st_addr *dst,
 	       uint8_t proto, size_t l4_len)
 {
@@ -179,7 +189,7 @@ void ip_output(struct stack *st, int family, const union st_addr *src, const uni
 
 		h[10] = (uint8_t)(ck >> 8);
 		h[11] = (uint8_t)ck;
-		tun_write(st, h, tot);
+		link_write(st, family, dst, h, tot);
 	} else {
 		h[0] = 0x60;                 /* version 6, traffic class and flow label 0 */
 		h[1] = h[2] = h[3] = 0;
@@ -189,7 +199,7 @@ void ip_output(struct stack *st, int family, const union st_addr *src, const uni
 		h[7] = 64;                   /* hop limit */
 		memcpy(h + 8, &src->v6, 16);
 		memcpy(h + 24, &dst->v6, 16);
-		tun_write(st, h, 40 + l4_len);
+		link_write(st, family, dst, h, 40 + l4_len);
 	}
 }
 

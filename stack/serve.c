@@ -14,6 +14,11 @@
  * retransmission timers, let socktab expire TIME_WAIT entries (socktab_net_tick_budget, a
  * bounded number per iteration), start client flows. Signals only set flags that the loop
  * reads.
+ *
+ * With --xdp DEV instead of --tun, packets come and go through an AF_XDP socket on the
+ * Ethernet device DEV (xsk.c), whose kernel peer the caller has configured; the loop is the
+ * same, but each batch of frames is looked up at once (socktab_lookup_batch4/6, one read-side
+ * section per batch) unless --lookup single asks for one lookup per packet.
  */
 #include <errno.h>
 #include <poll.h>
@@ -56,7 +61,7 @@ uint64_t st_now_ns(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: socktab serve --tun DEV --peer-addr A/P --addr A\n"
+		"usage: socktab serve (--tun DEV | --xdp DEV) --peer-addr A/P --addr A\n"
 		"                     [--peer-addr6 A6/P --addr6 A6]\n"
 		"                     [--tcp-echo PORT]... [--http PORT]... [--udp-echo PORT]...\n"
 		"                     [--sockperf PORT]... [--udp-connect-per-peer]\n"
@@ -67,6 +72,8 @@ static void usage(FILE *f)
 		"                     [--connect ADDR:PORT --flows N [--parallel K] [--crr]]\n"
 		"                     [--duration S] [--ss-state NAME]... [--ss-sport PORT]\n"
 		"                     [--ss-dport PORT] [--ss-proto tcp|udp|all]\n"
+		"                     [--xdp-mode auto|skb|native] [--xdp-queue Q]\n"
+		"                     [--lookup batch|single] [--reserve N] [--bench-conns N]\n"
 		"\n"
 		"A userspace TCP/UDP/ICMP endpoint on TUN device DEV (created in this network\n"
 		"namespace; the kernel side gets --peer-addr(6), the stack answers on --addr(6)).\n"
@@ -104,7 +111,16 @@ static void usage(FILE *f)
 		"                         time-wait, close-wait, last-ack, listening, closing,\n"
 		"                         connected, all (repeatable)\n"
 		"  --ss-sport/--ss-dport  local / remote port\n"
-		"  --ss-proto P           tcp (default), udp or all\n");
+		"  --ss-proto P           tcp (default), udp or all\n"
+		"  --xdp DEV              an AF_XDP socket on the existing Ethernet device DEV\n"
+		"                         (its peer configured by the caller) instead of --tun;\n"
+		"                         the stack answers ARP and neighbour solicitations\n"
+		"  --xdp-mode M           auto (native, else skb; default), skb or native\n"
+		"  --xdp-queue Q          the device queue to bind (default 0)\n"
+		"  --lookup L             --xdp: batch (socktab_lookup_batch4/6 per batch of\n"
+		"                         frames; default) or single (one lookup per packet)\n"
+		"  --reserve N            reserve N TCP sockets and N TIME_WAIT entries per family\n"
+		"  --bench-conns N        N synthetic connections for scripts/xdp-pps.sh\n");
 }
 
 /* "A/P" for --peer-addr(6). */
@@ -195,6 +211,7 @@ enum {
 	O_SOCKPERF, O_PER_PEER, O_HASH4, O_MAX_PEERS, O_MAX_CONNS, O_CONNECT, O_FLOWS,
 	O_PARALLEL, O_CRR, O_DURATION, O_SS_STATE, O_SS_SPORT, O_SS_DPORT, O_SS_PROTO,
 	O_PER_SOURCE, O_IDLE, O_SYNCOOKIES, O_BACKLOG, O_RETRIES, O_RTO_MAX,
+	O_XDP, O_XDP_MODE, O_XDP_QUEUE, O_LOOKUP, O_RESERVE, O_BENCH_CONNS,
 };
 
 static int parse(int argc, char **argv, struct st_cfg *cfg)
@@ -228,11 +245,19 @@ static int parse(int argc, char **argv, struct st_cfg *cfg)
 		{ "backlog", required_argument, NULL, O_BACKLOG },
 		{ "tcp-retries", required_argument, NULL, O_RETRIES },
 		{ "rto-max-ms", required_argument, NULL, O_RTO_MAX },
+		{ "xdp", required_argument, NULL, O_XDP },
+		{ "xdp-mode", required_argument, NULL, O_XDP_MODE },
+		{ "xdp-queue", required_argument, NULL, O_XDP_QUEUE },
+		{ "lookup", required_argument, NULL, O_LOOKUP },
+		{ "reserve", required_argument, NULL, O_RESERVE },
+		{ "bench-conns", required_argument, NULL, O_BENCH_CONNS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const onoff[] = { "off", "on", NULL };
 	static const char *const protos[] = { "all", "tcp", "udp", NULL };
+	static const char *const modes[] = { "auto", "skb", "native", NULL };
+	static const char *const lookups[] = { "batch", "single", NULL };
 	const struct opt_parser op = { CMD, "h", longopts };
 	bool peer4 = false, addr4 = false, peer6 = false, addr6 = false;
 	int o, r = 0, v;
@@ -253,6 +278,28 @@ static int parse(int argc, char **argv, struct st_cfg *cfg)
 				r = opt_fail(&op, "--tun: '%s' is not a device name (1..15 characters)",
 					     optarg);
 			cfg->tun = optarg;
+			break;
+		case O_XDP:
+			if (!*optarg || strlen(optarg) >= SOCKTAB_IFNAMSIZ || strchr(optarg, '/'))
+				r = opt_fail(&op, "--xdp: '%s' is not a device name (1..15 characters)",
+					     optarg);
+			cfg->xdp = optarg;
+			break;
+		case O_XDP_MODE:
+			r = opt_choice(&op, optname, optarg, modes, &cfg->xdp_mode);
+			break;
+		case O_XDP_QUEUE:
+			r = opt_count_int(&op, optname, optarg, 0, 4095, &cfg->xdp_queue);
+			break;
+		case O_LOOKUP:
+			r = opt_choice(&op, optname, optarg, lookups, &v);
+			cfg->lookup_single = v == 1;
+			break;
+		case O_RESERVE:
+			r = opt_count_int(&op, optname, optarg, 0, 1 << 24, &cfg->reserve);
+			break;
+		case O_BENCH_CONNS:
+			r = opt_count_int(&op, optname, optarg, 0, 200 * 64512, &cfg->bench_conns);
 			break;
 		case O_PEER:
 			r = parse_prefix(&op, optname, optarg, AF_INET, &cfg->peer4, &cfg->plen4);
@@ -353,8 +400,10 @@ static int parse(int argc, char **argv, struct st_cfg *cfg)
 						    : 1;
 	if (optind < argc)
 		return opt_fail(&op, "unexpected argument '%s'", argv[optind]);
-	if (!cfg->tun || !peer4 || !addr4)
-		return opt_fail(&op, "--tun, --peer-addr and --addr are required");
+	if (!cfg->tun == !cfg->xdp)
+		return opt_fail(&op, "one of --tun and --xdp is required");
+	if (!peer4 || !addr4)
+		return opt_fail(&op, "--peer-addr and --addr are required");
 	if (!same_prefix(&cfg->peer4, &cfg->addr4, cfg->plen4) ||
 	    cfg->peer4.s_addr == cfg->addr4.s_addr)
 		return opt_fail(&op, "--addr must be another address of --peer-addr's prefix");
@@ -449,12 +498,14 @@ int stack_open(struct stack *st)
 	p.sock_priv_size = sizeof(struct conn);
 	p.tw_priv_size = sizeof(struct tw_part);
 	p.udp_hash4 = cfg->udp_hash4;
+	p.reserve_socks = (uint32_t)cfg->reserve;
+	p.reserve_tw = (uint32_t)cfg->reserve;
 	st->net = socktab_net_new(&p);
 	if (!st->net) {
 		fprintf(stderr, CMD ": socktab_net_new: %s\n", strerror(errno));
 		return -1;
 	}
-	st->ifindex = socktab_dev_add(st->net, cfg->tun, 1);
+	st->ifindex = socktab_dev_add(st->net, cfg->xdp ? cfg->xdp : cfg->tun, 1);
 	if (st->ifindex < 0) {
 		fprintf(stderr, CMD ": socktab_dev_add: %s\n", strerror(-st->ifindex));
 		return -1;
@@ -471,13 +522,16 @@ int stack_open(struct stack *st)
 		err = socktab_net_sysctl(st->net, "net.core.somaxconn", v);
 	}
 	if (err) {
-		fprintf(stderr, CMD ": declaring %s's addresses: %s\n", cfg->tun, strerror(-err));
+		fprintf(stderr, CMD ": declaring %s's addresses: %s\n", cfg->xdp ? cfg->xdp : cfg->tun,
+			strerror(-err));
 		return -1;
 	}
 	st->rng = st_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
 	st->icmp_tokens = 50;
 	st->now_ns = st_now_ns();
-	return open_services(st);
+	if (open_services(st))
+		return -1;
+	return cfg->bench_conns ? bench_conns_open(st) : 0;
 }
 
 /* Free what stack_open() made (and the connections' buffers). */
@@ -505,6 +559,16 @@ void stack_defaults(struct stack *st)
 	st->cfg.parallel = 256;
 	st->cfg.ss_proto = SOCKTAB_TCP;
 	st->tun_fd = -1;
+}
+
+/* What a pair of st_now_ns() calls costs (the timing of single lookups includes it). */
+static uint64_t clock_cost_ns(void)
+{
+	uint64_t a = st_now_ns(), b = a;
+
+	for (int i = 0; i < 1000; i++)
+		b = st_now_ns();
+	return (b - a) / 1000;
 }
 
 static void print_counters(struct stack *st)
@@ -555,6 +619,22 @@ static void print_counters(struct stack *st)
 	P("rx_invalid", c->rx_invalid);
 	P("rx_not_ours", c->rx_not_ours);
 	P("lookups", c->lookups);
+	if (st->xsk) {
+		printf("xdp_mode=%s\n", xsk_mode_name(st));
+		printf("lookup_mode=%s\n", st->cfg.lookup_single ? "single" : "batch");
+		P("xdp_rx_frames", c->xdp_rx_frames);
+		P("xdp_tx_frames", c->xdp_tx_frames);
+		P("xdp_tx_dropped", c->xdp_tx_dropped);
+		P("xdp_no_neigh", c->xdp_no_neigh);
+		P("xdp_arp_replies", c->xdp_arp_replies);
+		P("xdp_nd_replies", c->xdp_nd_replies);
+		P("xdp_batches", c->xdp_batches);
+		P("xdp_relookups", c->xdp_relookups);
+		P("xdp_busy_ns", c->xdp_busy_ns);
+		P("lookup_ns", c->lookup_ns);
+		P("clock_ns", clock_cost_ns());
+		xsk_print_stats(st, stdout);
+	}
 #undef P
 	printf("lookup_ns_mean=%.1f\n", c->lookups ? (double)c->lookup_ns / (double)c->lookups : 0.0);
 	fflush(stdout);
@@ -562,6 +642,43 @@ static void print_counters(struct stack *st)
 
 /* TIME_WAIT entries expired per loop iteration. */
 #define TW_BUDGET 64
+
+/*
+ * The AF_XDP loop: at most 16 batches of frames (each looked up and processed in one
+ * read-side section, xsk.c), the timers, a bounded tick, the flows to start; poll() only when
+ * the last batch emptied the RX ring.
+ */
+static void run_xsk(struct stack *st)
+{
+	uint64_t end = 0, next_tick, due;
+	bool tw_due = false;
+	unsigned int n = 0;
+
+	st->now_ns = st_now_ns();
+	next_tick = st->now_ns + 100000000u;
+	if (st->cfg.duration > 0)
+		end = st->now_ns + (uint64_t)(st->cfg.duration * 1e9);
+	while (!stop_flag && (!end || st->now_ns < end)) {
+		if (dump_flag) {
+			dump_flag = 0;
+			ss_dump(st, stdout);
+		}
+		client_pump(st);
+		xsk_flush(st);
+		if (n < ST_BATCH && !tw_due && xsk_wait(st, 10) < 0 && errno != EINTR)
+			break;
+		st->now_ns = st_now_ns();
+		for (int i = 0; i < 16 && (n = xsk_rx_batch(st)) == ST_BATCH; i++)
+			;
+		tcp_timers(st);
+		if (tw_due || st->now_ns >= next_tick) {
+			tw_due = socktab_net_tick_budget(st->net, TW_BUDGET, &due) >= 0 &&
+				 due <= st->now_ns;
+			next_tick = st->now_ns + 100000000u;
+		}
+		xsk_flush(st);
+	}
+}
 
 static void run(struct stack *st)
 {
@@ -617,9 +734,16 @@ int serve_main(int argc, char **argv)
 		return 2;
 	socktab_thread_register();
 	/* The device first (it must exist before the kernel side is configured), then socktab. */
-	st->tun_fd = tun_open(st->cfg.tun);
-	if (st->tun_fd < 0 || tun_configure(st->cfg.tun, &st->cfg) || stack_open(st))
-		goto out;
+	if (st->cfg.xdp) {
+		/* The device exists and its peer is configured: socktab first, then the socket
+		 * (which answers ARP and resolves the peer through the stack). */
+		if (stack_open(st) || xsk_open(st))
+			goto out;
+	} else {
+		st->tun_fd = tun_open(st->cfg.tun);
+		if (st->tun_fd < 0 || tun_configure(st->cfg.tun, &st->cfg) || stack_open(st))
+			goto out;
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop; /* no SA_RESTART: poll() returns at once */
@@ -631,10 +755,14 @@ int serve_main(int argc, char **argv)
 	printf("ready=1\n");
 	fflush(stdout);
 
-	run(st);
+	if (st->xsk)
+		run_xsk(st);
+	else
+		run(st);
 	print_counters(st);
 	rc = 0;
 out:
+	xsk_close(st);
 	stack_close(st);
 	if (st->tun_fd >= 0)
 		close(st->tun_fd);

@@ -7,6 +7,9 @@
  *
  * Files (one concern each):
  *   tun.c     the TUN device: open, configure the kernel side, read and write packets
+ *   xsk.c     the other packet I/O: an AF_XDP socket on an Ethernet device (libxdp), ARP and
+ *             neighbour discovery for our addresses, and the batch poll loop (--xdp)
+ *   bench_conns.c  synthetic connections for the AF_XDP packet-rate benchmark (--bench-conns)
  *   ip.c      IPv4/IPv6 input checks and output headers, Internet checksums
  *   lookup.c  the socktab lookups of the packet path, timed
  *   icmp.c    echo replies and port unreachable errors (ICMP and ICMPv6)
@@ -179,6 +182,9 @@ struct st_counters {
 	uint64_t udp_rx, udp_tx, udp_connected_socks, udp_noport;
 	uint64_t icmp_echo_replies, icmp_unreach_sent, icmp_ratelimited;
 	uint64_t lookups, lookup_ns;
+	/* --xdp: frames, ARP / neighbour discovery, the busy time of the poll loop */
+	uint64_t xdp_rx_frames, xdp_tx_frames, xdp_tx_dropped, xdp_no_neigh, xdp_arp_replies,
+		xdp_nd_replies, xdp_batches, xdp_busy_ns, xdp_relookups;
 };
 
 /* Configuration from the command line. */
@@ -210,6 +216,12 @@ struct st_cfg {
 	int flows, parallel;
 	bool crr;
 	double duration;            /* seconds; 0: until a signal */
+	const char *xdp;            /* --xdp DEV: an AF_XDP socket on DEV instead of --tun */
+	int xdp_mode;               /* --xdp-mode: 0 auto (native, else skb), 1 skb, 2 native */
+	int xdp_queue;              /* --xdp-queue: the device queue the socket binds */
+	bool lookup_single;         /* --lookup single: one _rcu lookup per packet, no batch */
+	int bench_conns;            /* --bench-conns N: synthetic connections (bench_conns.c) */
+	int reserve;                /* --reserve N: socktab_net_params reserve_socks/_tw */
 	uint32_t ss_states;         /* --ss-state: bits of SOCKTAB_TCP_*; 0: all */
 	int ss_proto;               /* SOCKTAB_TCP, SOCKTAB_UDP or 0 (both) */
 	int ss_sport, ss_dport;     /* host order, 0: any */
@@ -246,7 +258,22 @@ struct stack {
 	uint64_t icmp_refill_ns;
 	struct st_client client;
 	struct st_counters c;
+	/* --xdp: the AF_XDP socket, and what the batch loop found for the packet being processed
+	 * (lk_tcp/lk_udp hand it out instead of looking up again, lk_put releases nothing while
+	 * in_section: the loop holds one read-side section per batch) */
+	struct st_xsk *xsk;
+	bool in_section;
+	const struct st_pre *pre;
 	uint8_t tx[ST_MTU + 64];    /* the packet being built */
+};
+
+/* A batch lookup's result for one packet, with the key it was looked up by (xsk.c). */
+struct st_pre {
+	int family;
+	uint8_t proto;
+	uint16_t sport, dport;       /* network order: the packet's */
+	union st_addr src, dst;
+	const struct socktab_hit *hit;
 };
 
 /* serve.c */
@@ -259,6 +286,24 @@ void stack_close(struct stack *st);
 int tun_open(const char *name);
 int tun_configure(const char *name, const struct st_cfg *cfg);
 void tun_write(struct stack *st, const void *pkt, size_t len);
+
+/* xsk.c (--xdp). xsk_open: the socket on cfg.xdp, then our neighbours resolved (0, or -1 with
+ * a message). xsk_wait: poll() for frames, @ms at most. xsk_rx_batch: one batch of at most
+ * ST_BATCH frames received, looked up in one read-side section and processed, then the frames
+ * sent meanwhile go out; the number of frames. xsk_output: one IP packet to @dst's neighbour. */
+#define ST_BATCH 64
+int xsk_open(struct stack *st);
+int xsk_wait(struct stack *st, int ms);
+unsigned int xsk_rx_batch(struct stack *st);
+void xsk_flush(struct stack *st);
+void xsk_output(struct stack *st, int family, const union st_addr *dst, const void *pkt,
+		size_t len);
+void xsk_close(struct stack *st);
+const char *xsk_mode_name(const struct stack *st);   /* "native", "skb" or "none" */
+void xsk_print_stats(const struct stack *st, FILE *f); /* the kernel's XDP_STATISTICS */
+
+/* bench_conns.c: --bench-conns N synthetic connections (0, or -1 with a message). */
+int bench_conns_open(struct stack *st);
 
 /* ip.c */
 uint32_t csum_add(uint32_t sum, const void *data, size_t len);
@@ -284,6 +329,8 @@ struct socktab_sock *lk_tcp_established(struct stack *st, int family,
 					const union st_addr *laddr, uint16_t lport);
 struct socktab_sock *lk_udp(struct stack *st, const struct pkt *p, uint16_t sport,
 			    uint16_t dport);
+/* Release what lk_tcp or lk_udp returned (nothing inside the batch loop's section). */
+void lk_put(struct stack *st, struct socktab_sock *sk);
 
 /* icmp.c */
 void icmp_input(struct stack *st, const struct pkt *p);

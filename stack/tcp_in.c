@@ -398,5 +398,5 @@ void tcp_input(struct stack *st, const struct pkt *p)
 			sync_input(st, &s, c);
 	}
 	/* The lookup's reference: released last, after any socktab_close() above. */
-	socktab_sock_put(sk);
+	lk_put(st, sk);
 }

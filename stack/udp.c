@@ -184,7 +184,7 @@ void udp_input(struct stack *st, const struct pkt *p)
 		else if (n)
 			udp_send(st, sk, (struct sockaddr *)&from, n);
 	}
-	socktab_sock_put(sk);
+	lk_put(st, sk);
 	return;
 invalid:
 	st->c.rx_invalid++;
