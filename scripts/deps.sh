@@ -42,6 +42,10 @@ command -v ab >/dev/null 2>&1 || opt+=(apache2-utils)
 command -v sockperf >/dev/null 2>&1 || opt+=(sockperf)
 command -v hping3 >/dev/null 2>&1 || opt+=(hping3)
 command -v ip >/dev/null 2>&1 || opt+=(iproute2) # ip(8): serve's TUN peer side
+# Optional: libxdp and libbpf, for the AF_XDP endpoint (examples/xdp_endpoint.c, `socktab serve
+# --xdp`, tests/real/xdp.sh, scripts/xdp-pps.sh); without them the build leaves it out.
+pkg-config --exists libxdp 2>/dev/null || opt+=(libxdp-dev)
+pkg-config --exists libbpf 2>/dev/null || opt+=(libbpf-dev)
 if [ ${#opt[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		echo "deps: installing optional ${opt[*]}" >&2
@@ -51,7 +55,7 @@ if [ ${#opt[@]} -gt 0 ]; then
 			  apt-get install -y --no-install-recommends "${opt[@]}" >/dev/null 2>&1; } ||
 			echo "deps: could not install ${opt[*]} (optional; benchmarks and tests run without them)" >&2
 	else
-		echo "deps: optional packages missing (bench --plot, lookup peers, tests/real clients): apt-get install -y ${opt[*]}" >&2
+		echo "deps: optional packages missing (bench --plot, lookup peers, tests/real clients, AF_XDP): apt-get install -y ${opt[*]}" >&2
 	fi
 fi
 [ ${#pkgs[@]} -eq 0 ] && exit 0
