@@ -74,6 +74,7 @@ static void usage(FILE *f)
 		"                     [--ss-dport PORT] [--ss-proto tcp|udp|all]\n"
 		"                     [--xdp-mode auto|skb|native] [--xdp-queue Q]\n"
 		"                     [--lookup batch|single] [--reserve N] [--bench-conns N]\n"
+		"                     [--xdp-idle-us U]\n"
 		"\n"
 		"A userspace TCP/UDP/ICMP endpoint on TUN device DEV (created in this network\n"
 		"namespace; the kernel side gets --peer-addr(6), the stack answers on --addr(6)).\n"
@@ -117,6 +118,8 @@ static void usage(FILE *f)
 		"                         the stack answers ARP and neighbour solicitations\n"
 		"  --xdp-mode M           auto (native, else skb; default), skb or native\n"
 		"  --xdp-queue Q          the device queue to bind (default 0)\n"
+		"  --xdp-idle-us U        after a short batch, sleep U microseconds instead of\n"
+		"                         waiting in poll() (batches fill up under load)\n"
 		"  --lookup L             --xdp: batch (socktab_lookup_batch4/6 per batch of\n"
 		"                         frames; default) or single (one lookup per packet)\n"
 		"  --reserve N            reserve N TCP sockets and N TIME_WAIT entries per family\n"
@@ -211,7 +214,7 @@ enum {
 	O_SOCKPERF, O_PER_PEER, O_HASH4, O_MAX_PEERS, O_MAX_CONNS, O_CONNECT, O_FLOWS,
 	O_PARALLEL, O_CRR, O_DURATION, O_SS_STATE, O_SS_SPORT, O_SS_DPORT, O_SS_PROTO,
 	O_PER_SOURCE, O_IDLE, O_SYNCOOKIES, O_BACKLOG, O_RETRIES, O_RTO_MAX,
-	O_XDP, O_XDP_MODE, O_XDP_QUEUE, O_LOOKUP, O_RESERVE, O_BENCH_CONNS,
+	O_XDP, O_XDP_MODE, O_XDP_QUEUE, O_LOOKUP, O_RESERVE, O_BENCH_CONNS, O_XDP_IDLE,
 };
 
 static int parse(int argc, char **argv, struct st_cfg *cfg)
@@ -251,6 +254,7 @@ static int parse(int argc, char **argv, struct st_cfg *cfg)
 		{ "lookup", required_argument, NULL, O_LOOKUP },
 		{ "reserve", required_argument, NULL, O_RESERVE },
 		{ "bench-conns", required_argument, NULL, O_BENCH_CONNS },
+		{ "xdp-idle-us", required_argument, NULL, O_XDP_IDLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -297,6 +301,9 @@ static int parse(int argc, char **argv, struct st_cfg *cfg)
 			break;
 		case O_RESERVE:
 			r = opt_count_int(&op, optname, optarg, 0, 1 << 24, &cfg->reserve);
+			break;
+		case O_XDP_IDLE:
+			r = opt_count_int(&op, optname, optarg, 0, 100000, &cfg->xdp_idle_us);
 			break;
 		case O_BENCH_CONNS:
 			r = opt_count_int(&op, optname, optarg, 0, 200 * 64512, &cfg->bench_conns);
@@ -645,8 +652,9 @@ static void print_counters(struct stack *st)
 
 /*
  * The AF_XDP loop: at most 16 batches of frames (each looked up and processed in one
- * read-side section, xsk.c), the timers, a bounded tick, the flows to start; poll() only when
- * the last batch emptied the RX ring.
+ * read-side section, xsk.c), the timers, a bounded tick, the flows to start; poll() (or with
+ * --xdp-idle-us a short sleep, as a busy core would leave frames to gather) only when the last
+ * batch emptied the RX ring.
  */
 static void run_xsk(struct stack *st)
 {
@@ -665,8 +673,13 @@ static void run_xsk(struct stack *st)
 		}
 		client_pump(st);
 		xsk_flush(st);
-		if (n < ST_BATCH && !tw_due && xsk_wait(st, 10) < 0 && errno != EINTR)
+		if (n < ST_BATCH && !tw_due && st->cfg.xdp_idle_us) {
+			struct timespec ts = { 0, st->cfg.xdp_idle_us * 1000L };
+
+			nanosleep(&ts, NULL);
+		} else if (n < ST_BATCH && !tw_due && xsk_wait(st, 10) < 0 && errno != EINTR) {
 			break;
+		}
 		st->now_ns = st_now_ns();
 		for (int i = 0; i < 16 && (n = xsk_rx_batch(st)) == ST_BATCH; i++)
 			;

@@ -219,6 +219,7 @@ struct st_cfg {
 	const char *xdp;            /* --xdp DEV: an AF_XDP socket on DEV instead of --tun */
 	int xdp_mode;               /* --xdp-mode: 0 auto (native, else skb), 1 skb, 2 native */
 	int xdp_queue;              /* --xdp-queue: the device queue the socket binds */
+	int xdp_idle_us;            /* --xdp-idle-us: sleep after a short batch (0: poll()) */
 	bool lookup_single;         /* --lookup single: one _rcu lookup per packet, no batch */
 	int bench_conns;            /* --bench-conns N: synthetic connections (bench_conns.c) */
 	int reserve;                /* --reserve N: socktab_net_params reserve_socks/_tw */
