@@ -407,10 +407,11 @@ static int parse(int argc, char **argv, struct st_cfg *cfg)
 						    : 1;
 	if (optind < argc)
 		return opt_fail(&op, "unexpected argument '%s'", argv[optind]);
-	if (!cfg->tun == !cfg->xdp)
-		return opt_fail(&op, "one of --tun and --xdp is required");
-	if (!peer4 || !addr4)
-		return opt_fail(&op, "--peer-addr and --addr are required");
+	if (cfg->tun && cfg->xdp)
+		return opt_fail(&op, "--tun and --xdp exclude each other");
+	if ((!cfg->tun && !cfg->xdp) || !peer4 || !addr4)
+		return opt_fail(&op, "--tun, --peer-addr and --addr are required (--xdp instead of "
+			       "--tun for AF_XDP)");
 	if (!same_prefix(&cfg->peer4, &cfg->addr4, cfg->plen4) ||
 	    cfg->peer4.s_addr == cfg->addr4.s_addr)
 		return opt_fail(&op, "--addr must be another address of --peer-addr's prefix");
