@@ -396,13 +396,16 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		socktab__sk_set_v6_daddr(sk, &any);
 		WR(sk->v4key, family == AF_INET);
 		if (!had_saddr && !(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
-			/* Back to the address bind() gave (a broadcast one), or to none; a socket whose
-			 * address bind() locked keeps the route's (inet_bhash2_reset_saddr). */
+			/* Back to no address (inet_bhash2_reset_saddr). */
 			socktab__bhash2_update_saddr(sk, &old_saddr6);
 			socktab__sk_set_v6_saddr(sk, &old_saddr6);
 			WR(sk->addrpair, (uint64_t)old_saddr4 << 32);
 		} else {
+			/* An address bind() locked, a broadcast one included, gives way to the
+			 * route's for good: the kernel's reset leaves a locked address alone. */
 			WR(sk->addrpair, RD(sk->addrpair) & 0xffffffff00000000ull);
+			if (!had_saddr)
+				socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY, false);
 		}
 		goto out;
 	}

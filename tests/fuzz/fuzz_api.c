@@ -1824,6 +1824,8 @@ static void sock_call(struct input *in, int kind, int i)
 	};
 	int st = socktab_get_state(sk), err = 0, eb, ea, n = socks[i].net, state = 0;
 	int num0 = socktab__sk_num(sk);
+	bool locked0 = !socks[i].udp && (sk->userlocks & SOCKTAB__BINDADDR_LOCK),
+	     saddr_any0 = socktab__skf(sk, SOCKTAB__SKF_SADDR_ANY);
 	int dev0 = sock_dev(sk), dev1, l3 = sk_bucket_l3mdev(sk);
 	struct snap s;
 	struct tuple t0;
@@ -1913,9 +1915,20 @@ static void sock_call(struct input *in, int kind, int i)
 	bool unbound_addr = kind == 0 && !eb && !ea && la == lb &&
 			    before.ss_family == after.ss_family && b6->sin6_port == a6->sin6_port &&
 			    wild;
+	/*
+	 * A TCP socket with a locked address but no source (bound to a broadcast address, or to
+	 * the wildcard after bind(addr, 0) with IP_BIND_ADDRESS_NO_PORT): a connect() that fails
+	 * after its route keeps the route's source, as the kernel's reset leaves a locked address
+	 * alone (R104). Its port stays.
+	 */
+	bool wild0 = before.ss_family == AF_INET
+			     ? ((const struct sockaddr_in *)&before)->sin_addr.s_addr == 0
+			     : socktab__v6_is_any(&b6->sin6_addr);
+	bool route_src = kind == 1 && locked0 && (saddr_any0 || wild0) && !eb && !ea && la == lb &&
+			 b6->sin6_port == a6->sin6_port;
 
 	if (socktab_get_state(sk) != st || ea != eb || la != lb ||
-	    (!autobind && !unbound_addr && memcmp(&before, &after, lb))) {
+	    (!autobind && !unbound_addr && !route_src && memcmp(&before, &after, lb))) {
 		char nb[INET6_ADDRSTRLEN] = "?", na[INET6_ADDRSTRLEN] = "?";
 
 		if (before.ss_family == AF_INET)
