@@ -9,8 +9,11 @@
  * Checked while running: every port lands on the thread's queue and is not one the thread
  * holds already; a thread is told -EADDRNOTAVAIL only when its live sockets plus the net's
  * TIME_WAIT entries (counted before a second try) cover its whole share, since no other thread
- * can hold a port of its queue. At exit: the summaries agree with the busy-port index bit for
- * bit. Bounded by --duration seconds. Prints a summary line and "N passed, M failed".
+ * can hold a port of its queue. Every --pause-ms milliseconds, and at exit, every thread parks
+ * and the summaries must agree with the busy-port index bit for bit: a summary bit left wrong
+ * by two changes of one word that raced (src/rss.c's re-reads) lives only until the next change
+ * of a port it covers, so the test looks often. Bounded by --duration seconds. Prints a summary
+ * line and "N passed, M failed".
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -39,8 +42,9 @@ static const uint8_t ms_key[40] = {
 static struct socktab_net *net;
 static uint16_t reta[RETA_N];
 static int share[NQ];
-static _Atomic int stop, parked, release;
+static _Atomic int stop, parked, release, pause_req, paused;
 static _Atomic uint64_t n_connects, n_fails, n_retried, n_tw, n_replaced, n_violations;
+static _Atomic uint64_t n_checks, n_bad_bits;
 
 static void violation(const char *what, int q, int port)
 {
@@ -88,6 +92,17 @@ static int sock_port(struct socktab_sock *sk)
 	return socktab_getsockname(sk, (struct sockaddr *)&a, &len) ? -1 : ntohs(a.sin_port);
 }
 
+/* Park while main checks the summaries at rest. */
+static void pause_point(void)
+{
+	if (!atomic_load(&pause_req))
+		return;
+	atomic_fetch_add(&paused, 1);
+	while (atomic_load(&pause_req))
+		stress_sleep(0.0002);
+	atomic_fetch_sub(&paused, 1);
+}
+
 static uint64_t time_wait_now(void)
 {
 	struct socktab_net_stats st;
@@ -107,6 +122,7 @@ static void *worker(void *arg)
 
 	socktab_thread_register();
 	while (!atomic_load(&stop)) {
+		pause_point();
 		uint64_t r = stress_rand(&rng);
 		int goal = share[q] - (int)(r % (uint64_t)(share[q] / 5 + 1));
 
@@ -174,6 +190,7 @@ static void *ticker(void *arg)
 	(void)arg;
 	socktab_thread_register();
 	for (int i = 0; !atomic_load(&stop); i++) {
+		pause_point();
 		socktab_net_tick(net);
 		if (i % 20 == 19) {
 			if (socktab_net_set_rss(net, ms_key, sizeof(ms_key), reta, RETA_N))
@@ -190,19 +207,21 @@ int main(int argc, char **argv)
 {
 	struct socktab_net_params p;
 	pthread_t th[NQ + 1];
-	double duration = 3;
+	double duration = 3, pause_ms = 2, elapsed = 0;
 	uint32_t nsets, bad;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--duration") && i + 1 < argc) {
 			duration = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--pause-ms") && i + 1 < argc) {
+			pause_ms = atof(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: stress_rss [--duration S]\n");
+			fprintf(stderr, "usage: stress_rss [--duration S] [--pause-ms MS]\n");
 			return 2;
 		}
 	}
-	if (duration <= 0 || duration > 3600) {
-		fprintf(stderr, "usage: stress_rss [--duration S]\n");
+	if (duration <= 0 || duration > 3600 || pause_ms < 1 || pause_ms > 3600e3) {
+		fprintf(stderr, "usage: stress_rss [--duration S] [--pause-ms MS]\n");
 		return 2;
 	}
 	socktab_thread_register();
@@ -221,7 +240,28 @@ int main(int argc, char **argv)
 	for (int q = 0; q < NQ; q++)
 		pthread_create(&th[q], NULL, worker, (void *)(intptr_t)q);
 	pthread_create(&th[NQ], NULL, ticker, NULL);
-	stress_sleep(duration);
+	/* Time only while running: the pauses do not count. */
+	while (elapsed < duration) {
+		double step = pause_ms / 1000 < duration - elapsed ? pause_ms / 1000
+								  : duration - elapsed;
+
+		stress_sleep(step);
+		elapsed += step;
+		if (elapsed >= duration)
+			break;
+		atomic_store(&pause_req, 1);
+		while (atomic_load(&paused) < NQ + 1)
+			stress_sleep(0.0002);
+		bad = socktab__portmap_rss_check(net, &nsets);
+		atomic_fetch_add(&n_checks, 1);
+		if (bad) {
+			atomic_fetch_add(&n_bad_bits, bad);
+			violation("summary bits disagree with the index (pause)", -1, (int)bad);
+		}
+		atomic_store(&pause_req, 0);
+		while (atomic_load(&paused))
+			stress_sleep(0.0002);
+	}
 	atomic_store(&stop, 1);
 	/* At rest with the workers' sockets still open: check the summaries, then let the
 	 * workers close everything. */
@@ -229,17 +269,22 @@ int main(int argc, char **argv)
 	while (atomic_load(&parked) < NQ)
 		stress_sleep(0.001);
 	bad = socktab__portmap_rss_check(net, &nsets);
-	if (bad)
+	atomic_fetch_add(&n_checks, 1);
+	if (bad) {
+		atomic_fetch_add(&n_bad_bits, bad);
 		violation("summary bits disagree with the index", -1, (int)bad);
+	}
 	atomic_store(&release, 1);
 	for (int q = 0; q < NQ; q++)
 		pthread_join(th[q], NULL);
 	printf("stress_rss: duration=%.1fs connects=%llu eaddrnotavail=%llu retried=%llu "
-	       "time_wait=%llu rss_replaced=%llu summary_sets_at_end=%u violations=%llu\n",
+	       "time_wait=%llu rss_replaced=%llu checks=%llu bad_bits=%llu summary_sets_at_end=%u "
+	       "violations=%llu\n",
 	       duration, (unsigned long long)atomic_load(&n_connects),
 	       (unsigned long long)atomic_load(&n_fails), (unsigned long long)atomic_load(&n_retried),
 	       (unsigned long long)atomic_load(&n_tw), (unsigned long long)atomic_load(&n_replaced),
-	       nsets, (unsigned long long)atomic_load(&n_violations));
+	       (unsigned long long)atomic_load(&n_checks),
+	       (unsigned long long)atomic_load(&n_bad_bits), nsets, (unsigned long long)atomic_load(&n_violations));
 	socktab_net_free(net);
 	socktab_thread_unregister();
 	uint64_t v = atomic_load(&n_violations);
