@@ -430,6 +430,29 @@ void socktab__reuseport_release(struct socktab_sock *sk)
 	socktab__unlock(&net->reuseport_lock);
 }
 
+#ifdef SOCKTAB_NAIVE_ORDER
+/*
+ * The negative control (meson -Dnaive_order=true): the program is published before its
+ * instructions are written, with a widened window, so a lookup may run a program of zeroes (a
+ * load past the payload: the value 0, member 0; tests/unit/test_rpbpf.c).
+ */
+static void prog_publish_naive(struct socktab__reuseport *g, struct socktab__rp_prog *p)
+{
+	struct socktab__rp_prog *n = calloc(1, sizeof(*n) + p->len * sizeof(n->insns[0]));
+
+	if (!n) {
+		atomic_store_explicit(&g->prog, p, memory_order_release);
+		return;
+	}
+	n->len = p->len;
+	atomic_store_explicit(&g->prog, n, memory_order_relaxed);
+	for (volatile int i = 0; i < 20000; i++)
+		;
+	memcpy(n->insns, p->insns, p->len * sizeof(p->insns[0]));
+	free(p);
+}
+#endif
+
 int socktab__reuseport_attach_cbpf(struct socktab_sock *sk, const void *insns, uint32_t len)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
@@ -466,8 +489,12 @@ int socktab__reuseport_attach_cbpf(struct socktab_sock *sk, const void *insns, u
 		return err;
 	}
 	old = atomic_load_explicit(&g->prog, memory_order_relaxed);
+#ifndef SOCKTAB_NAIVE_ORDER
 	/* Publishes the instructions written above to every lookup that loads the pointer. */
 	atomic_store_explicit(&g->prog, p, memory_order_release);
+#else
+	prog_publish_naive(g, p);
+#endif
 	socktab__unlock(&net->reuseport_lock);
 	prog_free_later(old);
 	return 0;
