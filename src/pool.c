@@ -324,10 +324,21 @@ static void limbo_free_rcu(struct rcu_head *head)
 	/* Release: the links and flags above are visible to whoever takes the stack (acquire). */
 	struct socktab_sock *top = atomic_load_explicit(&p->returned, memory_order_relaxed);
 
+#ifndef SOCKTAB_NAIVE_ORDER
 	do
 		socktab__sk_bl(oldest)->pool_next = top;
 	while (!atomic_compare_exchange_weak_explicit(&p->returned, &top, newest,
 						      memory_order_release, memory_order_relaxed));
+#else
+	/* The negative control (meson -Dnaive_order=true): a load and a store for the compare and
+	 * swap, with a widened window between them. A socktab__pool_alloc() that takes the stack
+	 * inside the window takes @top's objects, and the store puts them back under the batch:
+	 * each is then handed out twice (tests/stress/stress_pool.c). */
+	for (volatile int i = 0; i < 20000; i++)
+		;
+	socktab__sk_bl(oldest)->pool_next = top;
+	atomic_store_explicit(&p->returned, newest, memory_order_release);
+#endif
 }
 
 /*
