@@ -284,7 +284,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)atomic_load(&n_fails), (unsigned long long)atomic_load(&n_retried),
 	       (unsigned long long)atomic_load(&n_tw), (unsigned long long)atomic_load(&n_replaced),
 	       (unsigned long long)atomic_load(&n_checks),
-	       (unsigned long long)atomic_load(&n_bad_bits), nsets, (unsigned long long)atomic_load(&n_violations));
+	       (unsigned long long)atomic_load(&n_bad_bits), nsets,
+	       (unsigned long long)atomic_load(&n_violations));
 	socktab_net_free(net);
 	socktab_thread_unregister();
 	uint64_t v = atomic_load(&n_violations);
