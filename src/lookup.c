@@ -535,10 +535,10 @@ static void hit_of(struct socktab_sock *sk, bool listener, struct socktab_hit *h
 
 /*
  * The UDP keys of a batch, pipelined as TCP keys are (the distances are UDP_D each): key i's
- * hashes are made and its hash2 and hash4 slots prefetched, key i - UDP_D's first hash4 entry's
- * UDP part is prefetched, key i - 2 UDP_D's socket line, and key i - 3 UDP_D is looked up
- * (socktab_lookup_udp4/6_rcu() with those hashes) and pinned with @ref as
- * socktab_lookup_udp4/6() pins. Returns how many were found.
+ * lookup key is built once, its hashes made and its hash2 and hash4 slots prefetched, key
+ * i - UDP_D's first hash4 entry's UDP part is prefetched, key i - 2 UDP_D's socket line, and
+ * key i - 3 UDP_D is looked up (socktab_lookup_udp4/6_rcu() on that key) and pinned with @ref
+ * as socktab_lookup_udp4/6() pins. Returns how many were found.
  */
 #define UDP_D 8
 
@@ -552,10 +552,12 @@ static int udp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned 
 		if (i < n) {
 			if (ks.v6)
 				socktab__udp_prefetch(net, true, &ks.v6[i].saddr, ks.v6[i].sport,
-						      &ks.v6[i].daddr, ks.v6[i].dport, &pre[i % RING]);
+						      &ks.v6[i].daddr, ks.v6[i].dport, ks.v6[i].dif,
+						      ks.v6[i].sdif, &pre[i % RING]);
 			else
 				socktab__udp_prefetch(net, false, &ks.v4[i].saddr, ks.v4[i].sport,
-						      &ks.v4[i].daddr, ks.v4[i].dport, &pre[i % RING]);
+						      &ks.v4[i].daddr, ks.v4[i].dport, ks.v4[i].dif,
+						      ks.v4[i].sdif, &pre[i % RING]);
 		}
 		if (i >= UDP_D && i - UDP_D < n)
 			socktab__udp_prefetch_chain(net, &pre[(i - UDP_D) % RING], false);
@@ -565,19 +567,10 @@ static int udp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned 
 			unsigned int j = i - 3 * UDP_D;
 			struct socktab_sock *sk;
 
-			do {
-				if (ks.v6)
-					sk = socktab__udp_lookup_pre_rcu(
-						net, true, &ks.v6[j].saddr, ks.v6[j].sport,
-						&ks.v6[j].daddr, ks.v6[j].dport, ks.v6[j].dif,
-						ks.v6[j].sdif, &pre[j % RING]);
-				else
-					sk = socktab__udp_lookup_pre_rcu(
-						net, false, &ks.v4[j].saddr, ks.v4[j].sport,
-						&ks.v4[j].daddr, ks.v4[j].dport, ks.v4[j].dif,
-						ks.v4[j].sdif, &pre[j % RING]);
-				/* A socket that cannot be pinned is closing: look again. */
-			} while (ref && sk && !socktab__sock_hold_not_zero(sk));
+			do
+				sk = socktab__udp_lookup_pre_rcu(net, &pre[j % RING]);
+			/* A socket that cannot be pinned is closing: look again. */
+			while (ref && sk && !socktab__sock_hold_not_zero(sk));
 			out[j] = sk;
 			found += sk != NULL;
 		}

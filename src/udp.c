@@ -201,22 +201,8 @@ static struct socktab_sock *sk_of_node1(uintptr_t p)
 
 /* ---- lookup (R71, R72) ---- */
 
-struct ukey {
-	struct socktab_net *net;
-	bool v6;
-	uint16_t hnum;              /* local port, host order */
-	uint16_t sport;             /* remote port, network order */
-	uint32_t saddr, daddr;      /* IPv4 */
-	struct in6_addr saddr6, daddr6;
-	int dif, sdif;              /* ingress device and its L3 master */
-	bool l3mdev_accept;         /* net.ipv4.udp_l3mdev_accept, when sdif is set */
-	bool tcp_l3mdev_accept;     /* hash4's inet_match reads the TCP one */
-	int cpu;                    /* the receiving CPU once asked, else SOCKTAB__CPU_UNASKED */
-	const struct socktab__udp_pre *pre; /* the hashes made ahead (socktab__udp_prefetch), or NULL */
-};
-
 /* R71, IPv4: -1 unless the socket may take the datagram; higher is a better match. */
-static int score4(const struct socktab_sock *sk, struct ukey *k, uint8_t f)
+static int score4(const struct socktab_sock *sk, struct socktab__udp_key *k, uint8_t f)
 {
 	uint64_t ap;
 	uint32_t pp;
@@ -248,7 +234,7 @@ static int score4(const struct socktab_sock *sk, struct ukey *k, uint8_t f)
 }
 
 /* R71, IPv6. */
-static int score6(const struct socktab_sock *sk, struct ukey *k, uint8_t f)
+static int score6(const struct socktab_sock *sk, struct socktab__udp_key *k, uint8_t f)
 {
 	struct in6_addr a;
 	uint32_t pp;
@@ -278,7 +264,7 @@ static int score6(const struct socktab_sock *sk, struct ukey *k, uint8_t f)
 	return sc + socktab__incpu_match(socktab__sk_incpu_hint(sk, f), &k->cpu);
 }
 
-static int score(const struct socktab_sock *sk, struct ukey *k)
+static int score(const struct socktab_sock *sk, struct socktab__udp_key *k)
 {
 	/* A reuseport member whose connect() is rewriting its key takes nothing until it is done:
 	 * its group, which it is leaving, takes what it would have. The mark first (acquire): a
@@ -291,12 +277,34 @@ static int score(const struct socktab_sock *sk, struct ukey *k)
 	return k->v6 ? score6(sk, k, f) : score4(sk, k, f);
 }
 
-/* The reuseport hash of a datagram: udp_ehashfn over the pass's local address (R33). */
-static uint32_t rp_hash(const struct ukey *k)
+/*
+ * udp_ehashfn over the pass's local address, made once per key: hash4's hash of the 4-tuple and
+ * the reuseport hash of the datagram (R33) are the same value.
+ */
+static inline __attribute__((always_inline)) uint32_t key_h4(struct socktab__udp_key *k)
 {
-	if (k->v6)
-		return udp_ehashfn6(k->net, &k->daddr6, k->hnum, &k->saddr6, k->sport);
-	return udp_ehashfn4(k->net, k->daddr, k->hnum, k->saddr, k->sport);
+	if (!(k->made & SOCKTAB__UDPK_H4)) {
+		k->h4 = k->v6 ? udp_ehashfn6(k->net, &k->daddr6, k->hnum, &k->saddr6, k->sport)
+			      : udp_ehashfn4(k->net, k->daddr, k->hnum, k->saddr, k->sport);
+		k->made |= SOCKTAB__UDPK_H4;
+	}
+	return k->h4;
+}
+
+/* The hash2 slot of the pass's local address, made once per key. */
+static inline __attribute__((always_inline)) uint32_t key_slot2(struct socktab__udp_key *k)
+{
+	if (!(k->made & SOCKTAB__UDPK_SLOT2)) {
+		struct in6_addr a;
+
+		if (k->v6)
+			a = k->daddr6;
+		else
+			socktab__v6_map(&a, k->daddr);
+		k->slot2 = slot2_index(k->net, &a, k->hnum);
+		k->made |= SOCKTAB__UDPK_SLOT2;
+	}
+	return k->slot2;
 }
 
 /*
@@ -304,7 +312,7 @@ static uint32_t rp_hash(const struct ukey *k)
  * ended on another slot's chain. Caller is inside an RCU read-side section.
  */
 static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t slot,
-					struct ukey *k, bool *restart)
+					struct socktab__udp_key *k, bool *restart)
 {
 	struct socktab_sock *result = NULL;
 	int badness = k->v6 ? -1 : 0;
@@ -323,7 +331,7 @@ static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t s
 			result = sk;
 			continue;
 		}
-		pick = socktab__reuseport_select_rcu(sk, rp_hash(k), &k->cpu);
+		pick = socktab__reuseport_select_rcu(sk, key_h4(k), &k->cpu);
 		if (!pick) {
 			result = sk;
 			continue;
@@ -343,7 +351,7 @@ static struct socktab_sock *lookup2_rcu(struct socktab__udp_table *t, uint32_t s
 	return result;
 }
 
-static bool match4(const struct socktab_sock *sk, const struct ukey *k)
+static bool match4(const struct socktab_sock *sk, const struct socktab__udp_key *k)
 {
 	if (RD(sk->portpair) != (((uint32_t)k->hnum << 16) | k->sport) ||
 	    !socktab__bound_dev_eq(k->tcp_l3mdev_accept, RD(sk->bound_dev_if), k->dif, k->sdif))
@@ -359,12 +367,9 @@ static bool match4(const struct socktab_sock *sk, const struct ukey *k)
 }
 
 /* Exact 4-tuple in hash4 (udp4_lib_lookup4): no scoring, no reuseport. Caller holds RCU. */
-static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, const struct ukey *k)
+static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, struct socktab__udp_key *k)
 {
-	uint32_t h = k->pre ? k->pre->h4
-		   : k->v6 ? udp_ehashfn6(k->net, &k->daddr6, k->hnum, &k->saddr6, k->sport)
-			   : udp_ehashfn4(k->net, k->daddr, k->hnum, k->saddr, k->sport);
-	uint32_t slot = h & t->mask;
+	uint32_t slot = key_h4(k) & t->mask;
 	uintptr_t p;
 
 	SOCKTAB__ASSERT_RCU();
@@ -382,7 +387,7 @@ begin:
 }
 
 /* The port chain, scored without reuseport (udp4_lib_lookup1): covers a rehash in flight. */
-static struct socktab_sock *lookup1_rcu(struct socktab_net *net, struct ukey *k)
+static struct socktab_sock *lookup1_rcu(struct socktab_net *net, struct socktab__udp_key *k)
 {
 	struct socktab__uslot *s = slot1(net, k->hnum);
 	struct socktab_sock *result = NULL;
@@ -401,34 +406,24 @@ static struct socktab_sock *lookup1_rcu(struct socktab_net *net, struct ukey *k)
 	return result;
 }
 
-/* The dispatch hook for @k's datagram (sk_lookup.c), with the group hash rp_hash() gives. */
+/* The dispatch hook for @k's datagram (sk_lookup.c), with the group hash key_h4() gives. */
 static __attribute__((noinline, cold)) struct socktab_sock *hook_rcu(struct socktab_net *net,
-								   const struct ukey *k)
+								   struct socktab__udp_key *k)
 {
 	if (k->v6)
 		return socktab__sk_lookup_run_rcu(net, SOCKTAB_UDP, true, &k->saddr6, k->sport,
-						  &k->daddr6, k->hnum, k->dif, rp_hash(k));
+						  &k->daddr6, k->hnum, k->dif, key_h4(k));
 	return socktab__sk_lookup_run_rcu(net, SOCKTAB_UDP, false, &k->saddr, k->sport, &k->daddr,
-					  k->hnum, k->dif, rp_hash(k));
+					  k->hnum, k->dif, key_h4(k));
 }
 
-static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
+static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct socktab__udp_key *k)
 {
 	struct socktab__udp_table *t = net->udp;
-	struct in6_addr a;
 	struct socktab_sock *sk;
-	uint32_t slot;
+	uint32_t slot = key_slot2(k);
 	bool restart;
 
-	if (k->pre) {
-		slot = k->pre->slot2;
-	} else {
-		if (k->v6)
-			a = k->daddr6;
-		else
-			socktab__v6_map(&a, k->daddr);
-		slot = slot2_index(net, &a, k->hnum);
-	}
 	/* hash4_cnt shares the slot's cache line: an unconnected-only port pays one load (R79). */
 	if (RD(t->hash4_on) && RD(t->hash2[slot].hash4_cnt)) {
 		sk = lookup4_rcu(t, k);
@@ -448,13 +443,12 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 	if (sk)
 		return sk;
 
-	struct ukey any = *k;
+	struct socktab__udp_key any = *k;
 
-	any.pre = NULL; /* its hashes are the exact address's */
+	any.made = 0; /* the hashes made are the exact address's */
 	memset(&any.daddr6, 0, sizeof(any.daddr6));
 	any.daddr = 0;
-	memset(&a, 0, sizeof(a));
-	slot = slot2_index(net, &a, k->hnum);
+	slot = key_slot2(&any);
 	do
 		sk = lookup2_rcu(t, slot, &any, &restart);
 	while (restart);
@@ -466,7 +460,7 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct ukey *k)
 
 /* The receiving socket, not referenced: valid for the caller's read-side section (UDP sockets
  * are freed after a grace period). */
-static struct socktab_sock *lookup(struct socktab_net *net, struct ukey *k)
+static struct socktab_sock *lookup(struct socktab_net *net, struct socktab__udp_key *k)
 {
 	SOCKTAB__ASSERT_RCU();
 	if (k->sdif) {
@@ -482,7 +476,7 @@ struct socktab_sock *socktab_lookup_udp4_rcu(struct socktab_net *net, uint32_t s
 					     uint16_t sport, uint32_t daddr, uint16_t dport,
 					     int dif, int sdif)
 {
-	struct ukey k = { .net = net, .hnum = ntohs(dport), .sport = sport, .saddr = saddr,
+	struct socktab__udp_key k = { .net = net, .hnum = ntohs(dport), .sport = sport, .saddr = saddr,
 			  .daddr = daddr, .dif = dif, .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
 
 	if (!net)
@@ -495,7 +489,7 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 					     const struct in6_addr *daddr, uint16_t dport, int dif,
 					     int sdif)
 {
-	struct ukey k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport,
+	struct socktab__udp_key k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport,
 			  .dif = dif, .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
 
 	if (!net || !saddr || !daddr)
@@ -511,12 +505,12 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 /* The key of a datagram for the functions below; false: bad arguments. A v4-mapped pair on
  * both sides is looked up as IPv4, as socktab_lookup_udp6_rcu() does. */
 static bool pre_key(struct socktab_net *net, bool v6, const void *saddr, uint16_t sport,
-		    const void *daddr, uint16_t dport, int dif, int sdif, struct ukey *k)
+		    const void *daddr, uint16_t dport, int dif, int sdif, struct socktab__udp_key *k)
 {
 	if (!net || !saddr || !daddr)
 		return false;
-	*k = (struct ukey){ .net = net, .v6 = v6, .hnum = ntohs(dport), .sport = sport, .dif = dif,
-			    .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
+	*k = (struct socktab__udp_key){ .net = net, .v6 = v6, .hnum = ntohs(dport), .sport = sport,
+					.dif = dif, .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
 	if (v6) {
 		const struct in6_addr *s6 = saddr, *d6 = daddr;
 
@@ -536,24 +530,19 @@ static bool pre_key(struct socktab_net *net, bool v6, const void *saddr, uint16_
 }
 
 void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, uint16_t sport,
-			   const void *daddr, uint16_t dport, struct socktab__udp_pre *pre)
+			   const void *daddr, uint16_t dport, int dif, int sdif,
+			   struct socktab__udp_pre *pre)
 {
+	struct socktab__udp_key *k = &pre->k;
 	struct socktab__udp_table *t;
-	struct in6_addr a;
-	struct ukey k;
 
-	if (!pre_key(net, v6, saddr, sport, daddr, dport, 0, 0, &k))
+	if (!pre_key(net, v6, saddr, sport, daddr, dport, dif, sdif, k)) {
+		k->net = NULL; /* the other two do nothing with it */
 		return;
+	}
 	t = net->udp;
-	if (k.v6)
-		a = k.daddr6;
-	else
-		socktab__v6_map(&a, k.daddr);
-	pre->slot2 = slot2_index(net, &a, k.hnum);
-	pre->h4 = k.v6 ? udp_ehashfn6(net, &k.daddr6, k.hnum, &k.saddr6, k.sport)
-		       : udp_ehashfn4(net, k.daddr, k.hnum, k.saddr, k.sport);
-	__builtin_prefetch(&t->hash2[pre->slot2]);
-	__builtin_prefetch(&t->hash4[pre->h4 & t->mask]);
+	__builtin_prefetch(&t->hash2[key_slot2(k)]);
+	__builtin_prefetch(&t->hash4[key_h4(k) & t->mask]);
 }
 
 void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre,
@@ -562,9 +551,9 @@ void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__
 	struct socktab__udp_table *t = net->udp;
 	uintptr_t p;
 
-	if (!RD(t->hash4_on) || !RD(t->hash2[pre->slot2].hash4_cnt))
+	if (!pre->k.net || !RD(t->hash4_on) || !RD(t->hash2[pre->k.slot2].hash4_cnt))
 		return;
-	p = atomic_load_explicit(&t->hash4[pre->h4 & t->mask].head.first, memory_order_acquire);
+	p = atomic_load_explicit(&t->hash4[pre->k.h4 & t->mask].head.first, memory_order_acquire);
 	if (socktab__is_nulls(p))
 		return;
 	if (sock)
@@ -573,17 +562,12 @@ void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__
 		__builtin_prefetch((const void *)p); /* the UDP part holding the link and ->sk */
 }
 
-struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net, bool v6,
-						 const void *saddr, uint16_t sport,
-						 const void *daddr, uint16_t dport, int dif,
-						 int sdif, const struct socktab__udp_pre *pre)
+struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,
+						 struct socktab__udp_pre *pre)
 {
-	struct ukey k;
-
-	if (!pre_key(net, v6, saddr, sport, daddr, dport, dif, sdif, &k))
+	if (!net || pre->k.net != net)
 		return NULL;
-	k.pre = pre;
-	return lookup(net, &k);
+	return lookup(net, &pre->k);
 }
 
 /* ---- hashing (writers) ---- */

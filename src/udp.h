@@ -63,27 +63,47 @@ static inline pthread_mutex_t *socktab__uslot4_lock(const struct socktab__udp_ta
 /* The datagram walk is socktab_lookup_udp4_rcu() / _6_rcu() itself (socktab/lookup.h, R68-R76,
  * R79): not referenced, inside the caller's RCU read-side section. */
 
+/* The key of one datagram's lookup (udp.c), with the hashes made for it once made. */
+struct socktab__udp_key {
+	struct socktab_net *net;
+	bool v6;
+	uint8_t made;               /* SOCKTAB__UDPK_*: which of slot2 and h4 are made */
+	uint16_t hnum;              /* local port, host order */
+	uint16_t sport;             /* remote port, network order */
+	uint32_t saddr, daddr;      /* IPv4 */
+	struct in6_addr saddr6, daddr6;
+	int dif, sdif;              /* ingress device and its L3 master */
+	bool l3mdev_accept;         /* net.ipv4.udp_l3mdev_accept, when sdif is set */
+	bool tcp_l3mdev_accept;     /* hash4's inet_match reads the TCP one */
+	int cpu;                    /* the receiving CPU once asked, else SOCKTAB__CPU_UNASKED */
+	uint32_t slot2;             /* the hash2 slot of the pass's local address */
+	uint32_t h4;                /* udp_ehashfn of the pass's 4-tuple: hash4's and reuseport's */
+};
+#define SOCKTAB__UDPK_SLOT2 1u
+#define SOCKTAB__UDPK_H4 2u
+
 /*
  * A batch's pipeline (lookup.c) in three steps per datagram, each some datagrams ahead of the
- * next: socktab__udp_prefetch() makes the hashes of its lookup (the hash2 slot of its
- * destination, the 4-tuple's hash4 hash) into @pre and starts the misses of both slots;
+ * next: socktab__udp_prefetch() builds the key of its lookup into @pre (@v6: the addresses are
+ * struct in6_addr, else uint32_t), makes its hashes (the hash2 slot of its destination, the
+ * 4-tuple's hash, which is also the reuseport hash) and starts the misses of both slots;
  * socktab__udp_prefetch_chain() starts the first hash4 entry's, when the hash2 slot says hash4
  * holds connected sockets: its UDP part (the link and the socket pointer), then, called again
- * with @sock once that part is in, the socket's line; socktab__udp_lookup_pre_rcu() is socktab_lookup_udp4/6_rcu() with
- * those hashes (@v6: the addresses are struct in6_addr, else uint32_t). Caller is inside an RCU
- * read-side section; bad arguments make the first two do nothing and the last return NULL.
+ * with @sock once that part is in, the socket's line; socktab__udp_lookup_pre_rcu() is
+ * socktab_lookup_udp4/6_rcu() on that key (it may be called again on the same @pre, as a
+ * retry of the same datagram). Caller is inside an RCU read-side section; bad arguments make
+ * the first two do nothing and the last return NULL.
  */
 struct socktab__udp_pre {
-	uint32_t slot2, h4;
+	struct socktab__udp_key k;
 };
 void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, uint16_t sport,
-			   const void *daddr, uint16_t dport, struct socktab__udp_pre *pre);
+			   const void *daddr, uint16_t dport, int dif, int sdif,
+			   struct socktab__udp_pre *pre);
 void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre,
 				 bool sock);
-struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net, bool v6,
-						 const void *saddr, uint16_t sport,
-						 const void *daddr, uint16_t dport, int dif,
-						 int sdif, const struct socktab__udp_pre *pre);
+struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,
+						 struct socktab__udp_pre *pre);
 
 struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint32_t entries,
 						  int hash4_on);
