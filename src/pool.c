@@ -300,6 +300,28 @@ static struct socktab__pool *sk_pool(struct socktab_sock *sk)
 	return &socktab__sk_net(sk)->pools[socktab__sk_kind(sk)];
 }
 
+#ifdef SOCKTAB_NAIVE_ORDER
+/*
+ * The negative control (meson -Dnaive_order=true) of the push below: a load and a store for the
+ * compare and swap, with a widened window between them. A socktab__pool_alloc() that takes the
+ * stack inside the window takes the old top's objects, and the store puts them back under the
+ * batch: each is then handed out twice (tests/stress/stress_pool.c). Every test allocates, so
+ * it is taken only with SOCKTAB_NAIVE_POOL in the environment (stress_pool's meson test sets
+ * it): the build's other controls must fail for their own races, not for a corrupt pool.
+ */
+static bool naive_push(void)
+{
+	static _Atomic int on = -1;
+	int v = atomic_load_explicit(&on, memory_order_relaxed);
+
+	if (v < 0) {
+		v = getenv("SOCKTAB_NAIVE_POOL") != NULL;
+		atomic_store_explicit(&on, v, memory_order_relaxed);
+	}
+	return v;
+}
+#endif
+
 /*
  * A batch's grace period is over: every object of it goes back to the pool, onto the returned
  * stack (a Treiber stack taken whole by socktab__pool_alloc() under the pool lock, so a push
@@ -324,21 +346,19 @@ static void limbo_free_rcu(struct rcu_head *head)
 	/* Release: the links and flags above are visible to whoever takes the stack (acquire). */
 	struct socktab_sock *top = atomic_load_explicit(&p->returned, memory_order_relaxed);
 
-#ifndef SOCKTAB_NAIVE_ORDER
+#ifdef SOCKTAB_NAIVE_ORDER
+	if (naive_push()) {
+		for (volatile int i = 0; i < 20000; i++)
+			;
+		socktab__sk_bl(oldest)->pool_next = top;
+		atomic_store_explicit(&p->returned, newest, memory_order_release);
+		return;
+	}
+#endif
 	do
 		socktab__sk_bl(oldest)->pool_next = top;
 	while (!atomic_compare_exchange_weak_explicit(&p->returned, &top, newest,
 						      memory_order_release, memory_order_relaxed));
-#else
-	/* The negative control (meson -Dnaive_order=true): a load and a store for the compare and
-	 * swap, with a widened window between them. A socktab__pool_alloc() that takes the stack
-	 * inside the window takes @top's objects, and the store puts them back under the batch:
-	 * each is then handed out twice (tests/stress/stress_pool.c). */
-	for (volatile int i = 0; i < 20000; i++)
-		;
-	socktab__sk_bl(oldest)->pool_next = top;
-	atomic_store_explicit(&p->returned, newest, memory_order_release);
-#endif
 }
 
 /*
