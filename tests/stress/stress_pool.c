@@ -9,8 +9,10 @@
  * Checked while running: no socket is handed out while another thread holds it. Each thread
  * stamps a word of a socket's caller area with its own mark when socktab_socket() returns it
  * and reads it back before close(); socktab_socket() zeroes the area, so a socket handed to a
- * second thread loses the first one's mark. Bounded by --duration seconds. Prints a summary
- * line and "N passed, M failed".
+ * second thread loses the first one's mark. The negative control: the -Dnaive_order=true build
+ * run with SOCKTAB_NAIVE_POOL set (as meson runs this test) pushes with a load and a store
+ * instead of a compare-and-swap, and hands sockets out twice. Bounded by --duration seconds.
+ * Prints a summary line and "N passed, M failed".
  */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -12,8 +12,9 @@
  * can hold a port of its queue. Every --pause-ms milliseconds, and at exit, every thread parks
  * and the summaries must agree with the busy-port index bit for bit: a summary bit left wrong
  * by two changes of one word that raced (src/rss.c's re-reads) lives only until the next change
- * of a port it covers, so the test looks often. Bounded by --duration seconds. Prints a summary
- * line and "N passed, M failed".
+ * of a port it covers, so the test looks often. The negative control: the -Dnaive_order=true
+ * build fills a summary set without re-reading a word that changed, and fails the pauses'
+ * check. Bounded by --duration seconds. Prints a summary line and "N passed, M failed".
  */
 #include <pthread.h>
 #include <stdbool.h>

@@ -235,7 +235,9 @@ TEST(attach_before_listen)
 	socktab_net_free(net);
 }
 
-/* Lookups race the replacement of the group's program: every pick is one of the programs'. */
+/* Lookups race the replacement of the group's program: every pick is one of the programs'.
+ * The negative control: the -Dnaive_order=true build publishes a program before writing its
+ * instructions, and a lookup running the unwritten program aborts in libpcap's interpreter. */
 static struct socktab_net *race_net;
 static struct socktab_sock *race_m[3];
 static _Atomic int race_stop;
