@@ -375,6 +375,17 @@ void socktab__rssidx_sync(struct socktab__rssidx *ri, const _Atomic uint64_t *bi
 	uint64_t sbit = 1ull << (w & 63), v = atomic_load(&bits[w]);
 	bool open = word_open(ri, v, w, slot, par);
 
+#ifdef SOCKTAB_NAIVE_ORDER
+	/* The negative control: one write of the answer from the word as first read, no re-read.
+	 * Another port of the word, under another stripe lock, whose change and write came in
+	 * between, is then overwritten with a stale answer (stress_rss --per-queue 2). */
+	naive_window();
+	if (open)
+		atomic_fetch_or(o, sbit);
+	else
+		atomic_fetch_and(o, ~sbit);
+	return;
+#endif
 	for (;;) {
 		uint64_t v2;
 

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Stress: RSS-aware connect() from several threads toward one destination, each thread on its
- * own queue, each keeping its queue's share of the range between 80 % and full (abortive closes
- * and graceful ones that leave TIME_WAIT entries of 20 ms, reaped or taken over), while another
- * thread ticks the net and keeps replacing the RSS state with an equal one (the per-queue
- * summaries of src/rss.c are rebuilt under the workers' feet).
+ * own queue (with --per-queue 2, two threads on each), each keeping its share of the queue's
+ * ports between 80 % and full (abortive closes and graceful ones that leave TIME_WAIT entries of
+ * 20 ms, reaped or taken over), while another thread ticks the net and keeps replacing the RSS
+ * state with an equal one (the per-queue summaries of src/rss.c are rebuilt under the workers'
+ * feet).
  *
- * Checked while running: every port lands on the thread's queue and is not one the thread
- * holds already; a thread is told -EADDRNOTAVAIL only when its live sockets plus the net's
- * TIME_WAIT entries (counted before a second try) cover its whole share, since no other thread
- * can hold a port of its queue. Every --pause-ms milliseconds, and at exit, every thread parks
- * and the summaries must agree with the busy-port index bit for bit: a summary bit left wrong
- * by two changes of one word that raced (src/rss.c's re-reads) lives only until the next change
- * of a port it covers, so the test looks often. The negative control: the -Dnaive_order=true
- * build fills a summary set without re-reading a word that changed, and fails the pauses'
- * check. Bounded by --duration seconds. Prints a summary line and "N passed, M failed".
+ * Checked while running: every port lands on the thread's queue and is not one a thread holds
+ * already; with one thread per queue, a thread is told -EADDRNOTAVAIL only when its live
+ * sockets plus the net's TIME_WAIT entries (counted before a second try) cover its queue's whole
+ * share, since no other thread can hold a port of its queue. Every --pause-ms milliseconds, and
+ * at exit, every thread parks and the summaries must agree with the busy-port index bit for
+ * bit: a summary bit left wrong by two changes of one word that raced (src/rss.c's re-reads)
+ * lives only until the next change of a port it covers, so the test looks often. Two threads
+ * on a queue change the same summary bits under different stripe locks, which the hook's
+ * re-check puts right. The negative control: the -Dnaive_order=true build fills a summary set
+ * without re-reading a word that changed, and syncs a bit without the re-check; both modes fail
+ * the pauses' check there. Bounded by --duration seconds. Prints a summary line and
+ * "N passed, M failed".
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -42,7 +46,8 @@ static const uint8_t ms_key[40] = {
 
 static struct socktab_net *net;
 static uint16_t reta[RETA_N];
-static int share[NQ];
+static int share[NQ], per_queue = 1;
+static _Atomic int owner[HI - LO + 1]; /* 1 + the worker holding the port's socket, or 0 */
 static _Atomic int stop, parked, release, pause_req, paused;
 static _Atomic uint64_t n_connects, n_fails, n_retried, n_tw, n_replaced, n_violations;
 static _Atomic uint64_t n_checks, n_bad_bits;
@@ -114,18 +119,17 @@ static uint64_t time_wait_now(void)
 
 static void *worker(void *arg)
 {
-	int q = (int)(intptr_t)arg, n = 0, err;
+	int w = (int)(intptr_t)arg, q = w % NQ, n = 0, err;
 	struct socktab_sock *mine[HI - LO + 1];
-	int port_of[HI - LO + 1];
-	bool held[65536] = { false };
-	uint64_t rng = 0x2545f4914f6cdd1dull * (uint64_t)(q + 1);
+	int port_of[HI - LO + 1], want = share[q] / per_queue;
+	uint64_t rng = 0x2545f4914f6cdd1dull * (uint64_t)(w + 1);
 	struct linger lg = { 1, 0 };
 
 	socktab_thread_register();
 	while (!atomic_load(&stop)) {
 		pause_point();
 		uint64_t r = stress_rand(&rng);
-		int goal = share[q] - (int)(r % (uint64_t)(share[q] / 5 + 1));
+		int goal = want - (int)(r % (uint64_t)(want / 5 + 1));
 
 		if (n < goal || (r >> 20) % 8 == 0) {
 			struct socktab_sock *sk = connect_q(q, &err);
@@ -141,7 +145,8 @@ static void *worker(void *arg)
 				sk = connect_q(q, &err);
 				if (!sk) {
 					atomic_fetch_add(&n_fails, 1);
-					if ((uint64_t)n + tw < (uint64_t)share[q])
+					/* Only when no other thread holds ports of the queue. */
+					if (per_queue == 1 && (uint64_t)n + tw < (uint64_t)share[q])
 						violation("EADDRNOTAVAIL with a free port on the queue",
 							  q, n);
 					continue;
@@ -152,15 +157,15 @@ static void *worker(void *arg)
 			atomic_fetch_add(&n_connects, 1);
 			if (port < LO || port > HI || port_queue(port) != q)
 				violation("port off the range or the queue", q, port);
-			else if (held[port])
+			else if (atomic_exchange(&owner[port - LO], w + 1))
 				violation("port handed out twice", q, port);
-			held[port] = true;
 			mine[n] = sk;
 			port_of[n++] = port;
 		} else if (n) {
 			int k = (int)((r >> 32) % (uint64_t)n);
 
-			held[port_of[k]] = false;
+			if (port_of[k] >= LO && port_of[k] <= HI)
+				atomic_store(&owner[port_of[k] - LO], 0);
 			if ((r >> 8) % 4 == 0) {
 				socktab_set_state(mine[k], SOCKTAB_TCP_ESTABLISHED);
 				socktab_set_state(mine[k], SOCKTAB_TCP_CLOSING);
@@ -207,7 +212,8 @@ static void *ticker(void *arg)
 int main(int argc, char **argv)
 {
 	struct socktab_net_params p;
-	pthread_t th[NQ + 1];
+	pthread_t th[2 * NQ + 1];
+	int nw;
 	double duration = 3, pause_ms = 2, elapsed = 0;
 	uint32_t nsets, bad;
 
@@ -216,15 +222,19 @@ int main(int argc, char **argv)
 			duration = atof(argv[++i]);
 		} else if (!strcmp(argv[i], "--pause-ms") && i + 1 < argc) {
 			pause_ms = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--per-queue") && i + 1 < argc) {
+			per_queue = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: stress_rss [--duration S] [--pause-ms MS]\n");
+			fprintf(stderr, "usage: stress_rss [--duration S] [--pause-ms MS] [--per-queue 1|2]\n");
 			return 2;
 		}
 	}
-	if (duration <= 0 || duration > 3600 || pause_ms < 1 || pause_ms > 3600e3) {
-		fprintf(stderr, "usage: stress_rss [--duration S] [--pause-ms MS]\n");
+	if (duration <= 0 || duration > 3600 || pause_ms < 1 || pause_ms > 3600e3 ||
+	    per_queue < 1 || per_queue > 2) {
+		fprintf(stderr, "usage: stress_rss [--duration S] [--pause-ms MS] [--per-queue 1|2]\n");
 		return 2;
 	}
+	nw = NQ * per_queue;
 	socktab_thread_register();
 	stress_net_params(&p);
 	p.port_low = LO;
@@ -238,9 +248,9 @@ int main(int argc, char **argv)
 	}
 	for (int port = LO; port <= HI; port++)
 		share[port_queue(port)]++;
-	for (int q = 0; q < NQ; q++)
-		pthread_create(&th[q], NULL, worker, (void *)(intptr_t)q);
-	pthread_create(&th[NQ], NULL, ticker, NULL);
+	for (int w = 0; w < nw; w++)
+		pthread_create(&th[w], NULL, worker, (void *)(intptr_t)w);
+	pthread_create(&th[nw], NULL, ticker, NULL);
 	/* Time only while running: the pauses do not count. */
 	while (elapsed < duration) {
 		double step = pause_ms / 1000 < duration - elapsed ? pause_ms / 1000
@@ -251,7 +261,7 @@ int main(int argc, char **argv)
 		if (elapsed >= duration)
 			break;
 		atomic_store(&pause_req, 1);
-		while (atomic_load(&paused) < NQ + 1)
+		while (atomic_load(&paused) < nw + 1)
 			stress_sleep(0.0002);
 		bad = socktab__portmap_rss_check(net, &nsets);
 		atomic_fetch_add(&n_checks, 1);
@@ -266,8 +276,8 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	/* At rest with the workers' sockets still open: check the summaries, then let the
 	 * workers close everything. */
-	pthread_join(th[NQ], NULL);
-	while (atomic_load(&parked) < NQ)
+	pthread_join(th[nw], NULL);
+	while (atomic_load(&parked) < nw)
 		stress_sleep(0.001);
 	bad = socktab__portmap_rss_check(net, &nsets);
 	atomic_fetch_add(&n_checks, 1);
@@ -276,8 +286,8 @@ int main(int argc, char **argv)
 		violation("summary bits disagree with the index", -1, (int)bad);
 	}
 	atomic_store(&release, 1);
-	for (int q = 0; q < NQ; q++)
-		pthread_join(th[q], NULL);
+	for (int w = 0; w < nw; w++)
+		pthread_join(th[w], NULL);
 	printf("stress_rss: duration=%.1fs connects=%llu eaddrnotavail=%llu retried=%llu "
 	       "time_wait=%llu rss_replaced=%llu checks=%llu bad_bits=%llu summary_sets_at_end=%u "
 	       "violations=%llu\n",
