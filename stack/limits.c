@@ -2,9 +2,10 @@
 /*
  * Two limits that keep idle or greedy peers from taking every connection of --max-conns:
  *
- * Per source (--max-conns-per-source N): passive connections, from the SYN that makes the
- * child (or the ACK that brings a valid SYN cookie) to the end, count per peer address. A
- * SYN from an address that holds N already is refused with a RST (RST|ACK, as for a closed
+ * Per source (--max-conns-per-source N): passive connections, from the ACK that completes the
+ * handshake (a request entry's, or one with a valid SYN cookie) to the end, count per peer
+ * address; half-open ones are request entries, bounded by each listener's SYN queue instead
+ * (syncookie.c). A SYN from an address that holds N already is refused with a RST (RST|ACK, as for a closed
  * port): the peer learns at once, where a drop would make it retry for a minute. The counts
  * sit in an open-addressing table (linear probing, deletion by backward shift, so no
  * tombstones), keyed by SipHash under the SYN-cookie key so that a peer cannot choose

@@ -505,6 +505,7 @@ int stack_open(struct stack *st)
 	socktab_net_params_init(&p);
 	p.sock_priv_size = sizeof(struct conn);
 	p.tw_priv_size = sizeof(struct tw_part);
+	p.req_priv_size = sizeof(struct req_part);
 	p.udp_hash4 = cfg->udp_hash4;
 	p.reserve_socks = (uint32_t)cfg->reserve;
 	p.reserve_tw = (uint32_t)cfg->reserve;
@@ -529,6 +530,8 @@ int stack_open(struct stack *st)
 		snprintf(v, sizeof(v), "%d", cfg->backlog);
 		err = socktab_net_sysctl(st->net, "net.core.somaxconn", v);
 	}
+	if (!err)
+		err = syn_sysctls(st);
 	if (err) {
 		fprintf(stderr, CMD ": declaring %s's addresses: %s\n", cfg->xdp ? cfg->xdp : cfg->tun,
 			strerror(-err));
@@ -603,7 +606,7 @@ static void print_counters(struct stack *st)
 	P("tcp_timeouts", c->tcp_timeouts);
 	P("tcp_syn_dropped", c->tcp_syn_dropped);
 	P("tcp_conns_now", st->n_conns);
-	P("tcp_synq_now", st->synq_total);
+	P("tcp_synq_now", ns.requests);
 	P("tcp_synq_peak", c->tcp_synq_peak);
 	P("tcp_synrecv_expired", c->tcp_synrecv_expired);
 	P("tcp_syncookies_sent", c->tcp_cookies_sent);

@@ -16,7 +16,7 @@
  *   tcp_in.c  TCP input: listeners, the state machine, RST for segments that match nothing
  *   tcp_out.c TCP output: segments, the send buffer, retransmission timers, closing
  *   tcp_tw.c  TIME_WAIT: what a segment does to a TIME_WAIT entry
- *   syncookie.c the SYN queue of each listener, the SYN-cookie decision, SYN cookies
+ *   syncookie.c request entries: their handshake state and SYN-ACK timers; SYN cookies
  *   limits.c  per-source connection counts, the idle timeout
  *   udp.c     UDP input and output, connected sockets per peer
  *   app.c     the applications: TCP echo, HTTP, sockperf, UDP echo
@@ -49,12 +49,13 @@
 #define ST_RETRIES 8           /* retransmissions, or zero-window probes the peer leaves
 				* unanswered, before a connection is given up (default of
 				* --tcp-retries) */
-#define ST_SYNACK_RETRIES 5    /* SYN-ACK retransmissions before a SYN_RECV child is dropped
+#define ST_SYNACK_RETRIES 5    /* SYN-ACK retransmissions before a request entry is dropped
 				* (the kernel's tcp_synack_retries) ... */
 #define ST_SYNACK_RETRIES_LOADED 2 /* ... and when its listener's SYN queue is more than half
 				    * full (the floor of the kernel's reqsk_timer_handler) */
 #define ST_BACKLOG 4096        /* listen() backlog: the kernel's net.core.somaxconn default */
-#define ST_MAX_SYN_BACKLOG 2048 /* the kernel's tcp_max_syn_backlog for a 262144-slot ehash */
+#define ST_MAX_SYN_BACKLOG 2048 /* net.ipv4.tcp_max_syn_backlog: the kernel's value for a
+				 * 262144-slot ehash */
 #define ST_IDLE_TIMEOUT 300    /* seconds without a segment before a connection is reset */
 #define ST_CONNS_PER_SOURCE_DIV 8 /* default --max-conns-per-source: --max-conns / 8 */
 
@@ -112,7 +113,6 @@ struct tw_part {
 #define CF_FIN_ACKED 0x20    /* the peer has acknowledged our FIN */
 
 /* struct conn xflags */
-#define XF_SYNQ 0x01         /* a SYN_RECV child counted in its listener's SYN queue */
 #define XF_SRC 0x02          /* counted in its peer address's connection count (limits.c) */
 
 /*
@@ -160,14 +160,42 @@ struct conn {
 			uint32_t got;      /* echo bytes checked so far */
 		} cl;
 		struct {                   /* a listener (SK_TCP_LISTEN) */
-			uint32_t synq_len; /* its SYN_RECV children */
 			uint64_t overflow_ns; /* when it last sent a SYN cookie, 0: never */
 		} lst;
-		struct {                   /* a child in SYN_RECV (XF_SYNQ); zeroed when it is
-					    * established, before app_open() */
-			struct conn *listener;
-		} syn;
 	} u;
+};
+
+/*
+ * The handshake state of a request entry (socktab_req_new), in its caller area
+ * (socktab_req_priv(), net parameter req_priv_size; at most SOCKTAB_REQ_PRIV_MAX bytes).
+ * socktab_req_promote() copies it to the start of the child's area, which the stack then
+ * fills anew (tcp_in.c). Where the request sits on the stack's SYN-ACK timers is ring
+ * `retries`, position `pos` (syncookie.c).
+ */
+struct req_part {
+	uint32_t iss;      /* our initial sequence number */
+	uint32_t irs;      /* the peer's initial sequence number */
+	uint32_t pos;      /* its slot's position in timer ring `retries` */
+	uint16_t mss;      /* the MSS we use toward the peer (from its SYN) */
+	uint8_t family;    /* AF_INET or AF_INET6 */
+	uint8_t retries;   /* SYN-ACK retransmissions so far */
+};
+
+/* One SYN-ACK timer: a request entry and what its SYN-ACK needs that its area has no room
+ * for (the local address is the stack's address of that family). */
+struct req_timer {
+	struct socktab_sock *req;  /* holds socktab_req_new()'s reference; NULL: left early */
+	union st_addr raddr;       /* the peer's address, network order */
+	uint32_t at_ms;            /* when it fires: the stack clock in ms, wrapping */
+	uint16_t rport, lport;     /* network order */
+};
+
+/* Timers of request entries with the same number of retransmissions (the same timeout): a
+ * ring in the order they fire. Positions count up; slot = position & (cap - 1). */
+struct req_ring {
+	struct req_timer *slot;
+	uint32_t cap;              /* a power of two, or 0 */
+	uint32_t head, tail;       /* positions of the oldest and of the next free slot */
 };
 
 /* Counters printed at exit as key=value lines. */
@@ -205,7 +233,8 @@ struct st_cfg {
 	int max_conns;              /* TCP connections at most */
 	int syncookies;             /* net.ipv4.tcp_syncookies: 0 never, 1 when the SYN queue
 				     * is full, 2 always */
-	int backlog;                /* listen() backlog: the SYN queue's limit per listener */
+	int backlog;                /* listen() backlog: the limit of each listener's SYN queue
+				     * and accept queue (socktab_syn_decide) */
 	int idle_timeout;           /* seconds; 0: none */
 	int max_conns_per_source;   /* passive connections per peer address; 0: no limit,
 				     * -1: not given (max_conns / ST_CONNS_PER_SOURCE_DIV) */
@@ -253,7 +282,8 @@ struct stack {
 	uint64_t rng;               /* xorshift state: initial sequence numbers */
 	uint64_t cookie_key[2][2];  /* SipHash keys of the SYN cookies (random) */
 	bool cookie_keyed;
-	uint32_t synq_total;        /* SYN_RECV children of every listener */
+	uint32_t synq_total;        /* request entries the stack holds (their SYN-ACK timers) */
+	struct req_ring req_rings[ST_SYNACK_RETRIES + 1]; /* by retransmissions so far */
 	struct src_table *src;      /* connections per peer address (limits.c) */
 	double icmp_tokens;         /* ICMP error rate limit (token bucket) */
 	uint64_t icmp_refill_ns;
@@ -381,11 +411,14 @@ void conn_to_timewait(struct stack *st, struct conn *c);
 void conn_free_all(struct stack *st);
 
 /* syncookie.c */
-enum syn_verdict { SYN_CHILD, SYN_COOKIE, SYN_DROP };
-enum syn_verdict syn_decide(const struct stack *st, const struct conn *l, bool tw_reuse);
-void synq_enter(struct stack *st, struct conn *l, struct conn *c);
-void synq_leave(struct stack *st, struct conn *c);
-unsigned synack_retries(const struct stack *st, const struct conn *c);
+int syn_sysctls(struct stack *st);
+int req_open(struct stack *st, const struct pkt *p, const struct seg *s,
+	     struct socktab_sock *listener, uint32_t iss, uint16_t mss);
+void req_synack(struct stack *st, int family, const union st_addr *raddr, uint16_t rport,
+		uint16_t lport, const struct req_part *r);
+void req_done(struct stack *st, struct socktab_sock *req, const struct req_part *r);
+void req_timers(struct stack *st);
+void req_free_all(struct stack *st);
 void syncookie_send(struct stack *st, const struct pkt *p, const struct seg *s, struct conn *l);
 uint16_t syncookie_check(struct stack *st, const struct pkt *p, const struct seg *s,
 			 const struct conn *l);

@@ -1,22 +1,32 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The SYN queue of each listener, the decision what a SYN gets, and SYN cookies.
+ * Request entries (the kernel's request_sock, socktab/sock.h), the SYN-ACK timers, and SYN
+ * cookies.
  *
- * SYN queue. Every SYN_RECV child counts in its listener's u.lst.synq_len from the SYN that
- * makes it until it is established or dropped (synq_enter, synq_leave). The limit is the
- * listen() backlog, as the kernel's sk_max_ack_backlog.
+ * What a SYN gets is the library's decision: socktab_syn_decide() (tcp_in.c) counts the
+ * listener's SYN queue and accept queue and applies net.ipv4.tcp_syncookies (--syncookies),
+ * the listen() backlog (--backlog) and net.ipv4.tcp_max_syn_backlog, in the order of the
+ * kernel's tcp_conn_request. SOCKTAB_SYN_QUEUE: req_open() makes a request entry in ehash
+ * (socktab_req_new), with our ISN, the peer's ISN and the MSS in its area (struct req_part),
+ * and sends the SYN-ACK; the final ACK finds the entry (tcp_in.c) and socktab_req_promote()
+ * makes the child. SOCKTAB_SYN_COOKIE: syncookie_send() below, nothing is kept.
  *
- * The decision (syn_decide), in the order of the kernel's tcp_conn_request (tcp_input.c) with
- * net.ipv4.tcp_syncookies as --syncookies:
- *   - a SYN that takes over a TIME_WAIT entry always gets a child (the kernel passes it an
- *     ISN and never a cookie);
- *   - tcp_syncookies=2, or a full queue (inet_csk_reqsk_queue_is_full: more children than the
- *     backlog; kernels before 6.14 said "as many"), asks tcp_syn_flood_action: a cookie if
- *     tcp_syncookies is 1 or 2, a drop if 0;
- *   - with tcp_syncookies=0, the last quarter of tcp_max_syn_backlog is kept for peers proven
- *     alive; this stack remembers no peer, so that quarter is never filled (a drop).
- * The one call that decides is syn_decide(): an embedder whose socktab counts request sockets
- * itself would make it the library's decision call and keep the rest of this file.
+ * SYN-ACK timers. Every request the stack made sits on one timer ring, the one of its
+ * retransmission count: all timers of a ring have the same timeout (1 s doubled per
+ * retransmission, at most --rto-max-ms), so a ring is in firing order and req_timers() only
+ * looks at the oldest. A ring slot holds socktab_req_new()'s reference and the peer's address
+ * and ports (a request's area is too small for an IPv6 address; our address is the stack's
+ * one of that family); the area says which slot, so a request that completes or is reset
+ * leaves its ring at once (req_done). A request the library dropped by itself (its listener
+ * closed) is found when its timer fires: socktab_req_retransmit() says -ENOENT.
+ *
+ * Expiry: a request is dropped (socktab_req_drop) after ST_SYNACK_RETRIES SYN-ACK
+ * retransmissions (the kernel's tcp_synack_retries, 5), or ST_SYNACK_RETRIES_LOADED (2) when
+ * its listener's SYN queue is more than half full (socktab_listen_info). The kernel lowers the
+ * count in that case too, down to 2, but only for requests whose SYN-ACK was retransmitted
+ * while the queue held more young ones; this stack drops old requests at once. With the
+ * backoff ceiling of 10 s that is 35 s (1+2+4+8+10+10) or 7 s (1+2+4) instead of the kernel's
+ * 63 s: under a flood the queue empties sooner.
  *
  * SYN cookies: the SYN-ACK's sequence number encodes the connection, and nothing is kept
  * (syncookie_send). The layout is the kernel's (syncookies.c, secure_tcp_syn_cookie):
@@ -31,15 +41,9 @@
  *
  * SipHash is written here because no library the build already uses offers it (Nettle 3.8
  * has no siphash24; OpenSSL's EVP_MAC costs a context per call, too much per SYN).
- *
- * Expiry (synack_retries): a child that never completes is dropped after ST_SYNACK_RETRIES
- * SYN-ACK retransmissions (the kernel's tcp_synack_retries, 5), or ST_SYNACK_RETRIES_LOADED (2)
- * when its listener's queue is more than half full. The kernel lowers the count in that case
- * too, down to 2, but only for requests whose SYN-ACK was retransmitted while the queue held
- * more young ones; this stack keeps no young count and drops old children at once. With the
- * backoff ceiling of 10 s that is 35 s (1+2+4+8+10+10) or 7 s (1+2+4) instead of the kernel's
- * 63 s: under a flood the queue empties sooner.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -139,48 +143,6 @@ static uint32_t cookie_count(const struct stack *st)
 	return (uint32_t)(st->now_ns / COOKIE_PERIOD_NS);
 }
 
-enum syn_verdict syn_decide(const struct stack *st, const struct conn *l, bool tw_reuse)
-{
-	int cookies = st->cfg.syncookies;
-	uint32_t qlen = l->u.lst.synq_len;
-
-	if (tw_reuse)
-		return SYN_CHILD;
-	if (cookies == 2 || qlen > (uint32_t)st->cfg.backlog)
-		return cookies ? SYN_COOKIE : SYN_DROP;
-	if (!cookies && ST_MAX_SYN_BACKLOG - (int)qlen < ST_MAX_SYN_BACKLOG >> 2)
-		return SYN_DROP;
-	return SYN_CHILD;
-}
-
-void synq_enter(struct stack *st, struct conn *l, struct conn *c)
-{
-	c->u.syn.listener = l;
-	c->xflags |= XF_SYNQ;
-	l->u.lst.synq_len++;
-	if (++st->synq_total > st->c.tcp_synq_peak)
-		st->c.tcp_synq_peak = st->synq_total;
-}
-
-void synq_leave(struct stack *st, struct conn *c)
-{
-	if (!(c->xflags & XF_SYNQ))
-		return;
-	c->u.syn.listener->u.lst.synq_len--;
-	st->synq_total--;
-	c->xflags &= (uint8_t)~XF_SYNQ;
-	memset(&c->u, 0, sizeof(c->u));
-}
-
-unsigned synack_retries(const struct stack *st, const struct conn *c)
-{
-	uint32_t half = st->cfg.backlog > 8 ? (uint32_t)st->cfg.backlog : 8;
-
-	if ((c->xflags & XF_SYNQ) && c->u.syn.listener->u.lst.synq_len * 2 > half)
-		return ST_SYNACK_RETRIES_LOADED;
-	return ST_SYNACK_RETRIES;
-}
-
 void syncookie_send(struct stack *st, const struct pkt *p, const struct seg *s, struct conn *l)
 {
 	const uint16_t *tab = p->family == AF_INET ? mss_v4 : mss_v6;
@@ -223,4 +185,249 @@ uint16_t syncookie_check(struct stack *st, const struct pkt *p, const struct seg
 		return 0;
 	}
 	return tab[idx];
+}
+
+/* ---- request entries and their SYN-ACK timers ---- */
+
+#define REQ_TIMER_BUDGET 4096   /* timers fired per req_timers() call at most */
+#define REQ_RING_MIN 64         /* a ring's first size; an empty ring gives its slots back */
+
+static uint32_t now_ms(const struct stack *st)
+{
+	return (uint32_t)(st->now_ns / 1000000u);
+}
+
+/* The timeout after @retries retransmissions: ST_RTO_SYN_MS, then doubled up to
+ * --rto-max-ms (what a SYN_SENT connection's timer does, tcp_out.c). */
+static uint32_t req_timeout_ms(const struct stack *st, unsigned retries)
+{
+	uint64_t ms = (uint64_t)ST_RTO_SYN_MS << retries;
+
+	if (retries && ms > (uint64_t)st->cfg.rto_max_ms)
+		ms = (uint64_t)st->cfg.rto_max_ms;
+	return (uint32_t)ms;
+}
+
+/* Append @t to @q; its position in *@pos. False: no memory. */
+static bool ring_push(struct req_ring *q, const struct req_timer *t, uint32_t *pos)
+{
+	if (q->tail - q->head == q->cap) {
+		uint32_t ncap = q->cap ? q->cap * 2 : REQ_RING_MIN;
+		struct req_timer *n;
+
+		if (!ncap || !(n = malloc((size_t)ncap * sizeof(*n))))
+			return false;
+		/* Positions stay: each timer moves to its position's slot in the larger ring. */
+		for (uint32_t i = q->head; i != q->tail; i++)
+			n[i & (ncap - 1)] = q->slot[i & (q->cap - 1)];
+		free(q->slot);
+		q->slot = n;
+		q->cap = ncap;
+	}
+	*pos = q->tail;
+	q->slot[q->tail++ & (q->cap - 1)] = *t;
+	return true;
+}
+
+static void local_addr(const struct stack *st, int family, union st_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (family == AF_INET)
+		a->v4 = st->cfg.addr4;
+	else
+		a->v6 = st->cfg.addr6;
+}
+
+void req_synack(struct stack *st, int family, const union st_addr *raddr, uint16_t rport,
+		uint16_t lport, const struct req_part *r)
+{
+	union st_addr la;
+
+	local_addr(st, family, &la);
+	tcp_send_raw(st, family, &la, raddr, lport, rport, r->iss, r->irs + 1, TH_SYN | TH_ACK,
+		     ST_RCV_WND, NULL, 0);
+}
+
+/*
+ * The SYN @s to @listener got SOCKTAB_SYN_QUEUE: a request entry with our ISN @iss and the MSS
+ * @mss, a timer, and the SYN-ACK. 0, or a negative errno (nothing is left behind).
+ */
+int req_open(struct stack *st, const struct pkt *p, const struct seg *s,
+	     struct socktab_sock *listener, uint32_t iss, uint16_t mss)
+{
+	socklen_t len = p->family == AF_INET ? sizeof(struct sockaddr_in)
+					     : sizeof(struct sockaddr_in6);
+	struct sockaddr_storage local, remote;
+	struct socktab_sock *req;
+	struct req_timer t;
+	struct req_part *r;
+
+	sockaddr_make(&local, p->family, &p->dst, s->dport);
+	sockaddr_make(&remote, p->family, &p->src, s->sport);
+	req = socktab_req_new(listener, (struct sockaddr *)&local, (struct sockaddr *)&remote, len,
+			      st->ifindex, 0);
+	if (!req)
+		return -errno;
+	r = socktab_req_priv(req);
+	r->iss = iss;
+	r->irs = s->seq;
+	r->mss = mss;
+	r->family = (uint8_t)p->family;
+	r->retries = 0;
+	memset(&t, 0, sizeof(t));
+	t.req = req;
+	t.raddr = p->src;
+	t.rport = s->sport;
+	t.lport = s->dport;
+	t.at_ms = now_ms(st) + req_timeout_ms(st, 0);
+	if (!ring_push(&st->req_rings[0], &t, &r->pos)) {
+		socktab_req_drop(req);
+		socktab_sock_put(req);
+		return -ENOMEM;
+	}
+	if (++st->synq_total > st->c.tcp_synq_peak)
+		st->c.tcp_synq_peak = st->synq_total;
+	req_synack(st, p->family, &p->src, s->sport, s->dport, r);
+	return 0;
+}
+
+/* @req (area @r, as it was before any promotion) was promoted or dropped by the stack: its
+ * timer goes, with the reference it held. The caller holds a reference of its own. */
+void req_done(struct stack *st, struct socktab_sock *req, const struct req_part *r)
+{
+	struct req_ring *q = &st->req_rings[r->retries];
+	struct req_timer *t;
+
+	if (r->retries > ST_SYNACK_RETRIES || !q->cap || r->pos - q->head >= q->tail - q->head)
+		return;
+	t = &q->slot[r->pos & (q->cap - 1)];
+	if (t->req != req)
+		return;
+	t->req = NULL;
+	st->synq_total--;
+	socktab_sock_put(req);
+}
+
+/* How many retransmissions the request of @req's listener may have (see the top). */
+static unsigned req_retries_max(struct socktab_sock *req)
+{
+	struct socktab_listen_info li;
+	struct socktab_sock *l;
+	unsigned max = ST_SYNACK_RETRIES;
+
+	socktab_rcu_read_lock();
+	l = socktab_req_listener(req);
+	if (l && socktab_sock_hold(l))
+		l = NULL;
+	socktab_rcu_read_unlock();
+	if (!l)
+		return max;
+	if (!socktab_listen_info(l, &li) &&
+	    (uint64_t)li.qlen * 2 > (li.max_ack_backlog > 8 ? li.max_ack_backlog : 8))
+		max = ST_SYNACK_RETRIES_LOADED;
+	socktab_sock_put(l);
+	return max;
+}
+
+/* Timer @t (off its ring) fired: retransmit the SYN-ACK onto the next ring, or give up. */
+static void req_fire(struct stack *st, struct req_timer *t)
+{
+	struct socktab_sock *req = t->req;
+	struct req_part *r = socktab_req_priv(req);
+	unsigned max = req_retries_max(req);
+	int n = socktab_req_retransmit(req);
+
+	if (n < 0 || !r) { /* no longer queued: the library dropped it (its listener closed) */
+		st->synq_total--;
+		socktab_sock_put(req);
+		return;
+	}
+	if ((unsigned)n > max) {
+		st->c.tcp_synrecv_expired++;
+		goto drop;
+	}
+	r->retries = (uint8_t)n;
+	t->at_ms = now_ms(st) + req_timeout_ms(st, (unsigned)n);
+	if (!ring_push(&st->req_rings[n], t, &r->pos)) {
+		st->c.tcp_syn_dropped++;
+		goto drop;
+	}
+	st->c.tcp_retransmits++;
+	req_synack(st, r->family, &t->raddr, t->rport, t->lport, r);
+	return;
+drop:
+	socktab_req_drop(req);
+	st->synq_total--;
+	socktab_sock_put(req);
+}
+
+void req_timers(struct stack *st)
+{
+	uint32_t now = now_ms(st);
+	int budget = REQ_TIMER_BUDGET;
+
+	/* Ring n only feeds ring n + 1, which comes later in this loop. */
+	for (unsigned lv = 0; lv <= ST_SYNACK_RETRIES; lv++) {
+		struct req_ring *q = &st->req_rings[lv];
+
+		while (q->head != q->tail && budget > 0) {
+			struct req_timer t = q->slot[q->head & (q->cap - 1)];
+
+			if (t.req && (int32_t)(now - t.at_ms) < 0)
+				break;
+			q->head++;
+			if (t.req) {
+				budget--;
+				req_fire(st, &t);
+			}
+		}
+		if (q->head == q->tail && q->cap > REQ_RING_MIN) { /* a flood is over */
+			free(q->slot);
+			memset(q, 0, sizeof(*q));
+		}
+	}
+}
+
+/* At exit: each request's peer gets a reset (as each connection's does, tcp_out.c), and the
+ * timers give their references back. */
+void req_free_all(struct stack *st)
+{
+	for (unsigned lv = 0; lv <= ST_SYNACK_RETRIES; lv++) {
+		struct req_ring *q = &st->req_rings[lv];
+
+		for (uint32_t i = q->head; i != q->tail; i++) {
+			struct req_timer *t = &q->slot[i & (q->cap - 1)];
+			const struct req_part *r;
+			union st_addr la;
+
+			if (!t->req)
+				continue;
+			r = socktab_req_priv(t->req);
+			if (r) {
+				local_addr(st, r->family, &la);
+				tcp_send_raw(st, r->family, &la, &t->raddr, t->lport, t->rport,
+					     r->iss + 1, 0, TH_RST, 0, NULL, 0);
+			}
+			socktab_sock_put(t->req);
+		}
+		free(q->slot);
+		memset(q, 0, sizeof(*q));
+	}
+	st->synq_total = 0;
+}
+
+/* --syncookies as net.ipv4.tcp_syncookies, and net.ipv4.tcp_max_syn_backlog as
+ * ST_MAX_SYN_BACKLOG, for socktab_syn_decide(); --backlog is the listeners' listen() backlog
+ * (serve.c). 0 or a negative errno. */
+int syn_sysctls(struct stack *st)
+{
+	char v[16];
+	int err;
+
+	snprintf(v, sizeof(v), "%d", st->cfg.syncookies);
+	err = socktab_net_sysctl(st->net, "net.ipv4.tcp_syncookies", v);
+	if (err)
+		return err;
+	snprintf(v, sizeof(v), "%d", ST_MAX_SYN_BACKLOG);
+	return socktab_net_sysctl(st->net, "net.ipv4.tcp_max_syn_backlog", v);
 }

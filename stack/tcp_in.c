@@ -4,9 +4,10 @@
  * TIME_WAIT entries first, then listeners), and what it found decides the path:
  *   nothing          a reset, by RFC 793's rule (tcp_send_reset)
  *   TIME_WAIT entry  tcp_tw.c
- *   listener         a SYN makes a child socket (socktab_sock_new_child) in SYN_RECV, or
- *                    gets a SYN cookie under a flood (syncookie.c); an ACK with a valid
- *                    cookie makes an established child
+ *   listener         socktab_syn_decide() says what a SYN gets: a request entry and a
+ *                    SYN-ACK (syncookie.c), a SYN cookie, or nothing; an ACK with a valid
+ *                    cookie makes an established child (socktab_req_cookie_child)
+ *   request entry    the handshake's final ACK: socktab_req_promote() makes the child
  *   connection       the state machine below, on the struct conn in the socket's area
  * Every state change goes through socktab_set_state(), so that socktab's view (lookups, ss,
  * what close() leaves behind) is the connection's.
@@ -14,6 +15,7 @@
  * Simplifications: no reassembly queue (an out-of-order segment gets a duplicate ACK and is
  * dropped; the peer retransmits), no simultaneous open, no urgent data.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "stack.h"
@@ -71,56 +73,77 @@ static bool seg_parse(const struct pkt *p, struct seg *s)
 
 /* The MSS we use toward a peer: what it announced (RFC 1122 defaults if nothing: 536 for IPv4,
  * 1220 for IPv6), at most what our MTU allows. */
+static uint16_t mss_for(int family, uint16_t peer_mss)
+{
+	uint16_t ours = (uint16_t)(ST_MTU - ip_hdr_len(family) - 20);
+	uint16_t m = peer_mss ? peer_mss : family == AF_INET ? 536 : 1220;
+
+	return m >= 64 && m < ours ? m : ours;
+}
+
 static void set_mss(struct conn *c, uint16_t peer_mss)
 {
-	uint16_t m = peer_mss ? peer_mss : c->family == AF_INET ? 536 : 1220;
+	uint16_t m = mss_for(c->family, peer_mss);
 
-	if (m >= 64 && m < c->mss)
+	if (m < c->mss)
 		c->mss = m;
 }
 
 static void sync_input(struct stack *st, const struct seg *s, struct conn *c);
 
-/* The child socket of a connection to @listener: socktab_sock_new_child() inserts it into the
- * established table, with the listener's port, in SYN_RECV. NULL: none (counted). */
-static struct conn *child_new(struct stack *st, const struct pkt *p, const struct seg *s,
-			      struct socktab_sock *listener)
+/*
+ * A child the library made ESTABLISHED in @listener's accept queue (socktab_req_promote or
+ * socktab_req_cookie_child): serve has no accept step of its own, so socktab_accept() takes it
+ * at once and the child's area becomes a connection (peer sequence number @irs + 1, ours
+ * @iss + 1). The accept queue therefore never holds more than this one child, and what bounds
+ * the stack's connections is --max-conns, checked before. The child comes with the caller's
+ * reference, which is released here. NULL: none (counted).
+ */
+static struct conn *child_accept(struct stack *st, const struct pkt *p, const struct seg *s,
+				 struct socktab_sock *listener, struct socktab_sock *child,
+				 uint32_t iss, uint32_t irs)
 {
-	struct sockaddr_storage local, remote;
-	struct socktab_sock *child;
+	struct socktab_sock *sk = socktab_accept(listener);
 	struct conn *c;
-	socklen_t len = p->family == AF_INET ? sizeof(struct sockaddr_in)
-					     : sizeof(struct sockaddr_in6);
 
-	sockaddr_make(&local, p->family, &p->dst, s->dport);
-	sockaddr_make(&remote, p->family, &p->src, s->sport);
-	child = socktab_sock_new_child(listener, (struct sockaddr *)&local,
-				       (struct sockaddr *)&remote, len, st->ifindex, 0);
-	if (!child) {
+	if (sk != child) { /* not ours (not possible with one thread): leave it to the queue */
+		if (sk)
+			socktab_close(sk);
+		socktab_sock_put(child);
 		st->c.tcp_syn_dropped++;
 		return NULL;
 	}
+	socktab_sock_put(child); /* the accept queue's hand-over: the stack owns it now */
 	c = socktab_sock_priv(child);
+	memset(c, 0, sizeof(*c)); /* the request's area was copied to its start */
 	conn_link(st, c, child, p->family, &p->dst, s->dport, &p->src, s->sport);
 	c->app = ((struct conn *)socktab_sock_priv(listener))->app;
-	c->tw.rcv_nxt = s->seq + 1;
+	c->iss = iss;
+	c->snd_una = iss + 1;
+	c->tw.snd_nxt = iss + 1;
+	c->tw.rcv_nxt = irs + 1;
 	c->snd_wnd = s->wnd;
 	src_enter(st, c);
+	st->c.tcp_accepted++;
 	return c;
 }
 
 /*
  * An ACK reached a listener: the third segment of a handshake answered with a SYN cookie, or
- * a stray. A valid cookie (syncookie.c) makes the connection: a child, established at once,
- * with the sequence numbers and the MSS the cookie holds; then the segment's data and FIN are
- * taken as in any established connection. True: the segment was used (or dropped for want
- * of room); false: the caller sends a reset.
+ * a stray. A valid cookie (syncookie.c) makes the connection: a child, established at once
+ * (socktab_req_cookie_child), with the sequence numbers and the MSS the cookie holds; then the
+ * segment's data and FIN are taken as in any established connection. True: the segment was
+ * used (or dropped for want of room); false: the caller sends a reset.
  */
 static bool cookie_ack_input(struct stack *st, const struct pkt *p, const struct seg *s,
 			     struct socktab_sock *listener)
 {
 	uint16_t mss = syncookie_check(st, p, s, socktab_sock_priv(listener));
+	struct sockaddr_storage local, remote;
+	struct socktab_sock *child;
 	struct conn *c;
+	socklen_t len = p->family == AF_INET ? sizeof(struct sockaddr_in)
+					     : sizeof(struct sockaddr_in6);
 
 	if (!mss)
 		return false;
@@ -128,17 +151,20 @@ static bool cookie_ack_input(struct stack *st, const struct pkt *p, const struct
 		st->c.tcp_syn_dropped++; /* as a full accept queue: the kernel drops it too */
 		return true;
 	}
-	c = child_new(st, p, s, listener);
+	sockaddr_make(&local, p->family, &p->dst, s->dport);
+	sockaddr_make(&remote, p->family, &p->src, s->sport);
+	child = socktab_req_cookie_child(listener, (struct sockaddr *)&local,
+					 (struct sockaddr *)&remote, len, st->ifindex, 0,
+					 SOCKTAB_TCP_ESTABLISHED);
+	if (!child) {
+		st->c.tcp_syn_dropped++;
+		return true;
+	}
+	c = child_accept(st, p, s, listener, child, s->ack - 1, s->seq - 1);
 	if (!c)
 		return true;
-	c->iss = s->ack - 1;
-	c->snd_una = s->ack;
-	c->tw.snd_nxt = s->ack;
-	c->tw.rcv_nxt = s->seq;
 	set_mss(c, mss);
-	socktab_set_state(c->sk, SOCKTAB_TCP_ESTABLISHED);
 	st->c.tcp_cookies_ok++;
-	st->c.tcp_accepted++;
 	app_open(st, c);
 	sync_input(st, s, c);
 	return true;
@@ -146,16 +172,16 @@ static bool cookie_ack_input(struct stack *st, const struct pkt *p, const struct
 
 /*
  * A segment reached a listener. A SYN from a peer address over --max-conns-per-source gets a
- * reset (limits.c); otherwise syn_decide() (syncookie.c) says whether it makes a child in
- * SYN_RECV, counted in the listener's SYN queue, with a SYN-ACK; gets a SYN-ACK holding a
- * cookie and leaves nothing behind; or is dropped. An ACK may complete a cookie's handshake;
- * otherwise it gets a reset (no such connection); anything else is dropped. @isn is nonzero
- * when the SYN takes over a TIME_WAIT entry (its sequence space continues).
+ * reset (limits.c); otherwise socktab_syn_decide() says whether it makes a request entry in
+ * the listener's SYN queue, with a SYN-ACK (syncookie.c); gets a SYN-ACK holding a cookie and
+ * leaves nothing behind; or is dropped. An ACK may complete a cookie's handshake; otherwise it
+ * gets a reset (no such connection); anything else is dropped. @isn is nonzero when the SYN
+ * takes over a TIME_WAIT entry (its sequence space continues).
  */
 void tcp_listen_input(struct stack *st, const struct pkt *p, const struct seg *s,
 		      struct socktab_sock *listener, uint32_t isn)
 {
-	struct conn *l = socktab_sock_priv(listener), *c;
+	struct conn *l = socktab_sock_priv(listener);
 
 	if (s->flags & TH_RST)
 		return;
@@ -176,26 +202,89 @@ void tcp_listen_input(struct stack *st, const struct pkt *p, const struct seg *s
 		st->c.tcp_syn_dropped++;
 		return;
 	}
-	switch (syn_decide(st, l, isn != 0)) {
-	case SYN_COOKIE:
+	switch (socktab_syn_decide(listener, isn ? SOCKTAB_SYN_TW_RECYCLE : 0)) {
+	case SOCKTAB_SYN_QUEUE:
+		if (req_open(st, p, s, listener, isn ? isn : tcp_isn(st),
+			     mss_for(p->family, s->mss)))
+			st->c.tcp_syn_dropped++;
+		return;
+	case SOCKTAB_SYN_COOKIE:
 		syncookie_send(st, p, s, l);
 		return;
-	case SYN_DROP:
+	default: /* SOCKTAB_SYN_DROP */
 		st->c.tcp_syn_dropped++;
 		return;
-	case SYN_CHILD:
-		break;
 	}
-	c = child_new(st, p, s, listener);
+}
+
+/*
+ * A segment found request entry @req (SOCKTAB_TCP_NEW_SYN_RECV): the SYN again (our SYN-ACK was
+ * lost: send it again), a RST at the peer's next sequence number (drop the request), or the
+ * final ACK. An ACK of our SYN-ACK promotes the request: the child takes its place in ehash
+ * and is accepted, ESTABLISHED, and the rest of the segment (data, FIN) is taken as in any
+ * connection; an ACK of anything else gets a reset. While --max-conns connections are open,
+ * or the accept queue is full (-EAGAIN), the ACK is dropped and the request stays: the peer's
+ * retransmission, or its data, tries again. -ENOENT from promotion (the request left its
+ * queue since the lookup) is returned: the caller looks the segment up again. 0 otherwise.
+ */
+static int req_input(struct stack *st, const struct pkt *p, const struct seg *s,
+		     struct socktab_sock *req)
+{
+	struct req_part *r = socktab_req_priv(req), rq;
+	struct socktab_sock *listener, *child = NULL;
+	struct conn *c;
+	int err;
+
+	if (!r)
+		return 0;
+	if (s->flags & TH_RST) {
+		if (s->seq == r->irs + 1) {
+			rq = *r;
+			if (!socktab_req_drop(req))
+				req_done(st, req, &rq);
+		}
+		return 0;
+	}
+	if (s->flags & TH_SYN) {
+		if (s->seq == r->irs)
+			req_synack(st, p->family, &p->src, s->sport, s->dport, r);
+		return 0;
+	}
+	if (!(s->flags & TH_ACK))
+		return 0;
+	if (s->ack != r->iss + 1) {
+		tcp_send_reset(st, p, s);
+		return 0;
+	}
+	if (st->n_conns >= (uint32_t)st->cfg.max_conns) {
+		st->c.tcp_syn_dropped++;
+		return 0;
+	}
+	socktab_rcu_read_lock();
+	listener = socktab_req_listener(req);
+	if (listener && socktab_sock_hold(listener))
+		listener = NULL;
+	socktab_rcu_read_unlock();
+	if (!listener)
+		return -ENOENT;
+	rq = *r;
+	err = socktab_req_promote(req, SOCKTAB_TCP_ESTABLISHED, &child);
+	if (err) {
+		socktab_sock_put(listener);
+		if (err == -ENOENT)
+			return err;
+		st->c.tcp_syn_dropped++; /* -EAGAIN: the accept queue is full; or no memory */
+		return 0;
+	}
+	req_done(st, req, &rq);
+	c = child_accept(st, p, s, listener, child, rq.iss, rq.irs);
+	socktab_sock_put(listener);
 	if (!c)
-		return;
-	synq_enter(st, l, c);
-	c->iss = isn ? isn : tcp_isn(st);
-	c->snd_una = c->iss;
-	c->tw.snd_nxt = c->iss + 1;
-	set_mss(c, s->mss);
-	tcp_send_syn(st, c);
-	rto_arm(st, c, ST_RTO_SYN_MS);
+		return 0;
+	c->mss = rq.mss;
+	app_open(st, c);
+	sync_input(st, s, c);
+	return 0;
 }
 
 /* SYN_SENT: our SYN is out; a SYN-ACK that acknowledges it establishes the connection, a reset
@@ -226,38 +315,6 @@ static void syn_sent_input(struct stack *st, const struct pkt *p, const struct s
 	c->flags |= CF_ACK_NOW;
 	app_open(st, c);
 	tcp_output(st, c);
-}
-
-/* SYN_RECV: the third segment of the handshake. True when the connection is now ESTABLISHED
- * and the rest of the segment (data, FIN) is to be processed. */
-static bool syn_recv_input(struct stack *st, const struct pkt *p, const struct seg *s,
-			   struct conn *c)
-{
-	if (s->flags & TH_RST) {
-		if (s->seq == c->tw.rcv_nxt)
-			conn_abort(st, c);
-		return false;
-	}
-	if (s->flags & TH_SYN) { /* the SYN again: our SYN-ACK was lost */
-		if (s->seq + 1 == c->tw.rcv_nxt)
-			tcp_send_syn(st, c);
-		return false;
-	}
-	if (!(s->flags & TH_ACK))
-		return false;
-	if (s->ack != c->iss + 1) {
-		tcp_send_reset(st, p, s);
-		return false;
-	}
-	c->snd_una = s->ack;
-	c->snd_wnd = s->wnd;
-	c->retries = 0;
-	rto_disarm(st, c);
-	synq_leave(st, c);
-	socktab_set_state(c->sk, SOCKTAB_TCP_ESTABLISHED);
-	st->c.tcp_accepted++;
-	app_open(st, c);
-	return true;
 }
 
 /*
@@ -380,6 +437,21 @@ void tcp_input(struct stack *st, const struct pkt *p)
 		return;
 	}
 	sk = lk_tcp(st, p, s.sport, s.dport);
+	if (sk && socktab_req_priv(sk)) {
+		int err = req_input(st, p, &s, sk);
+
+		socktab_sock_put(sk);
+		if (err != -ENOENT)
+			return;
+		/* The request left its queue since the lookup: what is in its place now (its
+		 * child, or nothing) takes the segment, as the kernel's lookup after a stolen
+		 * request does. */
+		sk = lk_tcp(st, p, s.sport, s.dport);
+		if (sk && socktab_req_priv(sk)) {
+			socktab_sock_put(sk);
+			return;
+		}
+	}
 	if (!sk) {
 		tcp_send_reset(st, p, &s);
 		return;
@@ -389,12 +461,10 @@ void tcp_input(struct stack *st, const struct pkt *p)
 	} else if (socktab_get_state(sk) == SOCKTAB_TCP_LISTEN) {
 		tcp_listen_input(st, p, &s, sk, 0);
 	} else if ((c = socktab_sock_priv(sk)) && c->kind == SK_TCP_CONN && c->sk == sk) {
-		int state = socktab_get_state(sk);
-
 		conn_touch(st, c);
-		if (state == SOCKTAB_TCP_SYN_SENT)
+		if (socktab_get_state(sk) == SOCKTAB_TCP_SYN_SENT)
 			syn_sent_input(st, p, &s, c);
-		else if (state != SOCKTAB_TCP_SYN_RECV || syn_recv_input(st, p, &s, c))
+		else
 			sync_input(st, &s, c);
 	}
 	/* The lookup's reference: released last, after any socktab_close() above. */

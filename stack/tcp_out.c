@@ -120,13 +120,11 @@ static void send_seg(struct stack *st, struct conn *c, uint32_t seq, uint8_t fla
 		c->flags &= (uint8_t)~CF_ACK_NOW;
 }
 
-/* SYN (active open) or SYN-ACK (passive open), also when retransmitted. */
+/* The SYN of an active open, also when retransmitted (a passive open's SYN-ACK is a request
+ * entry's: syncookie.c). */
 void tcp_send_syn(struct stack *st, struct conn *c)
 {
-	if (socktab_get_state(c->sk) == SOCKTAB_TCP_SYN_SENT)
-		send_seg(st, c, c->iss, TH_SYN, NULL, 0);
-	else
-		send_seg(st, c, c->iss, TH_SYN | TH_ACK, NULL, 0);
+	send_seg(st, c, c->iss, TH_SYN, NULL, 0);
 }
 
 void tcp_send_ack(struct stack *st, struct conn *c)
@@ -317,10 +315,10 @@ void rto_disarm(struct stack *st, struct conn *c)
 }
 
 /*
- * A timer fired: resend the SYN or SYN-ACK, or everything from snd_una on (go-back-N), with
+ * A timer fired: resend the SYN, or everything from snd_una on (go-back-N), with
  * the timeout doubled up to --rto-max-ms. After --tcp-retries retransmissions without progress
- * the connection is given up, as the kernel's tcp_write_timeout() does; a SYN_RECV child after
- * synack_retries() (syncookie.c), as the kernel's reqsk_timer_handler.
+ * the connection is given up, as the kernel's tcp_write_timeout() does. (A passive open's SYN-ACK
+ * has its own timers: request entries, syncookie.c.)
  *
  * A closed window makes the timer the persist timer (RFC 1122 4.2.2.17, the kernel's
  * tcp_probe_timer): it sends a one-byte probe from snd_una, backing off the same way, and a
@@ -336,7 +334,7 @@ static void rto_fire(struct stack *st, struct conn *c)
 	uint32_t max = (uint32_t)st->cfg.rto_max_ms;
 	uint32_t next = c->rto_ms * 2 < max ? c->rto_ms * 2 : max;
 	int state = socktab_get_state(c->sk);
-	bool handshake = state == SOCKTAB_TCP_SYN_SENT || state == SOCKTAB_TCP_SYN_RECV;
+	bool handshake = state == SOCKTAB_TCP_SYN_SENT;
 
 	rto_disarm(st, c);
 	if (!handshake && !c->snd_wnd) {
@@ -346,11 +344,7 @@ static void rto_fire(struct stack *st, struct conn *c)
 			return;
 		}
 		st->c.tcp_probes++;
-	} else if (state == SOCKTAB_TCP_SYN_RECV && ++c->retries > synack_retries(st, c)) {
-		st->c.tcp_synrecv_expired++;
-		conn_abort(st, c);
-		return;
-	} else if (state != SOCKTAB_TCP_SYN_RECV && ++c->retries > st->cfg.tcp_retries) {
+	} else if (++c->retries > st->cfg.tcp_retries) {
 		st->c.tcp_timeouts++;
 		conn_abort(st, c);
 		return;
@@ -383,6 +377,7 @@ void tcp_timers(struct stack *st)
 		if (c->rto_at <= st->now_ns)
 			rto_fire(st, c);
 	}
+	req_timers(st);
 	idle_expire(st);
 }
 
@@ -390,7 +385,6 @@ void tcp_timers(struct stack *st)
 static void conn_release(struct stack *st, struct conn *c)
 {
 	rto_disarm(st, c);
-	synq_leave(st, c);
 	src_leave(st, c);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -465,5 +459,6 @@ void conn_free_all(struct stack *st)
 	st->conns = NULL;
 	st->conns_tail = NULL;
 	st->rto_head = NULL;
+	req_free_all(st);
 	src_free(st);
 }

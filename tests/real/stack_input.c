@@ -7,10 +7,13 @@
  * connection that the stack closes first, its TIME_WAIT entry, a retransmitted FIN re-ACKed
  * from the entry; a SYN and a datagram to closed ports (RST|ACK, ICMP port unreachable); the
  * same in IPv6.
+ * A SYN makes a request entry (socktab_req_new), not a connection; its final ACK promotes it.
  * Part 2, SYN cookies and the SYN queue: --syncookies 2 answers with a cookie and keeps
- * nothing, the cookie's ACK makes an established connection, a wrong or stale cookie gets a
- * RST; --syncookies 1 gives children until the backlog is passed, then cookies; a child that
- * never completes expires. SipHash-2-4 against its reference vectors.
+ * nothing, the cookie's ACK makes an established connection (socktab_req_cookie_child), a
+ * wrong or stale cookie gets a RST; --syncookies 1 gives request entries until the backlog is
+ * passed (the library's socktab_syn_decide), then cookies; a request that never completes
+ * expires; the handshake of a request: a retransmitted SYN, a wrong ACK, an ACK while
+ * --max-conns are open. SipHash-2-4 against its reference vectors.
  * Part 3, malformed input: 300,000 packets made from valid ones by flipping bytes, cutting or
  * extending them, with checksums mostly fixed up so the damage reaches the TCP and UDP parsers;
  * the stack must not crash, and every packet it sends must carry valid checksums.
@@ -101,6 +104,44 @@ static size_t ip_wrap(int family, uint8_t proto, const uint8_t *l4, size_t len, 
 	return hl + len;
 }
 
+/* Request entries in the net (TCP_NEW_SYN_RECV). */
+static uint64_t n_requests(void)
+{
+	struct socktab_net_stats ns;
+
+	socktab_net_stats(st.net, &ns);
+	return ns.requests;
+}
+
+/* The listener of port @port in @family, referenced. */
+static struct socktab_sock *listener_of(int family, uint16_t port)
+{
+	struct pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.family = family;
+	inet_pton(family, family == AF_INET ? A4 : A6, &p.src);
+	inet_pton(family, family == AF_INET ? B4 : B6, &p.dst);
+	return lk_tcp_listener(&st, &p, htons(41000), htons(port));
+}
+
+/* What --syncookies and --backlog set: net.ipv4.tcp_syncookies, and the echo listener's
+ * listen() backlog. */
+static void set_syncookies(int v)
+{
+	st.cfg.syncookies = v;
+	CHECK(syn_sysctls(&st) == 0, "net.ipv4.tcp_syncookies=%d", v);
+}
+
+static void set_backlog(int family, int backlog)
+{
+	struct socktab_sock *l = listener_of(family, 7);
+
+	st.cfg.backlog = backlog;
+	CHECK(l && socktab_listen(l, backlog) == 0, "listen(echo, %d)", backlog);
+	socktab_sock_put(l);
+}
+
 /* Feed one packet and collect the last thing the stack sent in response (out/out_len). */
 static int feed(const uint8_t *pkt, size_t len)
 {
@@ -150,18 +191,31 @@ static void exchanges(int family)
 	size_t hl = family == AF_INET ? 20 : 40;
 	const char *fam = family == AF_INET ? "IPv4" : "IPv6";
 
-	/* Echo: SYN -> SYN-ACK with MSS. */
+	/* Echo: SYN -> SYN-ACK with MSS, and a request entry, no connection yet. */
 	feed(pkt, tcp_seg(family, 40000, 7, c, 0, TH_SYN, NULL, pkt));
 	t = out_tcp(family);
 	CHECK(out_len && t[13] == (TH_SYN | TH_ACK) && get32(t + 8) == c + 1 && t[12] >> 4 == 6,
 	      "%s: SYN to the echo port gets a SYN-ACK with an MSS option", fam);
+	CHECK(n_requests() == 1 && st.synq_total == 1 && st.n_conns == 0,
+	      "%s: the SYN made a request entry, no connection", fam);
 	isn = get32(t + 4);
-	/* ACK + data -> the same bytes back. */
+	/* ACK + data -> the request is promoted, the same bytes back. */
+	uint64_t accepted = st.c.tcp_accepted;
+
 	feed(pkt, tcp_seg(family, 40000, 7, c + 1, isn + 1, TH_ACK | TH_PSH, "hello", pkt));
 	t = out_tcp(family);
 	CHECK(out_len == hl + 25 && !memcmp(t + 20, "hello", 5) && get32(t + 8) == c + 6,
 	      "%s: echo of 'hello' acknowledging it", fam);
-	CHECK(st.c.tcp_accepted >= 1, "%s: tcp_accepted counted", fam);
+	CHECK(st.c.tcp_accepted == accepted + 1 && n_requests() == 0 && st.synq_total == 0 &&
+		      st.n_conns == 1,
+	      "%s: the final ACK promoted the request to an accepted connection", fam);
+	struct socktab_sock *l7 = listener_of(family, 7);
+	struct socktab_listen_info li = { 1, 1, 1, 0 };
+
+	CHECK(l7 && socktab_listen_info(l7, &li) == 0 && li.qlen == 0 && li.ack_backlog == 0 &&
+		      li.max_ack_backlog == ST_BACKLOG,
+	      "%s: the listener's SYN and accept queues are empty again", fam);
+	socktab_sock_put(l7);
 	/* The peer closes: the echo app closes after it (FIN|ACK, LAST_ACK)... */
 	feed(pkt, tcp_seg(family, 40000, 7, c + 6, isn + 6, TH_ACK | TH_FIN, NULL, pkt));
 	t = out_tcp(family);
@@ -208,9 +262,14 @@ static void exchanges(int family)
 	t = out_tcp(family);
 	CHECK(out_len && t[13] == (TH_SYN | TH_ACK) && get32(t + 4) == fin_end + 65537,
 	      "%s: a new SYN reuses the TIME_WAIT 4-tuple", fam);
-	/* RST at rcv_nxt ends the SYN_RECV child. */
+	CHECK(n_requests() == 1 && st.synq_total == 1 && st.n_conns == 0,
+	      "%s: the SYN made a request entry in the TIME_WAIT entry's place", fam);
+	/* A RST elsewhere leaves the request; one at the peer's next sequence number drops it. */
+	feed(pkt, tcp_seg(family, 40001, 80, req_end + 100005, 0, TH_RST, NULL, pkt));
+	CHECK(n_requests() == 1, "%s: a RST out of sequence leaves the request", fam);
 	feed(pkt, tcp_seg(family, 40001, 80, req_end + 100001, 0, TH_RST, NULL, pkt));
-	CHECK(st.n_conns == 0, "%s: RST ends the SYN_RECV connection", fam);
+	CHECK(st.n_conns == 0 && n_requests() == 0 && st.synq_total == 0,
+	      "%s: RST at the peer's next sequence number drops the request", fam);
 
 	/* Closed TCP port: RST|ACK, ack = seq + 1. */
 	feed(pkt, tcp_seg(family, 40002, 81, 777, 0, TH_SYN, NULL, pkt));
@@ -352,7 +411,7 @@ static void cookies(int family)
 	uint32_t cookie, old, c = 7000, conns = st.n_conns;
 	uint64_t sent = st.c.tcp_cookies_sent, ok = st.c.tcp_cookies_ok;
 
-	st.cfg.syncookies = 2;
+	set_syncookies(2);
 	feed(pkt, tcp_seg(family, 41000, 7, c, 0, TH_SYN, NULL, pkt));
 	t = out_tcp(family);
 	cookie = get32(t + 4);
@@ -392,39 +451,91 @@ static void cookies(int family)
 	/* With cookies off, nothing is checked: the ACK of a fresh cookie gets a RST. */
 	feed(pkt, tcp_seg(family, 41004, 7, c, 0, TH_SYN, NULL, pkt));
 	cookie = get32(out_tcp(family) + 4);
-	st.cfg.syncookies = 0;
+	set_syncookies(0);
 	feed(pkt, tcp_seg(family, 41004, 7, c + 1, cookie + 1, TH_ACK, NULL, pkt));
 	CHECK(out_len && out_tcp(family)[13] == TH_RST && st.n_conns == conns,
 	      "%s: syncookies=0: no cookie is taken", fam);
 	skew_ns = 0;
 
-	/* syncookies=1, backlog 2: three children (the queue is full when it holds more than the
-	 * backlog), then a cookie. */
-	st.cfg.syncookies = 1;
-	st.cfg.backlog = 2;
+	/* syncookies=1, backlog 2: three request entries (the queue is full when it holds more
+	 * than the backlog), then a cookie. */
+	set_syncookies(1);
+	set_backlog(family, 2);
 	sent = st.c.tcp_cookies_sent;
+	uint64_t reqs = n_requests();
+
 	for (uint16_t i = 0; i < 4; i++)
 		feed(pkt, tcp_seg(family, (uint16_t)(42000 + i), 7, c, 0, TH_SYN, NULL, pkt));
-	CHECK(st.n_conns == conns + 3 && st.synq_total == 3 && st.c.tcp_cookies_sent == sent + 1,
-	      "%s: syncookies=1: 3 children in the queue of backlog 2, then a cookie (%u, %llu)",
+	struct socktab_sock *l = listener_of(family, 7);
+	struct socktab_listen_info li = { 0, 0, 0, 0 };
+
+	CHECK(l && socktab_listen_info(l, &li) == 0 && li.qlen == 3 && li.max_ack_backlog == 2,
+	      "%s: the listener's SYN queue holds 3 (%u)", fam, li.qlen);
+	CHECK(st.n_conns == conns && n_requests() == reqs + 3 && st.synq_total == 3 &&
+		      st.c.tcp_cookies_sent == sent + 1,
+	      "%s: syncookies=1: 3 requests in the queue of backlog 2, then a cookie (%u, %llu)",
 	      fam, st.synq_total, (unsigned long long)(st.c.tcp_cookies_sent - sent));
 	for (uint16_t i = 0; i < 2; i++) /* two of them reset by the peer */
 		feed(pkt, tcp_seg(family, (uint16_t)(42000 + i), 7, c + 1, 0, TH_RST, NULL, pkt));
-	CHECK(st.n_conns == conns + 1 && st.synq_total == 1,
-	      "%s: a reset child leaves the queue", fam);
-	/* The last never completes: dropped after its SYN-ACK retransmissions. */
-	uint64_t expired = st.c.tcp_synrecv_expired, now = st_now_ns();
+	CHECK(st.n_conns == conns && n_requests() == reqs + 1 && st.synq_total == 1 &&
+		      !socktab_listen_info(l, &li) && li.qlen == 1,
+	      "%s: a reset request leaves the queue", fam);
+	/* The last never completes: dropped after its SYN-ACK retransmissions, each one the same
+	 * SYN-ACK. */
+	uint64_t expired = st.c.tcp_synrecv_expired, rtx = st.c.tcp_retransmits, now = st_now_ns();
+	unsigned synacks = 0, same = 0;
+	uint32_t iss;
 
-	for (int i = 1; i <= 60 && st.n_conns != conns; i++) {
+	feed(pkt, tcp_seg(family, 42002, 7, c, 0, TH_SYN, NULL, pkt)); /* its SYN again */
+	t = out_tcp(family);
+	iss = get32(t + 4);
+	CHECK(out_len && t[13] == (TH_SYN | TH_ACK) && get32(t + 8) == c + 1 &&
+		      n_requests() == reqs + 1,
+	      "%s: a retransmitted SYN gets the request's SYN-ACK again", fam);
+	for (int i = 1; i <= 60 && n_requests() != reqs; i++) {
+		ssize_t n;
+
 		st.now_ns = now + (uint64_t)i * 1000000000u;
 		tcp_timers(&st);
+		while ((n = read(wire, out, sizeof(out))) > 0) {
+			t = out_tcp(family);
+			synacks++;
+			same += t[13] == (TH_SYN | TH_ACK) && get32(t + 4) == iss &&
+				get32(t + 8) == c + 1;
+		}
 	}
-	CHECK(st.n_conns == conns && st.synq_total == 0 &&
-		      st.c.tcp_synrecv_expired == expired + 1,
-	      "%s: a child that never completes expires", fam);
-	while (read(wire, out, sizeof(out)) > 0) /* the SYN-ACK retransmissions */
-		;
-	st.cfg.backlog = ST_BACKLOG;
+	CHECK(st.n_conns == conns && n_requests() == reqs && st.synq_total == 0 &&
+		      st.c.tcp_synrecv_expired == expired + 1 && synacks == ST_SYNACK_RETRIES &&
+		      same == synacks && st.c.tcp_retransmits == rtx + ST_SYNACK_RETRIES,
+	      "%s: a request that never completes expires after %d SYN-ACKs (%u, %u the same)",
+	      fam, ST_SYNACK_RETRIES, synacks, same);
+
+	/* The handshake: a wrong ACK gets a RST and leaves the request; while --max-conns are
+	 * open the final ACK is dropped and the request stays; then it completes. */
+	feed(pkt, tcp_seg(family, 42010, 7, c, 0, TH_SYN, NULL, pkt));
+	iss = get32(out_tcp(family) + 4);
+	feed(pkt, tcp_seg(family, 42010, 7, c + 1, iss + 7, TH_ACK, NULL, pkt));
+	t = out_tcp(family);
+	CHECK(out_len && t[13] == TH_RST && get32(t + 4) == iss + 7 && n_requests() == reqs + 1,
+	      "%s: an ACK of the wrong number gets a RST, the request stays", fam);
+	int max = st.cfg.max_conns;
+
+	st.cfg.max_conns = (int)st.n_conns;
+	feed(pkt, tcp_seg(family, 42010, 7, c + 1, iss + 1, TH_ACK, NULL, pkt));
+	CHECK(!out_len && n_requests() == reqs + 1 && st.n_conns == conns,
+	      "%s: --max-conns open: the final ACK is dropped, the request stays", fam);
+	st.cfg.max_conns = max;
+	feed(pkt, tcp_seg(family, 42010, 7, c + 1, iss + 1, TH_ACK | TH_PSH, "again", pkt));
+	t = out_tcp(family);
+	CHECK(out_len == hl + 25 && !memcmp(t + 20, "again", 5) && n_requests() == reqs &&
+		      st.n_conns == conns + 1 && !socktab_listen_info(l, &li) && li.qlen == 0 &&
+		      li.ack_backlog == 0,
+	      "%s: its retransmission completes it: echo, the queues empty", fam);
+	feed(pkt, tcp_seg(family, 42010, 7, c + 6, iss + 6, TH_ACK | TH_FIN, NULL, pkt));
+	feed(pkt, tcp_seg(family, 42010, 7, c + 7, iss + 7, TH_ACK, NULL, pkt));
+	CHECK(st.n_conns == conns, "%s: and closes", fam);
+	socktab_sock_put(l);
+	set_backlog(family, ST_BACKLOG);
 }
 
 static void siphash_vectors(void)
@@ -473,7 +584,7 @@ int main(void)
 	siphash_vectors();
 	cookies(AF_INET);
 	cookies(AF_INET6);
-	st.cfg.syncookies = 1;
+	set_syncookies(1);
 	malformed();
 	stack_close(&st);
 	socktab_thread_unregister();
