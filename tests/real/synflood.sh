@@ -3,11 +3,14 @@
 # A bounded SYN flood on `socktab serve --http`: 200,000 SYNs from hping3 in the peer
 # namespace, one spoofed documentation source (192.0.2.100, held by no device: the SYN-ACKs go
 # nowhere, as in a real flood) with incrementing source ports, 15,000 a second or so.
+# Each SYN that socktab_syn_decide() lets queue makes a request entry (socktab_req_new), not a
+# connection: tcp_synq_now is the net's count of them.
 #   1. defaults (--syncookies 1, --backlog 4096): while the flood runs, curl gets its page
 #      (its SYN gets a SYN cookie, its ACK makes the connection); the SYN queue never holds
 #      more than the backlog + 1 (the kernel's queue-full test); RSS before and after.
-#   2. --backlog 60000: the memory per half-open connection, from RSS and the queue's length.
-#   3. the control, --syncookies 0: once the queue is full (1,537 children: the last quarter
+#   2. --backlog 60000: the memory per half-open connection, from RSS and the number of
+#      request entries; none of them is a connection (tcp_conns_now).
+#   3. the control, --syncookies 0: once the queue is full (1,537 requests: the last quarter
 #      of tcp_max_syn_backlog is kept for proven peers), curl's SYN is dropped and curl fails.
 . "$(dirname "$0")/common.sh" "$@"
 command -v curl >/dev/null || skip "curl is not installed (scripts/deps.sh installs it)"
@@ -78,8 +81,11 @@ rss1=$(rss_kb)
 check "serve exits cleanly" stop_serve
 n=$(counter tcp_synq_now)
 echo "RSS before=${rss0} kB after=${rss1} kB with tcp_synq_now=$n half-open" \
-	"tcp_syncookies_sent=$(counter tcp_syncookies_sent)"
+	"tcp_syncookies_sent=$(counter tcp_syncookies_sent)" \
+	"tcp_retransmits=$(counter tcp_retransmits) tcp_conns_now=$(counter tcp_conns_now)"
 check "tens of thousands half-open ($n)" [ "${n:-0}" -gt 20000 ]
+check "the half-open ones are request entries, not connections" \
+	[ "$(counter tcp_conns_now)" = 0 ]
 [ "${n:-0}" -gt 0 ] && echo "memory per half-open connection: $(((rss1 - rss0) * 1024 / n)) bytes"
 
 # 3. control: no cookies, the SYN queue fills and curl's SYN is dropped
