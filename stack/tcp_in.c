@@ -106,7 +106,8 @@ static struct conn *child_accept(struct stack *st, const struct pkt *p, const st
 	struct socktab_sock *sk = socktab_accept(listener);
 	struct conn *c;
 
-	if (sk != child) { /* not ours (not possible with one thread): leave it to the queue */
+	if (sk != child) { /* an older child (none with one thread accepting at once): close it;
+			    * ours stays queued until the listener closes */
 		if (sk)
 			socktab_close(sk);
 		socktab_sock_put(child);
