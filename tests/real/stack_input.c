@@ -538,6 +538,112 @@ static void cookies(int family)
 	set_backlog(family, ST_BACKLOG);
 }
 
+/*
+ * The SYN-ACK timer rings: 200 requests (the first ring grows from 64 slots to 256 after its
+ * oldest 40 have moved on, each timer keeping its position), every third one completed by its final ACK (its timer must leave
+ * the ring: a slot found by a wrong position would leave the count off), the rest expiring
+ * after exactly ST_SYNACK_RETRIES SYN-ACKs each. Then a listener that closes with a request
+ * queued: the library drops the request, and its timer, when it fires, sends nothing.
+ */
+static void request_timers(int family)
+{
+	const char *fam = family == AF_INET ? "IPv4" : "IPv6";
+	uint8_t pkt[2048];
+	uint32_t iss[200], c = 9000, conns = st.n_conns;
+	uint64_t reqs = n_requests(), expired = st.c.tcp_synrecv_expired;
+	unsigned made = 0, done = 0, synacks = 0, live;
+
+	uint64_t now = st_now_ns();
+
+	/* 40 requests, whose first timeout moves them to the second ring: the first ring's
+	 * oldest position is 40 when the next 160 make it grow. */
+	for (uint16_t i = 0; i < 200; i++) {
+		if (i == 40) {
+			st.now_ns = now + 1100000000u;
+			skew_ns = 1100000000u;
+			tcp_timers(&st);
+			while (read(wire, out, sizeof(out)) > 0)
+				;
+		}
+		feed(pkt, tcp_seg(family, (uint16_t)(43000 + i), 7, c, 0, TH_SYN, NULL, pkt));
+		iss[i] = get32(out_tcp(family) + 4);
+		made += out_len && out_tcp(family)[13] == (TH_SYN | TH_ACK);
+	}
+	skew_ns = 0;
+	CHECK(made == 200 && n_requests() == reqs + 200 && st.synq_total == 200 &&
+		      st.req_rings[0].cap == 256 && st.req_rings[1].tail - st.req_rings[1].head == 40,
+	      "%s: 200 requests, 160 on the first timer ring (%u slots), 40 on the second", fam,
+	      st.req_rings[0].cap);
+	for (uint16_t i = 0; i < 200; i += 3) {
+		uint16_t sp = (uint16_t)(43000 + i);
+
+		feed(pkt, tcp_seg(family, sp, 7, c + 1, iss[i] + 1, TH_ACK, NULL, pkt));
+		feed(pkt, tcp_seg(family, sp, 7, c + 1, iss[i] + 1, TH_ACK | TH_FIN, NULL, pkt));
+		feed(pkt, tcp_seg(family, sp, 7, c + 2, iss[i] + 2, TH_ACK, NULL, pkt));
+		done++;
+	}
+	live = 200 - done;
+	CHECK(st.n_conns == conns && n_requests() == reqs + live && st.synq_total == live &&
+		      st.c.tcp_synrecv_expired == expired,
+	      "%s: %u completed and closed, %u requests left (%u)", fam, done, live,
+	      st.synq_total);
+
+	for (int i = 2; i <= 60 && n_requests() != reqs; i++) {
+		st.now_ns = now + (uint64_t)i * 1000000000u;
+		tcp_timers(&st);
+		while (read(wire, out, sizeof(out)) > 0)
+			synacks++;
+	}
+	/* the first 40 had one SYN-ACK retransmission before, of which 14 completed */
+	synacks += 40 - 14;
+	CHECK(n_requests() == reqs && st.synq_total == 0 && synacks == live * ST_SYNACK_RETRIES &&
+		      st.c.tcp_synrecv_expired == expired + live,
+	      "%s: the other %u expired after %u SYN-ACKs (%u)", fam, live,
+	      live * ST_SYNACK_RETRIES, synacks);
+
+	/* A listener of port 8 that closes with a request queued. */
+	struct socktab_sock *l = socktab_socket(st.net, SOCKTAB_TCP, family);
+	struct sockaddr_storage ss;
+	union st_addr a;
+	int on = 1;
+
+	inet_pton(family, family == AF_INET ? B4 : B6, &a);
+	sockaddr_make(&ss, family, &a, htons(8));
+	int err = l ? 0 : -1;
+
+	if (!err && family == AF_INET6)
+		err = socktab_setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+	if (!err)
+		err = socktab_bind(l, (struct sockaddr *)&ss,
+				   family == AF_INET ? sizeof(struct sockaddr_in)
+						     : sizeof(struct sockaddr_in6));
+	if (!err)
+		err = socktab_listen(l, 16);
+	CHECK(!err, "%s: a listener on port 8 (%d)", fam, err);
+	if (err)
+		return;
+	struct conn *lc = socktab_sock_priv(l);
+
+	lc->kind = SK_TCP_LISTEN;
+	lc->app = APP_ECHO;
+	lc->sk = l;
+	feed(pkt, tcp_seg(family, 43500, 8, c, 0, TH_SYN, NULL, pkt));
+	CHECK(out_len && out_tcp(family)[13] == (TH_SYN | TH_ACK) && n_requests() == reqs + 1 &&
+		      st.synq_total == 1,
+	      "%s: port 8's SYN makes a request", fam);
+	socktab_close(l);
+	CHECK(n_requests() == reqs, "%s: the listener's close drops its request", fam);
+	synacks = 0;
+	for (int i = 1; i <= 3; i++) {
+		st.now_ns = now + (uint64_t)(60 + i) * 1000000000u;
+		tcp_timers(&st);
+		while (read(wire, out, sizeof(out)) > 0)
+			synacks++;
+	}
+	CHECK(synacks == 0 && st.synq_total == 0,
+	      "%s: its timer finds it gone and sends nothing (%u)", fam, synacks);
+}
+
 static void siphash_vectors(void)
 {
 	const uint64_t key[2] = { 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull };
@@ -585,6 +691,8 @@ int main(void)
 	cookies(AF_INET);
 	cookies(AF_INET6);
 	set_syncookies(1);
+	request_timers(AF_INET);
+	request_timers(AF_INET6);
 	malformed();
 	stack_close(&st);
 	socktab_thread_unregister();
