@@ -103,13 +103,13 @@ static struct conn *child_accept(struct stack *st, const struct pkt *p, const st
 				 struct socktab_sock *listener, struct socktab_sock *child,
 				 uint32_t iss, uint32_t irs)
 {
-	struct socktab_sock *sk = socktab_accept(listener);
+	struct socktab_sock *sk;
 	struct conn *c;
 
-	if (sk != child) { /* an older child (none with one thread accepting at once): close it;
-			    * ours stays queued until the listener closes */
-		if (sk)
-			socktab_close(sk);
+	/* Older children first (there are none while each is accepted as it is made): closed. */
+	while ((sk = socktab_accept(listener)) && sk != child)
+		socktab_close(sk);
+	if (!sk) {
 		socktab_sock_put(child);
 		st->c.tcp_syn_dropped++;
 		return NULL;
