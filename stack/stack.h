@@ -191,10 +191,13 @@ struct req_timer {
 };
 
 /* Timers of request entries with the same number of retransmissions (the same timeout): a
- * ring in the order they fire. Positions count up; slot = position & (cap - 1). */
+ * queue in the order they fire, in blocks of ST_REQ_BLOCK slots. Positions count up (and
+ * wrap); position p is slot p % ST_REQ_BLOCK of block p / ST_REQ_BLOCK, which sits at index
+ * (p / ST_REQ_BLOCK) & (nblk - 1). Only the blocks from head's to tail's are allocated. */
+#define ST_REQ_BLOCK 64
 struct req_ring {
-	struct req_timer *slot;
-	uint32_t cap;              /* a power of two, or 0 */
+	struct req_timer **blk;
+	uint32_t nblk;             /* a power of two, or 0 */
 	uint32_t head, tail;       /* positions of the oldest and of the next free slot */
 };
 

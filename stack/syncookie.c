@@ -14,7 +14,9 @@
  * SYN-ACK timers. Every request the stack made sits on one timer ring, the one of its
  * retransmission count: all timers of a ring have the same timeout (1 s doubled per
  * retransmission, at most --rto-max-ms), so a ring is in firing order and req_timers() only
- * looks at the oldest. A ring slot holds socktab_req_new()'s reference and the peer's address
+ * looks at the oldest. A ring is a queue of blocks of ST_REQ_BLOCK slots, allocated as the
+ * tail enters one and freed as the head leaves it, so it holds little more than its timers. A
+ * ring slot holds socktab_req_new()'s reference and the peer's address
  * and ports (a request's area is too small for an IPv6 address; our address is the stack's
  * one of that family); the area says which slot, so a request that completes or is reset
  * leaves its ring at once (req_done). A request the library dropped by itself (its listener
@@ -190,7 +192,7 @@ uint16_t syncookie_check(struct stack *st, const struct pkt *p, const struct seg
 /* ---- request entries and their SYN-ACK timers ---- */
 
 #define REQ_TIMER_BUDGET 4096   /* timers fired per req_timers() call at most */
-#define REQ_RING_MIN 64         /* a ring's first size; an empty ring gives its slots back */
+#define BLK_MASK (0xffffffffu / ST_REQ_BLOCK) /* block numbers wrap with the positions */
 
 static uint32_t now_ms(const struct stack *st)
 {
@@ -208,25 +210,68 @@ static uint32_t req_timeout_ms(const struct stack *st, unsigned retries)
 	return (uint32_t)ms;
 }
 
+/* The slot of position @pos, which lies in [head, tail). */
+static struct req_timer *ring_slot(const struct req_ring *q, uint32_t pos)
+{
+	return &q->blk[(pos / ST_REQ_BLOCK) & (q->nblk - 1)][pos % ST_REQ_BLOCK];
+}
+
+/* Block numbers of the oldest slot's block and one past the newest slot's. */
+static uint32_t blk_first(const struct req_ring *q)
+{
+	return q->head / ST_REQ_BLOCK;
+}
+
+static uint32_t blk_end(const struct req_ring *q)
+{
+	return (q->tail / ST_REQ_BLOCK + (q->tail % ST_REQ_BLOCK != 0)) & BLK_MASK;
+}
+
 /* Append @t to @q; its position in *@pos. False: no memory. */
 static bool ring_push(struct req_ring *q, const struct req_timer *t, uint32_t *pos)
 {
-	if (q->tail - q->head == q->cap) {
-		uint32_t ncap = q->cap ? q->cap * 2 : REQ_RING_MIN;
-		struct req_timer *n;
+	if (q->tail % ST_REQ_BLOCK == 0) { /* the tail starts a block */
+		uint32_t first = blk_first(q), used = (blk_end(q) - first) & BLK_MASK;
+		struct req_timer *b;
 
-		if (!ncap || !(n = malloc((size_t)ncap * sizeof(*n))))
+		if (used + 1 > q->nblk) {
+			uint32_t n = q->nblk ? q->nblk * 2 : 2;
+			struct req_timer **nb = n ? calloc(n, sizeof(*nb)) : NULL;
+
+			if (!nb)
+				return false;
+			/* Each block moves to its number's index in the larger table. */
+			for (uint32_t i = 0; i < used; i++) {
+				uint32_t k = (first + i) & BLK_MASK;
+
+				nb[k & (n - 1)] = q->blk[k & (q->nblk - 1)];
+			}
+			free(q->blk);
+			q->blk = nb;
+			q->nblk = n;
+		}
+		b = malloc(ST_REQ_BLOCK * sizeof(*b));
+		if (!b)
 			return false;
-		/* Positions stay: each timer moves to its position's slot in the larger ring. */
-		for (uint32_t i = q->head; i != q->tail; i++)
-			n[i & (ncap - 1)] = q->slot[i & (q->cap - 1)];
-		free(q->slot);
-		q->slot = n;
-		q->cap = ncap;
+		q->blk[(q->tail / ST_REQ_BLOCK) & (q->nblk - 1)] = b;
 	}
 	*pos = q->tail;
-	q->slot[q->tail++ & (q->cap - 1)] = *t;
+	*ring_slot(q, q->tail++) = *t;
 	return true;
+}
+
+/* Take the oldest timer off @q (not empty), freeing a block it leaves behind. */
+static struct req_timer ring_pop(struct req_ring *q)
+{
+	struct req_timer t = *ring_slot(q, q->head);
+
+	if (++q->head % ST_REQ_BLOCK == 0) {
+		uint32_t k = (q->head / ST_REQ_BLOCK - 1) & BLK_MASK;
+
+		free(q->blk[k & (q->nblk - 1)]);
+		q->blk[k & (q->nblk - 1)] = NULL;
+	}
+	return t;
 }
 
 static void local_addr(const struct stack *st, int family, union st_addr *a)
@@ -298,9 +343,9 @@ void req_done(struct stack *st, struct socktab_sock *req, const struct req_part 
 	struct req_ring *q = &st->req_rings[r->retries];
 	struct req_timer *t;
 
-	if (r->retries > ST_SYNACK_RETRIES || !q->cap || r->pos - q->head >= q->tail - q->head)
+	if (r->retries > ST_SYNACK_RETRIES || r->pos - q->head >= q->tail - q->head)
 		return;
-	t = &q->slot[r->pos & (q->cap - 1)];
+	t = ring_slot(q, r->pos);
 	if (t->req != req)
 		return;
 	t->req = NULL;
@@ -371,19 +416,16 @@ void req_timers(struct stack *st)
 		struct req_ring *q = &st->req_rings[lv];
 
 		while (q->head != q->tail && budget > 0) {
-			struct req_timer t = q->slot[q->head & (q->cap - 1)];
+			const struct req_timer *h = ring_slot(q, q->head);
+			struct req_timer t;
 
-			if (t.req && (int32_t)(now - t.at_ms) < 0)
+			if (h->req && (int32_t)(now - h->at_ms) < 0)
 				break;
-			q->head++;
+			t = ring_pop(q);
 			if (t.req) {
 				budget--;
 				req_fire(st, &t);
 			}
-		}
-		if (q->head == q->tail && q->cap > REQ_RING_MIN) { /* a flood is over */
-			free(q->slot);
-			memset(q, 0, sizeof(*q));
 		}
 	}
 }
@@ -395,22 +437,24 @@ void req_free_all(struct stack *st)
 	for (unsigned lv = 0; lv <= ST_SYNACK_RETRIES; lv++) {
 		struct req_ring *q = &st->req_rings[lv];
 
-		for (uint32_t i = q->head; i != q->tail; i++) {
-			struct req_timer *t = &q->slot[i & (q->cap - 1)];
+		while (q->head != q->tail) {
+			struct req_timer t = ring_pop(q);
 			const struct req_part *r;
 			union st_addr la;
 
-			if (!t->req)
+			if (!t.req)
 				continue;
-			r = socktab_req_priv(t->req);
+			r = socktab_req_priv(t.req);
 			if (r) {
 				local_addr(st, r->family, &la);
-				tcp_send_raw(st, r->family, &la, &t->raddr, t->lport, t->rport,
+				tcp_send_raw(st, r->family, &la, &t.raddr, t.lport, t.rport,
 					     r->iss + 1, 0, TH_RST, 0, NULL, 0);
 			}
-			socktab_sock_put(t->req);
+			socktab_sock_put(t.req);
 		}
-		free(q->slot);
+		for (uint32_t i = 0; i < q->nblk; i++) /* the block of an empty ring's head */
+			free(q->blk[i]);
+		free(q->blk);
 		memset(q, 0, sizeof(*q));
 	}
 	st->synq_total = 0;
