@@ -441,7 +441,7 @@ void tcp_input(struct stack *st, const struct pkt *p)
 	if (sk && socktab_req_priv(sk)) {
 		int err = req_input(st, p, &s, sk);
 
-		socktab_sock_put(sk);
+		lk_put(st, sk);
 		if (err != -ENOENT)
 			return;
 		/* The request left its queue since the lookup: what is in its place now (its
@@ -449,7 +449,7 @@ void tcp_input(struct stack *st, const struct pkt *p)
 		 * request does. */
 		sk = lk_tcp(st, p, s.sport, s.dport);
 		if (sk && socktab_req_priv(sk)) {
-			socktab_sock_put(sk);
+			lk_put(st, sk);
 			return;
 		}
 	}
