@@ -407,6 +407,12 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 			if (!had_saddr)
 				socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY, false);
 		}
+		/* tcp_set_state(CLOSE): a port bind(0) gave goes back (inet_num = 0; sport stays);
+		 * one bind() named stays. */
+		if (socktab__sk_num(sk) && !(sk->userlocks & SOCKTAB__BINDPORT_LOCK)) {
+			socktab__put_port(sk);
+			socktab__sk_set_num(sk, 0);
+		}
 		goto out;
 	}
 	socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY, false); /* it has the route's source now */

@@ -1900,6 +1900,11 @@ static void sock_call(struct input *in, int kind, int i)
 	 * listen() got its port, which a socket that had none keeps. */
 	if (!socks[i].udp && kind == 2 && err == -EINVAL && !num0 && socktab__sk_num(sk))
 		autobind = true;
+	/* And a TCP connect() failing in its port search gives back a port bind(0) gave, as the
+	 * kernel's tcp_set_state(CLOSE) does (getsockname still shows it). */
+	if (!socks[i].udp && kind == 1 && num0 && !socktab__sk_num(sk) &&
+	    !(sk->userlocks & SOCKTAB__BINDPORT_LOCK))
+		autobind = true;
 	check_unchanged(&s, names[kind], err, autobind);
 	ea = socktab_getsockname(sk, (struct sockaddr *)&after, &la);
 	/*
