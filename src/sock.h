@@ -93,7 +93,8 @@ struct socktab_sock {
 	uid_t uid;                         /* (s) owner uid (SO_REUSEPORT same-owner rule) */
 	uint16_t sport;                    /* (s) port getsockname reports (kernel inet_sport): kept
 					    * after the port is given back by a reset or disconnect */
-	uint8_t userlocks;                 /* (s) SOCKTAB__*_LOCK, CONNECT_BIND */
+	_Atomic uint8_t userlocks;         /* (s) SOCKTAB__*_LOCK, CONNECT_BIND; a port's other
+					    * owners read it under its bhash lock (bind.c) */
 	_Atomic uint8_t kind;              /* (c) enum socktab__kind | SOCKTAB__HAS_PRIV, and
 					    * SOCKTAB__IN_POOL (p) */
 	/* The caller's area follows at the next line (socktab__sk_priv). */
