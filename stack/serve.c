@@ -654,6 +654,50 @@ static void print_counters(struct stack *st)
 /* TIME_WAIT entries expired per loop iteration. */
 #define TW_BUDGET 64
 
+/* What both poll loops (TUN and AF_XDP) keep between iterations. */
+struct loop {
+	uint64_t end;       /* --duration's end on the stack clock, 0: until a signal */
+	uint64_t next_tick; /* the next TIME_WAIT tick */
+	bool tw_due;        /* the last tick's budget ran out: tick again without waiting */
+};
+
+static void loop_start(struct stack *st, struct loop *L)
+{
+	st->now_ns = st_now_ns();
+	L->next_tick = st->now_ns + 100000000u;
+	L->end = st->cfg.duration > 0 ? st->now_ns + (uint64_t)(st->cfg.duration * 1e9) : 0;
+	L->tw_due = false;
+}
+
+/* The top of an iteration: whether to go on, then a SIGUSR1 dump and the active flows. */
+static bool loop_next(struct stack *st, struct loop *L)
+{
+	if (stop_flag || (L->end && st->now_ns >= L->end))
+		return false;
+	if (dump_flag) {
+		dump_flag = 0;
+		ss_dump(st, stdout);
+	}
+	client_pump(st);
+	return true;
+}
+
+/* After a batch: the retransmission timers, then TIME_WAIT expiry. */
+static void loop_timers(struct stack *st, struct loop *L)
+{
+	uint64_t due;
+
+	tcp_timers(st);
+	if (L->tw_due || st->now_ns >= L->next_tick) {
+		/* At most TW_BUDGET entries per iteration, tens of microseconds at most
+		 * (docs/embedding.md, "Bounded work per iteration"); the net's clock is
+		 * CLOCK_MONOTONIC, as ours. */
+		L->tw_due = socktab_net_tick_budget(st->net, TW_BUDGET, &due) >= 0 &&
+			    due <= st->now_ns;
+		L->next_tick = st->now_ns + 100000000u;
+	}
+}
+
 /*
  * The AF_XDP loop: at most 16 batches of frames (each looked up and processed in one
  * read-side section, xsk.c), the timers, a bounded tick, the flows to start; poll() (or with
@@ -662,37 +706,23 @@ static void print_counters(struct stack *st)
  */
 static void run_xsk(struct stack *st)
 {
-	uint64_t end = 0, next_tick, due;
-	bool tw_due = false;
+	struct loop L;
 	unsigned int n = 0;
 
-	st->now_ns = st_now_ns();
-	next_tick = st->now_ns + 100000000u;
-	if (st->cfg.duration > 0)
-		end = st->now_ns + (uint64_t)(st->cfg.duration * 1e9);
-	while (!stop_flag && (!end || st->now_ns < end)) {
-		if (dump_flag) {
-			dump_flag = 0;
-			ss_dump(st, stdout);
-		}
-		client_pump(st);
+	loop_start(st, &L);
+	while (loop_next(st, &L)) {
 		xsk_flush(st);
-		if (n < ST_BATCH && !tw_due && st->cfg.xdp_idle_us) {
+		if (n < ST_BATCH && !L.tw_due && st->cfg.xdp_idle_us) {
 			struct timespec ts = { 0, st->cfg.xdp_idle_us * 1000L };
 
 			nanosleep(&ts, NULL);
-		} else if (n < ST_BATCH && !tw_due && xsk_wait(st, 10) < 0 && errno != EINTR) {
+		} else if (n < ST_BATCH && !L.tw_due && xsk_wait(st, 10) < 0 && errno != EINTR) {
 			break;
 		}
 		st->now_ns = st_now_ns();
 		for (int i = 0; i < 16 && (n = xsk_rx_batch(st)) == ST_BATCH; i++)
 			;
-		tcp_timers(st);
-		if (tw_due || st->now_ns >= next_tick) {
-			tw_due = socktab_net_tick_budget(st->net, TW_BUDGET, &due) >= 0 &&
-				 due <= st->now_ns;
-			next_tick = st->now_ns + 100000000u;
-		}
+		loop_timers(st, &L);
 		xsk_flush(st);
 	}
 }
@@ -701,20 +731,11 @@ static void run(struct stack *st)
 {
 	static uint8_t buf[65536];
 	struct pollfd pfd = { .fd = st->tun_fd, .events = POLLIN };
-	uint64_t end = 0, next_tick, due;
-	bool tw_due = false; /* the last tick's budget ran out: tick again without waiting */
+	struct loop L;
 
-	st->now_ns = st_now_ns();
-	next_tick = st->now_ns + 100000000u;
-	if (st->cfg.duration > 0)
-		end = st->now_ns + (uint64_t)(st->cfg.duration * 1e9);
-	while (!stop_flag && (!end || st->now_ns < end)) {
-		if (dump_flag) {
-			dump_flag = 0;
-			ss_dump(st, stdout);
-		}
-		client_pump(st);
-		if (poll(&pfd, 1, tw_due ? 0 : 10) < 0 && errno != EINTR)
+	loop_start(st, &L);
+	while (loop_next(st, &L)) {
+		if (poll(&pfd, 1, L.tw_due ? 0 : 10) < 0 && errno != EINTR)
 			break;
 		st->now_ns = st_now_ns();
 		/* A batch of packets: the timers and the clock get their turn in between. */
@@ -727,15 +748,7 @@ static void run(struct stack *st)
 			if ((i & 63) == 63)
 				st->now_ns = st_now_ns();
 		}
-		tcp_timers(st);
-		if (tw_due || st->now_ns >= next_tick) {
-			/* At most TW_BUDGET entries per iteration, tens of microseconds at most
-			 * (docs/embedding.md, "Bounded work per iteration"); the net's clock is
-			 * CLOCK_MONOTONIC, as ours. */
-			tw_due = socktab_net_tick_budget(st->net, TW_BUDGET, &due) >= 0 &&
-				 due <= st->now_ns;
-			next_tick = st->now_ns + 100000000u;
-		}
+		loop_timers(st, &L);
 	}
 }
 
