@@ -62,17 +62,23 @@ finish() {
 	exit $?
 }
 
-# start_serve ARGS...: `socktab serve` on st0 with the addresses above, waiting (20 s at most:
-# a loaded machine or a sanitizer build starts slowly) for its ready=1.
-start_serve() {
-	"$SOCKTAB" serve --tun st0 --peer-addr 192.0.2.1/24 --addr 192.0.2.2 \
-		--peer-addr6 2001:db8::1/64 --addr6 2001:db8::2 "$@" >"$OUT" 2>"$TMP/serve.err" &
-	SERVE_PID=$!
+# wait_ready: wait (20 s at most: a loaded machine or a sanitizer build starts slowly) for the
+# endpoint started as $SERVE_PID to print ready=1 into $OUT; 1 if it exited or never did.
+wait_ready() {
 	for _ in $(seq 200); do
 		grep -q '^ready=1' "$OUT" 2>/dev/null && return 0
 		kill -0 "$SERVE_PID" 2>/dev/null || break
 		sleep 0.1
 	done
+	return 1
+}
+
+# start_serve ARGS...: `socktab serve` on st0 with the addresses above, once it is ready.
+start_serve() {
+	"$SOCKTAB" serve --tun st0 --peer-addr 192.0.2.1/24 --addr 192.0.2.2 \
+		--peer-addr6 2001:db8::1/64 --addr6 2001:db8::2 "$@" >"$OUT" 2>"$TMP/serve.err" &
+	SERVE_PID=$!
+	wait_ready && return 0
 	echo "socktab serve did not become ready:" >&2
 	cat "$TMP/serve.err" >&2
 	return 1

@@ -41,11 +41,7 @@ start_xdp() {
 	"$SOCKTAB" xdp0 --peer-addr 192.0.2.1/24 --addr 192.0.2.2 \
 		--peer-addr6 2001:db8::1/64 --addr6 2001:db8::2 "$@" >"$OUT" 2>"$TMP/serve.err" &
 	SERVE_PID=$!
-	for _ in $(seq 200); do
-		grep -q '^ready=1' "$OUT" 2>/dev/null && return 0
-		kill -0 "$SERVE_PID" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_ready && return 0
 	cat "$TMP/serve.err" >&2
 	if grep -q 'AF_XDP socket on\|xsk_umem__create' "$TMP/serve.err"; then
 		SERVE_PID=
