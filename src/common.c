@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What common.h and rcu.h declare and every file may use: lock stripes, the misuse abort, the
- * per-thread registration count the read-side assertions read, pre-faulting, the per-thread
+ * per-thread registration count the read-side assertions read and the online flag, pre-faulting, the per-thread
  * receiving CPU of SO_INCOMING_CPU (socktab_set_rx_cpu, socktab/lookup.h), the per-thread
  * payload a reuseport selector reads (socktab_set_rx_payload), and the
  * ThreadSanitizer grace-period token.
@@ -17,6 +17,7 @@ char socktab__tsan_gp_token;
 #endif
 
 _Thread_local int socktab__registered __attribute__((tls_model("initial-exec")));
+_Thread_local int socktab__online __attribute__((tls_model("initial-exec")));
 _Thread_local int socktab__rx_cpu_set __attribute__((tls_model("initial-exec"))) = -1;
 
 int socktab_set_rx_cpu(int cpu)

@@ -422,9 +422,13 @@ static void close_forgotten(struct socktab_sock *sk, void *arg)
 
 void socktab_net_free(struct socktab_net *net)
 {
+	bool left;
+
 	if (!net)
 		return;
-	/* The grace period below would wait for this very section: a silent hang otherwise. */
+	/* The grace period below would wait for this very section: a silent hang otherwise. An
+	 * online thread's own section is left for the waits (a quiescent state). */
+	left = socktab__rcu_wait_begin();
 	if (socktab__rcu_read_ongoing())
 		socktab__misuse("socktab_net_free inside an RCU read-side section");
 	/* Drop TIME_WAIT entries first: they are owned by the net, not by any caller. */
@@ -453,6 +457,7 @@ void socktab_net_free(struct socktab_net *net)
 	pthread_mutex_destroy(&net->reuseport_lock);
 	free(net->perturb);
 	free(net);
+	socktab__rcu_wait_end(left);
 }
 
 int socktab_net_tick_budget(struct socktab_net *net, unsigned int max_entries,
@@ -869,7 +874,47 @@ int socktab_rcu_reclaim_cpu(int cpu)
 void socktab_thread_unregister(void)
 {
 	if (socktab__registered > 0 && --socktab__registered == 0) {
+		socktab_thread_offline();
 		socktab__bind_spare_release();
 		socktab__rcu_unregister_thread();
 	}
+}
+
+int socktab_thread_online(void)
+{
+	if (!socktab__registered)
+		return -EPERM;
+	if (socktab__online)
+		return -EALREADY;
+	/* Inside a section of its own the thread could not pass a quiescent state. */
+	if (socktab__rcu_read_ongoing())
+		return -EBUSY;
+#ifdef SOCKTAB_NAIVE_ORDER
+	/* The negative control (with SOCKTAB_NAIVE_ONLINE set): online without a section, so a
+	 * grace period ends under the thread's lookups (tests/stress/stress_online.c sees it). */
+	if (getenv("SOCKTAB_NAIVE_ONLINE")) {
+		socktab__online = 2;
+		return 0;
+	}
+#endif
+	socktab__online = 1;
+	socktab__rcu_read_lock();
+	return 0;
+}
+
+void socktab_quiescent_state(void)
+{
+	if (socktab__online != 1)
+		return;
+	socktab__rcu_read_unlock();
+	socktab__rcu_read_lock();
+}
+
+void socktab_thread_offline(void)
+{
+	int was = socktab__online;
+
+	socktab__online = 0;
+	if (was == 1)
+		socktab__rcu_read_unlock();
 }

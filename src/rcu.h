@@ -10,6 +10,7 @@
 #define SOCKTAB_SRC_RCU_H
 
 #include <assert.h>
+#include <stdbool.h>
 
 #if defined(__SANITIZE_THREAD__)
 #define SOCKTAB_TSAN 1
@@ -22,11 +23,13 @@
 /*
  * Inline the read-side lock and unlock (liburcu defines them as functions otherwise). liburcu's
  * README allows this for code under a GPL-compatible licence, which BSD-2-Clause is. Measured on
- * the reference machine: a read-side section costs 10.5 ns through the library's functions and
- * 1.1 ns inlined, against 0.4 ns for the QSBR flavour's (which would also make every reader
- * thread announce quiescent states). The price: a liburcu upgrade that changes the reader's
- * per-thread layout needs socktab rebuilt, as for any program that inlines them. TSan builds
- * keep the functions: inlined, liburcu's own benign races (its futex wake-up) would be reported.
+ * the reference machine, alone in a loop: a read-side section costs 10.5 ns through the
+ * library's functions and 1.1 ns inlined. Between lookups that miss in DRAM it costs more (its
+ * loads hold load-buffer entries behind the misses: docs/concurrency.md), which online threads
+ * (socktab__online below) avoid. The price of inlining: a liburcu upgrade that changes the
+ * reader's per-thread layout needs socktab rebuilt, as for any program that inlines them. TSan
+ * builds keep the functions: inlined, liburcu's own benign races (its futex wake-up) would be
+ * reported.
  */
 #if !defined(_LGPL_SOURCE) && !defined(SOCKTAB_TSAN)
 #define _LGPL_SOURCE
@@ -80,6 +83,10 @@ static inline void socktab__rcu_barrier(void)
 
 /* How often the calling thread called socktab_thread_register() (net.c). */
 extern _Thread_local int socktab__registered __attribute__((tls_model("initial-exec")));
+/* 1: the calling thread is online (socktab_thread_online(), net.c) and holds one read-side
+ * section from there to its next quiescent state; 2: online without one (the negative-control
+ * build's naive order); 0: not online. */
+extern _Thread_local int socktab__online __attribute__((tls_model("initial-exec")));
 
 static inline void socktab__rcu_read_lock(void)
 {
@@ -106,6 +113,26 @@ static inline void socktab__synchronize_rcu(void)
 #ifdef SOCKTAB_TSAN
 	socktab__tsan_acquire(&socktab__tsan_gp_token);
 #endif
+}
+
+/*
+ * Around a wait for a grace period or for the callbacks (socktab__synchronize_rcu,
+ * socktab__rcu_barrier): an online thread leaves its own section first, as liburcu's QSBR flavour
+ * goes offline in its synchronize_rcu, or it would wait for itself. Returns whether it left; the
+ * thread then reads socktab__rcu_read_ongoing() to see if a section of its own is still open.
+ */
+static inline bool socktab__rcu_wait_begin(void)
+{
+	if (socktab__online != 1)
+		return false;
+	socktab__rcu_read_unlock();
+	return true;
+}
+
+static inline void socktab__rcu_wait_end(bool left)
+{
+	if (left)
+		socktab__rcu_read_lock();
 }
 
 /* Hand @obj to a reclaim callback; the callback must start with socktab__rcu_cb_enter(obj). */

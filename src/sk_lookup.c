@@ -109,15 +109,11 @@ int socktab_sk_lookup_attach(struct socktab_net *net, socktab_sk_lookup_fn fn, v
 	return id;
 }
 
-int socktab_sk_lookup_detach(struct socktab_net *net, int id)
+static int detach(struct socktab_net *net, int id)
 {
 	struct socktab__sk_lookup_array *old, *a = NULL;
 	uint32_t i, n;
 
-	if (!net)
-		return -EINVAL;
-	if (socktab__rcu_read_ongoing())
-		return -EDEADLK;
 	socktab__lock(&net->settings_lock);
 	old = atomic_load_explicit(&net->sk_lookup, memory_order_relaxed);
 	n = old ? old->n : 0;
@@ -152,6 +148,21 @@ int socktab_sk_lookup_detach(struct socktab_net *net, int id)
 	free(old);
 #endif
 	return 0;
+}
+
+int socktab_sk_lookup_detach(struct socktab_net *net, int id)
+{
+	bool left;
+	int err;
+
+	if (!net)
+		return -EINVAL;
+	/* An online thread passes a quiescent state here; a section of the caller's own would
+	 * make the wait below wait for itself. */
+	left = socktab__rcu_wait_begin();
+	err = socktab__rcu_read_ongoing() ? -EDEADLK : detach(net, id);
+	socktab__rcu_wait_end(left);
+	return err;
 }
 
 void socktab__sk_lookup_free(struct socktab_net *net)

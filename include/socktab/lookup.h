@@ -21,7 +21,9 @@
  *   unlock, and not after (every socket and TIME_WAIT entry is freed only after a grace period,
  *   so it cannot be reused meanwhile, though it may be closing: its state may change under
  *   you). To keep one beyond the section, take a reference with socktab_sock_hold() inside it.
- *   A poll-mode core wraps a whole burst of packets in one section. The read side is liburcu's
+ *   A poll-mode core wraps a whole burst of packets in one section, or goes online
+ *   (socktab_thread_online(), socktab/net.h) and needs no section at all: there a result is
+ *   valid until the thread's next socktab_quiescent_state(). The read side is liburcu's
  *   urcu-memb flavour: a section costs two thread-local writes and no fence.
  *
  * A net's dispatch callbacks (socktab/sk_lookup.h, R125) run inside every form of the lookups
@@ -40,8 +42,10 @@ extern "C" {
 
 /*
  * Enter / leave an RCU read-side section (nests). A thread must be registered
- * (socktab_thread_register(); debug builds assert it). Do not call control functions (bind,
- * connect, close, ...) inside a section.
+ * (socktab_thread_register(); debug builds assert it). Inside a section, do not call the
+ * functions that wait for a grace period (socktab_net_free(), socktab_sk_lookup_detach()) or
+ * socktab_thread_unregister(); docs/concurrency.md lists what may run there. An online thread
+ * (socktab_thread_online(), socktab/net.h) needs no section.
  * Context: registered thread.
  */
 void socktab_rcu_read_lock(void);
@@ -82,7 +86,7 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 					      const struct in6_addr *saddr, uint16_t sport,
 					      const struct in6_addr *daddr, uint16_t dport, int dif, int sdif);
 /* The RCU-scoped forms of the lookups above: no reference. Context: inside
- * socktab_rcu_read_lock() ... socktab_rcu_read_unlock(). */
+ * socktab_rcu_read_lock() ... socktab_rcu_read_unlock(), or on an online thread. */
 struct socktab_sock *socktab_lookup_tcp4_rcu(struct socktab_net *net, uint32_t saddr,
 					     uint16_t sport, uint32_t daddr, uint16_t dport,
 					     int dif, int sdif);

@@ -22,6 +22,39 @@ void socktab_thread_register(void);
 void socktab_thread_unregister(void);
 
 /*
+ * Online threads: the read side of a poll-mode core, which looks up every packet of every burst
+ * and has natural points where it holds nothing it found (between bursts). socktab_thread_online()
+ * opens one read-side section that lasts until socktab_thread_offline(); socktab_quiescent_state()
+ * closes it and opens the next, and is the only place where a grace period can end for this
+ * thread. The semantics are those of liburcu's QSBR flavour, built on the urcu-memb sections
+ * every other thread uses, so both kinds of thread mix freely.
+ *
+ * While online, the thread is inside a read-side section for every rule of this API: it calls
+ * the _rcu lookups (socktab/lookup.h) with no socktab_rcu_read_lock() around them, so a lookup
+ * does no thread-local write at all, which on a core with many lookups in flight is worth about
+ * a tenth of the lookup (docs/benchmarks.md). What it found stays valid until its next quiescent
+ * state or offline. Every call allowed inside a section is allowed (docs/concurrency.md); the two
+ * that wait for a grace period, socktab_net_free() and socktab_sk_lookup_detach(), pass a
+ * quiescent state on the way instead of waiting for the thread itself.
+ *
+ * The price: no memory is reclaimed (in any thread) until every online thread has passed a
+ * quiescent state, so a thread that stops announcing them holds back every close and every
+ * expired TIME_WAIT entry, and socktab_net_free() waits for it. Go offline before blocking (a
+ * poll loop that sleeps in epoll_wait, a thread about to be joined).
+ *
+ * socktab_thread_online(): 0; -EPERM (thread not registered), -EALREADY (already online),
+ * -EBUSY (inside a read-side section: it could never pass a quiescent state).
+ * socktab_quiescent_state() and socktab_thread_offline() do nothing on a thread that is not
+ * online; socktab_thread_unregister() takes the thread offline.
+ * Context: registered thread, outside any read-side section of its own (socktab_rcu_read_lock):
+ * one opened inside and still open across a quiescent state keeps its results valid, as it
+ * should, but no grace period ends until it is closed.
+ */
+int socktab_thread_online(void);
+void socktab_quiescent_state(void);
+void socktab_thread_offline(void);
+
+/*
  * Where memory is reclaimed. A closed socket or an expired TIME_WAIT entry goes back to its pool
  * after an RCU grace period, through liburcu's call_rcu worker thread. By default liburcu makes
  * that thread the first time a thread frees something, and the worker inherits that thread's CPU

@@ -76,8 +76,9 @@ int socktab_sk_lookup_attach(struct socktab_net *net, socktab_sk_lookup_fn fn, v
  * Detach attachment @id. 0; -EINVAL (@net NULL), -ENOENT (no such attachment), -EDEADLK (called
  * inside a read-side section, where the wait below would never end). When it returns, no lookup
  * runs the callback of @id any more: its @arg may be freed.
- * Context: registered thread, outside any RCU read-side section (it waits for a grace period);
- * takes the net's settings lock.
+ * Context: registered thread, outside any RCU read-side section of its own (it waits for a grace
+ * period; on an online thread, socktab/net.h, that is a quiescent state); takes the net's
+ * settings lock.
  */
 int socktab_sk_lookup_detach(struct socktab_net *net, int id);
 

@@ -23,7 +23,9 @@
  * lock-free and may run on any registered thread concurrently with control calls on other
  * threads. Control calls (bind, connect, close, setsockopt...) on *different* sockets may run
  * concurrently; they take per-bucket locks. Calls on the *same* socket are serialised by a
- * per-socket lock. Each function's comment ends with its Context: what it needs and takes.
+ * per-socket lock. A poll-mode thread may go online (socktab_thread_online()) and announce
+ * quiescent states instead of opening read-side sections. Each function's comment ends with its
+ * Context: what it needs and takes.
  *
  * Rule numbers (R1...) in the comments refer to docs/rules.md, which states the kernel behaviour
  * each one names.
