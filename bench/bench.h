@@ -67,16 +67,18 @@ int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int ro
 
 /* ---- lookup (lookup.c) ---- */
 enum bench_table {
-	BENCH_TABLE_SOCKTAB,        /* RCU-scoped lookups, no reference */
+	BENCH_TABLE_SOCKTAB,        /* RCU-scoped lookups, no reference, on an online thread */
 	BENCH_TABLE_SOCKTAB_SHARED, /* socktab net whose tables are shared with another net */
 	BENCH_TABLE_SOCKTAB_REF,    /* socktab's table, referenced lookups (lookup + sock_put) */
+	BENCH_TABLE_SOCKTAB_SECTIONS, /* socktab's table, one read-side section per lookup */
 	BENCH_TABLE_RTE_HASH,
 	BENCH_TABLE_LFHT,
 	BENCH_TABLE_COUNT,
 };
 const char *bench_table_name(enum bench_table t);
 bool bench_table_available(enum bench_table t);
-/* socktab, socktab-shared and socktab-ref: socktab tables (they have listeners). */
+/* socktab, socktab-shared, socktab-ref and socktab-sections: socktab tables (they have
+ * listeners). */
 bool bench_table_is_socktab(enum bench_table t);
 
 enum bench_lookup_mode {

@@ -72,6 +72,7 @@ static const char *const table_names[BENCH_TABLE_COUNT] = {
 	[BENCH_TABLE_SOCKTAB] = "socktab",
 	[BENCH_TABLE_SOCKTAB_SHARED] = "socktab-shared",
 	[BENCH_TABLE_SOCKTAB_REF] = "socktab-ref",
+	[BENCH_TABLE_SOCKTAB_SECTIONS] = "socktab-sections",
 	[BENCH_TABLE_RTE_HASH] = "rte_hash",
 	[BENCH_TABLE_LFHT] = "lfht",
 };
@@ -100,7 +101,7 @@ static const struct peer_ops *peer_of(enum bench_table t)
 bool bench_table_is_socktab(enum bench_table t)
 {
 	return t == BENCH_TABLE_SOCKTAB || t == BENCH_TABLE_SOCKTAB_SHARED ||
-	       t == BENCH_TABLE_SOCKTAB_REF;
+	       t == BENCH_TABLE_SOCKTAB_REF || t == BENCH_TABLE_SOCKTAB_SECTIONS;
 }
 
 bool bench_table_available(enum bench_table t)
@@ -346,11 +347,22 @@ static inline uint64_t st_touch(struct socktab_sock *sk, unsigned words)
 	return area_touch(priv, words);
 }
 
+/* How socktab's lookups are scoped: on an online thread with a quiescent state per ST_QS_EVERY
+ * lookups or per burst, as a poll-mode core runs (socktab's own rows); one read-side section per
+ * lookup or burst (socktab-sections); referenced lookups (socktab-ref). */
+enum st_scope { ST_ONLINE, ST_SECTIONS, ST_REFS };
+#define ST_QS_EVERY 64
+
 static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, uint64_t n,
-			   int burst, bool listener, bool refs, unsigned words)
+			   int burst, bool listener, enum st_scope scope, unsigned words)
 {
 	uint64_t hits = 0, sum = 0;
+	bool refs = scope == ST_REFS, online = scope == ST_ONLINE;
 
+	if (online && socktab_thread_online()) {
+		fprintf(stderr, "bench lookup: socktab_thread_online failed\n");
+		exit(1);
+	}
 	if (burst > 1) {
 		struct socktab_sock *out[256];
 		struct socktab_tuple4 k[256];
@@ -365,7 +377,7 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 				k[i] = (struct socktab_tuple4){ q[j + i].saddr, q[j + i].daddr,
 								q[j + i].sport, q[j + i].dport,
 								SOCKTAB_LOOPBACK_IFINDEX, 0 };
-			if (!refs)
+			if (scope == ST_SECTIONS)
 				socktab_rcu_read_lock(); /* one section for the whole burst */
 			socktab_lookup_tcp_burst(net, k, b, out, flags);
 			for (unsigned i = 0; i < b; i++)
@@ -375,8 +387,10 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 					if (refs)
 						socktab_sock_put(out[i]);
 				}
-			if (!refs)
+			if (scope == ST_SECTIONS)
 				socktab_rcu_read_unlock();
+			else if (online)
+				socktab_quiescent_state(); /* between bursts */
 		}
 	} else if (refs) {
 		for (uint64_t j = 0; j < n; j++) {
@@ -393,6 +407,23 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 				sum += st_touch(sk, words);
 				socktab_sock_put(sk);
 			}
+		}
+	} else if (online) {
+		for (uint64_t j = 0; j < n; j++) {
+			struct socktab_sock *sk =
+				listener ? socktab_lookup_tcp4_rcu(net, q[j].saddr, q[j].sport,
+								   q[j].daddr, q[j].dport,
+								   SOCKTAB_LOOPBACK_IFINDEX, 0)
+					 : socktab_lookup_established4_rcu(net, q[j].saddr, q[j].sport,
+									   q[j].daddr, q[j].dport,
+									   SOCKTAB_LOOPBACK_IFINDEX, 0);
+
+			if (sk) {
+				hits++;
+				sum += st_touch(sk, words);
+			}
+			if (j % ST_QS_EVERY == ST_QS_EVERY - 1)
+				socktab_quiescent_state();
 		}
 	} else {
 		for (uint64_t j = 0; j < n; j++) {
@@ -412,6 +443,8 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 			socktab_rcu_read_unlock();
 		}
 	}
+	if (online)
+		socktab_thread_offline();
 	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
 	return hits;
 }
@@ -458,7 +491,8 @@ static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct p
 struct built {
 	enum bench_table t;
 	struct st_table own;   /* socktab tables built for this entry */
-	struct st_table *st;   /* the socktab table it looks up (socktab-ref: socktab's) */
+	struct st_table *st;   /* the socktab table it looks up (socktab-ref, -sections:
+				* socktab's) */
 	const struct peer_ops *ops;
 	void *tab;
 	unsigned char *objs;   /* peers: one object per key, obj_size bytes each */
@@ -526,14 +560,15 @@ static void unbuild(struct built *b)
 	b->objs = NULL;
 }
 
-/* Build @b; @socktab is the plain socktab table when already built (socktab-ref uses it). */
+/* Build @b; @socktab is the plain socktab table when already built (socktab-ref and
+ * socktab-sections use it). */
 static int build(const struct bench_lookup_cfg *c, enum bench_table t, struct built *b,
 		 struct st_table *socktab, struct bench_lookup_result *r)
 {
 	memset(b, 0, sizeof(*b));
 	b->t = t;
 	b->st = &b->own;
-	if (t == BENCH_TABLE_SOCKTAB_REF && socktab) {
+	if ((t == BENCH_TABLE_SOCKTAB_REF || t == BENCH_TABLE_SOCKTAB_SECTIONS) && socktab) {
 		b->st = socktab;
 		return 0;
 	}
@@ -558,7 +593,10 @@ static uint64_t pass(const struct built *b, const struct bench_lookup_cfg *c,
 		return peer_lookups(b->ops, b->tab, q, n, c->burst, touch_words(c), native);
 	*native = c->burst > 1;
 	return st_lookups(b->st->net, q, n, c->burst, c->mode == BENCH_LOOKUP_LISTENER,
-			  b->t == BENCH_TABLE_SOCKTAB_REF, touch_words(c));
+			  b->t == BENCH_TABLE_SOCKTAB_REF	 ? ST_REFS
+			  : b->t == BENCH_TABLE_SOCKTAB_SECTIONS ? ST_SECTIONS
+								 : ST_ONLINE,
+			  touch_words(c));
 }
 
 /* ---- reader threads ---- */
@@ -728,7 +766,8 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 		r[i].bytes = bench_rss_bytes() - rss0;
 		if (t[i] == BENCH_TABLE_SOCKTAB && !err)
 			socktab = b[i].st;
-		if (t[i] == BENCH_TABLE_SOCKTAB_REF && b[i].st != &b[i].own) {
+		if ((t[i] == BENCH_TABLE_SOCKTAB_REF || t[i] == BENCH_TABLE_SOCKTAB_SECTIONS) &&
+		    b[i].st != &b[i].own) {
 			/* Same table as socktab's: its memory is that one's. */
 			for (int j = 0; j < i; j++)
 				if (t[j] == BENCH_TABLE_SOCKTAB)
@@ -1077,6 +1116,9 @@ static void print_table(struct bench_out *o, const struct bench_lookup_cfg *c, e
 	bench_out_dbl(o, "build_s", "%.2f", r->build_s);
 	if (t == BENCH_TABLE_SOCKTAB_REF)
 		bench_out_str(o, "table", "socktab's (the same net, looked up with references)");
+	if (t == BENCH_TABLE_SOCKTAB_SECTIONS)
+		bench_out_str(o, "table", "socktab's (the same net, one read-side section per "
+					  "lookup or burst)");
 	bench_out_str(o, "burst_native", r->burst_native ? "yes" : "no");
 	if (t == BENCH_TABLE_SOCKTAB && tw_n) {
 		bench_out_u64(o, "timewait_entries", tw->entries);
@@ -1119,6 +1161,7 @@ int bench_lookup_main(int argc, char **argv)
 		[BENCH_TABLE_SOCKTAB] = "socktab",
 		[BENCH_TABLE_SOCKTAB_SHARED] = "socktab-shared",
 		[BENCH_TABLE_SOCKTAB_REF] = "socktab-ref",
+		[BENCH_TABLE_SOCKTAB_SECTIONS] = "socktab-sections",
 		[BENCH_TABLE_RTE_HASH] = "rte_hash",
 		[BENCH_TABLE_LFHT] = "lfht",
 		[BENCH_TABLE_COUNT] = "all",
@@ -1236,6 +1279,7 @@ int bench_lookup_main(int argc, char **argv)
 			sel[t] = peer == t;
 	}
 	sel[BENCH_TABLE_SOCKTAB] = true; /* the reference for every ratio */
+	sel[BENCH_TABLE_SOCKTAB_SECTIONS] = true; /* what going online buys, same table */
 	if (refs)
 		sel[BENCH_TABLE_SOCKTAB_REF] = true;
 	for (int t = 0; t < BENCH_TABLE_COUNT; t++)
@@ -1309,6 +1353,17 @@ int bench_lookup_main(int argc, char **argv)
 		snprintf(key, sizeof(key), "ratio_vs_%s", table_names[t]);
 		bench_out_dbl(&o, key, "%.2f",
 			      res[BENCH_TABLE_SOCKTAB].lookups_per_sec / res[t].lookups_per_sec);
+	}
+	/* The same against the peers for a section per lookup, as a thread that is not online. */
+	for (int t = 0; t < BENCH_TABLE_COUNT; t++) {
+		const struct bench_lookup_result *sec = &res[BENCH_TABLE_SOCKTAB_SECTIONS];
+		char key[80];
+
+		if (!sel[t] || bench_table_is_socktab((enum bench_table)t) || res[t].skipped ||
+		    sec->skipped || !(sec->lookups_per_sec > 0))
+			continue;
+		snprintf(key, sizeof(key), "socktab-sections_ratio_vs_%s", table_names[t]);
+		bench_out_dbl(&o, key, "%.2f", sec->lookups_per_sec / res[t].lookups_per_sec);
 	}
 	double lat = bench_mem_latency_ns(res[BENCH_TABLE_SOCKTAB].bytes, c.seed);
 	double par = chase_ns(res[BENCH_TABLE_SOCKTAB].bytes, c.seed, MLP_CHAINS);
