@@ -19,10 +19,13 @@
  * is still read once (the pointer a stack must follow) and socktab's answer is the socket its
  * walk already read.
  *
- * socktab's lookups are the RCU-scoped ones (socktab_rcu_read_lock, ..._rcu lookup, unlock: one
- * section per lookup, one per burst), which take no reference, as the peers take none (their
- * readers rely on RCU or on quiescent writers). The socktab-ref row (--refs) times the
- * referenced form (lookup, then socktab_sock_put) on the same table.
+ * socktab's lookups are the RCU-scoped ones, which take no reference, as the peers take none
+ * (their readers rely on RCU or on quiescent writers), on an online thread as a poll-mode core
+ * runs them (socktab_thread_online; a quiescent state per 64 lookups, or per burst) with no
+ * read-side section of their own. The socktab-sections row times the same table the way a thread
+ * that is not online must (socktab_rcu_read_lock, ..._rcu lookup, unlock: one section per lookup,
+ * one per burst). The socktab-ref row (--refs) times the referenced form (lookup, then
+ * socktab_sock_put) on the same table.
  *
  * --burst B: tables with a batch lookup (socktab_lookup_tcp_burst, rte_hash_lookup_bulk_data up
  * to 64 keys) take B keys per call; the others (lfht) do B single lookups.
@@ -347,6 +350,16 @@ static inline uint64_t st_touch(struct socktab_sock *sk, unsigned words)
 	return area_touch(priv, words);
 }
 
+/* The RCU-scoped lookup of @k: established, or the full TCP lookup of a SYN flood. */
+static inline struct socktab_sock *st_lookup_rcu(struct socktab_net *net, const struct peer_key *k,
+						 bool listener)
+{
+	return listener ? socktab_lookup_tcp4_rcu(net, k->saddr, k->sport, k->daddr, k->dport,
+						  SOCKTAB_LOOPBACK_IFINDEX, 0)
+			: socktab_lookup_established4_rcu(net, k->saddr, k->sport, k->daddr,
+							  k->dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+}
+
 /* How socktab's lookups are scoped: on an online thread with a quiescent state per ST_QS_EVERY
  * lookups or per burst, as a poll-mode core runs (socktab's own rows); one read-side section per
  * lookup or burst (socktab-sections); referenced lookups (socktab-ref). */
@@ -410,13 +423,7 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 		}
 	} else if (online) {
 		for (uint64_t j = 0; j < n; j++) {
-			struct socktab_sock *sk =
-				listener ? socktab_lookup_tcp4_rcu(net, q[j].saddr, q[j].sport,
-								   q[j].daddr, q[j].dport,
-								   SOCKTAB_LOOPBACK_IFINDEX, 0)
-					 : socktab_lookup_established4_rcu(net, q[j].saddr, q[j].sport,
-									   q[j].daddr, q[j].dport,
-									   SOCKTAB_LOOPBACK_IFINDEX, 0);
+			struct socktab_sock *sk = st_lookup_rcu(net, &q[j], listener);
 
 			if (sk) {
 				hits++;
@@ -430,12 +437,7 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 			struct socktab_sock *sk;
 
 			socktab_rcu_read_lock();
-			sk = listener ? socktab_lookup_tcp4_rcu(net, q[j].saddr, q[j].sport,
-								q[j].daddr, q[j].dport,
-								SOCKTAB_LOOPBACK_IFINDEX, 0)
-				      : socktab_lookup_established4_rcu(net, q[j].saddr, q[j].sport,
-									q[j].daddr, q[j].dport,
-									SOCKTAB_LOOPBACK_IFINDEX, 0);
+			sk = st_lookup_rcu(net, &q[j], listener);
 			if (sk) {
 				hits++;
 				sum += st_touch(sk, words);
@@ -1059,7 +1061,7 @@ static uint64_t cache_kib(int index)
 static void help(void)
 {
 	printf("usage: socktab bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|socktab-shared|\n"
-	       "                                   socktab-ref|all] [--refs]\n"
+	       "                                   socktab-ref|socktab-sections|all] [--refs]\n"
 	       "                            [--mode established|listener] [--touch BYTES]\n"
 	       "                            [--slots-per-socket K]\n"
 	       "                            [--threads T] [--lookups L] [--burst B] [--misses PCT]\n"
@@ -1076,7 +1078,10 @@ static void help(void)
 	       "               stack sizes it for its connections (each slot is 4 bytes)\n"
 	       "--refs         also time socktab's referenced lookups (lookup + socktab_sock_put)\n"
 	       "               on the same table, as the row socktab-ref; socktab's own row uses\n"
-	       "               the RCU-scoped lookups (no reference), as the peers take none\n"
+	       "               the RCU-scoped lookups (no reference), as the peers take none, on an\n"
+	       "               online thread (a quiescent state per 64 lookups or per burst); the\n"
+	       "               row socktab-sections, always there, takes a read-side section per\n"
+	       "               lookup or burst on the same table\n"
 	       "--threads T    also run each round on T (1..64) reader threads at once:\n"
 	       "               lookups_per_sec is their aggregate, scaling= over one thread\n"
 	       "--mode listener  a SYN flood: random 4-tuples toward one listener (every lookup\n"

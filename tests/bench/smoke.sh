@@ -37,14 +37,15 @@ check() {
 peers=()
 "$exe" bench lookup --help 2>&1 | grep -q 'rte_hash yes' && peers+=('^ratio_vs_rte_hash=[0-9]')
 "$exe" bench lookup --help 2>&1 | grep -q 'lfht yes' && peers+=('^ratio_vs_lfht=[0-9]')
-check "bench lookup --peer all (20k sockets)" '^mem_latency_ns=[0-9]' "${peers[@]}" -- \
+check "bench lookup --peer all (20k sockets)" '^mem_latency_ns=[0-9]' "${peers[@]}" \
+	'^peer=socktab-sections$' '^ratio_vs_socktab-sections=[0-9]' -- \
 	"$exe" bench lookup --sockets 20000 --lookups 200000 --peer all --seed 1
 check "bench lookup --touch --refs --threads 2 (20k sockets)" '^ratio_vs_socktab-ref=[0-9]' \
 	'^scaling=[0-9]' '^bytes_per_socket=[0-9]' '^bytes_per_timewait=[0-9]' '^hits=200000$' -- \
 	"$exe" bench lookup --sockets 20000 --lookups 200000 --peer all --touch 64 --refs \
 	--threads 2 --seed 1
 check "bench lookup --mode listener --burst 8 --refs" '^mode=listener$' '^hits=200000$' \
-	'^ratio_vs_socktab-ref=[0-9]' -- \
+	'^ratio_vs_socktab-ref=[0-9]' '^ratio_vs_socktab-sections=[0-9]' -- \
 	"$exe" bench lookup --sockets 20000 --lookups 200000 --mode listener --burst 8 --refs \
 	--timewait 0 --seed 1
 check "bench batch, every kind (5k sockets)" '^kind=tcp4$' '^kind=tcp6$' '^kind=udp4$' \
