@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What common.h and rcu.h declare and every file may use: lock stripes, the misuse abort, the
- * per-thread registration count the read-side assertions read and the online flag, pre-faulting, the per-thread
- * receiving CPU of SO_INCOMING_CPU (socktab_set_rx_cpu, socktab/lookup.h), the per-thread
- * payload a reuseport selector reads (socktab_set_rx_payload), and the
+ * per-thread registration count the read-side assertions read and the online flag, pre-faulting,
+ * the per-thread receiving CPU of SO_INCOMING_CPU (socktab_set_rx_cpu, socktab/lookup.h), the
+ * per-thread payload a reuseport selector reads (socktab_set_rx_payload), and the
  * ThreadSanitizer grace-period token.
  * Nothing here calls another file of the library.
  */

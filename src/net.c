@@ -891,7 +891,7 @@ int socktab_thread_online(void)
 		return -EBUSY;
 #ifdef SOCKTAB_NAIVE_ORDER
 	/* The negative control (with SOCKTAB_NAIVE_ONLINE set): online without a section, so a
-	 * grace period ends under the thread's lookups (tests/stress/stress_online.c sees it). */
+	 * grace period ends under the thread's lookups (tests/unit/test_online.c sees it). */
 	if (getenv("SOCKTAB_NAIVE_ONLINE")) {
 		socktab__online = 2;
 		return 0;

@@ -7,7 +7,8 @@
  * (nets with tiny port ranges and tables, sockets of any family and protocol, addresses of any
  * family and length, option values of any size, garbage sysctls, states out of range, devices,
  * VRFs and addresses, device bindings, lookups on any ingress device). Nothing is filtered out
- * before the call: socktab must turn garbage into an errno.
+ * before the call: socktab must turn garbage into an errno. The fuzzing thread also goes online
+ * and offline (socktab_thread_online()) between calls: every check below must hold either way.
  *
  * A model is kept on the side: the nets with their devices (lo, and d0, d1, a VRF v0 with its
  * slave d2 in the first net from the start) and addresses, the open sockets (handles the fuzzer
@@ -2453,6 +2454,25 @@ static void op_sockdev(struct input *in)
 			  dev1, r, name, len);
 }
 
+/* The fuzzing thread goes online or offline (socktab/net.h): every call must behave the same on
+ * an online thread, the lookups' sections nest in its own, and net_free passes a quiescent
+ * state instead of waiting for it. */
+static bool online;
+
+static void toggle_online(void)
+{
+	int r;
+
+	if (online) {
+		socktab_thread_offline();
+		online = false;
+		return;
+	}
+	if ((r = socktab_thread_online()))
+		violation("socktab_thread_online() returned %d", r);
+	online = r == 0;
+}
+
 static void run_op(struct input *in)
 {
 	uint8_t op = u8(in);
@@ -2465,10 +2485,15 @@ static void run_op(struct input *in)
 	case 0:
 		op_net_new(in);
 		break;
-	case 1:
-		if (u8(in) % 8 == 0) /* rare: a freed net loses all its sockets */
+	case 1: {
+		uint8_t b = u8(in);
+
+		if (b % 8 == 0) /* rare: a freed net loses all its sockets */
 			op_net_free(in);
+		else if (b % 8 == 1) /* the ops that follow run on an online thread, or not */
+			toggle_online();
 		break;
+	}
 	case 2:
 	case 3:
 		op_socket(in);
@@ -2571,5 +2596,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int n = 0; n < MAX_NETS; n++)
 		if (nets[n].net)
 			socktab_net_free(nets[n].net);
+	if (online)
+		toggle_online();
 	return 0;
 }
