@@ -75,9 +75,20 @@ static inline void socktab__rcu_worker_use(struct call_rcu_data *w)
 	urcu_memb_set_thread_call_rcu_data(w);
 }
 
+/* A wait for a grace period inside a section (an online thread's own included: its callers
+ * leave it first, socktab__rcu_wait_begin below) would wait for itself. Builds with the packet
+ * path's checks stop at such a wait. */
+#ifdef SOCKTAB_PACKET_PATH_CHECKS
+#define SOCKTAB__ASSERT_CAN_WAIT()                                                                 \
+	assert(!urcu_memb_read_ongoing() && "a grace-period wait inside a read-side section")
+#else
+#define SOCKTAB__ASSERT_CAN_WAIT() ((void)0)
+#endif
+
 /* Wait until every callback handed to socktab__call_rcu() so far has run. */
 static inline void socktab__rcu_barrier(void)
 {
+	SOCKTAB__ASSERT_CAN_WAIT();
 	urcu_memb_barrier();
 }
 
@@ -109,6 +120,7 @@ static inline void socktab__rcu_read_unlock(void)
 /* Wait for a grace period; everything read-side sections did before it is visible after. */
 static inline void socktab__synchronize_rcu(void)
 {
+	SOCKTAB__ASSERT_CAN_WAIT();
 	urcu_memb_synchronize_rcu();
 #ifdef SOCKTAB_TSAN
 	socktab__tsan_acquire(&socktab__tsan_gp_token);
