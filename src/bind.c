@@ -12,7 +12,8 @@
  * (R55); tb2 is only ever touched under locks and freed at once.
  * Rules implemented: R37-R45 (entry checks, overlap relation, conflict predicate, which owners are
  * compared, fast paths), R49-R50 (bind(0)), R58 (bucket reset when only connect() owners remain),
- * R60 (IP_BIND_ADDRESS_NO_PORT), R64-R66 (ranges, reserved ports).
+ * R60 (IP_BIND_ADDRESS_NO_PORT), R64-R66 (ranges, reserved ports), R109 (a TCP socket's own
+ * reuseport group in the conflict checks).
  * VRF (R98): a bucket belongs to one L3 master (the VRF of its owners' bound device, or 0), so
  * the same port binds once in the default domain and once per VRF; with tcp_l3mdev_accept
  * everything shares domain 0. The domain is the one the socket had when it took the port; a
@@ -497,13 +498,33 @@ bool socktab__rcv_saddr_equal(const struct socktab_sock *sk, const struct sockta
 	return rcv_saddr_equal(sk, sk2, match_wildcard);
 }
 
+/*
+ * Does @sk hold a reuseport group (sk_reuseport_cb)? Before it listens, only the one of its own
+ * that SO_ATTACH_REUSEPORT_CBPF gave it while it was in no table (R108, R109); listen() keeps or
+ * drops that group only after its conflict check. Caller holds @sk's socket lock, as attach does.
+ */
+static bool holds_group(const struct socktab_sock *sk)
+{
+	return atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed) != NULL;
+}
+
+/*
+ * inet_csk_bind_conflict's reuseport_cb_ok: SO_REUSEPORT may excuse @sk only while it holds no
+ * group. The kernel also excuses a group with closed members that can migrate; socktab has no
+ * such members, since a listener leaves its group when it stops listening.
+ */
+static bool reuseport_cb_ok(const struct socktab_sock *sk)
+{
+	return !holds_group(sk);
+}
+
 /* R42. sk2 may be a TIME_WAIT entry (its reuse flags are the original socket's). */
 static bool bind_conflict(const struct socktab_sock *sk, const struct socktab_sock *sk2,
-			  bool relax, bool reuseport_ok)
+			  bool relax, bool cb_ok, bool reuseport_ok)
 {
 	uint32_t d1 = RD(sk->bound_dev_if), d2 = RD(sk2->bound_dev_if);
 	int st2 = RD(sk2->state);
-	bool rp = RD(sk->reuseport) && RD(sk2->reuseport) &&
+	bool rp = RD(sk->reuseport) && RD(sk2->reuseport) && cb_ok &&
 		  (st2 == SOCKTAB_TCP_TIME_WAIT || sk->uid == sk2->uid);
 
 	if (sk == sk2)
@@ -517,7 +538,7 @@ static bool bind_conflict(const struct socktab_sock *sk, const struct socktab_so
 
 /* R41 then R42 for an owner of a tb2 that sk is compared with as a whole. */
 static bool bhash2_conflict(const struct socktab_sock *sk, const struct socktab__tb2 *tb2,
-			    bool relax, bool reuseport_ok)
+			    bool relax, bool cb_ok, bool reuseport_ok)
 {
 	for (const struct socktab_sock *sk2 = tb2->owners; sk2; sk2 = socktab__sk_bl(sk2)->next) {
 		if (socktab__ipv6_only(sk2)) {
@@ -526,7 +547,7 @@ static bool bhash2_conflict(const struct socktab_sock *sk, const struct socktab_
 			if (sk->family == AF_INET || socktab__v6_is_mapped(&a))
 				continue;
 		}
-		if (bind_conflict(sk, sk2, relax, reuseport_ok))
+		if (bind_conflict(sk, sk2, relax, cb_ok, reuseport_ok))
 			return true;
 	}
 	return false;
@@ -555,14 +576,14 @@ static bool addr_any_conflict(const struct socktab_sock *sk, const struct sockta
 	bool sk_plain_v6 = sk->family == AF_INET6 && !socktab__v6_is_mapped(&a);
 	/* 0.0.0.0 and :: hash to the same bhash2 chain (R7): one walk finds both. */
 	struct socktab__bhead2 *h2 = bhash2_head(tb->net, &any6, tb->port);
-	bool conflict = false;
+	bool cb_ok = reuseport_cb_ok(sk), conflict = false;
 
 	socktab__lock(socktab__bhead2_lock(tb->net->tab, h2));
 	for (const struct socktab__tb2 *tb2 = h2->chain; tb2 && !conflict; tb2 = tb2->next) {
 		bool any = tb2->addr_type == SOCKTAB__ADDR_ANY ||
 			   (tb2->addr_type == SOCKTAB__ADDR_MAPPED && tb2->v4 == 0 && !sk_plain_v6);
 
-		if (tb2->tb == tb && any && bhash2_conflict(sk, tb2, relax, reuseport_ok))
+		if (tb2->tb == tb && any && bhash2_conflict(sk, tb2, relax, cb_ok, reuseport_ok))
 			conflict = true;
 	}
 	socktab__unlock(socktab__bhead2_lock(tb->net->tab, h2));
@@ -573,23 +594,29 @@ static bool addr_any_conflict(const struct socktab_sock *sk, const struct sockta
 static bool csk_bind_conflict(const struct socktab_sock *sk, const struct socktab__tb *tb,
 			      const struct socktab__tb2 *tb2, bool relax, bool reuseport_ok)
 {
+	bool cb_ok = reuseport_cb_ok(sk);
+
 	if (!use_hash2_on_bind(sk)) {
 		for (const struct socktab__tb2 *t2 = tb->tb2_list; t2; t2 = t2->tb_next)
 			for (const struct socktab_sock *sk2 = t2->owners; sk2; sk2 = socktab__sk_bl(sk2)->next)
-				if (bind_conflict(sk, sk2, relax, reuseport_ok) &&
+				if (bind_conflict(sk, sk2, relax, cb_ok, reuseport_ok) &&
 				    rcv_saddr_equal(sk, sk2, true))
 					return true;
 		return false;
 	}
-	return tb2 && bhash2_conflict(sk, tb2, relax, reuseport_ok);
+	return tb2 && bhash2_conflict(sk, tb2, relax, cb_ok, reuseport_ok);
 }
 
-/* R44: the SO_REUSEPORT fast path. */
+/*
+ * R44: the SO_REUSEPORT fast path (sk_reuseport_match). Never for a socket that holds a group of
+ * its own (R109): the full check must see it; and update_fastreuse() then records it as a
+ * socket the bucket did not match (FASTREUSEPORT_STRICT), as the kernel does.
+ */
 static bool reuseport_match(const struct socktab__tb *tb, const struct socktab_sock *sk)
 {
 	int frp = RD(tb->fastreuseport);
 
-	if (frp <= 0 || !RD(sk->reuseport) || tb->fastuid != sk->uid)
+	if (frp <= 0 || !RD(sk->reuseport) || holds_group(sk) || tb->fastuid != sk->uid)
 		return false;
 	if (frp == SOCKTAB__FASTREUSEPORT_ANY)
 		return true;
