@@ -371,7 +371,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	atomic_init(&net->port_range, ((uint32_t)p->port_high << 16) | p->port_low);
 	atomic_init(&net->unprivileged_port_start, p->unprivileged_port_start);
 	atomic_init(&net->tw_reuse, p->tw_reuse);
-	atomic_init(&net->tcp_role_lock, 1);
+	atomic_init(&net->kvariant[SOCKTAB_KV_ROLE_LOCK], 1);
 	atomic_init(&net->tw_reuse_delay_ms, p->tw_reuse_delay_ms);
 	atomic_init(&net->autobind_reuse, p->autobind_reuse != 0);
 	net->net_raw = p->net_raw != 0;
@@ -745,12 +745,44 @@ int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on)
 	return 0;
 }
 
+static const char *const kvariant_names[SOCKTAB_KV_COUNT] = {
+	[SOCKTAB_KV_ROLE_LOCK] = "role_lock",
+	[SOCKTAB_KV_UDP_BIND_ALL_OWNERS] = "udp_bind_all_owners",
+	[SOCKTAB_KV_CBPF_LISTENED] = "cbpf_listened",
+};
+
+int socktab_net_set_kernel_variant(struct socktab_net *net, int variant, int on)
+{
+	if (!net || variant < 0 || variant >= SOCKTAB_KV_COUNT || on < 0 || on > 1)
+		return -EINVAL;
+	WR(net->kvariant[variant], (uint8_t)on);
+	return 0;
+}
+
+int socktab_net_get_kernel_variant(const struct socktab_net *net, int variant)
+{
+	if (!net || variant < 0 || variant >= SOCKTAB_KV_COUNT)
+		return -EINVAL;
+	/* The load reads, never writes: the cast only satisfies atomic_load's prototype. */
+	return RD(((struct socktab_net *)net)->kvariant[variant]);
+}
+
+const char *socktab_kernel_variant_name(int variant)
+{
+	return variant >= 0 && variant < SOCKTAB_KV_COUNT ? kvariant_names[variant] : NULL;
+}
+
+int socktab_kernel_variant_by_name(const char *name)
+{
+	for (int v = 0; name && v < SOCKTAB_KV_COUNT; v++)
+		if (!strcmp(name, kvariant_names[v]))
+			return v;
+	return -EINVAL;
+}
+
 int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on)
 {
-	if (!net || on < 0 || on > 1)
-		return -EINVAL;
-	WR(net->tcp_role_lock, (uint8_t)on);
-	return 0;
+	return socktab_net_set_kernel_variant(net, SOCKTAB_KV_ROLE_LOCK, on);
 }
 
 int socktab_net_set_tw_reuse(struct socktab_net *net, int mode)

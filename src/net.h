@@ -152,7 +152,7 @@ struct socktab_net {
 	_Atomic int max_syn_backlog;       /* (a) net.ipv4.tcp_max_syn_backlog */
 	uint32_t req_priv_size;            /* (c) caller bytes of a request entry */
 	uint8_t net_raw;                   /* (c) callers hold CAP_NET_RAW */
-	_Atomic uint8_t tcp_role_lock;     /* (a) R104: a TCP socket keeps its first role */
+	_Atomic uint8_t kvariant[SOCKTAB_KV_COUNT]; /* (a) kernel variants, 0/1 (socktab/net.h) */
 	uint32_t tw_priv_size;             /* (c) caller bytes a TIME_WAIT entry keeps */
 	uint32_t priv_size;                /* (c) caller bytes per socket */
 	pthread_mutex_t reuseport_lock;    /* guards every reuseport group of this net */

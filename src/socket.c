@@ -285,7 +285,8 @@ static int tcp_route(struct socktab_sock *sk, bool v4, struct in6_addr *daddr,
 /* R104: whether the role lock forbids @sk a role, having taken @other (a SOCKTAB__SOCKF_ bit). */
 static bool role_locked(const struct socktab_sock *sk, uint8_t other)
 {
-	return (RD(sk->tw_flags) & other) && RD(socktab__sk_net(sk)->tcp_role_lock);
+	return (RD(sk->tw_flags) & other) &&
+	       RD(socktab__sk_net(sk)->kvariant[SOCKTAB_KV_ROLE_LOCK]);
 }
 
 int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len)

@@ -300,6 +300,12 @@ static int set_attach_cbpf(struct socktab_sock *sk, int v, const void *p, sockle
 	if (!p || n < (socklen_t)sizeof(int) || n != (socklen_t)sizeof(fp))
 		return -EINVAL;
 	memcpy(&fp, p, sizeof(fp));
+	/* R108, kernel variant cbpf_listened: no program for a TCP socket that has listened and
+	 * is in no table now (it was disconnected). */
+	if (socktab__sk_proto(sk) == SOCKTAB_TCP && RD(sk->state) == SOCKTAB_TCP_CLOSE &&
+	    (RD(sk->tw_flags) & SOCKTAB__SOCKF_LISTENED) &&
+	    RD(socktab__sk_net(sk)->kvariant[SOCKTAB_KV_CBPF_LISTENED]))
+		return -EINVAL;
 	return socktab__reuseport_attach_cbpf(sk, fp.filter, fp.len);
 }
 

@@ -33,7 +33,8 @@
  * two quirks the conformance corpus shows: an explicit-port conflict scan stops at the first
  * overlapping socket (if that one excuses the bind through SO_REUSEPORT, later ones are not
  * looked at; the port chain holds AF_INET6 SO_REUSEPORT sockets at its tail and all others at
- * its head, R103, so that order depends on family and SO_REUSEPORT), and a socket that
+ * its head, R103, so that order depends on family and SO_REUSEPORT; the kernel variant
+ * udp_bind_all_owners looks at every overlapping socket instead), and a socket that
  * connected and disconnected is no longer in its reuseport group.
  *
  * Devices (R92): a socket bound to a device scores only for datagrams that arrived on it or its
@@ -708,13 +709,24 @@ static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *s
 }
 
 /*
+ * R103: does an overlapping socket that excuses an explicit bind end the scan? Upstream, it
+ * does: the first overlapping socket decides. Under SOCKTAB_KV_UDP_BIND_ALL_OWNERS every
+ * overlapping socket must excuse it, wherever it stands in the chain.
+ */
+static bool excuse_decides(const struct socktab_sock *sk)
+{
+	return !RD(socktab__sk_net(sk)->kvariant[SOCKTAB_KV_UDP_BIND_ALL_OWNERS]);
+}
+
+/*
  * Walk the primary chain @s1 (locked). Without @bitmap: does port @num conflict? The first
- * overlapping socket decides (kernel behaviour). With @bitmap: mark every conflicting port of
- * the chain (bind(0), R69).
+ * overlapping socket decides, or with the all-owners variant the first that does not excuse
+ * the bind (R103). With @bitmap: mark every conflicting port of the chain (bind(0), R69).
  */
 static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitmap,
 			const struct socktab_sock *sk, uint32_t log)
 {
+	bool decides = excuse_decides(sk);
 	uintptr_t p;
 
 	socktab__hlist_for_each(p, &s1->head, memory_order_relaxed) {
@@ -727,9 +739,9 @@ static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitma
 		r = inuse_one(sk, sk2);
 		if (!r)
 			continue;
-		if (!bitmap)
+		if (!bitmap && (r == 1 || decides))
 			return r == 1;
-		if (r == 1)
+		if (bitmap && r == 1)
 			bitmap[(n2 >> log) / 64] |= 1ull << ((n2 >> log) % 64);
 	}
 	return false;
@@ -740,7 +752,7 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 			 const struct socktab_sock *sk)
 {
 	struct socktab__uslot2 *s2 = &net->udp->hash2[slot];
-	bool res = false;
+	bool res = false, decides = excuse_decides(sk);
 
 	socktab__lock(socktab__uslot2_lock(net->udp, s2));
 	uintptr_t p;
@@ -752,7 +764,7 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 		if (sk2 == sk || socktab__sk_num(sk2) != num)
 			continue;
 		r = inuse_one(sk, sk2);
-		if (r) {
+		if (r == 1 || (r && decides)) {
 			res = r == 1;
 			break;
 		}

@@ -243,12 +243,62 @@ int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on);
 int socktab_net_set_tw_reuse(struct socktab_net *net, int mode);
 
 /*
- * Whether a TCP socket keeps the first role it took (@on = 1, a new net's setting): once it has
- * listened, a later connect() fails with -EINVAL, and once it has sent a SYN (connect() got as
- * far as choosing its port, whatever the answer) or was made by a listener, a later listen()
- * fails with -EINVAL, connect(AF_UNSPEC) in between or not. Builds of Linux 6.18.44 differ here
- * and no sysctl shows it: with @on = 0 a disconnected socket takes either role again, as the
- * others do (docs/rules.md, R104). -EINVAL for @on other than 0 or 1.
+ * Kernel variants: rules on which builds of the same Linux release differ, with no sysctl to
+ * show which kind a kernel is (docs/rules.md, "Kernel variants", names each with the kernels seen
+ * on either side). A net holds one setting per variant; `socktab replay` probes the live
+ * kernel for each and gives its socktab backend the same. The name of each is the word `.sock`
+ * scripts use after `case NAME when`.
+ *
+ * SOCKTAB_KV_ROLE_LOCK ("role_lock", R104; a new net: on, as 6.18.44 builds v1045 and
+ *   v1272): a TCP socket keeps the first role it took. Once it has listened, a later connect()
+ *   fails with -EINVAL; once it has sent a SYN (connect() got as far as choosing its port,
+ *   whatever the answer) or was made by a listener, a later listen() fails with -EINVAL,
+ *   connect(AF_UNSPEC) in between or not. Off: a disconnected socket takes either role again.
+ * SOCKTAB_KV_UDP_BIND_ALL_OWNERS ("udp_bind_all_owners", R103; a new net: off, as upstream
+ *   Linux and builds v857 and v1045): an explicit-port UDP bind fails with -EADDRINUSE when any
+ *   overlapping owner of the port does not excuse it. Off: the first overlapping owner met in the
+ *   port's chain decides.
+ * SOCKTAB_KV_CBPF_LISTENED ("cbpf_listened", R108; a new net: off, as upstream Linux):
+ *   SO_ATTACH_REUSEPORT_CBPF fails with -EINVAL on a TCP socket that has listened and is in no
+ *   table now (disconnected). Off: such a socket with SO_REUSEPORT gets a group of its own.
+ */
+enum socktab_kernel_variant {
+	SOCKTAB_KV_ROLE_LOCK = 0,
+	SOCKTAB_KV_UDP_BIND_ALL_OWNERS = 1,
+	SOCKTAB_KV_CBPF_LISTENED = 2,
+};
+/* The number of variants this version knows: every value below it is one. */
+#define SOCKTAB_KV_COUNT 3
+
+/*
+ * Set variant @variant of @net on (@on = 1) or off (0). Applies to calls made after it; sockets
+ * keep what they are. -EINVAL for a NULL @net, an unknown @variant or @on other than 0 or 1.
+ * Context: any registered thread.
+ */
+int socktab_net_set_kernel_variant(struct socktab_net *net, int variant, int on);
+
+/*
+ * The setting of variant @variant of @net: 1 or 0; -EINVAL for a NULL @net or an unknown
+ * @variant.
+ * Context: any.
+ */
+int socktab_net_get_kernel_variant(const struct socktab_net *net, int variant);
+
+/*
+ * The name of @variant ("role_lock", ...), or NULL when it is unknown.
+ * Context: any.
+ */
+const char *socktab_kernel_variant_name(int variant);
+
+/*
+ * The variant called @name, or -EINVAL when no variant has that name (or @name is NULL).
+ * Context: any.
+ */
+int socktab_kernel_variant_by_name(const char *name);
+
+/*
+ * socktab_net_set_kernel_variant(@net, SOCKTAB_KV_ROLE_LOCK, @on): whether a TCP socket keeps the
+ * first role it took (see above). -EINVAL for a NULL @net or @on other than 0 or 1.
  * Context: any registered thread.
  */
 int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* listen(), lhash2 lookups, reuseport groups, child sockets, sysctls: R30-R35, R46-R49, O6-O9. */
+#include <linux/filter.h>
+
 #include "check.h"
 
 static uint32_t ip4(const char *s)
@@ -410,6 +412,115 @@ TEST(role_lock)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(role_lock, listen_unbound_odd_port, listen_race_reuseaddr, specific_beats_wildcard,
+/* The kernel variants as a set: names, bounds, defaults. */
+TEST(kernel_variant_api)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+
+	CHECK_EQ(socktab_net_get_kernel_variant(net, SOCKTAB_KV_ROLE_LOCK), 1);
+	CHECK_EQ(socktab_net_get_kernel_variant(net, SOCKTAB_KV_UDP_BIND_ALL_OWNERS), 0);
+	CHECK_EQ(socktab_net_get_kernel_variant(net, SOCKTAB_KV_CBPF_LISTENED), 0);
+	for (int kv = 0; kv < SOCKTAB_KV_COUNT; kv++) {
+		const char *name = socktab_kernel_variant_name(kv);
+
+		CHECK(name != NULL);
+		CHECK_EQ(socktab_kernel_variant_by_name(name), kv);
+		CHECK_EQ(socktab_net_set_kernel_variant(net, kv, 1), 0);
+		CHECK_EQ(socktab_net_get_kernel_variant(net, kv), 1);
+		CHECK_EQ(socktab_net_set_kernel_variant(net, kv, 0), 0);
+		CHECK_EQ(socktab_net_get_kernel_variant(net, kv), 0);
+		CHECK_EQ(socktab_net_set_kernel_variant(net, kv, 2), -EINVAL);
+		CHECK_EQ(socktab_net_get_kernel_variant(net, kv), 0);
+		CHECK_EQ(socktab_net_set_kernel_variant(NULL, kv, 1), -EINVAL);
+		CHECK_EQ(socktab_net_get_kernel_variant(NULL, kv), -EINVAL);
+	}
+	CHECK(socktab_kernel_variant_name(-1) == NULL);
+	CHECK(socktab_kernel_variant_name(SOCKTAB_KV_COUNT) == NULL);
+	CHECK_EQ(socktab_kernel_variant_by_name("no_such_variant"), -EINVAL);
+	CHECK_EQ(socktab_kernel_variant_by_name(NULL), -EINVAL);
+	CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_COUNT, 1), -EINVAL);
+	CHECK_EQ(socktab_net_set_kernel_variant(net, -1, 1), -EINVAL);
+	CHECK_EQ(socktab_net_get_kernel_variant(net, SOCKTAB_KV_COUNT), -EINVAL);
+	/* The role lock's own setter is the same setting. */
+	CHECK_EQ(socktab_net_set_tcp_role_lock(net, 1), 0);
+	CHECK_EQ(socktab_net_get_kernel_variant(net, SOCKTAB_KV_ROLE_LOCK), 1);
+	socktab_net_free(net);
+}
+
+/* SO_REUSEADDR @ra, SO_REUSEPORT @rp, then bind(): bind's result, or -999 when an option failed. */
+static int udp_bind4(struct socktab_sock *sk, const char *ip, int port, int ra, int rp)
+{
+	if (socktab_setsockopt(sk, SOL_SOCKET, SO_REUSEADDR, &ra, sizeof(ra)) ||
+	    socktab_setsockopt(sk, SOL_SOCKET, SO_REUSEPORT, &rp, sizeof(rp)))
+		return -999;
+	return check_bind4(sk, ip, port);
+}
+
+/* R103 both ways: {REUSEADDR}, {REUSEADDR, REUSEPORT}, then a {REUSEPORT} bind. */
+TEST(udp_bind_all_owners)
+{
+	for (int all = 0; all <= 1; all++) {
+		struct socktab_net *net = socktab_net_new(NULL);
+		struct socktab_sock *a = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+		struct socktab_sock *b = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+		struct socktab_sock *c = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+		struct socktab_net_stats st0, st;
+
+		CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_UDP_BIND_ALL_OWNERS, all), 0);
+		CHECK_EQ(udp_bind4(a, "0.0.0.0", 6000, 1, 0), 0);
+		CHECK_EQ(udp_bind4(b, "0.0.0.0", 6000, 1, 1), 0);
+		socktab_net_stats(net, &st0);
+		CHECK_EQ(udp_bind4(c, "0.0.0.0", 6000, 0, 1), all ? -EADDRINUSE : 0);
+		socktab_net_stats(net, &st);
+		if (all) {
+			CHECK_EQ(memcmp(&st, &st0, sizeof(st)), 0);
+			CHECK_EQ(check_port(c), 0);
+		} else {
+			CHECK_EQ(check_port(c), 6000);
+		}
+		socktab_close(a);
+		socktab_close(b);
+		socktab_close(c);
+		socktab_net_free(net);
+	}
+}
+
+/* R108's variant: no program for a TCP socket that listened and was disconnected. */
+TEST(cbpf_listened)
+{
+	struct sock_filter ret0 = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &ret0 };
+
+	for (int v = 0; v <= 1; v++) {
+		struct socktab_net *net = socktab_net_new(NULL);
+		struct socktab_sock *s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		struct socktab_sock *a = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		int one = 1;
+
+		CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_CBPF_LISTENED, v), 0);
+		CHECK_EQ(socktab_setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)), 0);
+		CHECK_EQ(socktab_setsockopt(a, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)), 0);
+		CHECK_EQ(socktab_listen(s, 8), 0);
+		CHECK_EQ(socktab_setsockopt(s, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog,
+					    sizeof(prog)), 0);
+		CHECK_EQ(disconnect(s), 0);
+		CHECK_EQ(socktab_setsockopt(s, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog,
+					    sizeof(prog)), v ? -EINVAL : 0);
+		/* Listening again, it is in a group: a program is welcome. */
+		CHECK_EQ(socktab_listen(s, 8), 0);
+		CHECK_EQ(socktab_setsockopt(s, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog,
+					    sizeof(prog)), 0);
+		/* A socket that only ever was active is not refused. */
+		CHECK_EQ(check_connect4(a, "127.0.0.1", 80), 0);
+		CHECK_EQ(disconnect(a), 0);
+		CHECK_EQ(socktab_setsockopt(a, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog,
+					    sizeof(prog)), 0);
+		socktab_close(s);
+		socktab_close(a);
+		socktab_net_free(net);
+	}
+}
+
+CHECK_MAIN(role_lock, kernel_variant_api, udp_bind_all_owners, cbpf_listened, listen_unbound_odd_port, listen_race_reuseaddr, specific_beats_wildcard,
 	   v4_wildcard_beats_v6_dual, reuseport_group_selection, reuseport_group_grows,
 	   child_sockets, refused_connect_releases_port, listen_errors_and_backlog, sysctl_by_name)
