@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -785,37 +786,95 @@ int rp_kernel_probe(void)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : EPERM;
 }
 
-int rp_kernel_role_lock(void)
+/*
+ * The probes, each run in a child inside a fresh namespace: exit 1 when the kernel has the
+ * variant, 0 when not, 2 when the probe could not run or the answer is neither.
+ */
+
+/* R104: listen, disconnect, connect to a closed port: EINVAL (role lock) or ECONNREFUSED. */
+static int probe_role_lock(void)
 {
-	static int known = -2;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr un = { .sa_family = AF_UNSPEC };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0 || listen(fd, 1) || connect(fd, &un, sizeof(un)))
+		return 2;
+	if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
+		return 2;
+	return errno == EINVAL ? 1 : errno == ECONNREFUSED ? 0 : 2;
+}
+
+/* A UDP socket on 127.0.0.1:@port with SO_REUSEADDR @ra and SO_REUSEPORT @rp: 0 bound,
+ * else the errno of bind() (-1 when a call before it failed). */
+static int probe_udp_bind(int ra, int rp, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &ra, sizeof(ra)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &rp, sizeof(rp)))
+		return -1;
+	return bind(fd, (struct sockaddr *)&a, sizeof(a)) ? errno : 0;
+}
+
+/* R103: {REUSEADDR}, then {REUSEADDR, REUSEPORT} (met first in the port chain), then a
+ * {REUSEPORT} bind: EADDRINUSE when every overlapping owner must excuse it, ok when the first
+ * decides. */
+static int probe_udp_bind_all_owners(void)
+{
+	int r;
+
+	if (probe_udp_bind(1, 0, 6000) || probe_udp_bind(1, 1, 6000))
+		return 2;
+	r = probe_udp_bind(0, 1, 6000);
+	return r == EADDRINUSE ? 1 : r == 0 ? 0 : 2;
+}
+
+/* R108: SO_ATTACH_REUSEPORT_CBPF on a reuseport TCP socket that listened and was disconnected:
+ * EINVAL, or ok (a group of its own). */
+static int probe_cbpf_listened(void)
+{
+	struct sock_filter ret0 = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &ret0 };
+	struct sockaddr un = { .sa_family = AF_UNSPEC };
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+	    listen(fd, 1) || connect(fd, &un, sizeof(un)))
+		return 2;
+	if (!setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)))
+		return 0;
+	return errno == EINVAL ? 1 : 2;
+}
+
+int rp_kernel_variant(int kv)
+{
+	static int (*const probe[SOCKTAB_KV_COUNT])(void) = {
+		[SOCKTAB_KV_ROLE_LOCK] = probe_role_lock,
+		[SOCKTAB_KV_UDP_BIND_ALL_OWNERS] = probe_udp_bind_all_owners,
+		[SOCKTAB_KV_CBPF_LISTENED] = probe_cbpf_listened,
+	};
+	static int known[SOCKTAB_KV_COUNT];
 	pid_t pid;
 	int st;
 
-	if (known != -2)
-		return known;
+	if (kv < 0 || kv >= SOCKTAB_KV_COUNT || !probe[kv])
+		return -1;
+	if (known[kv])
+		return known[kv] - 2;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1),
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		struct sockaddr un = { .sa_family = AF_UNSPEC };
-		int fd;
-
-		if (unshare(CLONE_NEWNET) || lo_up())
-			_exit(2);
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0 || listen(fd, 1) || connect(fd, &un, sizeof(un)))
-			_exit(2);
-		if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
-			_exit(2);
-		_exit(errno == EINVAL ? 1 : errno == ECONNREFUSED ? 0 : 2);
-	}
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWNET) || lo_up() ? 2 : probe[kv]());
 	if (waitpid(pid, &st, 0) < 0)
 		return -1;
-	known = WIFEXITED(st) && WEXITSTATUS(st) < 2 ? WEXITSTATUS(st) : -1;
-	return known;
+	known[kv] = (WIFEXITED(st) && WEXITSTATUS(st) < 2 ? WEXITSTATUS(st) : -1) + 2;
+	return known[kv] - 2;
 }
 
 static bool case_adds_links(const struct rp_case *c)

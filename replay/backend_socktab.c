@@ -269,8 +269,12 @@ int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_e
 	p.bhash_entries = 1024;
 	p.udp_hash_entries = 128; /* the kernel's per-netns minimum: ports share chains */
 	ctx.net = socktab_net_new(&p);
-	if (ctx.net && (c->role_lock >= 0 || rp_role_lock >= 0))
-		socktab_net_set_tcp_role_lock(ctx.net, c->role_lock >= 0 ? c->role_lock : rp_role_lock);
+	for (int kv = 0; ctx.net && kv < SOCKTAB_KV_COUNT; kv++) {
+		int on = c->when[kv] >= 0 ? c->when[kv] : rp_kvariant[kv];
+
+		if (on >= 0)
+			socktab_net_set_kernel_variant(ctx.net, kv, on);
+	}
 	ctx.sk = calloc((size_t)s->nnames + 1, sizeof(*ctx.sk));
 	if (!ctx.net || !ctx.sk) {
 		fprintf(stderr, "socktab replay: socktab_net_new: %s\n", strerror(errno));

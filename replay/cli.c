@@ -103,7 +103,17 @@ struct totals {
 	int lines_pass, lines_fail, cases_pass, cases_fail, cases_skipped;
 };
 
-int rp_role_lock = -1;
+_Static_assert(SOCKTAB_KV_COUNT == 3, "one -1 for each kernel variant");
+int rp_kvariant[SOCKTAB_KV_COUNT] = { -1, -1, -1 };
+
+/* The first kernel variant whose value @c requires and the live kernel does not have, or -1. */
+static int case_mismatch(const struct rp_case *c)
+{
+	for (int kv = 0; kv < SOCKTAB_KV_COUNT; kv++)
+		if (c->when[kv] >= 0 && c->when[kv] != rp_kvariant[kv])
+			return kv;
+	return -1;
+}
 
 static void run_script(const struct rp_script *s, int backends, const char *case_filter,
 		       bool quiet, struct totals *T)
@@ -112,15 +122,19 @@ static void run_script(const struct rp_script *s, int backends, const char *case
 		const struct rp_case *c = &s->cases[ci];
 		struct rp_collect K = { 0 }, S = { 0 };
 		bool case_ok = true;
+		int kv;
 
 		if (case_filter && !strstr(c->name, case_filter))
 			continue;
-		/* A case for one kind of kernel (R104's role lock) is not run on the other. */
-		if ((backends & RP_BE_KERNEL) && c->role_lock >= 0 && c->role_lock != rp_role_lock) {
+		/* A case for one kind of kernel (a kernel variant) is not run on another. */
+		if ((backends & RP_BE_KERNEL) && (kv = case_mismatch(c)) >= 0) {
 			T->cases_skipped++;
 			if (!quiet)
-				printf("SKIP %s [%s]: this kernel %s a TCP socket's first role\n",
-				       s->file, c->name, rp_role_lock ? "keeps" : "does not keep");
+				printf("SKIP %s [%s]: for kernels %s %s; this one %s\n", s->file,
+				       c->name, c->when[kv] ? "with" : "without",
+				       socktab_kernel_variant_name(kv),
+				       rp_kvariant[kv] == 1 ? "has it" : rp_kvariant[kv] == 0 ?
+				       "has not" : "cannot be probed for it");
 			continue;
 		}
 		if (backends & RP_BE_KERNEL)
@@ -307,10 +321,13 @@ int rp_main(int argc, char **argv)
 	}
 	if (random || (backends & RP_BE_KERNEL)) {
 		print_kernel();
-		rp_role_lock = rp_kernel_role_lock();
-		printf("kernel: %s a TCP socket's first role (R104 role lock)\n",
-		       rp_role_lock == 1 ? "keeps" : rp_role_lock == 0 ? "does not keep" :
-		       "cannot tell whether it keeps");
+		printf("kernel variants:");
+		for (int kv = 0; kv < SOCKTAB_KV_COUNT; kv++) {
+			rp_kvariant[kv] = rp_kernel_variant(kv);
+			printf(" %s%s", rp_kvariant[kv] == 1 ? "" : rp_kvariant[kv] == 0 ? "no " :
+			       "unknown ", socktab_kernel_variant_name(kv));
+			printf(kv + 1 < SOCKTAB_KV_COUNT ? "," : "\n");
+		}
 	}
 	if (random)
 		return rp_fuzz((long)nrandom, seed, verbose);
@@ -318,7 +335,7 @@ int rp_main(int argc, char **argv)
 		run_script(scripts[k], backends, case_filter, quiet, &T);
 	free_scripts(scripts, nscripts);
 	if (T.cases_skipped)
-		printf("cases: %d passed, %d failed, %d skipped (for the other kind of kernel)\n",
+		printf("cases: %d passed, %d failed, %d skipped (for other kernel variants)\n",
 		       T.cases_pass, T.cases_fail, T.cases_skipped);
 	else
 		printf("cases: %d passed, %d failed\n", T.cases_pass, T.cases_fail);

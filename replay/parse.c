@@ -1195,6 +1195,59 @@ static int tokenize(char *line, char **tok, int max)
 
 #define MAXTOK 64
 
+/*
+ * The kernel-variant guard of a case line, the tokens after its name: none, or `when` and terms
+ * joined by `and`, each `VARIANT`, `no VARIANT` or `no_VARIANT`. Fills @when (-1: any); 0, or -1
+ * with the message in P.
+ */
+static int parse_when(struct rp_parser *P, char **tok, int n, int8_t *when)
+{
+	static const char usage[] = "usage: case NAME [when [no] VARIANT [and [no] VARIANT]...]";
+	int i = 1;
+
+	memset(when, -1, SOCKTAB_KV_COUNT);
+	if (!n)
+		return 0;
+	if (strcmp(tok[0], "when") || n < 2) {
+		fail(P, usage);
+		return -1;
+	}
+	while (i < n) {
+		const char *v = tok[i];
+		int on = 1, kv;
+
+		if (!strcmp(v, "no") && i + 1 < n) {
+			on = 0;
+			v = tok[++i];
+		} else if (!strncmp(v, "no_", 3)) {
+			on = 0;
+			v += 3;
+		}
+		kv = socktab_kernel_variant_by_name(v);
+		if (kv < 0) {
+			char known[200] = "";
+
+			for (int k = 0; k < SOCKTAB_KV_COUNT; k++)
+				snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+					 k ? ", " : "", socktab_kernel_variant_name(k));
+			fail(P, "unknown kernel variant '%s' (known: %s)", v, known);
+			return -1;
+		}
+		if (when[kv] >= 0 && when[kv] != on) {
+			fail(P, "case guard names '%s' both ways", v);
+			return -1;
+		}
+		when[kv] = (int8_t)on;
+		if (++i < n) {
+			if (strcmp(tok[i], "and") || ++i == n) {
+				fail(P, usage);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 static struct rp_case *cur_case(struct rp_parser *P, const char *basename)
 {
 	struct rp_script *s = P->s;
@@ -1203,7 +1256,7 @@ static struct rp_case *cur_case(struct rp_parser *P, const char *basename)
 		s->cases = rp_xrealloc(s->cases, sizeof(*s->cases));
 		memset(s->cases, 0, sizeof(*s->cases));
 		s->cases[0].name = rp_xstrdup(basename);
-		s->cases[0].role_lock = -1;
+		memset(s->cases[0].when, -1, sizeof(s->cases[0].when));
 		s->cases[0].first_line = s->nlines;
 		s->ncases = 1;
 		P->nops_cap = 0;
@@ -1380,25 +1433,24 @@ struct rp_script *rp_parse_text(const char *file, char *text, char *errbuf, size
 			add_line(s, P.lineno, line);
 			goto next;
 		} else if (!strncmp(line, "case", 4) && (isspace((unsigned char)line[4]) || !line[4])) {
-			char buf[256], *tok[8];
-			int n, role_lock = -1;
+			char buf[256], *tok[16];
+			int8_t when[SOCKTAB_KV_COUNT];
+			int n;
 
 			snprintf(buf, sizeof(buf), "%s", line);
-			n = tokenize(buf, tok, 8);
-			if (n == 4 && !strcmp(tok[2], "when") && !strcmp(tok[3], "role_lock"))
-				role_lock = 1;
-			else if (n == 4 && !strcmp(tok[2], "when") && !strcmp(tok[3], "no_role_lock"))
-				role_lock = 0;
-			else if (n != 2) {
-				fail(&P, "usage: case NAME [when role_lock|no_role_lock]");
+			n = tokenize(buf, tok, 16);
+			if (n < 2) {
+				fail(&P, "usage: case NAME [when [no] VARIANT [and [no] VARIANT]...]");
 				goto bad;
 			}
+			if (parse_when(&P, tok + 2, n - 2, when))
+				goto bad;
 			char *name = tok[1];
 
 			s->cases = rp_xrealloc(s->cases, sizeof(*s->cases) * (size_t)(s->ncases + 1));
 			memset(&s->cases[s->ncases], 0, sizeof(*s->cases));
 			s->cases[s->ncases].name = rp_xstrdup(name);
-			s->cases[s->ncases].role_lock = role_lock;
+			memcpy(s->cases[s->ncases].when, when, sizeof(when));
 			s->cases[s->ncases].first_line = s->nlines;
 			s->ncases++;
 			P.nops_cap = 0;

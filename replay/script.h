@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "socktab/net.h" /* the kernel variants: SOCKTAB_KV_*, socktab_kernel_variant_name() */
+
 /* A result that is not an errno: a backend that cannot run a statement (none does today). */
 #define RP_ENOTIMPL 100000
 /*
@@ -154,8 +156,10 @@ struct rp_case {
 	int first_line, nlines; /* statement lines of this case (script->lines indices) */
 	struct rp_op *ops;
 	int nops;
-	int role_lock; /* -1: any kernel; 0/1: runs only where the kernel's R104 role lock is so
-			* ("case NAME when no_role_lock" / "when role_lock"), socktab set to match */
+	/* Per kernel variant (SOCKTAB_KV_*): -1 any kernel; 0/1 the case runs only on kernels
+	 * where the variant is so ("case NAME when no VARIANT" / "when VARIANT"), and socktab is
+	 * set to match. */
+	int8_t when[SOCKTAB_KV_COUNT];
 };
 
 struct rp_script {
@@ -327,14 +331,15 @@ int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_e
 /* 0: the kernel backend can run (netns creation allowed); else the errno of unshare(). */
 int rp_kernel_probe(void);
 
-/* 1 when the live kernel keeps a TCP socket's first role (R104: a socket that has listened
- * cannot connect after connect(AF_UNSPEC)), 0 when not, -1 when it cannot tell. Probed once, in a
- * throwaway child and namespace. */
-int rp_kernel_role_lock(void);
+/*
+ * Probe the live kernel for variant @kv (SOCKTAB_KV_*): 1 when it has it, 0 when not, -1 when it
+ * cannot tell. Each probe runs once, in a throwaway child and namespace; the answer is kept.
+ */
+int rp_kernel_variant(int kv);
 
-/* The R104 role lock the socktab backend gives a case that names none: -1 (socktab's default)
- * unless the kernel backend takes part, which sets the live kernel's. */
-extern int rp_role_lock;
+/* The kernel variants the socktab backend gives a case that names none: -1 (socktab's default)
+ * unless the kernel backend takes part, which sets the live kernel's (cli.c). */
+extern int rp_kvariant[SOCKTAB_KV_COUNT];
 
 /* Shorter waits (fuzzer): accept/readable 50 ms, connect 200 ms. Loopback needs microseconds. */
 extern int rp_fast_waits;
