@@ -38,6 +38,7 @@ struct bench_crr_cfg {
 	double warmup_s;        /* -l mode: seconds of untimed transactions per thread first */
 	bool progress;          /* progress lines on stderr */
 	bool full_walk;         /* recycle the flows on second-parity ports first (crr.c) */
+	int family;             /* AF_INET (127.0.0.1) or AF_INET6 (::1) */
 };
 
 struct bench_crr_result {

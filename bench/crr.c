@@ -5,8 +5,9 @@
  *
  * Two hosts: a client net and a server net share nothing but "the wire". Both hosts call
  * themselves 127.0.0.1 (each net is its own namespace), so a segment from (127.0.0.1, sport) to
- * (127.0.0.1, dport) is delivered by socktab_lookup_tcp4(, SOCKTAB_LOOPBACK_IFINDEX, 0) in the *receiving* net: that lookup is
- * the whole wire. The server net has one SO_REUSEPORT listener per thread on 127.0.0.1:12867
+ * (127.0.0.1, dport) is delivered by socktab_lookup_tcp4(, SOCKTAB_LOOPBACK_IFINDEX, 0) in the
+ * *receiving* net: that lookup is the whole wire. With -6 both hosts are ::1 and the wire is
+ * socktab_lookup_tcp6(), as neper's tcp_crr -6 runs. The server net has one SO_REUSEPORT listener per thread on 127.0.0.1:12867
  * (neper's data port); the SYN's listener lookup picks one by the reuseport hash.
  *
  * Each thread owns FLOWS/THREADS flows and recycles them one at a time, round robin. One
@@ -102,6 +103,8 @@ struct crr_ctx {
 	atomic_int finished;
 	atomic_uint_fast64_t done; /* transactions so far, for progress */
 	uint32_t loop;             /* 127.0.0.1, network order */
+	struct in6_addr loop6;     /* ::1 */
+	int family;                /* AF_INET or AF_INET6 */
 	uint64_t clock0;           /* bench_now_ns() when the run began (the nets' clock) */
 };
 
@@ -126,6 +129,7 @@ void bench_crr_cfg_init(struct bench_crr_cfg *c)
 	c->lport_inside = -1;
 	c->seed = 1;
 	c->warmup_s = 0.1;
+	c->family = AF_INET;
 }
 
 /* ---- the wire ---- */
@@ -134,6 +138,9 @@ void bench_crr_cfg_init(struct bench_crr_cfg *c)
 static struct socktab_sock *wire(struct crr_ctx *x, struct socktab_net *net, uint16_t sport,
 				 uint16_t dport)
 {
+	if (x->family == AF_INET6)
+		return socktab_lookup_tcp6(net, &x->loop6, sport, &x->loop6, dport,
+					   SOCKTAB_LOOPBACK_IFINDEX, 0);
 	return socktab_lookup_tcp4(net, x->loop, sport, x->loop, dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 }
 
@@ -151,12 +158,31 @@ static void deliver(struct crr_thread *t, struct socktab_net *net, uint16_t spor
 		socktab_set_state(want, state);
 }
 
-static void addr(struct sockaddr_in *sa, uint32_t a, uint16_t port_be)
+/* The loopback address of the run's family and port @port_be in @ss; returns its length. */
+static socklen_t addr(const struct crr_ctx *x, struct sockaddr_storage *ss, uint16_t port_be)
 {
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_addr.s_addr = a;
-	sa->sin_port = port_be;
+	memset(ss, 0, sizeof(*ss));
+	if (x->family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = x->loop6;
+		s6->sin6_port = port_be;
+		return sizeof(*s6);
+	}
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	s4->sin_family = AF_INET;
+	s4->sin_addr.s_addr = x->loop;
+	s4->sin_port = port_be;
+	return sizeof(*s4);
+}
+
+/* The port of @ss (either family), network order. */
+static uint16_t addr_port(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)ss)->sin6_port
+					 : ((const struct sockaddr_in *)ss)->sin_port;
 }
 
 static void close_flow(struct crr_thread *t, struct flow *f)
@@ -198,12 +224,12 @@ static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
 	static const struct linger lg0 = { 1, 0 };
 	struct crr_ctx *x = t->ctx;
 	uint16_t lport = htons(CRR_PORT);
-	struct sockaddr_in dst, local, remote;
-	socklen_t len = sizeof(local);
+	struct sockaddr_storage dst, local, remote;
+	socklen_t len = sizeof(local), alen;
 	struct socktab_sock *c, *ln, *child;
 	int err;
 
-	c = socktab_socket(x->cli, SOCKTAB_TCP, AF_INET);
+	c = socktab_socket(x->cli, SOCKTAB_TCP, x->family);
 	if (!c)
 		return -errno;
 	if (!x->cfg->time_wait)
@@ -213,8 +239,8 @@ static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
 
 		socktab_setsockopt(c, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &range, sizeof(range));
 	}
-	addr(&dst, x->loop, lport);
-	err = socktab_connect(c, (struct sockaddr *)&dst, sizeof(dst));
+	alen = addr(x, &dst, lport);
+	err = socktab_connect(c, (struct sockaddr *)&dst, alen);
 	if (err) {
 		socktab_close(c);
 		t->connect_errors++;
@@ -222,7 +248,7 @@ static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
 	}
 	socktab_getsockname(c, (struct sockaddr *)&local, &len);
 	f->c = c;
-	f->cport = local.sin_port;
+	f->cport = addr_port(&local);
 	/* SYN: no established entry, so the listener lookup answers. */
 	ln = wire(x, x->srv, f->cport, lport);
 	if (!ln || socktab_get_state(ln) != SOCKTAB_TCP_LISTEN) {
@@ -233,10 +259,10 @@ static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
 		f->c = NULL;
 		return -ECONNREFUSED;
 	}
-	addr(&local, x->loop, lport);
-	addr(&remote, x->loop, f->cport);
+	alen = addr(x, &local, lport);
+	addr(x, &remote, f->cport);
 	child = socktab_sock_new_child(ln, (struct sockaddr *)&local, (struct sockaddr *)&remote,
-				       sizeof(local), SOCKTAB_LOOPBACK_IFINDEX, 0);
+				       alen, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	socktab_sock_put(ln);
 	if (!child) {
 		err = -errno;
@@ -428,6 +454,8 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		return -ENOMEM;
 	x->cfg = c;
 	x->loop = htonl(INADDR_LOOPBACK);
+	x->loop6 = in6addr_loopback;
+	x->family = c->family;
 	x->clock0 = bench_now_ns();
 	x->cli = make_net(x, 0x636c69);
 	x->srv = make_net(x, 0x737276);
@@ -438,12 +466,12 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 	}
 	for (int i = 0; i < c->threads; i++) {
 		static const int one = 1;
-		struct sockaddr_in sa;
-		struct socktab_sock *ln = socktab_socket(x->srv, SOCKTAB_TCP, AF_INET);
+		struct sockaddr_storage sa;
+		struct socktab_sock *ln = socktab_socket(x->srv, SOCKTAB_TCP, c->family);
+		socklen_t salen = addr(x, &sa, htons(CRR_PORT));
 
-		addr(&sa, x->loop, htons(CRR_PORT));
 		if (!ln || socktab_setsockopt(ln, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
-		    socktab_bind(ln, (struct sockaddr *)&sa, sizeof(sa)) ||
+		    socktab_bind(ln, (struct sockaddr *)&sa, salen) ||
 		    socktab_listen(ln, 4096)) {
 			fprintf(stderr, "bench crr: listener %d failed\n", i);
 			err = -EINVAL;
@@ -601,7 +629,7 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 
 static void help(void)
 {
-	printf("usage: socktab bench crr [-T THREADS] [-F FLOWS | --sweep F1,F2,...]\n"
+	printf("usage: socktab bench crr [-6] [-T THREADS] [-F FLOWS | --sweep F1,F2,...]\n"
 	       "                         [-l SECONDS | -N TRANSACTIONS] [--range LO-HI]\n"
 	       "                         [--variant socktab|linux|linux-6.1|all]\n"
 	       "                         [--rcu-precheck on|off] [--lport-hash inside|after]\n"
@@ -610,6 +638,7 @@ static void help(void)
 	       "defaults: -T 1 -F THREADS -l 3 --range 32768-60999 --variant all -p 50,90,99\n"
 	       "          --rounds 3 when several variants or flow counts run, else 1\n"
 	       "neper tcp_crr over two socktab nets (client, server); prints neper's client keys,\n"
+	       "-6: both hosts are ::1 (IPv6 keys and hashes), as tcp_crr -6; else 127.0.0.1.\n"
 	       "then ports_tried_mean. --sweep runs each flow count; --plot draws throughput vs\n"
 	       "flows, one line per variant (gnuplot). With R rounds, -l and -N are split over R\n"
 	       "runs per row, visited in turn (fresh nets each), so load bursts on a shared\n"
@@ -630,6 +659,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_str(o, "variant", bench_variants[c->variant].name);
 	bench_out_str(o, "rcu_precheck", r->rcu_precheck ? "on" : "off");
 	bench_out_str(o, "lport_hash", r->lport_inside ? "inside" : "after");
+	bench_out_str(o, "family", c->family == AF_INET6 ? "ipv6" : "ipv4");
 	bench_out_u64(o, "num_threads", (uint64_t)c->threads);
 	bench_out_u64(o, "num_flows", (uint64_t)c->flows);
 	snprintf(buf, sizeof(buf), "%d-%d", c->lo, c->hi);
@@ -688,7 +718,7 @@ int bench_crr_main(int argc, char **argv)
 	static const char *const variant_names[] = { "socktab", "linux", "linux-6.1", "all", NULL };
 	static const char *const off_on[] = { "off", "on", NULL };
 	static const char *const after_inside[] = { "after", "inside", NULL };
-	const struct opt_parser op = { "socktab bench crr", "hT:F:l:N:p:", longopts };
+	const struct opt_parser op = { "socktab bench crr", "h6T:F:l:N:p:", longopts };
 	struct bench_crr_cfg c;
 	struct bench_out o = { 0 };
 	const char *plot = NULL;
@@ -715,6 +745,9 @@ int bench_crr_main(int argc, char **argv)
 			break;
 		case O_FULL_WALK:
 			c.full_walk = true;
+			break;
+		case '6':
+			c.family = AF_INET6;
 			break;
 		case 'T':
 			bad = opt_count_int(&op, "-T", optarg, 1, MAX_THREADS, &c.threads);

@@ -7,6 +7,7 @@
  *   000  RCU pre-check before the locked 4-tuple check: crr, linux-6.1 -> linux-6.1 + pre-check
  *   002  lport added after hashing, one hash per connect(): crr, pre-check + lport inside ->
  *        pre-check + lport after (= the linux variant)
+ *        Both rows again over IPv6 (crr -6, both hosts ::1), as the seeds also ran tcp_crr -6.
  *        Each crr pair runs the same connection sequence: same seed, same transaction count
  *        (not the same time: a faster variant would get further through the flows, where
  *        connect() examines more ports), and --full-walk, so every measured connect() examines
@@ -144,8 +145,8 @@ static int crr(const struct bench_crr_cfg *base, const char *variant, int preche
 	c.variant = bench_variant_find(variant);
 	c.rcu_precheck = precheck;
 	c.lport_inside = inside;
-	fprintf(stderr, "tour: crr -T %d -F %d -N %llu --full-walk --variant %s%s%s\n", c.threads,
-		c.flows, (unsigned long long)c.transactions, variant,
+	fprintf(stderr, "tour: crr%s -T %d -F %d -N %llu --full-walk --variant %s%s%s\n",
+		c.family == AF_INET6 ? " -6" : "", c.threads, c.flows, (unsigned long long)c.transactions, variant,
 		precheck >= 0 ? (precheck ? " --rcu-precheck on" : " --rcu-precheck off") : "",
 		inside >= 0 ? (inside ? " --lport-hash inside" : " --lport-hash after") : "");
 	if ((err = bench_crr_run(&c, &one)))
@@ -179,7 +180,9 @@ int bench_tour_main(int argc, char **argv)
 	enum { CRR_ROUNDS = 4 };
 	struct bench_crr_cfg cc;
 	static struct bench_crr_result a, b, l, s; /* linux-6.1, +pre-check, linux, socktab */
-	struct row rows[8];
+	static struct bench_crr_result a6, b6, l6; /* the seed rows again over IPv6 */
+	struct bench_crr_cfg cc6;
+	struct row rows[10];
 	int nrows = 0, err = 0, opt;
 	uint64_t t0 = bench_now_ns();
 
@@ -232,15 +235,25 @@ int bench_tour_main(int argc, char **argv)
 	cc.transactions = crr_n / CRR_ROUNDS;
 	cc.full_walk = true;
 	cc.seed = seed;
+	/* The seeds ran tcp_crr over IPv6 too (-6): the same three configurations on ::1. */
+	cc6 = cc;
+	cc6.family = AF_INET6;
 	for (int rd = 0; rd < CRR_ROUNDS; rd++)
 		if ((err = crr(&cc, "linux-6.1", -1, -1, &a)) ||
 		    (err = crr(&cc, "linux-6.1", 1, -1, &b)) || (err = crr(&cc, "linux", -1, -1, &l)) ||
-		    (err = crr(&cc, "socktab", -1, -1, &s)))
+		    (err = crr(&cc, "socktab", -1, -1, &s)) ||
+		    (err = crr(&cc6, "linux-6.1", -1, -1, &a6)) ||
+		    (err = crr(&cc6, "linux-6.1", 1, -1, &b6)) ||
+		    (err = crr(&cc6, "linux", -1, -1, &l6)))
 			goto out;
 	crr_row(&rows[nrows++], "pre-check", "RCU pre-check: tcp_crr -F 20000 +35 %",
 		"linux-6.1 -> +rcu-precheck", "crr -T 2 -F 20000", &a, &b, true);
 	crr_row(&rows[nrows++], "lport after hash", "lport after hash: tcp_crr -F 30000 +129 %",
 		"lport inside -> after", "crr -T 2 -F 20000", &b, &l, true);
+	crr_row(&rows[nrows++], "pre-check v6", "RCU pre-check: tcp_crr -6, same thread",
+		"linux-6.1 -> +rcu-precheck", "crr -6 -T 2 -F 20000", &a6, &b6, true);
+	crr_row(&rows[nrows++], "lport after v6", "lport after hash: tcp_crr -6 -F 30000",
+		"lport inside -> after", "crr -6 -T 2 -F 20000", &b6, &l6, true);
 
 	/* Row 001 (tables reached through the net) and the peers: every table built, then timed
 	 * in turn (median of 5 rounds). */
