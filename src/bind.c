@@ -648,31 +648,32 @@ static void record_fast(struct socktab__tb *tb, const struct socktab_sock *sk)
 	tb->fast_v6_rcv_saddr = socktab__sk_v6_saddr(sk);
 }
 
-/* R45, after a successful bind/listen; @first: tb had no owner before sk. */
+/*
+ * R45, after a successful bind/listen (inet_csk_update_fastreuse); @first: tb had no owner before
+ * sk. Linux 6.18 links sk's address bucket into tb before it gets here, so the branch it keeps
+ * for a bucket without owners (fastreuse = reuse, FASTREUSEPORT_ANY) never runs: a new bucket
+ * keeps inet_bind_bucket_create's 0/0 and takes the steps of any later owner. So fastreuse never
+ * rises above 0, and a first SO_REUSEPORT owner records itself as FASTREUSEPORT_STRICT, which
+ * lets a later socket through the fast path only on an address that the recorded one covers.
+ */
 static void update_fastreuse(struct socktab__tb *tb, struct socktab__tb2 *tb2,
 			     const struct socktab_sock *sk, bool first)
 {
 	bool reuse = RD(sk->reuse) && RD(sk->state) != SOCKTAB_TCP_LISTEN;
 
 	if (first) {
-		WR(tb->fastreuse, (int8_t)reuse);
-		if (RD(sk->reuseport)) {
-			WR(tb->fastreuseport, SOCKTAB__FASTREUSEPORT_ANY);
+		WR(tb->fastreuse, 0);
+		WR(tb->fastreuseport, 0);
+	}
+	if (!reuse)
+		WR(tb->fastreuse, 0);
+	if (RD(sk->reuseport)) {
+		if (!reuseport_match(tb, sk)) {
+			WR(tb->fastreuseport, SOCKTAB__FASTREUSEPORT_STRICT);
 			record_fast(tb, sk);
-		} else {
-			WR(tb->fastreuseport, 0);
 		}
 	} else {
-		if (!reuse)
-			WR(tb->fastreuse, 0);
-		if (RD(sk->reuseport)) {
-			if (!reuseport_match(tb, sk)) {
-				WR(tb->fastreuseport, SOCKTAB__FASTREUSEPORT_STRICT);
-				record_fast(tb, sk);
-			}
-		} else {
-			WR(tb->fastreuseport, 0);
-		}
+		WR(tb->fastreuseport, 0);
 	}
 	tb2->fastreuse = RD(tb->fastreuse);
 	tb2->fastreuseport = RD(tb->fastreuseport);
@@ -808,10 +809,10 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 	}
 	first = !tb_has_owners(tb);
 	/*
-	 * R44 fast paths. Only the SO_REUSEPORT one is taken: Linux 6.18 refuses a SO_REUSEADDR bind
-	 * next to an owner that cleared SO_REUSEADDR after binding (conformance case
-	 * reuseaddr_cleared_after_bind), so the cached tb->fastreuse must not excuse it here; the
-	 * full check below reads every owner's current flag.
+	 * R44 fast paths. Only the SO_REUSEPORT one is taken: the SO_REUSEADDR one needs
+	 * tb->fastreuse > 0, which 6.18 never sets (update_fastreuse), so a SO_REUSEADDR bind next
+	 * to an owner that cleared SO_REUSEADDR after binding fails (conformance case
+	 * reuseaddr_cleared_after_bind): the full check below reads every owner's current flag.
 	 */
 	if (check && !first && reuseport_match(tb, sk))
 		check = false;

@@ -20,8 +20,8 @@ struct socktab__tb {
 	struct socktab_net *net;           /* (c) */
 	uint16_t port;                     /* (c) */
 	int l3mdev;                        /* (c) VRF of its owners, 0: none (R98) */
-	_Atomic int8_t fastreuse;          /* (r,b) -1: connect() only; 0; 1 */
-	_Atomic int8_t fastreuseport;      /* (r,b) -1; 0; ANY; STRICT */
+	_Atomic int8_t fastreuse;          /* (r,b) -1: connect() only; 0 (1 never, R45) */
+	_Atomic int8_t fastreuseport;      /* (r,b) -1; 0; STRICT (ANY never, R45) */
 	uint8_t fast_ipv6_only;            /* (b) recorded by the reuseport fast path (R44) */
 	uint8_t fast_family;               /* (b) */
 	uid_t fastuid;                     /* (b) */
