@@ -16,6 +16,11 @@
  * request's `listener` and `where`. The counters are atomics, so socktab_syn_decide() reads them
  * with no lock (the kernel's qlen, young and sk_ack_backlog are atomics too).
  *
+ * A request holds no reference on its listener (the kernel's request_sock holds one): instead,
+ * one that leaves every queue stores NULL as its listener before the listener can drop its last
+ * reference, so socktab_req_listener(), which runs in a read-side section, reads either NULL or
+ * a listener whose memory a grace period still keeps (req_forget_listener()).
+ *
  * Transitions, each a single publication in ehash (ordering guarantees):
  *  (A) SYN -> request: inserted at its chain's head with the release store of every insert.
  *  (B) request -> child (socktab_req_promote, inet_csk_complete_hashdance): the child's key is
@@ -75,6 +80,21 @@ static uint8_t req_where(struct socktab_sock *req)
 static void req_set_where(struct socktab_sock *req, uint8_t w)
 {
 	atomic_store_explicit((_Atomic uint8_t *)&reqof(req)->where, w, memory_order_relaxed);
+}
+
+/*
+ * @req leaves every queue (dropped, accepted, or given up at its listener's close): it forgets
+ * its listener, so socktab_req_listener() answers NULL from now on. Called while the listener
+ * still holds the reference its caller opened it with (under its lock, or in the close that
+ * drops that reference only afterwards), so the listener's memory is freed, and reused, only a
+ * grace period after this store: a reader that loaded the old pointer inside a section still
+ * reads a live listener, one that loads after it reads NULL. Caller holds the listener's lock
+ * or owns @req in transit.
+ */
+static void req_forget_listener(struct socktab_sock *req)
+{
+	req_set_where(req, SOCKTAB__REQ_NONE);
+	atomic_store_explicit(&reqof(req)->listener, NULL, memory_order_release);
 }
 
 /* ---- queue links (caller holds the listener's lock, or owns the detached list) ---- */
@@ -547,7 +567,7 @@ static void req_unqueue_locked(struct socktab_sock *l, struct socktab_sock *req)
 	SOCKTAB__ASSERT_SK_LOCKED(l);
 	synq_del(req);
 	synq_count(socktab__sk_lq(l), req, -1);
-	req_set_where(req, SOCKTAB__REQ_NONE);
+	req_forget_listener(req);
 	socktab__ehash_remove(net->tab, req);
 	atomic_fetch_sub_explicit(&net->n_requests, 1, memory_order_relaxed);
 }
@@ -799,7 +819,7 @@ struct socktab_sock *socktab_accept(struct socktab_sock *listener)
 			return NULL;
 		}
 		cnt_add(&q->ack_backlog, -1); /* sk_acceptq_removed */
-		req_set_where(node, SOCKTAB__REQ_NONE);
+		req_forget_listener(node);
 		child = reqof(node)->child;
 		socktab__unlock(socktab__sk_lock(listener));
 		socktab_sock_put(node);
@@ -945,7 +965,7 @@ static void req_give_up(struct socktab_sock *req)
 
 	socktab__ehash_remove(net->tab, req);
 	atomic_fetch_sub_explicit(&net->n_requests, 1, memory_order_relaxed);
-	req_set_where(req, SOCKTAB__REQ_NONE);
+	req_forget_listener(req);
 	socktab_sock_put(req);
 }
 
@@ -1030,7 +1050,7 @@ void socktab__listen_stop_finish(struct socktab__orphans *o)
 			accq_queue_locked(m, r);
 			socktab__unlock(socktab__sk_lock(m));
 		} else {
-			req_set_where(r, SOCKTAB__REQ_NONE);
+			req_forget_listener(r);
 			child_forget(child);
 			socktab_sock_put(r);
 		}

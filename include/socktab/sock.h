@@ -138,9 +138,12 @@ struct socktab_sock *socktab_req_new(struct socktab_sock *listener, const struct
 
 /*
  * The listener whose queue holds request entry @req (it changes when the request migrates), or
- * NULL for anything else. Not referenced: valid until the caller's RCU read-side section ends
- * (socktab_sock_hold() keeps it longer).
- * Context: inside an RCU read-side section.
+ * NULL for anything else: a request in no queue any more (dropped, its child accepted, or
+ * dropped by its listener's close) has forgotten its listener, so a request held after its
+ * listener closed never names the socket that listener's memory has become. Not referenced:
+ * valid until the caller's RCU read-side section ends (socktab_sock_hold() keeps it longer).
+ * Context: inside an RCU read-side section; any thread may drop, promote or accept the request
+ * or close its listener meanwhile (the answer is then that of some instant of the call).
  */
 struct socktab_sock *socktab_req_listener(struct socktab_sock *req);
 

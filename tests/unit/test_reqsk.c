@@ -4,6 +4,10 @@
 #include <stdbool.h>
 
 #include "check.h"
+#include "net.h"
+
+/* Objects a pool hands to call_rcu at once (pool.c). */
+#define LIMBO 64
 
 #define LO SOCKTAB_LOOPBACK_IFINDEX
 
@@ -534,7 +538,76 @@ TEST(request_bad_input)
 	socktab_net_free(net);
 }
 
+/* The listener of a request inside a read-side section (socktab_req_listener()). */
+static struct socktab_sock *listener_of(struct socktab_sock *r)
+{
+	struct socktab_sock *l;
+
+	socktab_rcu_read_lock();
+	l = socktab_req_listener(r);
+	socktab_rcu_read_unlock();
+	return l;
+}
+
+/*
+ * A request that leaves every queue forgets its listener: dropped, accepted after its
+ * promotion, dropped or closed with its listener. The caller may hold the request long after
+ * the listener is gone and its memory is another socket's; socktab_req_listener() must never
+ * name that socket.
+ */
+TEST(request_forgets_listener)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7011, 16, 0), *r1, *r2, *r3, *r4, *c2, *c3;
+	struct socktab_sock *fresh[2 * LIMBO];
+	bool reused = false;
+
+	r1 = req4(l, 1);
+	r2 = req4(l, 2);
+	r3 = req4(l, 3);
+	r4 = req4(l, 4);
+	CHECK(r1 && r2 && r3 && r4);
+	CHECK(listener_of(r1) == l);
+	CHECK_EQ(socktab_req_drop(r1), 0);
+	CHECK(listener_of(r1) == NULL);
+	/* In the accept queue it is still the listener's; accepted, it is nobody's. */
+	CHECK_EQ(socktab_req_promote(r2, SOCKTAB_TCP_ESTABLISHED, &c2), 0);
+	CHECK(listener_of(r2) == l);
+	CHECK(socktab_accept(l) == c2);
+	CHECK(listener_of(r2) == NULL);
+	/* The listener's close drops a promoted request (its child closed) and a queued one. */
+	CHECK_EQ(socktab_req_promote(r3, SOCKTAB_TCP_ESTABLISHED, &c3), 0);
+	CHECK_EQ(socktab_close(l), 0);
+	CHECK(listener_of(r3) == NULL);
+	CHECK(listener_of(r4) == NULL);
+	/* The listener's memory goes back to the pool after a grace period and is handed out
+	 * again: the requests still name nobody. */
+	socktab__pool_flush(socktab__sock_pool(net, SOCKTAB_TCP, AF_INET));
+	socktab__synchronize_rcu();
+	socktab__rcu_barrier();
+	for (int i = 0; i < 2 * LIMBO; i++) {
+		fresh[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK(fresh[i]);
+		reused |= fresh[i] == l;
+	}
+	CHECK(reused);
+	CHECK(listener_of(r1) == NULL);
+	CHECK(listener_of(r2) == NULL);
+	CHECK(listener_of(r3) == NULL);
+	CHECK(listener_of(r4) == NULL);
+	for (int i = 0; i < 2 * LIMBO; i++)
+		socktab_close(fresh[i]);
+	socktab_sock_put(c2);
+	socktab_close(c2);
+	socktab_sock_put(c3);
+	socktab_sock_put(r1);
+	socktab_sock_put(r2);
+	socktab_sock_put(r3);
+	socktab_sock_put(r4);
+	socktab_net_free(net);
+}
+
 CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
 	   cookie_child, closed_before_accept, close_drops_queues, migrate,
 	   migrate_refused_and_spread, request_v6_and_teardown, request_v4_mapped,
-	   request_in_dump, request_bad_input)
+	   request_in_dump, request_bad_input, request_forgets_listener)
