@@ -202,13 +202,19 @@ static int params_valid(const struct socktab_net_params *p)
  * udp_hash4. A caller built against a later header passes more; fields it knows beyond ours are
  * refused unless zero, so a setting is never silently dropped. */
 #define PARAMS_V0_SIZE (offsetof(struct socktab_net_params, udp_hash4) + sizeof(int))
+/* The largest size a later version's struct may have (socktab/net.h): the bytes past ours are
+ * read, so a size no struct has (garbage, (size_t)-1) must be refused before that. */
+#define PARAMS_MAX_SIZE 4096
 
 static int params_copy(struct socktab_net_params *dst, const struct socktab_net_params *src)
 {
 	socktab_net_params_init(dst);
 	if (!src)
 		return 0;
-	if (src->size < PARAMS_V0_SIZE)
+	/* A struct's size is a multiple of its alignment, which a later version (appending
+	 * fields) can only raise to a multiple of ours. */
+	if (src->size < PARAMS_V0_SIZE || src->size > PARAMS_MAX_SIZE ||
+	    src->size % _Alignof(struct socktab_net_params))
 		return -EINVAL;
 	for (size_t i = sizeof(*dst); i < src->size; i++)
 		if (((const unsigned char *)src)[i])

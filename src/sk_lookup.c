@@ -34,7 +34,9 @@
  * of the 4-tuple (the group's selector first, R110), as after any other match.
  *
  * Assign (R126, bpf_sk_lookup_assign): the kernel's checks in its order, with socktab's
- * sockets: known flags; an RCU-freed, hashed socket (the kernel refuses refcounted ones: a TCP
+ * sockets: a context a running callback was given (the kernel's verifier makes sure of that;
+ * here the thread's runs in progress are searched, so a copy or a caller's own struct is
+ * -EINVAL before anything behind its public fields is read); known flags; an RCU-freed, hashed socket (the kernel refuses refcounted ones: a TCP
  * socket that never listened, an unbound UDP socket, TIME_WAIT and request sockets); TCP in
  * LISTEN, UDP unconnected (TCP_CLOSE); the packet's protocol; its family (an AF_INET6 socket
  * without IPV6_V6ONLY takes IPv4); no selection yet unless REPLACE. Departure: a socket of
@@ -60,7 +62,23 @@ struct sk_lookup_kern {
 	struct socktab_sock *selected;
 	bool no_reuseport;
 	struct socktab_net *net;
+	struct sk_lookup_kern *outer;      /* the run this one is nested in (a callback's lookup) */
 };
+
+/*
+ * The runs in progress on this thread, innermost first: a context socktab_sk_lookup_assign()
+ * is given is one of theirs, or it is none a lookup made (a copy, or a struct the caller
+ * filled in) and has nothing behind its public fields to read.
+ */
+static _Thread_local struct sk_lookup_kern *runs __attribute__((tls_model("initial-exec")));
+
+static struct sk_lookup_kern *run_of(const struct socktab_sk_lookup *ctx)
+{
+	for (struct sk_lookup_kern *k = runs; k; k = k->outer)
+		if (&k->pub == ctx)
+			return k;
+	return NULL;
+}
 
 static void array_free_rcu(struct rcu_head *head)
 {
@@ -187,10 +205,9 @@ static bool rcu_freed_hashed(const struct socktab_sock *sk)
 int socktab_sk_lookup_assign(struct socktab_sk_lookup *ctx, struct socktab_sock *sk,
 			     unsigned int flags)
 {
-	struct sk_lookup_kern *k = (struct sk_lookup_kern *)ctx;
+	struct sk_lookup_kern *k = ctx ? run_of(ctx) : NULL;
 
-	if (!ctx ||
-	    (flags & ~(SOCKTAB_SK_LOOKUP_F_REPLACE | SOCKTAB_SK_LOOKUP_F_NO_REUSEPORT)))
+	if (!k || (flags & ~(SOCKTAB_SK_LOOKUP_F_REPLACE | SOCKTAB_SK_LOOKUP_F_NO_REUSEPORT)))
 		return -EINVAL;
 	if (sk && socktab__sk_net(sk) != k->net)
 		return -EINVAL;
@@ -224,7 +241,7 @@ struct socktab_sock *socktab__sk_lookup_run_rcu(struct socktab_net *net, int pro
 					 .remote_port = sport, .local_port = hnum,
 					 .ingress_ifindex = dif };
 	struct socktab_sock *selected = NULL, *pick;
-	struct sk_lookup_kern k = { .net = net };
+	struct sk_lookup_kern k = { .net = net, .outer = runs };
 	bool no_reuseport = false, all_pass = true;
 	int cpu = SOCKTAB__CPU_UNASKED;
 
@@ -238,6 +255,7 @@ struct socktab_sock *socktab__sk_lookup_run_rcu(struct socktab_net *net, int pro
 		memcpy(&pkt.remote_ip4, saddr, 4);
 		memcpy(&pkt.local_ip4, daddr, 4);
 	}
+	runs = &k; /* until the last callback returns: the context is a lookup's */
 	for (uint32_t i = 0; i < a->n; i++) {
 		int ret;
 
@@ -254,6 +272,7 @@ struct socktab_sock *socktab__sk_lookup_run_rcu(struct socktab_net *net, int pro
 			all_pass = false;
 		}
 	}
+	runs = k.outer;
 	if (!all_pass && !selected)
 		return SOCKTAB__SK_LOOKUP_DROP;
 	if (!selected || no_reuseport || !RD(selected->reuseport))

@@ -174,7 +174,10 @@ void socktab_net_params_init(struct socktab_net_params *p);
 /*
  * Create a network namespace from @p (NULL: defaults). Returns NULL and sets errno: EINVAL for a
  * bad parameter (a table size above its maximum included) or a @size that is not one socktab
- * knows, ENOMEM. The hash secrets and the netns hash mix are random unless fixed_secret. With
+ * knows, ENOMEM. A @size larger than this version's struct is read up to @size (the fields a
+ * later version added must be zero), so it must be the caller's true struct size: one above
+ * 4096 bytes, or not a multiple of the struct's alignment, is no version's and is refused
+ * (EINVAL) before anything past this version's struct is read. The hash secrets and the netns hash mix are random unless fixed_secret. With
  * share_tables_with, the new net uses that net's TCP tables (the namespace is part of every key,
  * as in the kernel's shared tables) and keeps its own settings and socket pool.
  * Context: registered thread, outside any RCU read-side section.

@@ -85,7 +85,10 @@ int socktab_sk_lookup_detach(struct socktab_net *net, int id);
 /*
  * Select @sk as the packet's socket (R126), as the kernel's bpf_sk_assign() for sk_lookup.
  * @sk NULL clears the selection (with SOCKTAB_SK_LOOKUP_F_REPLACE when one was made). 0 or:
- *   -EINVAL          @ctx NULL, an unknown flag, or @sk of another net;
+ *   -EINVAL          @ctx NULL or not the context a running callback was given (a copy of
+ *                    one, a struct the caller filled in, or a context after its callback
+ *                    returned: only the public fields are there, and none is read), an
+ *                    unknown flag, or @sk of another net;
  *   -ESOCKTNOSUPPORT @sk is a TIME_WAIT entry, closed, a TCP socket not in LISTEN, or a UDP
  *                    socket that is connected or has no port;
  *   -EPROTOTYPE      @sk's protocol is not the packet's;
@@ -94,7 +97,8 @@ int socktab_sk_lookup_detach(struct socktab_net *net, int id);
  * A refused call leaves the selection as it was. With SOCKTAB_SK_LOOKUP_F_NO_REUSEPORT the
  * packet goes to @sk itself; otherwise a socket in a reuseport group hands it to the member its
  * group selects (R129).
- * Context: inside a dispatch callback only, with the @ctx it was given.
+ * Context: inside a dispatch callback only, with the @ctx it was given (or that of a callback
+ * further out on the same thread, whose lookup is running this one).
  */
 int socktab_sk_lookup_assign(struct socktab_sk_lookup *ctx, struct socktab_sock *sk,
 			     unsigned int flags);

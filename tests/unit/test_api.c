@@ -195,6 +195,26 @@ TEST(net_params_size)
 	CHECK_EQ(errno, EINVAL);
 }
 
+/* A size no version of the struct has is refused before anything past the caller's struct is
+ * read (ASan sees any such read): larger than any struct may grow, or not a multiple of the
+ * struct's alignment. The struct is on the heap, so its end is where ASan watches. */
+TEST(net_params_size_bogus)
+{
+	static const size_t bad[] = { (size_t)-1, (size_t)-8, SIZE_MAX / 2, 1u << 20, 4097,
+				      sizeof(struct socktab_net_params) + 1 };
+	struct socktab_net_params *p = malloc(sizeof(*p));
+
+	CHECK(p);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		socktab_net_params_init(p);
+		p->size = bad[i];
+		errno = 0;
+		CHECK(!socktab_net_new(p));
+		CHECK_EQ(errno, EINVAL);
+	}
+	free(p);
+}
+
 TEST(version)
 {
 	CHECK(strcmp(socktab_version(), SOCKTAB_VERSION_STRING) == 0);
@@ -594,8 +614,8 @@ TEST(net_free_cleans_up)
 }
 
 CHECK_MAIN(net_params_validation, net_params_init_null, net_params_zero_sizes_default,
-	   net_params_size_limits, net_params_size, version, stats_reserved_zeroed,
-	   sysctl_validation, socket_creation_errors, priv_area, closed_socket_ebadf, options,
-	   set_state_rules, stats_balance, net_free_cleans_up, sock_put_freed_aborts,
+	   net_params_size_limits, net_params_size, net_params_size_bogus, version,
+	   stats_reserved_zeroed, sysctl_validation, socket_creation_errors, priv_area,
+	   closed_socket_ebadf, options, set_state_rules, stats_balance, net_free_cleans_up, sock_put_freed_aborts,
 	   net_free_in_read_section_aborts, reserved_ports_kernel_rules,
 	   reserved_ports_large_list)

@@ -728,5 +728,66 @@ TEST(attach_races_lookups)
 	socktab_net_free(r.net);
 }
 
+/* A context the caller built is none a lookup gave: refused with -EINVAL before anything of it
+ * beyond the public fields is read (ASan sees any such read), inside a callback or outside. A
+ * callback whose lookup runs the callbacks again still assigns with its own context. */
+struct own_ctx {
+	struct socktab_sock *sk;       /* what to assign */
+	int copy_err, null_err, own_err, nested_err;
+	int depth;
+	struct socktab_net *net;
+};
+
+static int own_ctx_cb(struct socktab_sk_lookup *ctx, void *arg)
+{
+	struct own_ctx *o = arg;
+	struct socktab_sk_lookup *copy = malloc(sizeof(*copy));
+
+	if (o->depth++ == 0) {
+		*copy = *ctx;
+		o->copy_err = socktab_sk_lookup_assign(copy, o->sk, 0);
+		o->null_err = socktab_sk_lookup_assign(NULL, o->sk, 0);
+		/* A lookup of another port from the callback runs this callback again (depth 1:
+		 * it only passes); then the outer context is still the one to assign with. */
+		(void)socktab_lookup_tcp4_rcu(o->net, ip4("127.0.0.2"), htons(1), ip4("127.0.0.1"),
+					      htons(9), SOCKTAB_LOOPBACK_IFINDEX, 0);
+		o->nested_err = socktab_sk_lookup_assign(ctx, o->sk, 0);
+	}
+	o->depth--;
+	free(copy);
+	return SOCKTAB_SK_PASS;
+}
+
+TEST(caller_built_context)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *a = tcp_listener4(net, "127.0.0.1", 80);
+	struct socktab_sock *b = tcp_listener4(net, "127.0.0.1", 81);
+	struct own_ctx o = { .sk = b, .net = net };
+	struct socktab_sk_lookup *mine = malloc(sizeof(*mine));
+	int id;
+
+	CHECK(a && b && mine);
+	memset(mine, 0, sizeof(*mine));
+	mine->family = AF_INET;
+	mine->protocol = SOCKTAB_TCP;
+	/* Outside any callback: no lookup's context at all. */
+	CHECK_EQ(socktab_sk_lookup_assign(mine, b, 0), -EINVAL);
+	CHECK_EQ(socktab_sk_lookup_assign(mine, NULL, 0), -EINVAL);
+	id = socktab_sk_lookup_attach(net, own_ctx_cb, &o);
+	CHECK(id > 0);
+	CHECK(tcp4(net, 1, 80) == b);
+	CHECK_EQ(o.copy_err, -EINVAL);
+	CHECK_EQ(o.null_err, -EINVAL);
+	CHECK_EQ(o.nested_err, 0);
+	CHECK_EQ(socktab_sk_lookup_detach(net, id), 0);
+	/* After the lookup, the context it gave is gone too. */
+	CHECK_EQ(socktab_sk_lookup_assign(mine, b, 0), -EINVAL);
+	free(mine);
+	socktab_close(a);
+	socktab_close(b);
+	socktab_net_free(net);
+}
+
 CHECK_MAIN(tcp_verdicts, udp_order, chaining, assign_checks, ipv6, no_reuseport, batch_agrees,
-	   bad_input, selector_after_assign, attach_races_lookups)
+	   bad_input, selector_after_assign, attach_races_lookups, caller_built_context)
