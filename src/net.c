@@ -835,11 +835,50 @@ unsigned int socktab_version_num(void)
 /* The worker socktab_rcu_reclaim_cpu() made, for the threads registered after it. */
 static struct call_rcu_data *_Atomic reclaim_worker;
 
+/*
+ * A thread that exits registered: liburcu's list of readers would keep its entry, which lives
+ * in the dead thread's thread-local memory, and every later grace period would read it there (a
+ * crash once that memory is gone, a hang while it still shows a section, as an online thread's
+ * does, and a corrupt list once a new thread gets the same memory and registers). A key whose
+ * value is set while the thread is registered has its destructor run at the thread's exit
+ * (thread-local variables are still there then): it ends the thread's sections, the online one
+ * and any of its own, and unregisters it, as socktab_thread_unregister() would.
+ */
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int exit_key_err;
+
+static void thread_exit(void *arg)
+{
+	(void)arg;
+	if (socktab__registered <= 0)
+		return;
+#ifdef SOCKTAB_TSAN
+	/* Its sections end here: what they read happened before later reclaims (rcu.h). */
+	if (socktab__rcu_read_ongoing())
+		socktab__tsan_release(&socktab__tsan_gp_token);
+#endif
+	socktab__online = 0; /* its section ends with the unregistration below */
+	socktab__registered = 1;
+	socktab__bind_spare_release();
+	socktab__rcu_unregister_thread();
+	socktab__registered = 0;
+}
+
+static void exit_key_make(void)
+{
+	exit_key_err = pthread_key_create(&exit_key, thread_exit);
+}
+
 void socktab_thread_register(void)
 {
 	if (socktab__registered++ == 0) {
 		struct call_rcu_data *w = atomic_load(&reclaim_worker);
 
+		pthread_once(&exit_key_once, exit_key_make);
+		if (exit_key_err || pthread_setspecific(exit_key, &exit_key))
+			socktab__misuse("socktab_thread_register: no thread-exit hook (pthread key): "
+					"a thread exiting registered would stop every grace period");
 		socktab__rcu_register_thread();
 		if (w)
 			socktab__rcu_worker_use(w);
@@ -915,6 +954,7 @@ void socktab_thread_unregister(void)
 		socktab_thread_offline();
 		socktab__bind_spare_release();
 		socktab__rcu_unregister_thread();
+		(void)pthread_setspecific(exit_key, NULL); /* nothing left for its exit to do */
 	}
 }
 

@@ -16,6 +16,15 @@ extern "C" {
 /*
  * Register / unregister the calling thread with RCU (liburcu urcu-memb). Required before any other
  * call on that thread. Nesting is counted: only the outermost unregister takes effect.
+ * A thread that ends while registered (it returns from its start routine or calls pthread_exit()
+ * without the last unregister, online or inside read-side sections of its own included) is
+ * unregistered at its exit by the library (a thread-specific key's destructor): its sections end
+ * with it, and no later grace period waits for it or reads its freed memory. Without that,
+ * liburcu would keep the dead thread on its list of readers and the next socktab_net_free()
+ * would hang or crash. Unregistering before the exit stays the tidy way (it also runs before
+ * the thread's other key destructors). socktab_thread_register() aborts with a message when the
+ * key cannot be made (the process used up its pthread keys), rather than leave such a thread
+ * unhandled.
  * Context: any thread, outside any RCU read-side section.
  */
 void socktab_thread_register(void);
@@ -40,7 +49,8 @@ void socktab_thread_unregister(void);
  * The price: no memory is reclaimed (in any thread) until every online thread has passed a
  * quiescent state, so a thread that stops announcing them holds back every close and every
  * expired TIME_WAIT entry, and socktab_net_free() waits for it. Go offline before blocking (a
- * poll loop that sleeps in epoll_wait, a thread about to be joined).
+ * poll loop that sleeps in epoll_wait, a thread about to be joined). A thread that exits online
+ * is taken offline at its exit (socktab_thread_register() above).
  *
  * socktab_thread_online(): 0; -EPERM (thread not registered), -EALREADY (already online),
  * -EBUSY (inside a read-side section: it could never pass a quiescent state).
