@@ -11,13 +11,12 @@
  * the reuseport lock, so a join or leave never counts a stale value). While the count is 0
  * selection is the hash alone and reads neither a member's value nor the CPU.
  * A selector (R108-R111, the kernel's SO_ATTACH_REUSEPORT_CBPF): a group may hold a classic BPF
- * program, run by libpcap's interpreter (bpf_filter) over the datagram's payload that the
- * lookup's thread named (socktab_set_rx_payload); its return value is the index of the member.
- * The program pointer is the only thing a lookup reads when none is attached. Programs are
- * checked as the kernel's bpf_check_classic checks them; ancillary loads (SKF_AD_*, and the
- * SKF_NET_OFF / SKF_LL_OFF header offsets) are refused with -EINVAL, because libpcap's
- * interpreter has no such data and would read them as out of bounds (R108, where socktab
- * departs). A program is replaced under the reuseport lock and freed after a grace period.
+ * program, checked and run with the kernel's semantics (cbpf.c) over the datagram's payload that
+ * the lookup's thread named (socktab_set_rx_payload); its return value is the index of the
+ * member. A program that loads what socktab does not have (header bytes, the ingress device,
+ * ...: cbpf.c) gives no value, and the hash picks, as for an index out of range. The program
+ * pointer is the only thing a lookup reads when none is attached. A program is replaced under
+ * the reuseport lock and freed after a grace period.
  * Stable member ids and the generation (R132-R135, beyond Linux): a member may carry an id
  * (SOCKTAB_SO_REUSEPORT_ID), kept in a slot array indexed by id beside the kernel's member array.
  * While a group has members with ids, the selector's value and the hash name slots instead of
@@ -30,23 +29,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <pcap/bpf.h>
+#include <linux/if_ether.h>
 
+#include "cbpf.h"
 #include "reqsk.h"
 #include "reuseport.h"
-
-/* The kernel's limits and negative load offsets (linux/filter.h, linux/bpf_common.h). */
-#define RP_MAXINSNS 4096
-#define RP_MEMWORDS 16
-#define RP_NEG_OFF 0xffe00000u /* SKF_LL_OFF: the lowest special offset; SKF_AD_OFF above it */
 
 struct socktab__rp_prog {
 	struct rcu_head rcu;
 	uint32_t len;                      /* (c) instructions */
-	struct bpf_insn insns[];           /* (c) */
+	struct sock_filter insns[];        /* (c) */
 };
-
-_Static_assert(sizeof(struct bpf_insn) == 8, "struct bpf_insn is struct sock_filter");
 
 static void prog_free_rcu(struct rcu_head *head)
 {
@@ -60,109 +53,6 @@ static void prog_free_later(struct socktab__rp_prog *p)
 {
 	if (p)
 		socktab__call_rcu(p, &p->rcu, prog_free_rcu);
-}
-
-/* Is @code an instruction the kernel's classic BPF takes (chk_code_allowed)? */
-static bool code_allowed(uint16_t code)
-{
-	switch (code) {
-	case BPF_ALU | BPF_ADD | BPF_K: case BPF_ALU | BPF_ADD | BPF_X:
-	case BPF_ALU | BPF_SUB | BPF_K: case BPF_ALU | BPF_SUB | BPF_X:
-	case BPF_ALU | BPF_MUL | BPF_K: case BPF_ALU | BPF_MUL | BPF_X:
-	case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_DIV | BPF_X:
-	case BPF_ALU | BPF_MOD | BPF_K: case BPF_ALU | BPF_MOD | BPF_X:
-	case BPF_ALU | BPF_AND | BPF_K: case BPF_ALU | BPF_AND | BPF_X:
-	case BPF_ALU | BPF_OR | BPF_K: case BPF_ALU | BPF_OR | BPF_X:
-	case BPF_ALU | BPF_XOR | BPF_K: case BPF_ALU | BPF_XOR | BPF_X:
-	case BPF_ALU | BPF_LSH | BPF_K: case BPF_ALU | BPF_LSH | BPF_X:
-	case BPF_ALU | BPF_RSH | BPF_K: case BPF_ALU | BPF_RSH | BPF_X:
-	case BPF_ALU | BPF_NEG:
-	case BPF_LD | BPF_W | BPF_ABS: case BPF_LD | BPF_H | BPF_ABS: case BPF_LD | BPF_B | BPF_ABS:
-	case BPF_LD | BPF_W | BPF_IND: case BPF_LD | BPF_H | BPF_IND: case BPF_LD | BPF_B | BPF_IND:
-	case BPF_LD | BPF_W | BPF_LEN: case BPF_LD | BPF_IMM: case BPF_LD | BPF_MEM:
-	case BPF_LDX | BPF_W | BPF_LEN: case BPF_LDX | BPF_B | BPF_MSH:
-	case BPF_LDX | BPF_IMM: case BPF_LDX | BPF_MEM:
-	case BPF_ST: case BPF_STX:
-	case BPF_MISC | BPF_TAX: case BPF_MISC | BPF_TXA:
-	case BPF_RET | BPF_K: case BPF_RET | BPF_A:
-	case BPF_JMP | BPF_JA:
-	case BPF_JMP | BPF_JEQ | BPF_K: case BPF_JMP | BPF_JEQ | BPF_X:
-	case BPF_JMP | BPF_JGE | BPF_K: case BPF_JMP | BPF_JGE | BPF_X:
-	case BPF_JMP | BPF_JGT | BPF_K: case BPF_JMP | BPF_JGT | BPF_X:
-	case BPF_JMP | BPF_JSET | BPF_K: case BPF_JMP | BPF_JSET | BPF_X:
-		return true;
-	}
-	return false;
-}
-
-/*
- * The kernel's bpf_check_classic, instruction by instruction: known opcodes, no constant
- * division by 0, constant shifts below 32, scratch cells below 16, jumps inside the program,
- * a return at the end; then (check_load_and_stores) no scratch cell read on a path that has
- * not written it. Plus socktab's own refusal of negative (special) load offsets. 0 or -EINVAL.
- */
-static int prog_check(const struct bpf_insn *f, uint32_t len)
-{
-	uint16_t masks[RP_MAXINSNS], valid = 0;
-
-	for (uint32_t pc = 0; pc < len; pc++) {
-		uint16_t c = f[pc].code;
-
-		if (!code_allowed(c))
-			return -EINVAL;
-		switch (c) {
-		case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_MOD | BPF_K:
-			if (f[pc].k == 0)
-				return -EINVAL;
-			break;
-		case BPF_ALU | BPF_LSH | BPF_K: case BPF_ALU | BPF_RSH | BPF_K:
-			if (f[pc].k >= 32)
-				return -EINVAL;
-			break;
-		case BPF_LD | BPF_MEM: case BPF_LDX | BPF_MEM: case BPF_ST: case BPF_STX:
-			if (f[pc].k >= RP_MEMWORDS)
-				return -EINVAL;
-			break;
-		case BPF_LD | BPF_W | BPF_ABS: case BPF_LD | BPF_H | BPF_ABS:
-		case BPF_LD | BPF_B | BPF_ABS: case BPF_LD | BPF_W | BPF_IND:
-		case BPF_LD | BPF_H | BPF_IND: case BPF_LD | BPF_B | BPF_IND:
-		case BPF_LDX | BPF_B | BPF_MSH:
-			if (f[pc].k >= RP_NEG_OFF)
-				return -EINVAL;
-			break;
-		case BPF_JMP | BPF_JA:
-			if (f[pc].k >= len - 1 - pc)
-				return -EINVAL;
-			break;
-		default:
-			if (BPF_CLASS(c) == BPF_JMP &&
-			    (pc + f[pc].jt + 1 >= len || pc + f[pc].jf + 1 >= len))
-				return -EINVAL;
-		}
-	}
-	if (BPF_CLASS(f[len - 1].code) != BPF_RET)
-		return -EINVAL;
-	memset(masks, 0xff, len * sizeof(masks[0]));
-	for (uint32_t pc = 0; pc < len; pc++) {
-		uint16_t c = f[pc].code;
-
-		valid &= masks[pc];
-		if (c == BPF_ST || c == BPF_STX) {
-			valid |= (uint16_t)(1u << f[pc].k);
-		} else if (c == (BPF_LD | BPF_MEM) || c == (BPF_LDX | BPF_MEM)) {
-			if (!(valid & (1u << f[pc].k)))
-				return -EINVAL;
-		} else if (c == (BPF_JMP | BPF_JA)) {
-			masks[pc + 1 + f[pc].k] &= valid;
-			valid = 0xffff;
-		} else if (BPF_CLASS(c) == BPF_JMP) {
-			masks[pc + 1 + f[pc].jt] &= valid;
-			masks[pc + 1 + f[pc].jf] &= valid;
-			valid = 0xffff;
-		}
-	}
-	/* libpcap's own check, so that its interpreter never meets what it does not expect. */
-	return bpf_validate(f, (int)len) ? 0 : -EINVAL;
 }
 
 /* Is @sk in a table (the kernel's !sk_unhashed)? A UDP socket once it has a port, a TCP one
@@ -461,15 +351,16 @@ int socktab__reuseport_attach_cbpf(struct socktab_sock *sk, const void *insns, u
 	int err;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
-	/* __get_filter and bpf_check_classic come first: a bad program is -EINVAL anywhere. */
-	if (!insns || len == 0 || len > RP_MAXINSNS)
+	/* __get_filter (bpf_check_classic, the conversion) and the optmem_max size come first:
+	 * a bad program is -EINVAL (too large: -ENOMEM) whatever the socket. */
+	if (!insns || len == 0 || len > BPF_MAXINSNS)
 		return -EINVAL;
 	p = malloc(sizeof(*p) + len * sizeof(p->insns[0]));
 	if (!p)
 		return -ENOMEM;
 	p->len = len;
 	memcpy(p->insns, insns, len * sizeof(p->insns[0]));
-	err = prog_check(p->insns, len);
+	err = socktab__cbpf_check(p->insns, len);
 	if (err) {
 		free(p);
 		return err;
@@ -604,14 +495,26 @@ static bool member_eligible(const struct socktab_sock *m, uint8_t *flags)
 	return !(f & SOCKTAB__UDPF_CONNECTING) && RD(m->state) != SOCKTAB_TCP_ESTABLISHED;
 }
 
-/* R110 (run_bpf_filter): the program's value over this thread's payload. */
-static uint32_t prog_run_rcu(const struct socktab__rp_prog *p)
+/*
+ * R110 (run_bpf_filter): the value of @sk's group's program over this thread's payload, with
+ * the lookup's CPU *cpu (SOCKTAB__CPU_UNASKED until asked). False when it has none (it loaded
+ * what socktab does not have, cbpf.c): the hash decides.
+ */
+static bool prog_run_rcu(const struct socktab__rp_prog *p, const struct socktab_sock *sk,
+			 int *cpu, uint32_t *idx)
 {
-	static const unsigned char empty[1];
-	const unsigned char *data = socktab__rx_payload;
-	uint32_t len = socktab__rx_payload_len;
+	/* The members share the family and IPV6_V6ONLY (R34): only a dual-stack IPv6 group
+	 * receives both kinds of packet, and this lookup's is not known here. */
+	struct socktab__cbpf_pkt pkt = {
+		.data = socktab__rx_payload,
+		.len = socktab__rx_payload_len,
+		.tcp = socktab__sk_proto(sk) == SOCKTAB_TCP,
+		.l3proto = sk->family == AF_INET ? ETH_P_IP
+			   : socktab__ipv6_only(sk) ? ETH_P_IPV6 : -1,
+		.cpu = cpu,
+	};
 
-	return bpf_filter(p->insns, data ? data : empty, len, len);
+	return socktab__cbpf_run(p->insns, p->len, &pkt, idx);
 }
 
 /*
@@ -647,13 +550,13 @@ static struct socktab_sock *walk_rcu(const struct socktab__reuseport *g,
  * lookup may have); the hash indexes the slots, not the members. */
 static __attribute__((noinline)) struct socktab_sock *
 select_by_id_rcu(const struct socktab__reuseport *g, const struct socktab__rp_ids *ids,
-		 const struct socktab__rp_prog *p, uint32_t hash, int *cpu)
+		 const struct socktab__rp_prog *p, const struct socktab_sock *sk, uint32_t hash,
+		 int *cpu)
 {
-	uint32_t span = ids->span;
+	uint32_t span = ids->span, idx;
 	uint8_t f;
 
-	if (p) {
-		uint32_t idx = prog_run_rcu(p);
+	if (p && prog_run_rcu(p, sk, cpu, &idx)) {
 		struct socktab_sock *m = idx < span ? atomic_load_explicit(&ids->sk[idx],
 									   memory_order_acquire)
 						    : NULL;
@@ -676,7 +579,7 @@ struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint
 	struct socktab__reuseport *g = atomic_load_explicit(&sk->cold->reuseport_cb,
 							    memory_order_acquire);
 	struct socktab__rp_prog *p;
-	uint32_t n;
+	uint32_t n, idx;
 
 	SOCKTAB__ASSERT_RCU();
 	if (!g)
@@ -689,10 +592,9 @@ struct socktab_sock *socktab__reuseport_select_rcu(struct socktab_sock *sk, uint
 		struct socktab__rp_ids *ids = atomic_load_explicit(&g->ids, memory_order_acquire);
 
 		if (ids)
-			return select_by_id_rcu(g, ids, p, hash, cpu);
+			return select_by_id_rcu(g, ids, p, sk, hash, cpu);
 	}
-	if (p) {
-		uint32_t idx = prog_run_rcu(p);
+	if (p && prog_run_rcu(p, sk, cpu, &idx)) {
 		struct socktab_sock *m = idx < n ? atomic_load_explicit(&g->socks[idx],
 									memory_order_acquire)
 						 : NULL;

@@ -5,8 +5,8 @@
 
 #include "net.h"
 
-/* A classic BPF program attached with SO_ATTACH_REUSEPORT_CBPF (R108), checked as the kernel
- * checks it; immutable once published, freed after a grace period. */
+/* A classic BPF program attached with SO_ATTACH_REUSEPORT_CBPF (R108), checked and run as the
+ * kernel checks and runs it (cbpf.c); immutable once published, freed after a grace period. */
 struct socktab__rp_prog;
 
 /* Stable member ids (R132): slot i holds the member whose id is i. Replaced (larger) when a
@@ -58,8 +58,9 @@ void socktab__reuseport_set_incoming_cpu(struct socktab_sock *sk, int val);
  * sock_filter) as the kernel does and make them @sk's group's selector, replacing (and freeing
  * after a grace period) the one before. A socket without a port (UDP) or not yet listening
  * (TCP) with SO_REUSEPORT starts a group of its own for it. 0, -EINVAL (bad program, no group and
- * no SO_REUSEPORT, or a socket in the tables outside any group), -ENOMEM. Caller holds the
- * socket lock; takes the net's reuseport lock. */
+ * no SO_REUSEPORT, or a socket in the tables outside any group), -ENOMEM (no memory, or a program
+ * whose eBPF form exceeds net.core.optmem_max, as in Linux). Caller holds the socket lock; takes
+ * the net's reuseport lock. */
 int socktab__reuseport_attach_cbpf(struct socktab_sock *sk, const void *insns, uint32_t len);
 /* SO_DETACH_REUSEPORT_BPF (R111): remove the group's selector. 0, -ENOENT (no program, or
  * SO_REUSEPORT set but no group), -EINVAL (no group, no SO_REUSEPORT). Caller holds the socket

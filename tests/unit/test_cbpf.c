@@ -3,9 +3,9 @@
  * Classic BPF of SO_ATTACH_REUSEPORT_CBPF with the kernel's semantics (src/cbpf.c): which
  * programs attach (bpf_check_classic, the eBPF conversion's jump offsets, the optmem_max size),
  * what they compute (32-bit ALU, shifts by X masked to 5 bits, division by X = 0, indirect
- * offsets truncated to 32 bits, loads past the payload, header offsets, every ancillary load).
- * The expected values and errnos were read on Linux 6.18.44 (x86_64, lo in a fresh namespace)
- * with the same programs.
+ * offsets truncated to 32 bits, loads past the payload, header offsets, every ancillary load),
+ * and the member a lookup gets through the socket API. The expected values and errnos were read
+ * on Linux 6.18.44 (x86_64, lo in a fresh namespace) with the same programs.
  */
 #include <linux/if_ether.h>
 
@@ -473,5 +473,209 @@ TEST(run_nlattr)
 	CHECK_EQ(anc(SKF_AD_NLATTR, BPF_W, 0, 9, bad, 12, false), 0);
 }
 
+/* ---- through the socket API ---- */
+
+static uint32_t ip4(const char *s)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+static int attach(struct socktab_sock *sk, const struct sock_filter *f, uint32_t n)
+{
+	struct sock_fprog fp = { .len = (unsigned short)n, .filter = (struct sock_filter *)f };
+
+	return socktab_setsockopt(sk, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &fp, sizeof(fp));
+}
+
+static struct socktab_sock *lookup_udp(struct socktab_net *net, int sport, int dport)
+{
+	struct socktab_sock *sk =
+		socktab_lookup_udp4(net, ip4("127.0.0.1"), htons((uint16_t)sport), ip4("127.0.0.1"),
+				    htons((uint16_t)dport), SOCKTAB_LOOPBACK_IFINDEX, 0);
+
+	socktab_sock_put(sk); /* only compared; the sockets stay open */
+	return sk;
+}
+
+static struct socktab_sock *lookup_udp6(struct socktab_net *net, const char *src, int sport,
+					const char *dst, int dport)
+{
+	struct in6_addr s, d;
+	struct socktab_sock *sk;
+
+	inet_pton(AF_INET6, src, &s);
+	inet_pton(AF_INET6, dst, &d);
+	sk = socktab_lookup_udp6(net, &s, htons((uint16_t)sport), &d, htons((uint16_t)dport),
+				 SOCKTAB_LOOPBACK_IFINDEX, 0);
+	socktab_sock_put(sk);
+	return sk;
+}
+
+static void group(struct socktab_net *net, struct socktab_sock **m, int n, int family,
+		  const char *addr, int port, int v6only)
+{
+	for (int i = 0; i < n; i++) {
+		m[i] = socktab_socket(net, SOCKTAB_UDP, family);
+		check_setint(m[i], SOL_SOCKET, SO_REUSEPORT, 1);
+		if (family == AF_INET6) {
+			check_setint(m[i], IPPROTO_IPV6, IPV6_V6ONLY, v6only);
+			check_bind6(m[i], addr, port);
+		} else {
+			check_bind4(m[i], addr, port);
+		}
+	}
+}
+
+/* SKF_AD_CPU picks the member of the receiving CPU (the selftest's reuseport_bpf_cpu). */
+TEST(api_cpu)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *m[4];
+	const struct sock_filter f[] = { STMT(BPF_LD | BPF_W | BPF_ABS, AD(SKF_AD_CPU)), RET_A };
+
+	group(net, m, 4, AF_INET, "127.0.0.1", 7500, 0);
+	CHECK_EQ(attach(m[0], f, N(f)), 0);
+	for (int c = 0; c < 4; c++) {
+		CHECK_EQ(socktab_set_rx_cpu(c), 0);
+		for (int s = 0; s < 8; s++)
+			CHECK(lookup_udp(net, 40000 + s, 7500) == m[c]);
+	}
+	CHECK_EQ(socktab_set_rx_cpu(-1), 0);
+	for (int i = 0; i < 4; i++)
+		socktab_close(m[i]);
+	socktab_net_free(net);
+}
+
+/* A program with no value here (a header byte, the ingress device) leaves the pick to the hash,
+ * as an index out of range does. */
+TEST(api_no_value_uses_hash)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *m[4], *byhash[16];
+	const struct sock_filter hdr[] = { STMT(BPF_LD | BPF_B | BPF_ABS, (uint32_t)SKF_NET_OFF + 9),
+					   RET_A };
+	const struct sock_filter ifindex[] = { STMT(BPF_LD | BPF_W | BPF_ABS, AD(SKF_AD_IFINDEX)),
+					       STMT(BPF_RET | BPF_K, 0) };
+	const struct sock_filter zero[] = { STMT(BPF_RET | BPF_K, 0) };
+	int moved = 0;
+
+	group(net, m, 4, AF_INET, "127.0.0.1", 7600, 0);
+	for (int s = 0; s < 16; s++)
+		byhash[s] = lookup_udp(net, 40000 + s, 7600);
+	for (int s = 0; s < 16; s++)
+		moved += byhash[s] != m[0];
+	CHECK(moved > 0); /* the hash spreads these 4-tuples */
+	CHECK_EQ(attach(m[1], hdr, N(hdr)), 0);
+	for (int s = 0; s < 16; s++)
+		CHECK(lookup_udp(net, 40000 + s, 7600) == byhash[s]);
+	CHECK_EQ(attach(m[1], ifindex, N(ifindex)), 0);
+	for (int s = 0; s < 16; s++)
+		CHECK(lookup_udp(net, 40000 + s, 7600) == byhash[s]);
+	CHECK_EQ(attach(m[1], zero, N(zero)), 0);
+	for (int s = 0; s < 16; s++)
+		CHECK(lookup_udp(net, 40000 + s, 7600) == m[0]);
+	for (int i = 0; i < 4; i++)
+		socktab_close(m[i]);
+	socktab_net_free(net);
+}
+
+/* SKF_AD_PROTOCOL from the group's family: IPv4, IPv6 with IPV6_V6ONLY; a dual-stack group's
+ * packets may be either, so the hash picks. */
+TEST(api_protocol)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *a[4], *b[4], *c[4], *byhash[16];
+	const struct sock_filter f[] = { STMT(BPF_LD | BPF_H | BPF_ABS, AD(SKF_AD_PROTOCOL)),
+					 JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 1),
+					 STMT(BPF_RET | BPF_K, 1),
+					 JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, 0, 1),
+					 STMT(BPF_RET | BPF_K, 2), STMT(BPF_RET | BPF_K, 3) };
+
+	group(net, a, 4, AF_INET, "127.0.0.1", 7700, 0);
+	group(net, b, 4, AF_INET6, "::1", 7700, 1);
+	group(net, c, 4, AF_INET6, "::", 7701, 0);
+	for (int s = 0; s < 16; s++)
+		byhash[s] = lookup_udp6(net, "::1", 40000 + s, "::1", 7701);
+	CHECK_EQ(attach(a[0], f, N(f)), 0);
+	CHECK_EQ(attach(b[0], f, N(f)), 0);
+	CHECK_EQ(attach(c[0], f, N(f)), 0);
+	CHECK(lookup_udp(net, 40000, 7700) == a[1]);
+	CHECK(lookup_udp6(net, "::1", 40000, "::1", 7700) == b[2]);
+	for (int s = 0; s < 16; s++)
+		CHECK(lookup_udp6(net, "::1", 40000 + s, "::1", 7701) == byhash[s]);
+	for (int i = 0; i < 4; i++) {
+		socktab_close(a[i]);
+		socktab_close(b[i]);
+		socktab_close(c[i]);
+	}
+	socktab_net_free(net);
+}
+
+/* SKF_AD_PAY_OFFSET: payload length + 8 for a UDP group, the payload length for TCP. */
+TEST(api_pay_offset)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *u[4], *t[4];
+	const unsigned char pl[3] = { 9, 9, 9 };
+	const struct sock_filter fu[] = { STMT(BPF_LD | BPF_W | BPF_ABS, AD(SKF_AD_PAY_OFFSET)),
+					  STMT(BPF_ALU | BPF_SUB | BPF_K, 8), RET_A };
+	const struct sock_filter ft[] = { STMT(BPF_LD | BPF_W | BPF_ABS, AD(SKF_AD_PAY_OFFSET)),
+					  RET_A };
+
+	group(net, u, 4, AF_INET, "127.0.0.1", 7800, 0);
+	for (int i = 0; i < 4; i++) {
+		t[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		check_setint(t[i], SOL_SOCKET, SO_REUSEPORT, 1);
+		CHECK_EQ(check_bind4(t[i], "127.0.0.1", 7800), 0);
+		CHECK_EQ(socktab_listen(t[i], 16), 0);
+	}
+	CHECK_EQ(attach(u[0], fu, N(fu)), 0);
+	CHECK_EQ(attach(t[0], ft, N(ft)), 0);
+	for (uint32_t len = 0; len < 4; len++) {
+		struct socktab_sock *sk;
+
+		CHECK_EQ(socktab_set_rx_payload(pl, len), 0);
+		CHECK(lookup_udp(net, 40000, 7800) == u[len]);
+		sk = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.1"),
+					 htons(7800), SOCKTAB_LOOPBACK_IFINDEX, 0);
+		socktab_sock_put(sk);
+		CHECK(sk == t[len]);
+	}
+	CHECK_EQ(socktab_set_rx_payload(NULL, 0), 0);
+	for (int i = 0; i < 4; i++) {
+		socktab_close(u[i]);
+		socktab_close(t[i]);
+	}
+	socktab_net_free(net);
+}
+
+/* The kernel's attach errors through setsockopt: ancillary loads and header offsets attach;
+ * too large a program is -ENOMEM and makes no group. */
+TEST(api_attach)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *s = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	const struct sock_filter cpu[] = { STMT(BPF_LD | BPF_W | BPF_ABS, AD(SKF_AD_CPU)), RET_A };
+	const struct sock_filter ll[] = { STMT(BPF_LD | BPF_B | BPF_ABS, (uint32_t)SKF_LL_OFF), RET_A };
+	const struct sock_filter unknown[] = { STMT(BPF_LD | BPF_W | BPF_ABS, AD(SKF_AD_MAX)), RET_A };
+
+	check_setint(s, SOL_SOCKET, SO_REUSEPORT, 1);
+	for (uint32_t i = 0; i < BPF_MAXINSNS - 1; i++)
+		big[i] = STMT(BPF_ALU | BPF_DIV | BPF_X, 0);
+	big[BPF_MAXINSNS - 1] = RET_A;
+	CHECK_EQ(attach(s, big, BPF_MAXINSNS), -ENOMEM);
+	CHECK_EQ(attach(s, unknown, N(unknown)), -EINVAL);
+	CHECK(!atomic_load(&s->cold->reuseport_cb));
+	CHECK_EQ(attach(s, cpu, N(cpu)), 0);
+	CHECK(atomic_load(&s->cold->reuseport_cb));
+	CHECK_EQ(attach(s, ll, N(ll)), 0);
+	socktab_close(s);
+	socktab_net_free(net);
+}
+
 CHECK_MAIN(check_classic, check_conversion, run_alu, run_jumps, run_loads, run_header_offsets,
-	   run_ancillary, run_nlattr)
+	   run_ancillary, run_nlattr, api_cpu, api_no_value_uses_hash, api_protocol,
+	   api_pay_offset, api_attach)
