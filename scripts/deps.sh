@@ -9,8 +9,6 @@ command -v meson >/dev/null 2>&1 || pkgs+=(meson)
 command -v ninja >/dev/null 2>&1 || pkgs+=(ninja-build)
 command -v pkg-config >/dev/null 2>&1 || pkgs+=(pkg-config)
 if ! pkg-config --exists liburcu-memb 2>/dev/null; then pkgs+=(liburcu-dev); fi
-# libpcap's BPF interpreter runs SO_ATTACH_REUSEPORT_CBPF programs (src/reuseport.c).
-if ! pkg-config --exists libpcap 2>/dev/null; then pkgs+=(libpcap-dev); fi
 # `scripts/deps.sh fuzz`: clang with libFuzzer's runtime (`make fuzz`, `make test`);
 # `scripts/deps.sh layout`: pahole (`make layout`).
 case "${1:-}" in
