@@ -18,6 +18,7 @@
 int bench_batch_main(int argc, char **argv);
 int bench_connect_main(int argc, char **argv);
 int bench_crr_main(int argc, char **argv);
+int bench_scale_main(int argc, char **argv);
 int bench_lookup_main(int argc, char **argv);
 int bench_poll_main(int argc, char **argv);
 int bench_rss_main(int argc, char **argv);

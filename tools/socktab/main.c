@@ -31,6 +31,7 @@ static const struct cmd benchmarks[] = {
 	  "longest call of a poll loop: budgeted TIME_WAIT expiry, reserved socket memory" },
 	{ "rss", bench_rss_main,
 	  "RSS-aware connect(): cost with the queue's share empty and 95 % full" },
+	{ "scale", bench_scale_main, "lookups and tcp_crr by 1, 2, ... threads: efficiency" },
 	{ "tour", bench_tour_main, "every experiment and peer in one run (what `make run` runs)" },
 	{ "udp", bench_udp_main, "UDP lookups with and without the 4-tuple hash" },
 };

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * socktab bench scale: how socktab's work grows with threads. For each thread count of
+ * --threads, in turn:
+ *   lookup  established lookups by T reader threads at once over one table (bench lookup's
+ *           socktab row: online threads, no reference), and the same table's one-thread rate
+ *           from the same run;
+ *   crr     neper's tcp_crr by T threads over two shared nets (bench crr's socktab variant) at
+ *           -F flows.
+ * Per thread count: the total, the total per thread, and the efficiency against one thread
+ * (total / (T x the one-thread figure)). The two-thread rows also give `lookup_scaling_2` and
+ * `crr_scaling_2` (two threads' total over one thread's). On a machine with fewer CPUs than
+ * threads the threads share them: the efficiency then shows what oversubscription costs, and
+ * cpus= says how many there were.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/socket.h>
+
+#include "bench.h"
+#include "opt.h"
+
+#define MAX_COUNTS 16
+
+struct scale_row {
+	int threads;
+	double lookup, lookup_1thread; /* lookups/s: T threads' total; one thread, same run */
+	double crr;                    /* transactions/s, T threads' total */
+	uint64_t crr_wire_errors, crr_connect_errors;
+};
+
+static void help(void)
+{
+	printf("usage: socktab bench scale [--threads 1,2,...] [-6] [-F FLOWS] [-l SECONDS]\n"
+	       "                           [--sockets N] [--touch BYTES] [--seed S] [--json]\n"
+	       "defaults: --threads 1,2 -F 1000 -l 2 --sockets 250000 --touch 64\n"
+	       "For each thread count: established lookups by that many reader threads (socktab's\n"
+	       "table, online threads, no reference) and neper tcp_crr by that many threads over\n"
+	       "two shared nets (-F flows, -l seconds, the socktab variant). Prints each total,\n"
+	       "per thread, and the efficiency against one thread; lookup_scaling_2 and\n"
+	       "crr_scaling_2 are two threads' totals over one thread's.\n"
+	       "-6: IPv6 crr (both hosts ::1).\n");
+}
+
+int bench_scale_main(int argc, char **argv)
+{
+	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON };
+	static const struct option longopts[] = {
+		{ "threads", required_argument, NULL, O_THREADS },
+		{ "sockets", required_argument, NULL, O_SOCKETS },
+		{ "touch", required_argument, NULL, O_TOUCH },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct opt_parser op = { "socktab bench scale", "h6F:l:", longopts };
+	int counts[MAX_COUNTS] = { 1, 2 }, ncounts = 2, flows = 1000, family = AF_INET, touch = 64;
+	int opt, err = 0;
+	double seconds = 2, one_lookup = 0, one_crr = 0;
+	uint64_t sockets = 250000, seed = (uint64_t)time(NULL);
+	struct scale_row rows[MAX_COUNTS];
+	struct bench_out o = { 0 };
+
+	opt_start();
+	while ((opt = opt_next(&op, argc, argv)) != -1) {
+		int bad = 0;
+
+		switch (opt) {
+		case 'h':
+			help();
+			return 0;
+		case '6':
+			family = AF_INET6;
+			break;
+		case 'F':
+			bad = opt_count_int(&op, "-F", optarg, 1, 65535, &flows);
+			break;
+		case 'l':
+			bad = opt_real(&op, "-l", optarg, 0.05, 3600, &seconds);
+			break;
+		case O_THREADS:
+			bad = opt_count_list(&op, "--threads", optarg, 1, 64, counts, MAX_COUNTS,
+					     &ncounts);
+			break;
+		case O_SOCKETS:
+			bad = opt_count(&op, "--sockets", optarg, 1000, 1u << 24, &sockets);
+			break;
+		case O_TOUCH:
+			bad = opt_count_int(&op, "--touch", optarg, 0, 256, &touch);
+			break;
+		case O_SEED:
+			bad = opt_seed(&op, "--seed", optarg, &seed);
+			break;
+		case O_JSON:
+			o.json = true;
+			break;
+		default:
+			return 2;
+		}
+		if (bad)
+			return 2;
+	}
+	if (optind < argc) {
+		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	socktab_thread_register();
+	for (int i = 0; i < ncounts; i++) {
+		struct scale_row *r = &rows[i];
+		struct bench_lookup_cfg lc = { .sockets = sockets, .burst = 1, .seed = seed,
+					       .rounds = 3, .touch = touch, .threads = counts[i],
+					       .lookups = 2000000 };
+		struct bench_lookup_result lr;
+		struct bench_crr_cfg cc;
+		struct bench_crr_result cr;
+
+		memset(r, 0, sizeof(*r));
+		r->threads = counts[i];
+		fprintf(stderr, "scale: %d thread%s: lookups\n", counts[i], counts[i] > 1 ? "s" : "");
+		if ((err = bench_lookup_run(&lc, BENCH_TABLE_SOCKTAB, &lr)))
+			break;
+		r->lookup = lr.lookups_per_sec;
+		r->lookup_1thread = counts[i] > 1 ? lr.lookups_per_sec_1thread : lr.lookups_per_sec;
+		fprintf(stderr, "scale: %d thread%s: crr -F %d -l %g\n", counts[i],
+			counts[i] > 1 ? "s" : "", flows, seconds);
+		bench_crr_cfg_init(&cc);
+		cc.threads = counts[i];
+		cc.flows = flows < counts[i] ? counts[i] : flows;
+		cc.seconds = seconds;
+		cc.seed = seed;
+		cc.family = family;
+		cc.variant = bench_variant_find("socktab");
+		if ((err = bench_crr_run(&cc, &cr)))
+			break;
+		r->crr = cr.throughput;
+		r->crr_wire_errors = cr.wire_errors;
+		r->crr_connect_errors = cr.connect_errors;
+		if (counts[i] == 1) {
+			one_lookup = r->lookup;
+			one_crr = r->crr;
+		}
+	}
+	socktab_thread_unregister();
+	if (err) {
+		fprintf(stderr, "bench scale: %s\n", strerror(-err));
+		return 1;
+	}
+	for (int i = 0; i < ncounts; i++) {
+		const struct scale_row *r = &rows[i];
+		/* Without a one-thread row, lookups compare with the same run's one thread. */
+		double l1 = one_lookup > 0 ? one_lookup : r->lookup_1thread;
+		char key[64];
+
+		bench_out_begin(&o);
+		bench_out_str(&o, "test", "socktab_scale");
+		bench_out_u64(&o, "seed", seed);
+		bench_out_u64(&o, "cpus", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+		bench_out_u64(&o, "threads", (uint64_t)r->threads);
+		bench_out_str(&o, "crr_family", family == AF_INET6 ? "ipv6" : "ipv4");
+		bench_out_u64(&o, "crr_flows", (uint64_t)flows);
+		bench_out_dbl(&o, "lookup_per_sec", "%.0f", r->lookup);
+		bench_out_dbl(&o, "lookup_per_thread", "%.0f", r->lookup / r->threads);
+		bench_out_dbl(&o, "lookup_1thread_same_run", "%.0f", r->lookup_1thread);
+		bench_out_dbl(&o, "lookup_efficiency", "%.2f",
+			      l1 > 0 ? r->lookup / (r->threads * l1) : 0);
+		bench_out_dbl(&o, "crr_per_sec", "%.0f", r->crr);
+		bench_out_dbl(&o, "crr_per_thread", "%.0f", r->crr / r->threads);
+		if (one_crr > 0)
+			bench_out_dbl(&o, "crr_efficiency", "%.2f",
+				      r->crr / (r->threads * one_crr));
+		bench_out_u64(&o, "crr_wire_errors", r->crr_wire_errors);
+		bench_out_u64(&o, "crr_connect_errors", r->crr_connect_errors);
+		if (r->threads == 2) {
+			snprintf(key, sizeof(key), "lookup_scaling_2");
+			bench_out_dbl(&o, key, "%.2f", l1 > 0 ? r->lookup / l1 : 0);
+			if (one_crr > 0)
+				bench_out_dbl(&o, "crr_scaling_2", "%.2f", r->crr / one_crr);
+		}
+		bench_out_end(&o);
+	}
+	if (!o.json) {
+		printf("\n%7s | %14s | %12s | %10s | %12s | %10s | %10s\n", "threads", "lookups/s",
+		       "per thread", "efficiency", "crr trans/s", "per thread", "efficiency");
+		for (int i = 0; i < ncounts; i++) {
+			const struct scale_row *r = &rows[i];
+			double l1 = one_lookup > 0 ? one_lookup : r->lookup_1thread;
+
+			printf("%7d | %14.0f | %12.0f | %10.2f | %12.0f | %10.0f | %10.2f\n",
+			       r->threads, r->lookup, r->lookup / r->threads,
+			       l1 > 0 ? r->lookup / (r->threads * l1) : 0, r->crr,
+			       r->crr / r->threads,
+			       one_crr > 0 ? r->crr / (r->threads * one_crr) : 0);
+		}
+	}
+	return 0;
+}
