@@ -639,7 +639,7 @@ static void put_insn(struct rp_op *op, int i, uint16_t code, uint8_t jt, uint8_t
  *   const N     return N
  *   byte N      return the payload's byte N (past the end: the program returns 0)
  *   mod N       the kernel selftest's: the payload's first 32-bit word (big-endian) % N
- *   cpu         the kernel selftest's SKF_AD_CPU program (socktab refuses it: EINVAL)
+ *   cpu         the kernel selftest's SKF_AD_CPU program
  *   insns C:JT:JF:K...  the instructions as written (numbers in C syntax)
  *   empty       no instructions (len 0);  null  a NULL filter pointer with len 1
  */
