@@ -74,6 +74,15 @@ void socktab__misuse(const char *what)
 	abort();
 }
 
+#define UNBALANCED "socktab_rcu_read_unlock without a matching socktab_rcu_read_lock"
+
+__attribute__((cold)) void socktab__rcu_unlock_unbalanced(void)
+{
+	socktab__misuse(socktab__online == 1 ? UNBALANCED " (an online thread's own section is "
+						 "socktab_thread_offline()'s to end)"
+					     : UNBALANCED);
+}
+
 void socktab__prefault(void *p, size_t len)
 {
 	volatile unsigned char *c = p;

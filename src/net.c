@@ -877,8 +877,9 @@ void socktab_thread_register(void)
 
 		pthread_once(&exit_key_once, exit_key_make);
 		if (exit_key_err || pthread_setspecific(exit_key, &exit_key))
-			socktab__misuse("socktab_thread_register: no thread-exit hook (pthread key): "
-					"a thread exiting registered would stop every grace period");
+			socktab__misuse("socktab_thread_register: no thread-exit hook (pthread "
+					"key): a thread exiting registered would stop every grace "
+					"period");
 		socktab__rcu_register_thread();
 		if (w)
 			socktab__rcu_worker_use(w);
@@ -984,7 +985,7 @@ void socktab_quiescent_state(void)
 {
 	if (socktab__online != 1)
 		return;
-	socktab__rcu_read_unlock();
+	socktab__rcu_read_unlock_online();
 	socktab__rcu_read_lock();
 }
 
@@ -994,5 +995,5 @@ void socktab_thread_offline(void)
 
 	socktab__online = 0;
 	if (was == 1)
-		socktab__rcu_read_unlock();
+		socktab__rcu_read_unlock_online();
 }

@@ -109,12 +109,37 @@ static inline void socktab__rcu_read_lock(void)
 	urcu_memb_read_lock();
 }
 
-static inline void socktab__rcu_read_unlock(void)
+/* An unlock that ends no section of the caller's: prints which and aborts (common.c). */
+_Noreturn void socktab__rcu_unlock_unbalanced(void);
+
+/* Leave a section without the balance check: only for an online thread's own section
+ * (socktab_quiescent_state(), socktab_thread_offline(), socktab__rcu_wait_begin()). */
+static inline void socktab__rcu_read_unlock_online(void)
 {
 #ifdef SOCKTAB_TSAN
 	socktab__tsan_release(&socktab__tsan_gp_token);
 #endif
 	urcu_memb_read_unlock();
+}
+
+/*
+ * Leave a read-side section the caller entered. liburcu keeps no check of its own (an unlock
+ * with no section open wraps its nesting count, and every later grace period waits for the
+ * thread for good), and on an online thread one unlock too many would end the thread's own
+ * section: its lookups would run unprotected, and socktab_thread_offline() would then wrap the
+ * count. So every build checks the balance, with the count liburcu keeps anyway:
+ * urcu_memb_read_ongoing() is the nesting (ctr & URCU_GP_CTR_NEST_MASK, inline and exported
+ * alike, not only 0 or 1), and an online thread's own section is one of it
+ * (socktab__online == 1). The load shares the unlock's own load of the counter; the cost is
+ * the online flag's load and a branch never taken.
+ */
+static inline void socktab__rcu_read_unlock(void)
+{
+	unsigned int own = (unsigned int)(socktab__online & 1);
+
+	if (caa_unlikely((unsigned int)urcu_memb_read_ongoing() <= own))
+		socktab__rcu_unlock_unbalanced();
+	socktab__rcu_read_unlock_online();
 }
 
 /* Wait for a grace period; everything read-side sections did before it is visible after. */
@@ -137,7 +162,7 @@ static inline bool socktab__rcu_wait_begin(void)
 {
 	if (socktab__online != 1)
 		return false;
-	socktab__rcu_read_unlock();
+	socktab__rcu_read_unlock_online();
 	return true;
 }
 

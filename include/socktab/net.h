@@ -52,6 +52,13 @@ void socktab_thread_unregister(void);
  * poll loop that sleeps in epoll_wait, a thread about to be joined). A thread that exits online
  * is taken offline at its exit (socktab_thread_register() above).
  *
+ * The thread's own section is socktab_thread_offline()'s to end, never socktab_rcu_read_unlock()'s:
+ * sections the thread opens itself nest inside it, and an unlock with no section of the caller's
+ * open (one more than its locks) prints "socktab: socktab_rcu_read_unlock without a matching
+ * socktab_rcu_read_lock" on stderr and aborts, in every build, on any thread: it would leave the
+ * thread's lookups unprotected, and the count liburcu keeps would wrap at the next offline, so
+ * no grace period would ever end again.
+ *
  * socktab_thread_online(): 0; -EPERM (thread not registered), -EALREADY (already online),
  * -EBUSY (inside a read-side section: it could never pass a quiescent state).
  * socktab_quiescent_state() and socktab_thread_offline() do nothing on a thread that is not

@@ -5,10 +5,16 @@
  *     taken offline and unregistered at its exit: later grace periods (socktab_net_free())
  *     neither wait for it nor read its freed thread-local memory, and threads made afterwards
  *     (which may get the dead thread's memory) register and unregister as usual.
+ *   - one socktab_rcu_read_unlock() more than the thread's socktab_rcu_read_lock() calls stops the
+ *     process with a message in every build: outside any section, and on an online thread,
+ *     whose own section is not the caller's to end (it would leave the thread's lookups
+ *     unprotected, and the next socktab_thread_offline() would stop every grace period);
+ *     balanced sections nested in an online thread's, across quiescent states too, are fine.
  * A grace period that does not end is a hang, not a failure: an alarm turns it into one.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -162,5 +168,127 @@ TEST(register_again_then_exit)
 	free_net_bounded(net, "a thread that registered again and exited online");
 }
 
+/* ---- unbalanced unlocks ---- */
+
+/* Run @fn in a child with its stderr in @err; its wait status (an alarm ends a hang). */
+static int run_child(void (*fn)(void), char *err, size_t errlen)
+{
+	int fds[2], status = 0;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		alarm(10);
+		fn();
+		_exit(0);
+	}
+	close(fds[1]);
+	while (got + 1 < errlen && (n = read(fds[0], err + got, errlen - 1 - got)) > 0)
+		got += (size_t)n;
+	err[got] = 0;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+#define UNBALANCED "socktab: socktab_rcu_read_unlock without a matching socktab_rcu_read_lock"
+
+/* The child died of SIGABRT after printing the unbalanced-unlock message. */
+#define CHECK_ABORTED(status, err)                                                                 \
+	do {                                                                                       \
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT ||                         \
+		    !strstr(err, UNBALANCED)) {                                                    \
+			fprintf(stderr, "%s:%d: expected an abort with \"%s\"; status %#x "        \
+					"(%s), stderr: %s\n",                                      \
+				__FILE__, __LINE__, UNBALANCED, (unsigned)(status),                \
+				WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited",      \
+				err);                                                              \
+			check__failed = 1;                                                         \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+
+/* A lookup of a connection of @net from an online thread (no section of its own). */
+static void online_lookup(struct socktab_net *net)
+{
+	(void)socktab_lookup_tcp4_rcu(net, htonl(0x7f000002), htons(1), htonl(0x7f000001),
+				      htons(80), SOCKTAB_LOOPBACK_IFINDEX, 0);
+}
+
+static void extra_unlock_online(void)
+{
+	struct socktab_net *net = new_net();
+
+	if (socktab_thread_online())
+		_exit(3);
+	online_lookup(net);
+	socktab_rcu_read_lock();
+	socktab_rcu_read_unlock();
+	socktab_rcu_read_unlock(); /* one too many: the thread's own section */
+	/* Without the check the thread's lookups now run outside any section, and this offline
+	 * takes the nesting below zero: the net's grace period never ends (the alarm fires). */
+	online_lookup(net);
+	socktab_thread_offline();
+	socktab_net_free(net);
+}
+
+static void extra_unlock_outside(void)
+{
+	struct socktab_net *net = new_net();
+
+	socktab_rcu_read_lock();
+	socktab_rcu_read_unlock();
+	socktab_rcu_read_unlock(); /* no section to leave */
+	socktab_net_free(net);
+}
+
+TEST(unbalanced_unlock_online)
+{
+	char err[512];
+	int st = run_child(extra_unlock_online, err, sizeof(err));
+
+	CHECK_ABORTED(st, err);
+}
+
+TEST(unbalanced_unlock_outside_section)
+{
+	char err[512];
+	int st = run_child(extra_unlock_outside, err, sizeof(err));
+
+	CHECK_ABORTED(st, err);
+}
+
+/* Balanced sections inside an online thread's own, left before and after quiescent states and
+ * offline, are the caller's to end: no abort, and grace periods go on. */
+TEST(balanced_sections_online)
+{
+	struct socktab_net *net = new_net();
+
+	CHECK(net);
+	CHECK_EQ(socktab_thread_online(), 0);
+	socktab_rcu_read_lock();
+	socktab_rcu_read_lock();
+	online_lookup(net);
+	socktab_rcu_read_unlock();
+	socktab_quiescent_state(); /* the caller's section stays open across it */
+	online_lookup(net);
+	socktab_rcu_read_unlock();
+	socktab_quiescent_state();
+	socktab_rcu_read_lock();
+	socktab_thread_offline(); /* the caller's section outlives the online one */
+	online_lookup(net);
+	socktab_rcu_read_unlock();
+	free_net_bounded(net, "balanced sections of an online thread");
+}
+
 CHECK_MAIN(exit_while_online, exit_inside_section, exit_while_registered,
-	   register_again_then_exit)
+	   register_again_then_exit, unbalanced_unlock_online, unbalanced_unlock_outside_section,
+	   balanced_sections_online)
