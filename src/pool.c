@@ -21,6 +21,7 @@
  */
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "net.h"
 
@@ -29,19 +30,40 @@
  * (PROT_NONE, nothing committed) when the first slab is made, so that an ehash head can name any
  * object in 32 bits (nulls.h, struct socktab__chead). A slab is made readable and writable when
  * handed out; a destroyed pool's slabs drop their pages, become inaccessible again (a stray
- * access faults) and wait on a free stack for the next pool. The range is as large as the system
- * grants, from 128 GiB (all that 32 bits reach) down to 1 GiB: slabs past it fail with -ENOMEM.
+ * access faults) and wait on a free stack for the next pool.
+ *
+ * Its size: at most 128 GiB (all that 32 bits reach), and under an address-space limit
+ * (RLIMIT_AS, `ulimit -v`, which counts a PROT_NONE reservation like any mapping) at most half
+ * of the limit, so the process keeps the other half for its own mappings (the nets' tables,
+ * thread stacks, malloc's arenas). When the system refuses that size, half of it is tried, and
+ * so on down to RANGE_MIN. Slabs past the range fail with -ENOMEM.
  */
 uintptr_t socktab__slab_base;
 #define RANGE_SLABS (SOCKTAB__SLAB_RANGE_MAX / SOCKTAB__SLAB_BYTES)
+/* The smallest range tried: 8 slabs, one for each kind of pool (16 MiB). */
+#define RANGE_MIN (8 * SOCKTAB__SLAB_BYTES)
 static pthread_mutex_t range_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t range_slabs, range_carved;   /* (range_lock) slabs the range holds, carved so far */
 static uint32_t range_free[RANGE_SLABS];   /* (range_lock) free slabs' indices, a stack */
 static size_t range_nfree;                 /* (range_lock) */
 
+/* The first size tried: the largest, or half the address-space limit, whole slabs, at least
+ * RANGE_MIN. */
+static size_t range_first_len(void)
+{
+	size_t len = SOCKTAB__SLAB_RANGE_MAX;
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < (rlim_t)len)
+		len = (size_t)(rl.rlim_cur / 2) & ~(SOCKTAB__SLAB_BYTES - 1);
+	return len < RANGE_MIN ? RANGE_MIN : len;
+}
+
 static void range_reserve_locked(void)
 {
-	for (size_t len = SOCKTAB__SLAB_RANGE_MAX; len >= ((size_t)1 << 30); len /= 2) {
+	for (size_t len = range_first_len(); len >= RANGE_MIN;
+	     len = (len / 2) & ~(SOCKTAB__SLAB_BYTES - 1)) {
 		void *r = mmap(NULL, len + SOCKTAB__SLAB_BYTES, PROT_NONE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 

@@ -126,6 +126,14 @@ typedef uint64_t (*socktab_clock_fn)(void *arg);
  * (socktab variant) is allocated when it is built. With a reservation the bhash and bhash2
  * tables are faulted in too (ehash, lhash2 and the other tables are written whole at creation).
  * With share_tables_with the shared tables keep their size.
+ *
+ * Address space: every slab of the process (all nets) is carved from one range of address space
+ * reserved when the first slab is made, inaccessible and uncommitted until a slab is handed out:
+ * 128 GiB, or, under an address-space limit (RLIMIT_AS, `ulimit -v`, read at that moment), half
+ * of the limit in whole slabs, at least 16 MiB, and less when the system refuses that much. So a
+ * process under a limit of 512 MiB holds 128 slabs (256 MiB of sockets and entries) and keeps
+ * the other half for its own memory; a socket, entry or reservation
+ * beyond the range fails with ENOMEM. Raise the limit before the first socket, not after.
  */
 struct socktab_net_params {
 	size_t size;                 /* sizeof(struct socktab_net_params), set by _init() */
