@@ -813,6 +813,7 @@ int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
 	st->ehash_slots = (uint64_t)net->ehash_mask + 1;
 	st->connect_rss_rejected = RD(net->n_rss_rejected);
 	st->requests = RD(net->n_requests);
+	st->tw_overflow = RD(net->n_tw_overflow);
 	st->pool_slabs = 0;
 	for (int k = 0; k < SOCKTAB__K_NR; k++) {
 		st->pool_socks += RD(net->pools[k].nobjs);

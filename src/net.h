@@ -176,6 +176,7 @@ struct socktab_net {
 	_Atomic uint64_t n_requests;       /* (a) request entries in ehash */
 	_Atomic uint64_t n_ports_tried;    /* (a) */
 	_Atomic uint64_t n_connects;       /* (a) */
+	_Atomic uint64_t n_tw_overflow;    /* (a) active closes left without a TIME_WAIT entry */
 	struct socktab__rss *_Atomic rss;  /* (r) RSS key and RETA (rss.c), replaced whole */
 	_Atomic uint64_t n_rss_rejected;   /* (a) candidates the RSS filter passed over (rss.c) */
 	_Atomic uint64_t rss_index_bytes;  /* (a) bytes of the per-queue summaries (rss.c) */

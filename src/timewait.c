@@ -78,7 +78,8 @@ static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
  * owns its port. With @keep_port sk stays an owner of the port beside the entry
  * (inet_twsk_hashdance adds the entry; a socket its caller still holds keeps a port bind()
  * locked), else the entry takes sk's place. Returns -ENOMEM when no entry can be allocated (then
- * the caller closes without one, as the kernel does when tcp_max_tw_buckets is reached).
+ * the caller closes without one, as the kernel does when tcp_max_tw_buckets is reached), counted
+ * in the net's tw_overflow (the kernel's TCPTimeWaitOverflow).
  */
 int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk, int substate,
 				bool keep_port)
@@ -90,8 +91,10 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 	uint64_t now = socktab__now(net);
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
-	if (!tw)
+	if (!tw) {
+		atomic_fetch_add_explicit(&net->n_tw_overflow, 1, memory_order_relaxed);
 		return -ENOMEM;
+	}
 	atomic_store_explicit(&tw->node.pprev, NULL, memory_order_relaxed);
 	WR(tw->v4key, RD(sk->v4key));
 	WR(tw->addrpair, RD(sk->addrpair));

@@ -407,7 +407,12 @@ struct socktab_net_stats {
 	uint64_t connect_rss_rejected; /* free candidates RSS-aware connect() passed over (also in
 					* socktab_net_rss_stats()) */
 	uint64_t requests;         /* request entries (TCP_NEW_SYN_RECV) in ehash */
-	uint64_t reserved[5];
+	uint64_t tw_overflow;      /* active closes (socktab_close(), socktab_set_state() to
+				    * TIME_WAIT) that left no TIME_WAIT entry because none could
+				    * be allocated: the connection ended at once, its 4-tuple and
+				    * port free (the kernel counts its tcp_max_tw_buckets overflow
+				    * as TCPTimeWaitOverflow) */
+	uint64_t reserved[4];
 };
 
 /*

@@ -233,7 +233,9 @@ int socktab_listen_info(struct socktab_sock *listener, struct socktab_listen_inf
  * FIN reached it in FIN_WAIT1/FIN_WAIT2 (or our FIN's ACK in CLOSING); a TIME_WAIT entry (substate
  * TIME_WAIT) takes over the 4-tuple and the port, and the socket becomes CLOSE, keeping its
  * addresses; as after tcp_done() it gives its port back unless bind() locked it (then it owns
- * the port beside the entry); close it as usual (-EINVAL from any other state). LISTEN is
+ * the port beside the entry); close it as usual (-EINVAL from any other state). Without memory
+ * for the entry it is tcp_done() alone, returns 0 and counts in tw_overflow, as close() does
+ * (below). LISTEN is
  * reached through socktab_listen() only (-EINVAL). -EOPNOTSUPP on a UDP socket.
  * Context: registered thread; takes the socket lock.
  */
@@ -247,9 +249,12 @@ int socktab_get_state(struct socktab_sock *sk);
  * entry that keeps its 4-tuple and port until it expires or is recycled, unless SO_LINGER {1, 0}
  * is set (abortive close: everything is removed at once). The entry starts in the FIN_WAIT2
  * substate (the peer's FIN is still to come) unless the socket was CLOSING, and takes the first
- * tw_priv_size bytes of the socket's caller data (socktab/net.h). After the call @sk must not
- * be used: its memory returns to the pool; a second close of a not-yet-reused socket gives
- * -EBADF.
+ * tw_priv_size bytes of the socket's caller data (socktab/net.h). When the entry cannot be
+ * allocated (no memory), close() still succeeds and returns 0, since the socket is closed either
+ * way, as close(2)'s is, but leaves no entry: the 4-tuple and the port are free at once, as the
+ * kernel leaves them when tcp_max_tw_buckets is reached, and the net's tw_overflow counter
+ * (socktab_net_stats()) counts it. After the call @sk must not be used: its memory returns to the
+ * pool; a second close of a not-yet-reused socket gives -EBADF.
  * Context: registered thread, outside RCU read side; takes socket, bucket and TIME_WAIT locks.
  */
 int socktab_close(struct socktab_sock *sk);

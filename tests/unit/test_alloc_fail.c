@@ -547,4 +547,64 @@ TEST(every_allocation_fails_once)
 	CHECK(cases >= 20);
 }
 
-CHECK_MAIN(reference_run, every_allocation_fails_once)
+/* The script's step called @name. */
+static int step_index(const char *name)
+{
+	for (int k = 0; k < NSTEPS; k++)
+		if (!strcmp(script[k].name, name))
+			return k;
+	return -1;
+}
+
+/*
+ * close() and socktab_set_state(TIME_WAIT) of an active closer whose TIME_WAIT entry cannot be
+ * allocated: the call succeeds without an entry (the connection, its 4-tuple and port are gone
+ * at once, as the kernel's tcp_max_tw_buckets overflow leaves them) and the net counts it in
+ * tw_overflow, the only trace of the missing entry.
+ */
+TEST(timewait_overflow_counted)
+{
+	struct socktab_net_stats st;
+	struct ctx c;
+	int k = step_index("close_timewait"), r;
+
+	CHECK(k > 0);
+	memset(&c, 0, sizeof(c));
+	/* Up to the close, with the IPv4 TIME_WAIT pool full: its entry needs a new slab. */
+	CHECK_EQ(run_rest_to(&c, k), 0);
+	socktab_net_stats(c.net, &st);
+	CHECK_EQ(st.time_wait, 0);
+	CHECK_EQ(st.tw_overflow, 0);
+	arm(1);
+	r = close_sk(&c, 1);
+	disarm();
+	CHECK(injected);
+	CHECK_EQ(r, 0);
+	socktab_net_stats(c.net, &st);
+	CHECK_EQ(st.time_wait, 0);
+	CHECK_EQ(st.tw_overflow, 1);
+	/* The peer's FIN on an IPv6 connection: its pool has no slab yet, so the entry is the
+	 * pool's first allocation. */
+	CHECK_EQ(socktab_set_state(c.sk[3], SOCKTAB_TCP_FIN_WAIT1), 0);
+	arm(1);
+	r = socktab_set_state(c.sk[3], SOCKTAB_TCP_TIME_WAIT);
+	disarm();
+	CHECK(injected);
+	CHECK_EQ(r, 0);
+	CHECK_EQ(socktab_get_state(c.sk[3]), SOCKTAB_TCP_CLOSE);
+	socktab_net_stats(c.net, &st);
+	CHECK_EQ(st.time_wait, 0);
+	CHECK_EQ(st.established, 1); /* the child of step new_child */
+	CHECK_EQ(st.tw_overflow, 2);
+	/* With memory, the next close leaves its entry and counts nothing. */
+	CHECK_EQ(drain_pool(&c), 0);
+	CHECK_EQ(socktab_set_state(c.sk[2], SOCKTAB_TCP_ESTABLISHED), 0);
+	CHECK_EQ(socktab_close(c.sk[2]), 0);
+	c.sk[2] = NULL;
+	socktab_net_stats(c.net, &st);
+	CHECK_EQ(st.time_wait, 1);
+	CHECK_EQ(st.tw_overflow, 2);
+	teardown(&c);
+}
+
+CHECK_MAIN(reference_run, every_allocation_fails_once, timewait_overflow_counted)
