@@ -543,16 +543,19 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 
 	if (!sk || !addr)
 		return -EINVAL;
+	/* A TIME_WAIT or request entry (its kind never changes) has none of the fields the
+	 * address's checks read. */
+	if (socktab__sk_is_tw(sk) || socktab__sk_is_req(sk))
+		return -EBADF;
 	net = socktab__sk_net(sk);
 	udp = socktab__sk_proto(sk) == SOCKTAB_UDP;
 	err = socktab__bind_addr(sk, addr, len, !udp, &a6, &v4, &snum, &scope_id);
 	if (err)
 		return err;
 
-	socktab__lock(socktab__sk_lock(sk));
-	err = -EBADF;
-	if (RD(sk->state) == SOCKTAB__FREE)
-		goto out;
+	err = socktab__sk_lock_open(sk);
+	if (err)
+		return err;
 	if (!udp)
 		socktab__tw_reap(net, 8);
 	err = -EINVAL;
@@ -639,11 +642,10 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 
 int socktab_listen_backlog(struct socktab_sock *sk)
 {
-	int ret;
+	int ret = socktab__sk_lock_open(sk);
 
-	if (!sk)
-		return -EINVAL;
-	socktab__lock(socktab__sk_lock(sk));
+	if (ret)
+		return ret;
 	ret = RD(sk->state) == SOCKTAB_TCP_LISTEN ? (int)RD(socktab__sk_lq(sk)->max_ack_backlog)
 						  : -EINVAL;
 	socktab__unlock(socktab__sk_lock(sk));

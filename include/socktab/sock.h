@@ -35,7 +35,7 @@ void *socktab_sock_priv(struct socktab_sock *sk);
  * Port 0 chooses a port (bind(0), odd first) unless IP_BIND_ADDRESS_NO_PORT is set.
  * Errors: -EINVAL (already bound, short length, v4-mapped on v6only), -EAFNOSUPPORT,
  * -EADDRNOTAVAIL (address not local), -EACCES (privileged port, net not privileged),
- * -EADDRINUSE, -ENOMEM, -EBADF (closed socket).
+ * -EADDRINUSE, -ENOMEM, -EBADF (closed socket, TIME_WAIT or request entry).
  * Context: registered thread, outside RCU read side; takes the socket lock, then bhash/bhash2
  * locks.
  */
@@ -64,7 +64,8 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
  */
 int socktab_listen(struct socktab_sock *sk, int backlog);
 
-/* The backlog a listener was given (after clamping), or a negative errno.
+/* The backlog a listener was given (after clamping); -EINVAL for a socket that does not listen,
+ * -EBADF for a closed socket or a TIME_WAIT or request entry.
  * Context: registered thread; takes the socket lock. */
 int socktab_listen_backlog(struct socktab_sock *sk);
 

@@ -607,7 +607,33 @@ TEST(request_forgets_listener)
 	socktab_net_free(net);
 }
 
+/* The other socket calls on a request entry, and a closed socket, give -EBADF (sock.h: a request
+ * entry is none of their business), as the calls that open the socket first do. */
+TEST(request_entry_is_no_socket)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7012, 4, 0), *r = req4(l, 1);
+	struct socktab_sock *s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct sockaddr_in a = check_sin("127.0.0.1", 7013);
+
+	CHECK(r && s);
+	CHECK_EQ(socktab_bind(r, (struct sockaddr *)&a, sizeof(a)), -EBADF);
+	CHECK_EQ(socktab_listen_backlog(r), -EBADF);
+	CHECK_EQ(socktab_listen(r, 4), -EBADF);
+	CHECK_EQ(socktab_close(r), -EBADF);
+	CHECK_EQ(info(l).qlen, 1);
+	CHECK_EQ(socktab_listen_backlog(l), 4);
+	CHECK_EQ(socktab_listen_backlog(s), -EINVAL); /* open, not a listener */
+	CHECK_EQ(socktab_close(s), 0);
+	CHECK_EQ(socktab_listen_backlog(s), -EBADF);  /* closed, memory not reused yet */
+	socktab_sock_put(r);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
+
 CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
 	   cookie_child, closed_before_accept, close_drops_queues, migrate,
 	   migrate_refused_and_spread, request_v6_and_teardown, request_v4_mapped,
-	   request_in_dump, request_bad_input, request_forgets_listener)
+	   request_in_dump, request_bad_input, request_forgets_listener,
+	   request_entry_is_no_socket)
