@@ -268,14 +268,32 @@ static int child_dev(struct socktab_net *net, const struct socktab_sock *listene
 	return RD(net->tcp_l3mdev_accept) ? sdif : 0;
 }
 
-/* Parse and check a SYN's endpoints for listener @l (locked, listening): 0 or -EINVAL. */
+/* A SYN comes in on a device of the net (the kernel's skb has one): @dif and @sdif are 0 or
+ * devices the net has now. */
+static bool syn_devs_exist(struct socktab_net *net, int dif, int sdif)
+{
+	const struct socktab__ifcfg *c;
+	bool ok;
+
+	if (!dif && !sdif)
+		return true;
+	socktab__rcu_read_lock();
+	c = socktab__ifcfg_rcu(net);
+	ok = (!dif || socktab__dev_get(c, dif)) && (!sdif || socktab__dev_get(c, sdif));
+	socktab__rcu_read_unlock();
+	return ok;
+}
+
+/* Parse and check a SYN's endpoints and devices for listener @l (locked, listening): 0 or
+ * -EINVAL. */
 static int syn_key(struct socktab_sock *l, const struct sockaddr *local,
 		   const struct sockaddr *remote, socklen_t len, int dif, int sdif,
 		   struct syn_key *k)
 {
 	int family = l->family;
 
-	if (socktab__parse_endpoint(family, local, len, &k->la, &k->lport_be) ||
+	if (!syn_devs_exist(socktab__sk_net(l), dif, sdif) ||
+	    socktab__parse_endpoint(family, local, len, &k->la, &k->lport_be) ||
 	    socktab__parse_endpoint(family, remote, len, &k->ra, &k->rport_be) ||
 	    ntohs(k->lport_be) != socktab__sk_num(l))
 		return -EINVAL;

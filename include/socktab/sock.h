@@ -75,8 +75,10 @@ int socktab_listen_backlog(struct socktab_sock *sk);
  * port and owner (kernel __inet_inherit_port) and device (R94: an unbound listener's IPv6 child
  * of a link-local peer gets @dif, and with net.ipv4.tcp_l3mdev_accept a child gets the VRF), is
  * inserted into ehash in state SYN_RECV and returned with the caller's reference (close it with
- * socktab_close()). Errors (NULL, errno): EINVAL (not a listener, bad address or device),
- * EADDRINUSE (the 4-tuple exists on that device), ENOMEM.
+ * socktab_close()). Errors (NULL, errno): EINVAL (not a listener, bad address, or a negative
+ * @dif or @sdif or one that names no device of the net: a SYN arrives on a device the net has,
+ * so an unknown one is a bad argument, not a device to wait for; 0 names none), EADDRINUSE (the
+ * 4-tuple exists on that device), ENOMEM.
  * Context: registered thread, outside RCU read side; takes the listener's lock and bucket locks.
  */
 struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
@@ -130,7 +132,8 @@ int socktab_syn_decide(struct socktab_sock *listener, unsigned int flags);
  * with its area zeroed, and is returned with the caller's reference (socktab_sock_put()). A
  * TIME_WAIT entry of the 4-tuple is taken over. It does not apply the queue limits:
  * socktab_syn_decide() does. Errors (NULL, errno): EINVAL (not a listener, bad address or
- * device), EADDRINUSE (the 4-tuple exists on that device), ENOMEM.
+ * device, as socktab_sock_new_child() says), EADDRINUSE (the 4-tuple exists on that device),
+ * ENOMEM.
  * Context: registered thread, outside RCU read side; takes the listener's lock and bucket locks.
  */
 struct socktab_sock *socktab_req_new(struct socktab_sock *listener, const struct sockaddr *local,

@@ -631,9 +631,57 @@ TEST(request_entry_is_no_socket)
 	socktab_net_free(net);
 }
 
+/* A SYN comes from a device of the net: an ingress device (or VRF) no device has, one deleted
+ * included, is refused with EINVAL by each call that takes one, and nothing changes. */
+TEST(request_unknown_device)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7014, 4, 0), *r, *c;
+	struct sockaddr_in local = check_sin("127.0.0.1", 7014), remote = check_sin("127.0.0.2", 1);
+	struct socktab_net_stats st;
+	int gone = socktab_dev_add(net, "gone0", 1), eth = socktab_dev_add(net, "eth0", 1);
+	const int bad[][2] = { { 4242, 0 }, { LO, 4242 }, { gone, 0 }, { LO, gone }, { 0, gone } };
+
+	CHECK(l && gone > 0 && eth > 0);
+	CHECK_EQ(socktab_dev_del(net, gone), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		CHECK(!socktab_req_new(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+				       sizeof(local), bad[i][0], bad[i][1]));
+		CHECK_EQ(errno, EINVAL);
+		errno = 0;
+		CHECK(!socktab_sock_new_child(l, (struct sockaddr *)&local,
+					      (struct sockaddr *)&remote, sizeof(local), bad[i][0],
+					      bad[i][1]));
+		CHECK_EQ(errno, EINVAL);
+		errno = 0;
+		CHECK(!socktab_req_cookie_child(l, (struct sockaddr *)&local,
+						(struct sockaddr *)&remote, sizeof(local),
+						bad[i][0], bad[i][1], SOCKTAB_TCP_ESTABLISHED));
+		CHECK_EQ(errno, EINVAL);
+	}
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.requests, 0);
+	CHECK_EQ(st.established, 0);
+	CHECK_EQ(info(l).qlen, 0);
+	CHECK_EQ(info(l).ack_backlog, 0);
+	/* Devices that exist, and none (0), are fine. */
+	r = socktab_req_new(l, (struct sockaddr *)&local, (struct sockaddr *)&remote, sizeof(local),
+			    eth, 0);
+	CHECK(r);
+	remote.sin_port = htons(2);
+	c = socktab_sock_new_child(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+				   sizeof(local), 0, 0);
+	CHECK(c);
+	socktab_sock_put(r);
+	socktab_close(c);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
 
 CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
 	   cookie_child, closed_before_accept, close_drops_queues, migrate,
 	   migrate_refused_and_spread, request_v6_and_teardown, request_v4_mapped,
 	   request_in_dump, request_bad_input, request_forgets_listener,
-	   request_entry_is_no_socket)
+	   request_entry_is_no_socket, request_unknown_device)
