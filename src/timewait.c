@@ -27,6 +27,16 @@ static struct socktab__tw *twof(struct socktab_sock *sk)
 	return socktab__sk_tw(sk);
 }
 
+/*
+ * (t) The entry left the list for good: it expired, was killed or reset, or a new connection
+ * took its place (socktab__tw_deschedule_put()). It is no longer TIME_WAIT for the socktab_tw_*()
+ * calls, though a caller holding it from a lookup still sees its state byte say so. Unlike
+ * !ONLIST it is never set while the entry is being made (in ehash, not yet on the list).
+ */
+#define TWF_GONE 0x40
+_Static_assert(!(TWF_GONE & (SOCKTAB__TWF_SUBSTATE | SOCKTAB__TWF_TS | SOCKTAB__TWF_ONLIST)),
+	       "a flag of its own");
+
 static bool tw_on_list(const struct socktab_sock *tw)
 {
 	return RD(((struct socktab_sock *)tw)->tw_flags) & SOCKTAB__TWF_ONLIST;
@@ -39,7 +49,8 @@ static void tw_flags_set(struct socktab_sock *tw, uint8_t mask, uint8_t v)
 	WR(tw->tw_flags, (uint8_t)((f & ~mask) | v));
 }
 
-static void tw_list_add_locked(struct socktab_net *net, struct socktab_sock *tw)
+/* Link @tw at the list's tail (the newest), flags untouched. */
+static void tw_list_link_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
 	SOCKTAB__ASSERT_LOCKED(&net->tw_lock);
 	twof(tw)->next = NULL;
@@ -51,10 +62,10 @@ static void tw_list_add_locked(struct socktab_net *net, struct socktab_sock *tw)
 		WR(net->tw_head_expire, RD(twof(tw)->expire_ns));
 	}
 	net->tw_tail = tw;
-	tw_flags_set(tw, SOCKTAB__TWF_ONLIST, SOCKTAB__TWF_ONLIST);
 }
 
-static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
+/* Unlink @tw from the list, flags untouched. */
+static void tw_list_unlink_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
 	struct socktab__tw *t = twof(tw);
 
@@ -70,7 +81,20 @@ static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
 	else
 		net->tw_tail = t->prev;
 	t->next = t->prev = NULL;
-	tw_flags_set(tw, SOCKTAB__TWF_ONLIST, 0);
+}
+
+/* A new entry joins the list. */
+static void tw_list_add_locked(struct socktab_net *net, struct socktab_sock *tw)
+{
+	tw_list_link_locked(net, tw);
+	tw_flags_set(tw, SOCKTAB__TWF_ONLIST, SOCKTAB__TWF_ONLIST);
+}
+
+/* An entry leaves the list for good (one flag store: off the list and gone). */
+static void tw_list_del_locked(struct socktab_net *net, struct socktab_sock *tw)
+{
+	tw_list_unlink_locked(net, tw);
+	tw_flags_set(tw, SOCKTAB__TWF_ONLIST | TWF_GONE, TWF_GONE);
 }
 
 /*
@@ -267,9 +291,17 @@ static struct socktab_sock *tw_sk(struct socktab_tw *tw)
 	return sk && RD(sk->state) == SOCKTAB_TCP_TIME_WAIT ? sk : NULL;
 }
 
-int socktab_tw_substate(struct socktab_tw *t)
+/* @t as an entry that is still TIME_WAIT (not expired, killed or taken over), else NULL. */
+static struct socktab_sock *tw_live(struct socktab_tw *t)
 {
 	struct socktab_sock *tw = tw_sk(t);
+
+	return tw && !(RD(tw->tw_flags) & TWF_GONE) ? tw : NULL;
+}
+
+int socktab_tw_substate(struct socktab_tw *t)
+{
+	struct socktab_sock *tw = tw_live(t);
 
 	return tw ? RD(tw->tw_flags) & SOCKTAB__TWF_SUBSTATE : -EINVAL;
 }
@@ -281,25 +313,32 @@ void *socktab_tw_priv(struct socktab_tw *t)
 	return tw && socktab__sk_net(tw)->tw_priv_size ? twof(tw)->priv : NULL;
 }
 
-/* A full period from now (inet_twsk_reschedule): back to the list's tail, the newest. */
+/* A full period from now (inet_twsk_reschedule): back to the list's tail, the newest. An entry
+ * gone meanwhile gives -EINVAL; one still being made (found in ehash, not on the list yet) takes
+ * the substate and keeps the period its creation, a moment ago, gave it. */
 static int tw_rearm(struct socktab_tw *t, bool fin)
 {
-	struct socktab_sock *tw = tw_sk(t);
+	struct socktab_sock *tw = tw_live(t);
 	struct socktab_net *net;
+	int err = 0;
 
 	if (!tw)
 		return -EINVAL;
 	net = socktab__sk_net(tw);
 	socktab__lock(&net->tw_lock);
-	if (tw_on_list(tw)) {
-		tw_list_del_locked(net, tw);
-		WR(twof(tw)->expire_ns, socktab__now(net) + net->tw_len_ns);
-		tw_list_add_locked(net, tw);
+	if (RD(tw->tw_flags) & TWF_GONE) {
+		err = -EINVAL;
+	} else {
+		if (tw_on_list(tw)) {
+			tw_list_unlink_locked(net, tw);
+			WR(twof(tw)->expire_ns, socktab__now(net) + net->tw_len_ns);
+			tw_list_link_locked(net, tw);
+		}
 		if (fin)
 			tw_flags_set(tw, SOCKTAB__TWF_SUBSTATE, SOCKTAB_TCP_TIME_WAIT);
 	}
 	socktab__unlock(&net->tw_lock);
-	return 0;
+	return err;
 }
 
 int socktab_tw_fin(struct socktab_tw *t)
@@ -314,7 +353,7 @@ int socktab_tw_rearm(struct socktab_tw *t)
 
 int socktab_tw_reset(struct socktab_tw *t)
 {
-	struct socktab_sock *tw = tw_sk(t);
+	struct socktab_sock *tw = tw_live(t);
 	struct socktab_net *net;
 
 	if (!tw)
@@ -330,7 +369,7 @@ int socktab_tw_reset(struct socktab_tw *t)
 
 int socktab_tw_kill(struct socktab_tw *t)
 {
-	struct socktab_sock *tw = tw_sk(t);
+	struct socktab_sock *tw = tw_live(t);
 
 	if (!tw)
 		return -EINVAL;

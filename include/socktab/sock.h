@@ -276,7 +276,9 @@ int socktab_close(struct socktab_sock *sk);
  * an in-window RST reached the entry (R100): a FIN_WAIT2 entry dies; a TIME_WAIT entry dies
  * unless net.ipv4.tcp_rfc1337 is set; returns 1 if it died (its port is free at once), 0 if not.
  * socktab_tw_kill(): remove the entry now. All return -EINVAL for NULL or an entry that is no
- * longer TIME_WAIT. The socktab_tw_priv() bytes are the caller's to update (e.g. rcv_nxt after
+ * longer TIME_WAIT: expired, killed, reset, or replaced by a new connection or request entry of
+ * its 4-tuple (connect()'s takeover, a listener's child or request), even while the caller still
+ * holds it from a lookup. The socktab_tw_priv() bytes are the caller's to update (e.g. rcv_nxt after
  * the peer's FIN); a lookup on another thread may read them meanwhile, so the caller orders
  * such accesses itself.
  * Context: registered thread holding a reference on the entry (from a lookup); fin, reset and

@@ -679,9 +679,48 @@ TEST(request_unknown_device)
 	socktab_net_free(net);
 }
 
+/*
+ * A TIME_WAIT entry a request took over (R56, R61) is no longer TIME_WAIT: the socktab_tw_*()
+ * calls on it, from a caller that still holds it from its lookup, give -EINVAL and touch nothing
+ * (the request keeps the 4-tuple).
+ */
+TEST(timewait_taken_over_by_request)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7015, 4, 0), *c, *tw, *r;
+	struct sockaddr_in local = check_sin("127.0.0.1", 7015), remote = check_sin("127.0.0.2", 9);
+	struct socktab_tw *t;
+
+	c = socktab_sock_new_child(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+				   sizeof(local), LO, 0);
+	CHECK(c);
+	CHECK_EQ(socktab_set_state(c, SOCKTAB_TCP_ESTABLISHED), 0);
+	CHECK_EQ(socktab_close(c), 0); /* the server closes first: a TIME_WAIT entry */
+	tw = lookup4(net, 7015, 9);
+	t = socktab_sock_tw(tw);
+	CHECK(t);
+	CHECK_EQ(socktab_tw_substate(t), SOCKTAB_TCP_FIN_WAIT2);
+	CHECK_EQ(socktab_tw_fin(t), 0);
+	CHECK_EQ(socktab_tw_substate(t), SOCKTAB_TCP_TIME_WAIT);
+	/* A new SYN of the same 4-tuple: its request takes the entry's place. */
+	r = req4(l, 9);
+	CHECK(r);
+	CHECK(finds(net, 7015, 9, r));
+	CHECK_EQ(socktab_tw_fin(t), -EINVAL);
+	CHECK_EQ(socktab_tw_rearm(t), -EINVAL);
+	CHECK_EQ(socktab_tw_reset(t), -EINVAL);
+	CHECK_EQ(socktab_tw_kill(t), -EINVAL);
+	CHECK_EQ(socktab_tw_substate(t), -EINVAL);
+	CHECK(finds(net, 7015, 9, r));
+	CHECK_EQ(info(l).qlen, 1);
+	socktab_sock_put(tw);
+	socktab_sock_put(r);
+	socktab_close(l);
+	socktab_net_free(net);
+}
 
 CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
 	   cookie_child, closed_before_accept, close_drops_queues, migrate,
 	   migrate_refused_and_spread, request_v6_and_teardown, request_v4_mapped,
 	   request_in_dump, request_bad_input, request_forgets_listener,
-	   request_entry_is_no_socket, request_unknown_device)
+	   request_entry_is_no_socket, request_unknown_device, timewait_taken_over_by_request)
