@@ -121,7 +121,7 @@ struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struc
 	atomic_init(&tb->next, atomic_load_explicit(&head->chain, memory_order_relaxed));
 	/* Publishes the initialised bucket to connect()'s RCU walk. */
 	atomic_store_explicit(&head->chain, tb, memory_order_release);
-	atomic_fetch_add_explicit(&net->n_bind_buckets, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, bind_buckets, 1);
 	return tb;
 }
 
@@ -149,7 +149,7 @@ void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct sockta
 			break;
 		}
 	}
-	atomic_fetch_sub_explicit(&tb->net->n_bind_buckets, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(tb->net, bind_buckets, -1);
 	socktab__call_rcu(tb, &tb->rcu, tb_free_rcu);
 }
 

@@ -19,6 +19,36 @@ char socktab__tsan_gp_token;
 _Thread_local int socktab__registered __attribute__((tls_model("initial-exec")));
 _Thread_local int socktab__online __attribute__((tls_model("initial-exec")));
 _Thread_local int socktab__rx_cpu_set __attribute__((tls_model("initial-exec"))) = -1;
+_Thread_local uint32_t socktab__stat_idx __attribute__((tls_model("initial-exec")));
+
+/* Bit i: counter slot i has an owner (the last slot is shared and has no bit). */
+static _Atomic uint64_t stat_owned;
+
+uint32_t socktab__stat_take(void)
+{
+	const uint64_t all = (1ull << (SOCKTAB__STAT_SLOTS - 1)) - 1;
+	uint64_t m = atomic_load(&stat_owned);
+
+	for (;;) {
+		uint64_t free_slots = ~m & all;
+		uint32_t i = free_slots ? (uint32_t)__builtin_ctzll(free_slots) : SOCKTAB__STAT_SLOTS - 1;
+
+		/* Orders this thread's plain adds after the last owner's (its give-back). */
+		if (!free_slots || atomic_compare_exchange_weak(&stat_owned, &m, m | 1ull << i)) {
+			socktab__stat_idx = i + 1;
+			return i;
+		}
+	}
+}
+
+void socktab__stat_give_back(void)
+{
+	uint32_t i = socktab__stat_idx;
+
+	if (i && i < SOCKTAB__STAT_SLOTS)
+		atomic_fetch_and(&stat_owned, ~(1ull << (i - 1)));
+	socktab__stat_idx = 0;
+}
 
 int socktab_set_rx_cpu(int cpu)
 {

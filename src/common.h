@@ -101,6 +101,39 @@ static inline pthread_mutex_t *socktab__stripe(const struct socktab__stripes *st
 }
 
 /*
+ * Per-thread counter slots. Counters that calls change every time (connect(), close(), a
+ * handshake) live in SOCKTAB__STAT_SLOTS slots of a cache line each (net.h), and a thread adds
+ * to its own slot: no such call writes a line another thread writes. The slot index is
+ * process-wide, taken at a thread's first count and given back when it unregisters; slots
+ * 0..SOCKTAB__STAT_SLOTS - 2 have one owner at a time, who adds with a plain load and store, and
+ * the last one is shared (atomic adds) by the threads that found every other slot taken.
+ */
+#define SOCKTAB__STAT_SLOTS 64
+extern _Thread_local uint32_t socktab__stat_idx __attribute__((tls_model("initial-exec")));
+/* Take a slot for the calling thread and return it. */
+uint32_t socktab__stat_take(void);
+/* Give the calling thread's slot back (unregistration, thread exit). */
+void socktab__stat_give_back(void);
+
+/* The calling thread's slot. Context: any. */
+static inline uint32_t socktab__stat_slot(void)
+{
+	uint32_t i = socktab__stat_idx;
+
+	return i ? i - 1 : socktab__stat_take();
+}
+
+/* Add @v to the counter @c of the calling thread's slot @slot. */
+static inline void socktab__stat_add(_Atomic int64_t *c, uint32_t slot, int64_t v)
+{
+	if (slot < SOCKTAB__STAT_SLOTS - 1)
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+				      memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/*
  * Lock discipline (debug builds): a function that needs a lock asserts that it is held. A
  * default mutex cannot tell who holds it, so this checks "held by someone"; with the caller's
  * own lock missing, the trylock succeeds and the assertion fires.

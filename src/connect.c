@@ -286,7 +286,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	if (r == 0)
 		r = walk(net, sk, hash0, &w, NULL, NULL, rssp, &pa, &c, &n);
 	socktab__rcu_read_unlock();
-	atomic_fetch_add_explicit(&net->n_ports_tried, n.tried, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, ports_tried, n.tried);
 	if (n.rejected)
 		atomic_fetch_add_explicit(&net->n_rss_rejected, n.rejected, memory_order_relaxed);
 	if (r <= 0) {

@@ -325,10 +325,17 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		}
 	}
 	net->perturb = calloc(SOCKTAB__PERTURB_SIZE, sizeof(*net->perturb));
-	if (socktab__stripes_init(&net->sk_locks, SOCKTAB__SK_LOCKS) || !net->tab || !net->perturb) {
+	if (posix_memalign((void **)&net->stat, SOCKTAB__CACHELINE,
+			   SOCKTAB__STAT_SLOTS * sizeof(*net->stat)))
+		net->stat = NULL;
+	else
+		memset(net->stat, 0, SOCKTAB__STAT_SLOTS * sizeof(*net->stat));
+	if (socktab__stripes_init(&net->sk_locks, SOCKTAB__SK_LOCKS) || !net->tab || !net->perturb ||
+	    !net->stat) {
 		if (net->tab && atomic_fetch_sub(&net->tab->refs, 1) == 1)
 			tables_free(net->tab);
 		free(net->perturb);
+		free(net->stat);
 		socktab__stripes_free(&net->sk_locks);
 		free(net);
 		errno = ENOMEM;
@@ -403,6 +410,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 			tables_free(net->tab);
 		net_free_pools(net);
 		free(net->perturb);
+		free(net->stat);
 		free(net);
 		errno = ENOMEM;
 		return NULL;
@@ -462,6 +470,7 @@ void socktab_net_free(struct socktab_net *net)
 	pthread_mutex_destroy(&net->tw_lock);
 	pthread_mutex_destroy(&net->reuseport_lock);
 	free(net->perturb);
+	free(net->stat);
 	free(net);
 	socktab__rcu_wait_end(left);
 }
@@ -803,16 +812,27 @@ int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st)
 {
 	if (!net || !st)
 		return -EINVAL;
-	st->established = RD(net->n_established);
+	int64_t est = 0, tb = 0, req = 0, tried = 0, conn = 0;
+
+	for (int i = 0; i < SOCKTAB__STAT_SLOTS; i++) {
+		est += RD(net->stat[i].established);
+		tb += RD(net->stat[i].bind_buckets);
+		req += RD(net->stat[i].requests);
+		tried += RD(net->stat[i].ports_tried);
+		conn += RD(net->stat[i].connects);
+	}
+	/* The slots are read one after another while calls go on: a sum caught between a
+	 * socket's count on one slot and its close on another may dip below zero. */
+	st->established = est > 0 ? (uint64_t)est : 0;
 	st->time_wait = RD(net->n_time_wait);
-	st->bind_buckets = RD(net->n_bind_buckets);
+	st->bind_buckets = tb > 0 ? (uint64_t)tb : 0;
 	st->tw_recycled = RD(net->n_tw_recycled);
-	st->connect_ports_tried = RD(net->n_ports_tried);
-	st->connects = RD(net->n_connects);
+	st->connect_ports_tried = (uint64_t)tried;
+	st->connects = (uint64_t)conn;
 	st->pool_socks = 0;
 	st->ehash_slots = (uint64_t)net->ehash_mask + 1;
 	st->connect_rss_rejected = RD(net->n_rss_rejected);
-	st->requests = RD(net->n_requests);
+	st->requests = req > 0 ? (uint64_t)req : 0;
 	st->tw_overflow = RD(net->n_tw_overflow);
 	st->pool_slabs = 0;
 	for (int k = 0; k < SOCKTAB__K_NR; k++) {
@@ -862,6 +882,7 @@ static void thread_exit(void *arg)
 	socktab__online = 0; /* its section ends with the unregistration below */
 	socktab__registered = 1;
 	socktab__bind_spare_release();
+	socktab__stat_give_back();
 	socktab__rcu_unregister_thread();
 	socktab__registered = 0;
 }
@@ -955,6 +976,7 @@ void socktab_thread_unregister(void)
 	if (socktab__registered > 0 && --socktab__registered == 0) {
 		socktab_thread_offline();
 		socktab__bind_spare_release();
+		socktab__stat_give_back();
 		socktab__rcu_unregister_thread();
 		(void)pthread_setspecific(exit_key, NULL); /* nothing left for its exit to do */
 	}

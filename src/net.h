@@ -109,6 +109,26 @@ struct socktab__pool {
 /* The striped socket locks of a net. */
 #define SOCKTAB__SK_LOCKS 256
 
+/*
+ * The counters every connect(), close() and handshake changes, one slot a thread
+ * (socktab__stat_slot(), common.h): socktab_net_stats() adds the slots up. One slot alone may
+ * go below zero (a socket counted on one thread, closed on another); the sum does not.
+ */
+struct socktab__stat_slot {
+	_Alignas(SOCKTAB__CACHELINE) _Atomic int64_t established;
+	_Atomic int64_t bind_buckets;
+	_Atomic int64_t requests;          /* request entries in ehash */
+	_Atomic int64_t ports_tried;       /* connect() candidates examined */
+	_Atomic int64_t connects;
+};
+
+/* Count @v in counter @field of @net, on the calling thread's slot. */
+#define SOCKTAB__STAT_ADD(net, field, v)                                                          \
+	do {                                                                                       \
+		uint32_t socktab__i = socktab__stat_slot();                                        \
+		socktab__stat_add(&(net)->stat[socktab__i].field, socktab__i, (int64_t)(v));       \
+	} while (0)
+
 struct socktab_net {
 	/* Line 0: read by every lookup. */
 	_Alignas(SOCKTAB__CACHELINE) struct socktab__tables *tab; /* (c) */
@@ -169,13 +189,9 @@ struct socktab_net {
 	_Atomic uint64_t tw_head_expire;   /* (t, read without it) oldest entry's expiry, or
 					    * UINT64_MAX: lets every control call skip tw_lock */
 
-	_Atomic uint64_t n_established;    /* (a) */
-	_Atomic uint64_t n_time_wait;      /* (a) */
-	_Atomic uint64_t n_bind_buckets;   /* (a) */
+	struct socktab__stat_slot *stat;   /* (c) SOCKTAB__STAT_SLOTS per-thread counter slots */
+	_Atomic uint64_t n_time_wait;      /* (a) read by connect() (a net without entries) */
 	_Atomic uint64_t n_tw_recycled;    /* (a) */
-	_Atomic uint64_t n_requests;       /* (a) request entries in ehash */
-	_Atomic uint64_t n_ports_tried;    /* (a) */
-	_Atomic uint64_t n_connects;       /* (a) */
 	_Atomic uint64_t n_tw_overflow;    /* (a) active closes left without a TIME_WAIT entry */
 	struct socktab__rss *_Atomic rss;  /* (r) RSS key and RETA (rss.c), replaced whole */
 	_Atomic uint64_t n_rss_rejected;   /* (a) candidates the RSS filter passed over (rss.c) */

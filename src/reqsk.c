@@ -462,7 +462,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 		child_discard(child);
 		goto out;
 	}
-	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, established, 1);
 	socktab__unlock(socktab__sk_lock(listener));
 	return child;
 out:
@@ -526,7 +526,7 @@ struct socktab_sock *socktab_req_new(struct socktab_sock *listener, const struct
 	synq_add(q, req);
 	req_set_where(req, SOCKTAB__REQ_SYNQ);
 	synq_count(q, req, 1);
-	atomic_fetch_add_explicit(&net->n_requests, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, requests, 1);
 	socktab__unlock(socktab__sk_lock(listener));
 	return req;
 out:
@@ -587,7 +587,7 @@ static void req_unqueue_locked(struct socktab_sock *l, struct socktab_sock *req)
 	synq_count(socktab__sk_lq(l), req, -1);
 	req_forget_listener(req);
 	socktab__ehash_remove(net->tab, req);
-	atomic_fetch_sub_explicit(&net->n_requests, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, requests, -1);
 }
 
 int socktab_req_drop(struct socktab_sock *req)
@@ -738,8 +738,8 @@ int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock
 	synq_count(q, req, -1);
 	reqof(req)->child = child;
 	accq_queue_locked(l, req);
-	atomic_fetch_sub_explicit(&net->n_requests, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, requests, -1);
+	SOCKTAB__STAT_ADD(net, established, 1);
 	socktab__unlock(socktab__sk_lock(l));
 	*childp = child;
 	return 0;
@@ -802,7 +802,7 @@ struct socktab_sock *socktab_req_cookie_child(struct socktab_sock *listener,
 	reqof(node)->num_timeout = 0;
 	atomic_store_explicit(&node->refcnt, 1, memory_order_release);
 	accq_queue_locked(listener, node);
-	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, established, 1);
 	socktab__unlock(socktab__sk_lock(listener));
 	return child;
 out:
@@ -982,7 +982,7 @@ static void req_give_up(struct socktab_sock *req)
 	struct socktab_net *net = socktab__sk_net(req);
 
 	socktab__ehash_remove(net->tab, req);
-	atomic_fetch_sub_explicit(&net->n_requests, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, requests, -1);
 	req_forget_listener(req);
 	socktab_sock_put(req);
 }
@@ -1002,7 +1002,7 @@ static void child_forget(struct socktab_sock *child)
 	if (open) {
 		if (socktab__ehash_hashed(child)) {
 			socktab__ehash_remove(net->tab, child);
-			atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
+			SOCKTAB__STAT_ADD(net, established, -1);
 		}
 		socktab__put_port(child);
 		WR(child->state, SOCKTAB__FREE);

@@ -113,7 +113,7 @@ static void sk_done(struct socktab_net *net, struct socktab_sock *sk, struct soc
 		socktab__listen_unhash(sk);
 	} else if (socktab__ehash_hashed(sk)) {
 		socktab__ehash_remove(net->tab, sk);
-		atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
+		SOCKTAB__STAT_ADD(net, established, -1);
 	}
 	if (!(sk->userlocks & SOCKTAB__BINDPORT_LOCK)) {
 		socktab__put_port(sk);
@@ -418,8 +418,8 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 	}
 	socktab__skf_set(sk, SOCKTAB__SKF_SADDR_ANY, false); /* it has the route's source now */
 	socktab__sk_mark_role(sk, SOCKTAB__SOCKF_ACTIVE);
-	atomic_fetch_add_explicit(&net->n_established, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&net->n_connects, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, established, 1);
+	SOCKTAB__STAT_ADD(net, connects, 1);
 	err = 0;
 out:
 	socktab__unlock(socktab__sk_lock(sk));
@@ -463,7 +463,7 @@ int socktab_close(struct socktab_sock *sk)
 		if (!(active && !abort && socktab__sk_bl(sk)->tb2 &&
 		      socktab__tw_create_and_swap(net, sk, sub, false) == 0)) {
 			socktab__ehash_remove(net->tab, sk);
-			atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
+			SOCKTAB__STAT_ADD(net, established, -1);
 		}
 	}
 	socktab__put_port(sk);

@@ -162,7 +162,7 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 	tw_list_add_locked(net, tw);
 	socktab__unlock(&net->tw_lock);
 	atomic_fetch_add_explicit(&net->n_time_wait, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&net->n_established, 1, memory_order_relaxed);
+	SOCKTAB__STAT_ADD(net, established, -1);
 	return 0;
 }
 
