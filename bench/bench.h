@@ -53,6 +53,8 @@ struct bench_crr_result {
 	int rcu_precheck, lport_inside; /* the switches in effect */
 	uint64_t full_walk_transactions; /* with full_walk: how many transactions the flows on
 					  * second-parity ports give (see crr.c) */
+	bool counted;                    /* the library counts locks (-Dcontention_counters) */
+	uint64_t locks, locks_contended; /* the workers' lock acquisitions while measured */
 };
 
 void bench_crr_cfg_init(struct bench_crr_cfg *c);

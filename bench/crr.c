@@ -93,6 +93,8 @@ struct crr_thread {
 	int nsnap, maxsnap;
 	uint64_t t_end; /* when the thread's last transaction ended */
 	uint64_t warmup; /* -N mode: untimed transactions before the measurement */
+	bool counted;    /* socktab_thread_counters() counts in this build */
+	uint64_t locks, locks_contended; /* while measured */
 };
 
 struct crr_ctx {
@@ -325,6 +327,9 @@ static void *crr_thread_main(void *arg)
 	t->connect_errors = t->wire_errors = 0;
 	pthread_barrier_wait(&x->ready);
 	pthread_barrier_wait(&x->go);
+	struct socktab_thread_counters c0, c1;
+
+	t->counted = socktab_thread_counters(&c0) == 0;
 	last_snap = bench_now_ns();
 	snapshot(t, last_snap);
 	while (!atomic_load_explicit(&x->stop, memory_order_relaxed)) {
@@ -344,6 +349,10 @@ static void *crr_thread_main(void *arg)
 		}
 	}
 	t->t_end = bench_now_ns();
+	if (t->counted && socktab_thread_counters(&c1) == 0) {
+		t->locks = c1.locks - c0.locks;
+		t->locks_contended = c1.locks_contended - c0.locks_contended;
+	}
 	snapshot(t, t->t_end);
 	atomic_fetch_add(&x->finished, 1);
 	socktab_thread_unregister();
@@ -562,6 +571,9 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		double slope, rr;
 
 		r->transactions += t->transactions;
+		r->counted = t->counted;
+		r->locks += t->locks;
+		r->locks_contended += t->locks_contended;
 		r->connect_errors += t->connect_errors;
 		r->wire_errors += t->wire_errors;
 		r->num_samples += t->nsnap;
@@ -613,6 +625,8 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 	double tp = acc->throughput * acc->elapsed_s + r->throughput * r->elapsed_s;
 
 	acc->transactions += r->transactions;
+	acc->locks += r->locks;
+	acc->locks_contended += r->locks_contended;
 	acc->connect_errors += r->connect_errors;
 	acc->wire_errors += r->wire_errors;
 	acc->elapsed_s += r->elapsed_s;
@@ -697,6 +711,12 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_dbl(o, "ports_tried_mean", "%.2f", r->ports_tried_mean);
 	bench_out_u64(o, "connect_errors", r->connect_errors);
 	bench_out_u64(o, "wire_errors", r->wire_errors);
+	if (r->counted && r->transactions) {
+		bench_out_dbl(o, "locks_per_transaction", "%.2f",
+			      (double)r->locks / (double)r->transactions);
+		bench_out_dbl(o, "contended_locks_per_transaction", "%.4f",
+			      (double)r->locks_contended / (double)r->transactions);
+	}
 	bench_out_end(o);
 }
 

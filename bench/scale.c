@@ -9,7 +9,9 @@
  *           -F flows.
  * Per thread count: the total, the total per thread, and the efficiency against one thread
  * (total / (T x the one-thread figure)). The two-thread rows also give `lookup_scaling_2` and
- * `crr_scaling_2` (two threads' total over one thread's). On a machine with fewer CPUs than
+ * `crr_scaling_2` (two threads' total over one thread's). A library built with
+ * -Dcontention_counters=true also gives crr's lock acquisitions per transaction and those that
+ * found the lock taken (socktab_thread_counters()). On a machine with fewer CPUs than
  * threads the threads share them: the efficiency then shows what oversubscription costs, and
  * cpus= says how many there were.
  */
@@ -31,6 +33,8 @@ struct scale_row {
 	double lookup, lookup_1thread; /* lookups/s: T threads' total; one thread, same run */
 	double crr;                    /* transactions/s, T threads' total */
 	uint64_t crr_wire_errors, crr_connect_errors;
+	bool counted;
+	double crr_locks, crr_contended; /* per transaction (contention_counters builds) */
 };
 
 static void help(void)
@@ -140,6 +144,11 @@ int bench_scale_main(int argc, char **argv)
 		r->crr = cr.throughput;
 		r->crr_wire_errors = cr.wire_errors;
 		r->crr_connect_errors = cr.connect_errors;
+		r->counted = cr.counted && cr.transactions;
+		if (r->counted) {
+			r->crr_locks = (double)cr.locks / (double)cr.transactions;
+			r->crr_contended = (double)cr.locks_contended / (double)cr.transactions;
+		}
 		if (counts[i] == 1) {
 			one_lookup = r->lookup;
 			one_crr = r->crr;
@@ -175,6 +184,13 @@ int bench_scale_main(int argc, char **argv)
 				      r->crr / (r->threads * one_crr));
 		bench_out_u64(&o, "crr_wire_errors", r->crr_wire_errors);
 		bench_out_u64(&o, "crr_connect_errors", r->crr_connect_errors);
+		if (r->counted) {
+			bench_out_dbl(&o, "crr_locks_per_op", "%.2f", r->crr_locks);
+			bench_out_dbl(&o, "crr_contended_locks_per_op", "%.4f", r->crr_contended);
+		} else {
+			bench_out_str(&o, "crr_locks_per_op",
+				      "not counted (meson -Dcontention_counters=true)");
+		}
 		if (r->threads == 2) {
 			snprintf(key, sizeof(key), "lookup_scaling_2");
 			bench_out_dbl(&o, key, "%.2f", l1 > 0 ? r->lookup / l1 : 0);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "socktab/net.h"
 
 #ifdef SOCKTAB_TSAN
 char socktab__tsan_gp_token;
@@ -20,6 +21,25 @@ _Thread_local int socktab__registered __attribute__((tls_model("initial-exec")))
 _Thread_local int socktab__online __attribute__((tls_model("initial-exec")));
 _Thread_local int socktab__rx_cpu_set __attribute__((tls_model("initial-exec"))) = -1;
 _Thread_local uint32_t socktab__stat_idx __attribute__((tls_model("initial-exec")));
+
+#ifdef SOCKTAB_CONTENTION_COUNTERS
+_Thread_local struct socktab__lock_counts socktab__lock_counts
+	__attribute__((tls_model("initial-exec")));
+#endif
+
+int socktab_thread_counters(struct socktab_thread_counters *c)
+{
+	if (!c)
+		return -EINVAL;
+#ifdef SOCKTAB_CONTENTION_COUNTERS
+	memset(c, 0, sizeof(*c));
+	c->locks = socktab__lock_counts.locks;
+	c->locks_contended = socktab__lock_counts.contended;
+	return 0;
+#else
+	return -ENOTSUP;
+#endif
+}
 
 /* Bit i: counter slot i has an owner (the last slot is shared and has no bit). */
 static _Atomic uint64_t stat_owned;

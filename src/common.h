@@ -66,10 +66,29 @@
  */
 _Noreturn void socktab__misuse(const char *what);
 
+#ifdef SOCKTAB_CONTENTION_COUNTERS
+/* The calling thread's lock acquisitions and those that found the lock taken
+ * (socktab_thread_counters()); only in builds with -Dcontention_counters=true. */
+struct socktab__lock_counts {
+	uint64_t locks, contended;
+};
+extern _Thread_local struct socktab__lock_counts socktab__lock_counts
+	__attribute__((tls_model("initial-exec")));
+
+static inline void socktab__lock(pthread_mutex_t *m)
+{
+	socktab__lock_counts.locks++;
+	if (pthread_mutex_trylock(m)) {
+		socktab__lock_counts.contended++;
+		pthread_mutex_lock(m);
+	}
+}
+#else
 static inline void socktab__lock(pthread_mutex_t *m)
 {
 	pthread_mutex_lock(m);
 }
+#endif
 
 static inline void socktab__unlock(pthread_mutex_t *m)
 {

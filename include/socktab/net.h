@@ -270,6 +270,22 @@ int socktab_net_get_port_range(struct socktab_net *net, int *lo, int *hi);
 int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on);
 int socktab_net_set_tw_reuse(struct socktab_net *net, int mode);
 
+/* The calling thread's lock counts (socktab_thread_counters). */
+struct socktab_thread_counters {
+	uint64_t locks;           /* lock acquisitions since the thread's first call */
+	uint64_t locks_contended; /* of those, the ones that found the lock taken */
+	uint64_t reserved[6];     /* zero */
+};
+
+/*
+ * Read the calling thread's lock counts into @c: what scaling costs per operation (`socktab
+ * bench scale`). Only a library built with -Dcontention_counters=true counts (each
+ * acquisition then costs a trylock first); otherwise -ENOTSUP and @c is left alone. -EINVAL for
+ * a NULL @c.
+ * Context: any.
+ */
+int socktab_thread_counters(struct socktab_thread_counters *c);
+
 /*
  * Kernel variants: rules on which builds of the same Linux release differ, with no sysctl to
  * show which kind a kernel is (docs/rules.md, "Kernel variants", names each with the kernels seen
