@@ -19,6 +19,7 @@ int bench_batch_main(int argc, char **argv);
 int bench_connect_main(int argc, char **argv);
 int bench_crr_main(int argc, char **argv);
 int bench_scale_main(int argc, char **argv);
+int bench_kernel_crr_main(int argc, char **argv);
 int bench_lookup_main(int argc, char **argv);
 int bench_poll_main(int argc, char **argv);
 int bench_rss_main(int argc, char **argv);
@@ -63,6 +64,16 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r);
 /* Add run @r into @acc (zeroed before the first): counts and histograms add up, throughput is
  * weighted by time, CPU times add up (acc's start values are the first run's). */
 void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result *r);
+
+/* ---- the kernel's own crr (kcrr.c) ---- */
+struct bench_kcrr_result {
+	uint64_t transactions, errors;
+	double throughput; /* transactions/s, the threads' sum */
+};
+/* One run of the live kernel's tcp_crr churn (kcrr.c) in a new network namespace, which the
+ * calling process then stays in. 0, -EPERM without the right to make one, or a negative errno. */
+int bench_kernel_crr_run(int threads, int flows, double seconds, int lo, int hi, int family,
+			 struct bench_kcrr_result *r);
 
 /* ---- connect (connect.c) ---- */
 /* Mean connect() ns and ports tried at occupancy @occ, measured as `bench connect` does. */

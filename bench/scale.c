@@ -6,7 +6,9 @@
  *           socktab row: online threads, no reference), and the same table's one-thread rate
  *           from the same run;
  *   crr     neper's tcp_crr by T threads over two shared nets (bench crr's socktab variant) at
- *           -F flows.
+ *           -F flows;
+ *   kernel  the live kernel's own tcp_crr churn with the same threads, flows and port range
+ *           (bench kernel-crr, as root: the process moves into a network namespace of its own).
  * Per thread count: the total, the total per thread, and the efficiency against one thread
  * (total / (T x the one-thread figure)). The two-thread rows also give `lookup_scaling_2` and
  * `crr_scaling_2` (two threads' total over one thread's). A library built with
@@ -35,36 +37,42 @@ struct scale_row {
 	uint64_t crr_wire_errors, crr_connect_errors;
 	bool counted;
 	double crr_locks, crr_contended; /* per transaction (contention_counters builds) */
+	double kernel_crr;               /* the live kernel's churn, same threads and flows; 0: not run */
 };
 
 static void help(void)
 {
 	printf("usage: socktab bench scale [--threads 1,2,...] [-6] [-F FLOWS] [-l SECONDS]\n"
 	       "                           [--sockets N] [--touch BYTES] [--seed S] [--json]\n"
+	       "                           [--no-kernel]\n"
 	       "defaults: --threads 1,2 -F 1000 -l 2 --sockets 250000 --touch 64\n"
 	       "For each thread count: established lookups by that many reader threads (socktab's\n"
 	       "table, online threads, no reference) and neper tcp_crr by that many threads over\n"
 	       "two shared nets (-F flows, -l seconds, the socktab variant). Prints each total,\n"
 	       "per thread, and the efficiency against one thread; lookup_scaling_2 and\n"
 	       "crr_scaling_2 are two threads' totals over one thread's.\n"
-	       "-6: IPv6 crr (both hosts ::1).\n");
+	       "-6: IPv6 crr (both hosts ::1). As root, the live kernel's own crr churn runs\n"
+	       "beside (bench kernel-crr: same threads, flows and port range, in a namespace of\n"
+	       "its own; crr_vs_kernel is socktab's over the kernel's); --no-kernel leaves it out.\n");
 }
 
 int bench_scale_main(int argc, char **argv)
 {
-	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON };
+	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON, O_NO_KERNEL };
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "touch", required_argument, NULL, O_TOUCH },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "no-kernel", no_argument, NULL, O_NO_KERNEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct opt_parser op = { "socktab bench scale", "h6F:l:", longopts };
 	int counts[MAX_COUNTS] = { 1, 2 }, ncounts = 2, flows = 1000, family = AF_INET, touch = 64;
 	int opt, err = 0;
+	bool kernel = true;
 	double seconds = 2, one_lookup = 0, one_crr = 0;
 	uint64_t sockets = 250000, seed = (uint64_t)time(NULL);
 	struct scale_row rows[MAX_COUNTS];
@@ -102,6 +110,9 @@ int bench_scale_main(int argc, char **argv)
 			break;
 		case O_JSON:
 			o.json = true;
+			break;
+		case O_NO_KERNEL:
+			kernel = false;
 			break;
 		default:
 			return 2;
@@ -149,6 +160,22 @@ int bench_scale_main(int argc, char **argv)
 			r->crr_locks = (double)cr.locks / (double)cr.transactions;
 			r->crr_contended = (double)cr.locks_contended / (double)cr.transactions;
 		}
+		if (kernel) {
+			struct bench_kcrr_result kr;
+			int kerr;
+
+			fprintf(stderr, "scale: %d thread%s: the kernel's crr -F %d -l %g\n", counts[i],
+				counts[i] > 1 ? "s" : "", cc.flows, seconds);
+			kerr = bench_kernel_crr_run(counts[i], cc.flows, seconds, cc.lo, cc.hi, family,
+						    &kr);
+			if (kerr) {
+				fprintf(stderr, "scale: the kernel's crr not run: %s\n",
+					strerror(-kerr));
+				kernel = false;
+			} else {
+				r->kernel_crr = kr.throughput;
+			}
+		}
 		if (counts[i] == 1) {
 			one_lookup = r->lookup;
 			one_crr = r->crr;
@@ -184,6 +211,10 @@ int bench_scale_main(int argc, char **argv)
 				      r->crr / (r->threads * one_crr));
 		bench_out_u64(&o, "crr_wire_errors", r->crr_wire_errors);
 		bench_out_u64(&o, "crr_connect_errors", r->crr_connect_errors);
+		if (r->kernel_crr > 0) {
+			bench_out_dbl(&o, "kernel_crr_per_sec", "%.0f", r->kernel_crr);
+			bench_out_dbl(&o, "crr_vs_kernel", "%.2f", r->crr / r->kernel_crr);
+		}
 		if (r->counted) {
 			bench_out_dbl(&o, "crr_locks_per_op", "%.2f", r->crr_locks);
 			bench_out_dbl(&o, "crr_contended_locks_per_op", "%.4f", r->crr_contended);
@@ -200,17 +231,18 @@ int bench_scale_main(int argc, char **argv)
 		bench_out_end(&o);
 	}
 	if (!o.json) {
-		printf("\n%7s | %14s | %12s | %10s | %12s | %10s | %10s\n", "threads", "lookups/s",
-		       "per thread", "efficiency", "crr trans/s", "per thread", "efficiency");
+		printf("\n%7s | %14s | %12s | %10s | %12s | %10s | %10s | %12s\n", "threads",
+		       "lookups/s", "per thread", "efficiency", "crr trans/s", "per thread",
+		       "efficiency", "kernel crr/s");
 		for (int i = 0; i < ncounts; i++) {
 			const struct scale_row *r = &rows[i];
 			double l1 = one_lookup > 0 ? one_lookup : r->lookup_1thread;
 
-			printf("%7d | %14.0f | %12.0f | %10.2f | %12.0f | %10.0f | %10.2f\n",
+			printf("%7d | %14.0f | %12.0f | %10.2f | %12.0f | %10.0f | %10.2f | %12.0f\n",
 			       r->threads, r->lookup, r->lookup / r->threads,
 			       l1 > 0 ? r->lookup / (r->threads * l1) : 0, r->crr,
 			       r->crr / r->threads,
-			       one_crr > 0 ? r->crr / (r->threads * one_crr) : 0);
+			       one_crr > 0 ? r->crr / (r->threads * one_crr) : 0, r->kernel_crr);
 		}
 	}
 	return 0;

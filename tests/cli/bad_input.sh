@@ -58,7 +58,7 @@ mkdir "$tmp/dir"
 # The front door.
 bad 2 "which command" "$socktab"
 bad 2 "'frob'" "$socktab" frob
-bad 2 "batch, connect, crr, lookup, poll, rss, scale, tour, udp" "$socktab" bench
+bad 2 "batch, connect, crr, kernel-crr, lookup, poll, rss, scale, tour, udp" "$socktab" bench
 bad 2 "'frob'" "$socktab" bench frob
 good '^  crr ' "$socktab" bench --help
 good '^usage: socktab' "$socktab" help
@@ -96,6 +96,8 @@ bad 2 "--sockets: '99999999999999999999'" "$socktab" bench lookup --sockets 9999
 bad 2 "-T: '0'" "$socktab" bench crr -T 0
 bad 2 "--threads: '0'" "$socktab" bench scale --threads 0
 bad 2 "-F: 'x'" "$socktab" bench scale -F x
+bad 2 "-T: '0'" "$socktab" bench kernel-crr -T 0
+bad 2 "need THREADS <= FLOWS" "$socktab" bench kernel-crr -T 4 -F 2
 bad 2 "-N: ''" "$socktab" bench connect -N ''
 bad 2 "--queues: '129'" "$socktab" bench rss --queues 129
 bad 2 "--budget: '0'" "$socktab" bench poll --budget 0

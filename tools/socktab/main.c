@@ -25,6 +25,8 @@ static const struct cmd benchmarks[] = {
 	{ "connect", bench_connect_main,
 	  "connect() cost vs port occupancy toward one destination" },
 	{ "crr", bench_crr_main, "neper tcp_crr between a client net and a server net" },
+	{ "kernel-crr", bench_kernel_crr_main,
+	  "the live kernel's tcp_crr churn in a namespace of its own (root): crr's anchor" },
 	{ "lookup", bench_lookup_main,
 	  "established lookups: socktab vs DPDK rte_hash and liburcu lfht" },
 	{ "poll", bench_poll_main,
