@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The scaling curve in one run: socktab bench scale at 1, 2, 4, 8 and 16 threads (lookups, and
+# tcp_crr at -F 1000 and at -F 20000, IPv4), with the live kernel's own crr churn beside it when
+# run as root, plus a lock-counting build's locks per transaction. Made for a many-core machine
+# (about 6 minutes on 16 cores); on a 2-vCPU one it shows what oversubscription costs.
+#   scripts/scale-device.sh [OUTDIR]      (default: $OUT when set, else ./scale-out)
+# Writes OUTDIR/machine.txt, OUTDIR/scale-F1000.txt, OUTDIR/scale-F20000.txt and
+# OUTDIR/locks.txt; every command it runs is echoed into its output file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-${OUT:-scale-out}}
+threads=${SCALE_THREADS:-1,2,4,8,16}
+mkdir -p "$out"
+
+build() { # DIR [meson options]: configure once, then build the CLI
+	local dir=$1
+	shift
+	[ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null
+	ninja -C "$dir" socktab >/dev/null
+}
+build build
+build build-counters -Dcontention_counters=true
+
+{
+	date -u
+	uname -r
+	lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L3)' || true
+	nproc
+} >"$out/machine.txt"
+
+run() { # FILE COMMAND...: the command, then its output, into FILE (and a summary on stdout)
+	local file=$1
+	shift
+	{ echo "\$ $*"; "$@"; } >"$file" 2>&1
+	tail -n 8 "$file"
+}
+
+run "$out/scale-F1000.txt" build/socktab bench scale --threads "$threads" -F 1000 -l 3 \
+	--sockets 1000000 --seed 1
+run "$out/scale-F20000.txt" build/socktab bench scale --threads "$threads" -F 20000 -l 3 \
+	--sockets 1000000 --seed 1
+run "$out/locks.txt" build-counters/socktab bench scale --threads "$threads" -F 1000 -l 1 \
+	--sockets 100000 --seed 1 --no-kernel
+echo "scale-device: outputs in $out"
