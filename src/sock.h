@@ -55,10 +55,17 @@ enum socktab__kind {
 /* The same byte of a UDP socket: its connect() is rewriting its key (udp.c). Reuseport selection
  * skips it. Never set in a TCP socket. */
 #define SOCKTAB__UDPF_CONNECTING 0x01
-/* The same byte of a TCP or UDP socket: its SO_INCOMING_CPU names a CPU (>= 0), whose number is
- * cold->incoming_cpu. Scores read the value only when this bit says there is one, so a lookup
- * among sockets without the option touches no line of theirs but the first (R106). */
+/* The same byte of a TCP or UDP socket: its SO_INCOMING_CPU names a CPU (>= 0). Scores read the
+ * value only when this bit says there is one, so a lookup among sockets without the option
+ * touches no line of theirs but the first (R106). */
 #define SOCKTAB__SOCKF_INCPU 0x02
+/* The same byte's high four bits (a TCP or UDP socket; a TIME_WAIT entry uses 0x10 and 0x20 for
+ * its own flags): SO_INCOMING_CPU's value plus one when the value is 0 to SOCKTAB__SOCKF_CPU_MAX,
+ * else 0, and the value is then read from cold->incoming_cpu, which always holds it. A lookup
+ * that compares such a CPU with the socket's value reads only the socket's line (R106). */
+#define SOCKTAB__SOCKF_CPU 0xf0
+#define SOCKTAB__SOCKF_CPU_SHIFT 4
+#define SOCKTAB__SOCKF_CPU_MAX 14
 /* The same byte of a TCP socket, under its lock (R104): it has listened; it has sent a SYN or
  * was made by a listener. Never cleared while the socket lives. */
 #define SOCKTAB__SOCKF_LISTENED 0x04
@@ -139,7 +146,8 @@ struct socktab__sk_cold {
 	uint16_t rss_queue;                /* (s) RSS queue wanted for replies (rss.c), if SKF_RSS */
 	_Atomic uint8_t flags;             /* (s) SOCKTAB__SKF_* */
 	_Atomic int32_t incoming_cpu;      /* (s, reuseport lock; r) SO_INCOMING_CPU, any int;
-					    * negative: none (SOCKTAB__SOCKF_INCPU clear) */
+					    * negative: none (SOCKTAB__SOCKF_INCPU clear); see
+					    * socktab__sk_set_incoming_cpu() */
 	struct socktab__listenq *_Atomic lq; /* (s; r) a listener's queues and backlog, and a
 					    * stable reuseport member id (reqsk.h); made by the
 					    * object's first listen() or id and kept, like the cold
@@ -318,19 +326,78 @@ static inline void socktab__skf_set(struct socktab_sock *sk, uint8_t f, bool on)
 
 /* ---- SO_INCOMING_CPU (R105-R107) ---- */
 
+/*
+ * The value is written in two places: cold->incoming_cpu, the whole int, and the socket's flag
+ * byte (SOCKTAB__SOCKF_INCPU, and SOCKTAB__SOCKF_CPU for a CPU of 0 to SOCKTAB__SOCKF_CPU_MAX),
+ * which the lookups read. Its writers are setsockopt() (under the socket lock, and the reuseport
+ * lock) and the creation of a child (alone); the protocol lets a writer without the lock meet
+ * them: each stores the int, then makes the byte agree with the int it reads back, and checks
+ * that the int did not change meanwhile (socktab__sk_incpu_sync). The writers' accesses are sequentially consistent, so once they are
+ * done the byte agrees with the int, whichever of them came last; a reader that decodes the byte
+ * meanwhile (socktab__sk_incpu_decode) gets one writer's value.
+ */
+
+/* The flag bits of SO_INCOMING_CPU value @v. */
+static inline uint8_t socktab__incpu_flags(int v)
+{
+	if (v < 0)
+		return 0;
+	if (v > SOCKTAB__SOCKF_CPU_MAX)
+		return SOCKTAB__SOCKF_INCPU;
+	return (uint8_t)(SOCKTAB__SOCKF_INCPU | (unsigned)(v + 1) << SOCKTAB__SOCKF_CPU_SHIFT);
+}
+
+/* The value of a TCP or UDP socket whose flag byte is @f: from the byte when it holds it, else
+ * from the cold part. */
+static inline int socktab__sk_incpu_decode(const struct socktab_sock *sk, uint8_t f)
+{
+	unsigned int c = (unsigned int)(f & SOCKTAB__SOCKF_CPU) >> SOCKTAB__SOCKF_CPU_SHIFT;
+
+	return c ? (int)c - 1 : RD(sk->cold->incoming_cpu);
+}
+
 /* The socket's SO_INCOMING_CPU (any int; negative: none). */
 static inline int socktab__sk_incoming_cpu(const struct socktab_sock *sk)
 {
-	return RD(sk->cold->incoming_cpu);
+	return socktab__sk_incpu_decode(
+		sk, atomic_load_explicit(&((struct socktab_sock *)sk)->tw_flags,
+					 memory_order_seq_cst));
 }
 
 /*
  * The CPU a socket whose flag byte (tw_flags, already read by the caller) is @f names, or -1:
- * the cold part is read only when the flag says there is a CPU. Lookups, under RCU.
+ * the cold part is read only when the flag says there is a CPU above SOCKTAB__SOCKF_CPU_MAX.
+ * Lookups, under RCU.
  */
 static inline int socktab__sk_incpu_hint(const struct socktab_sock *sk, uint8_t f)
 {
-	return (f & SOCKTAB__SOCKF_INCPU) ? RD(sk->cold->incoming_cpu) : -1;
+	return (f & SOCKTAB__SOCKF_INCPU) ? socktab__sk_incpu_decode(sk, f) : -1;
+}
+
+/* Make @sk's flag byte agree with its cold->incoming_cpu; see above. */
+static inline void socktab__sk_incpu_sync(struct socktab_sock *sk)
+{
+	for (;;) {
+		uint8_t f = atomic_load_explicit(&sk->tw_flags, memory_order_seq_cst);
+		int v = atomic_load_explicit(&sk->cold->incoming_cpu, memory_order_seq_cst);
+		uint8_t nf = (uint8_t)((f & ~(SOCKTAB__SOCKF_INCPU | SOCKTAB__SOCKF_CPU)) |
+				       socktab__incpu_flags(v));
+
+		if (nf != f && !atomic_compare_exchange_strong_explicit(
+				       &sk->tw_flags, &f, nf, memory_order_seq_cst,
+				       memory_order_seq_cst))
+			continue;
+		if (atomic_load_explicit(&sk->cold->incoming_cpu, memory_order_seq_cst) == v)
+			return;
+	}
+}
+
+/* Set SO_INCOMING_CPU and its flags. Caller holds the socket lock (or owns the socket alone),
+ * and the net's reuseport lock when the socket may be in a group (reuseport.c). */
+static inline void socktab__sk_set_incoming_cpu(struct socktab_sock *sk, int cpu)
+{
+	atomic_store_explicit(&sk->cold->incoming_cpu, cpu, memory_order_seq_cst);
+	socktab__sk_incpu_sync(sk);
 }
 
 /* R104: mark @sk's role (SOCKTAB__SOCKF_LISTENED or _ACTIVE). Caller holds the socket lock or
@@ -338,18 +405,6 @@ static inline int socktab__sk_incpu_hint(const struct socktab_sock *sk, uint8_t 
 static inline void socktab__sk_mark_role(struct socktab_sock *sk, uint8_t role)
 {
 	atomic_fetch_or_explicit(&sk->tw_flags, role, memory_order_relaxed);
-}
-
-/* Set SO_INCOMING_CPU and its flag. Caller holds the socket lock (or owns the socket alone),
- * and the net's reuseport lock when the socket may be in a group (reuseport.c). */
-static inline void socktab__sk_set_incoming_cpu(struct socktab_sock *sk, int cpu)
-{
-	WR(sk->cold->incoming_cpu, cpu);
-	if (cpu >= 0)
-		atomic_fetch_or_explicit(&sk->tw_flags, SOCKTAB__SOCKF_INCPU, memory_order_release);
-	else
-		atomic_fetch_and_explicit(&sk->tw_flags, (uint8_t)~SOCKTAB__SOCKF_INCPU,
-					  memory_order_release);
 }
 
 /* ---- socket field helpers ---- */
