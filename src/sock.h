@@ -23,6 +23,12 @@
 
 #include <sys/types.h>
 
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h> /* glibc 2.35 on: __rseq_offset, __rseq_size */
+#endif
+#endif
+
 #include "common.h"
 
 #define SOCKTAB__FREE 0 /* state of a socket that sits in the pool */
@@ -62,7 +68,7 @@ enum socktab__kind {
 /* The same byte's high four bits (a TCP or UDP socket; a TIME_WAIT entry uses 0x10 and 0x20 for
  * its own flags): SO_INCOMING_CPU's value plus one when the value is 0 to SOCKTAB__SOCKF_CPU_MAX,
  * else 0, and the value is then read from cold->incoming_cpu, which always holds it. A lookup
- * that compares such a CPU with the socket's value reads only the socket's line (R106). */
+ * that compares such a CPU with the socket's value reads only the socket's line (R106, R107). */
 #define SOCKTAB__SOCKF_CPU 0xf0
 #define SOCKTAB__SOCKF_CPU_SHIFT 4
 #define SOCKTAB__SOCKF_CPU_MAX 14
@@ -145,8 +151,9 @@ struct socktab__sk_cold {
 	int linger_secs;                   /* (s) */
 	uint16_t rss_queue;                /* (s) RSS queue wanted for replies (rss.c), if SKF_RSS */
 	_Atomic uint8_t flags;             /* (s) SOCKTAB__SKF_* */
-	_Atomic int32_t incoming_cpu;      /* (s, reuseport lock; r) SO_INCOMING_CPU, any int;
-					    * negative: none (SOCKTAB__SOCKF_INCPU clear); see
+	_Atomic int32_t incoming_cpu;      /* (s, reuseport lock, or a receipt: any thread; r)
+					    * SO_INCOMING_CPU, any int; negative: none
+					    * (SOCKTAB__SOCKF_INCPU clear); see
 					    * socktab__sk_set_incoming_cpu() */
 	struct socktab__listenq *_Atomic lq; /* (s; r) a listener's queues and backlog, and a
 					    * stable reuseport member id (reqsk.h); made by the
@@ -330,9 +337,10 @@ static inline void socktab__skf_set(struct socktab_sock *sk, uint8_t f, bool on)
  * The value is written in two places: cold->incoming_cpu, the whole int, and the socket's flag
  * byte (SOCKTAB__SOCKF_INCPU, and SOCKTAB__SOCKF_CPU for a CPU of 0 to SOCKTAB__SOCKF_CPU_MAX),
  * which the lookups read. Its writers are setsockopt() (under the socket lock, and the reuseport
- * lock) and the creation of a child (alone); the protocol lets a writer without the lock meet
- * them: each stores the int, then makes the byte agree with the int it reads back, and checks
- * that the int did not change meanwhile (socktab__sk_incpu_sync). The writers' accesses are sequentially consistent, so once they are
+ * lock), the creation of a child (alone), and any lookup thread that receives for the socket on
+ * another CPU (R107, no lock), so two may meet: each stores the int, then makes the byte agree
+ * with the int it reads back, and checks that the int did not change meanwhile
+ * (socktab__sk_incpu_sync). The writers' accesses are sequentially consistent, so once they are
  * done the byte agrees with the int, whichever of them came last; a reader that decodes the byte
  * meanwhile (socktab__sk_incpu_decode) gets one writer's value.
  */
@@ -393,11 +401,110 @@ static inline void socktab__sk_incpu_sync(struct socktab_sock *sk)
 }
 
 /* Set SO_INCOMING_CPU and its flags. Caller holds the socket lock (or owns the socket alone),
- * and the net's reuseport lock when the socket may be in a group (reuseport.c). */
+ * and the net's reuseport lock when the socket may be in a group (reuseport.c); a receipt may
+ * store a CPU meanwhile (socktab__sk_incoming_cpu_update). */
 static inline void socktab__sk_set_incoming_cpu(struct socktab_sock *sk, int cpu)
 {
 	atomic_store_explicit(&sk->cold->incoming_cpu, cpu, memory_order_seq_cst);
 	socktab__sk_incpu_sync(sk);
+}
+
+/* What socktab__rseq_cpu points to until the thread's first socktab__cpu_now_slow(): a CPU
+ * number no CPU has, which sends the caller there. */
+static const uint32_t socktab__rseq_unknown __attribute__((unused)) = (uint32_t)-2;
+
+/*
+ * Where the calling thread finds the CPU it runs on: the cpu_id the kernel keeps current in its
+ * rseq area (glibc 2.35 on registers one for every thread unless told not to), found by the
+ * thread's first socktab__cpu_now_slow(); until then, or for good without rseq,
+ * socktab__rseq_unknown. A copy per file that uses it.
+ */
+static _Thread_local const volatile uint32_t *socktab__rseq_cpu
+	__attribute__((tls_model("initial-exec"), unused)) = &socktab__rseq_unknown;
+
+/* The CPU the calling thread runs on when socktab__rseq_cpu does not tell it (yet): aim it at
+ * the rseq area if there is one, else ask sched_getcpu(). -1 if unknown. */
+static __attribute__((noinline, cold, unused)) int socktab__cpu_now_slow(void)
+{
+#if defined(RSEQ_SIG) && defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer)
+	if (__rseq_size) {
+		const volatile uint32_t *p = (const volatile uint32_t *)(
+			(char *)__builtin_thread_pointer() + __rseq_offset +
+			offsetof(struct rseq, cpu_id));
+
+		if ((int)*p >= 0) { /* registered */
+			socktab__rseq_cpu = p;
+			return (int)*p;
+		}
+	}
+#endif
+#endif
+	return sched_getcpu();
+}
+
+/* The receiving CPU of the calling thread's lookups, the kernel's raw_smp_processor_id(), as
+ * far as thread-local loads tell: what socktab_set_rx_cpu() named, else the CPU the thread runs
+ * on now from its rseq area; -2 when only socktab__cpu_now_slow() can tell. */
+static inline int socktab__rx_cpu_fast(void)
+{
+	int set = socktab__rx_cpu_set;
+
+	return set >= 0 ? set : (int)*socktab__rseq_cpu;
+}
+
+/* The receiving CPU of the calling thread's lookups; -1 if unknown. */
+static inline int socktab__rx_cpu_now(void)
+{
+	int cpu = socktab__rx_cpu_fast();
+
+	return __builtin_expect(cpu >= 0, 1) ? cpu : socktab__cpu_now_slow();
+}
+
+/*
+ * The rest of socktab__sk_incoming_cpu_update(), out of the lookup's way (a copy per file that
+ * uses it): request and TIME_WAIT entries have no SO_INCOMING_CPU; the CPU when thread-local
+ * loads did not tell it (@cpu < 0); a CPU above SOCKTAB__SOCKF_CPU_MAX is compared with the cold
+ * part; the store. No group count changes (the kernel's neither): a receiving socket is in no
+ * group that selects.
+ */
+static __attribute__((noinline, cold, unused)) void
+socktab__sk_incoming_cpu_store(struct socktab_sock *sk, int cpu)
+{
+	uint8_t f = RD(sk->tw_flags);
+
+	if (socktab__sk_kind(sk) >= SOCKTAB__K_TW4)
+		return;
+	if (cpu < 0)
+		cpu = socktab__cpu_now_slow();
+	if (cpu < 0)
+		return;
+	if ((f & (SOCKTAB__SOCKF_INCPU | SOCKTAB__SOCKF_CPU)) == SOCKTAB__SOCKF_INCPU &&
+	    RD(sk->cold->incoming_cpu) == cpu)
+		return;
+	socktab__sk_set_incoming_cpu(sk, cpu);
+}
+
+/*
+ * sk_incoming_cpu_update() (R107): @sk, a TCP socket found in ehash or a connected UDP socket,
+ * receives a segment or datagram on the calling thread's receiving CPU (socktab_set_rx_cpu(),
+ * else the CPU it runs on), which becomes its SO_INCOMING_CPU; a request or TIME_WAIT entry is
+ * left as it is, and so is everything when the CPU is unknown (-1). For a CPU up to
+ * SOCKTAB__SOCKF_CPU_MAX whose value the socket holds already, all it costs is a load from the
+ * socket's line the lookup read and a compare (the CPU plus one equals the flag byte's high
+ * bits); anything else goes on out of line, and there is a store only when the value differs,
+ * as in the kernel. Lookups, under RCU, any thread.
+ */
+static inline __attribute__((always_inline)) void
+socktab__sk_incoming_cpu_update(struct socktab_sock *sk)
+{
+	int cpu = socktab__rx_cpu_fast();
+
+	if (__builtin_expect((unsigned int)RD(sk->tw_flags) >> SOCKTAB__SOCKF_CPU_SHIFT ==
+				     (unsigned int)cpu + 1,
+			     1))
+		return;
+	socktab__sk_incoming_cpu_store(sk, cpu);
 }
 
 /* R104: mark @sk's role (SOCKTAB__SOCKF_LISTENED or _ACTIVE). Caller holds the socket lock or
