@@ -43,6 +43,8 @@
  *
  * SO_INCOMING_CPU (R106): a socket bound to the lookup's CPU scores one more, and a group prefers
  * such members (reuseport.c); the CPU is asked for only when a scored socket has the option set.
+ * A connected socket the lookup returns takes the lookup's CPU as its value (R107), wherever the
+ * lookup found it (hash4, or scored in hash2).
  *
  * The dispatch hook (R125, sk_lookup.c) runs after the exact-address hash2 pass unless that found
  * a connected socket, before the pass's unconnected result and the wildcard pass, as the kernel's
@@ -460,15 +462,22 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct socktab__
 }
 
 /* The receiving socket, not referenced: valid for the caller's read-side section (UDP sockets
- * are freed after a grace period). */
+ * are freed after a grace period). A connected one takes the receiving CPU as its
+ * SO_INCOMING_CPU (R107, __udp_queue_rcv_skb: a socket with a remote address); an unconnected
+ * one keeps its value. */
 static struct socktab_sock *lookup(struct socktab_net *net, struct socktab__udp_key *k)
 {
+	struct socktab_sock *sk;
+
 	SOCKTAB__ASSERT_RCU();
 	if (k->sdif) {
 		k->l3mdev_accept = RD(net->udp_l3mdev_accept);
 		k->tcp_l3mdev_accept = RD(net->tcp_l3mdev_accept);
 	}
-	return lookup_rcu(net, k);
+	sk = lookup_rcu(net, k);
+	if (sk && RD(sk->state) == SOCKTAB_TCP_ESTABLISHED)
+		socktab__sk_incoming_cpu_update(sk);
+	return sk;
 }
 
 /* The RCU-scoped UDP lookups of socktab/lookup.h are this table's walk itself: they take no
