@@ -5,8 +5,8 @@
  *   - the RCU-scoped form (socktab_lookup_*_rcu) runs inside the caller's section, calls the
  *     tables' `_rcu` walks and takes no reference: its result is valid until the section ends,
  *     because every socket and TIME_WAIT entry goes back to its pool only after a grace period
- *     (R23 extended to all sockets). It does no atomic write, so readers on many cores share the
- *     socket's line instead of bouncing it;
+ *     (R23 extended to all sockets). It writes nothing but a changed SO_INCOMING_CPU (below),
+ *     so readers on many cores share the socket's line instead of bouncing it;
  *   - the referenced form (socktab_lookup_*) enters a section of its own, walks, and pins the
  *     result with increment-if-not-zero (released with socktab_sock_put()). A match that cannot
  *     be pinned is dying; each table's rule for it is below (established: walk again, since the
@@ -15,6 +15,17 @@
  * The walks: ehash.h (established), listen.c (lhash2), udp.c; the RCU-scoped listener and UDP
  * lookups are those tables' walks themselves. The tables never enter a section, pin or call
  * back up here.
+ *
+ * A lookup is a receipt (R107): the connection an established lookup finds (a socket, not a
+ * request or TIME_WAIT entry) takes the thread's receiving CPU as its SO_INCOMING_CPU, as the
+ * kernel's sk_incoming_cpu_update() does for every segment (established_rx below; connected UDP
+ * sockets: udp.c). Every form does it, single and burst or batch, referenced or RCU-scoped: the
+ * form says how long the caller keeps the result, not whether a packet arrived, so the value
+ * does not depend on which one a stack calls. It costs the thread's CPU (thread-local loads), a
+ * load from the socket's line the match read and a compare (for a CPU above
+ * SOCKTAB__SOCKF_CPU_MAX, a load from the cold part too); the write, only when the value
+ * changes, is the one write of the RCU-scoped forms, and with a flow's packets on one CPU it
+ * comes once per flow.
  */
 #include "ehash.h"
 #include "listen.h"
@@ -35,6 +46,17 @@ int socktab_sock_hold(struct socktab_sock *sk)
 	if (!sk)
 		return -EINVAL;
 	return socktab__sock_hold_not_zero(sk) ? 0 : -ENOENT;
+}
+
+/* R107: @sk, an established lookup's result (or NULL), receives on this thread's CPU. Request
+ * and TIME_WAIT entries keep what they have (socktab__sk_incoming_cpu_update), and listeners are
+ * never found in ehash. */
+static inline __attribute__((always_inline)) struct socktab_sock *
+established_rx(struct socktab_sock *sk)
+{
+	if (sk)
+		socktab__sk_incoming_cpu_update(sk);
+	return sk;
 }
 
 /* ---- pins: inside the section the walk ran in ---- */
@@ -83,7 +105,7 @@ established_pinned(struct socktab_net *net, uint32_t hash, const struct socktab_
 	struct socktab_sock *sk;
 
 	socktab__rcu_read_lock();
-	sk = established_pin(net, hash, k, socktab__ehash_lookup_rcu(net, hash, k));
+	sk = established_rx(established_pin(net, hash, k, socktab__ehash_lookup_rcu(net, hash, k)));
 	socktab__rcu_read_unlock();
 	return sk;
 }
@@ -145,7 +167,7 @@ tcp4_rcu(struct socktab_net *net, uint32_t saddr, uint16_t sport, uint32_t daddr
 {
 	struct socktab__lookup_key k;
 	uint32_t hash = socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k);
-	struct socktab_sock *sk = socktab__ehash_lookup_rcu(net, hash, &k);
+	struct socktab_sock *sk = established_rx(socktab__ehash_lookup_rcu(net, hash, &k));
 
 	return sk ? sk : socktab_lookup_listener4_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }
@@ -167,7 +189,7 @@ static struct socktab_sock *tcp6_rcu(struct socktab_net *net, const struct in6_a
 {
 	struct socktab__lookup_key k;
 	uint32_t hash = socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k);
-	struct socktab_sock *sk = socktab__ehash_lookup_rcu(net, hash, &k);
+	struct socktab_sock *sk = established_rx(socktab__ehash_lookup_rcu(net, hash, &k));
 
 	return sk ? sk : socktab_lookup_listener6_rcu(net, saddr, sport, daddr, dport, dif, sdif);
 }
@@ -260,8 +282,8 @@ struct socktab_sock *socktab_lookup_established4_rcu(struct socktab_net *net, ui
 	SOCKTAB__ASSERT_RCU();
 	if (!net)
 		return NULL;
-	return socktab__ehash_lookup_rcu(
-		net, socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k), &k);
+	return established_rx(socktab__ehash_lookup_rcu(
+		net, socktab__ehash_key4(net, saddr, sport, daddr, dport, dif, sdif, &k), &k));
 }
 
 struct socktab_sock *socktab_lookup_established6(struct socktab_net *net,
@@ -287,8 +309,8 @@ struct socktab_sock *socktab_lookup_established6_rcu(struct socktab_net *net,
 	SOCKTAB__ASSERT_RCU();
 	if (!net || !saddr || !daddr)
 		return NULL;
-	return socktab__ehash_lookup_rcu(
-		net, socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k), &k);
+	return established_rx(socktab__ehash_lookup_rcu(
+		net, socktab__ehash_key6(net, saddr, sport, daddr, dport, dif, sdif, &k), &k));
 }
 
 struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t saddr,
@@ -374,7 +396,7 @@ burst_finish(struct socktab_net *net, struct burst_keys ks, unsigned int j,
 
 	if (!sk)
 		sk = socktab__ehash_walk_rcu(net, h, k, p);
-	return ref ? established_pin(net, h, k, sk) : sk;
+	return established_rx(ref ? established_pin(net, h, k, sk) : sk);
 }
 
 /* The listener for key @j, pinned with @ref. */

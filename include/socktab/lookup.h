@@ -16,11 +16,12 @@
  * Two forms of every lookup:
  * - socktab_lookup_*() return the socket with a reference (release it with socktab_sock_put()),
  *   so it may be kept after the call; they enter the RCU read side themselves.
- * - socktab_lookup_*_rcu() take no reference and do no atomic write: call them between
- *   socktab_rcu_read_lock() and socktab_rcu_read_unlock(); the result is valid until the
- *   unlock, and not after (every socket and TIME_WAIT entry is freed only after a grace period,
- *   so it cannot be reused meanwhile, though it may be closing: its state may change under
- *   you). To keep one beyond the section, take a reference with socktab_sock_hold() inside it.
+ * - socktab_lookup_*_rcu() take no reference and write nothing but a changed SO_INCOMING_CPU
+ *   (below): call them between socktab_rcu_read_lock() and socktab_rcu_read_unlock(); the
+ *   result is valid until the unlock, and not after (every socket and TIME_WAIT entry is freed
+ *   only after a grace period, so it cannot be reused meanwhile, though it may be closing: its
+ *   state may change under you). To keep one beyond the section, take a reference with
+ *   socktab_sock_hold() inside it.
  *   A poll-mode core wraps a whole burst of packets in one section, or goes online
  *   (socktab_thread_online(), socktab/net.h) and needs no section at all: there a result is
  *   valid until the thread's next socktab_quiescent_state(). The read side is liburcu's
@@ -30,6 +31,14 @@
  * below, single and batch: TCP after the established table missed and before the listeners,
  * UDP after the connected sockets and before the unconnected ones. A socket they select is
  * returned as a listener or unconnected UDP socket would be; a drop returns NULL.
+ *
+ * Every lookup is taken for the receipt of its packet (R107): a TCP connection it returns (not
+ * a request or TIME_WAIT entry, not a listener) and a connected UDP socket take the calling
+ * thread's receiving CPU (socktab_set_rx_cpu()) as their SO_INCOMING_CPU, as the kernel does
+ * for every segment and datagram; every form does it, single and burst or batch, referenced or
+ * RCU-scoped. The lookup compares the value in the socket's line it already read and writes it
+ * only when it differs (once per flow while a flow's packets stay on one CPU); CPUs above 14
+ * are compared in the socket's cold part, one more line.
  */
 #ifndef SOCKTAB_LOOKUP_H
 #define SOCKTAB_LOOKUP_H
@@ -219,14 +228,17 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 					     int sdif);
 
 /*
- * The receiving CPU of the calling thread's lookups, for SO_INCOMING_CPU (R31, R32, R35, R71).
- * A socket whose SO_INCOMING_CPU equals it scores one more in listener and UDP lookups, and a
- * SO_REUSEPORT group with such a member hands a packet to one of them first. The kernel compares
- * with the CPU that runs the lookup; so does socktab by default (@cpu -1: sched_getcpu(), asked
- * only when a candidate socket has the option set). A stack whose threads each poll one RX queue
- * may name the queue instead (@cpu >= 0, any numbering that its SO_INCOMING_CPU values also
- * use): the lookups of that thread then compare with it and never ask the scheduler. A child
- * made by socktab_sock_new_child() starts with this value, as the kernel's does. Returns 0, or
+ * The receiving CPU of the calling thread's lookups, for SO_INCOMING_CPU (R31, R32, R35, R71,
+ * R107). A socket whose SO_INCOMING_CPU equals it scores one more in listener and UDP lookups,
+ * and a SO_REUSEPORT group with such a member hands a packet to one of them first; a TCP
+ * connection or connected UDP socket a lookup finds takes it as its SO_INCOMING_CPU. The kernel
+ * uses the CPU that runs the lookup; so does socktab by default (@cpu -1: the CPU the thread
+ * runs on now, sched_getcpu(), asked only when a scored socket names a CPU; a found connection
+ * reads it from the thread's rseq area where glibc keeps one, a thread-local load). A stack
+ * whose threads each poll one RX queue may name the queue instead (@cpu >= 0, any numbering
+ * that its SO_INCOMING_CPU values also use): the lookups of that thread then use it and never
+ * ask the scheduler. A child made by socktab_sock_new_child() starts with this value, as the
+ * kernel's does. Returns 0, or
  * -EINVAL for @cpu < -1 (nothing changes). socktab_get_rx_cpu(): the value the calling thread's
  * lookups compare with now (what was set, else sched_getcpu(), -1 if that fails).
  * Context: any thread; per calling thread (other threads' lookups are unaffected); no lock.
