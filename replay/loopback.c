@@ -24,6 +24,7 @@
  *     syn_meets_connection() decides between a reset of that connection followed by the SYN's
  *     retransmission, and a SYN left unanswered (-EINPROGRESS).
  *   Anything else found is not modelled: the SYN is treated as unanswered (-EINPROGRESS).
+ *   After a handshake, the SYN-ACK is looked up toward the client (R107, see below).
  * close: a FIN to the peer of an ESTABLISHED socket (peer -> CLOSE_WAIT, readable EOF; the closer
  *   leaves TIME_WAIT through socktab_close); a CLOSE_WAIT socket's close leaves no TIME_WAIT. An
  *   abortive close (SO_LINGER {1, 0}, or unread data, as tcp_close() does) resets the peer
@@ -40,6 +41,12 @@
  *   not local sends the packet out of a device, where nothing receives it, except that IPv4
  *   output through lo always loops back and arrives on lo. Replies go the same way: a SYN-ACK
  *   through the child's device, a RST for a SYN that found nothing through none.
+ * Segments a connection receives (R107): a lookup is where socktab receives a segment, and an
+ *   established lookup gives the socket it finds the thread's receiving CPU (`cpu N`), as
+ *   tcp_v4_rcv does. So the model looks up the segments that reach a connection as the kernel
+ *   receives them: the SYN-ACK that reaches the client (deliver_syn()), and the data segment of
+ *   a send() and the peer's ACK of it (lb_send()). Not modelled: the FIN of a close and its ACK,
+ *   and a RST, which reach their socket without a lookup here.
  * UDP: a datagram is queued (rx) on the socket socktab_lookup_udp4/6 returns for its source and
  *   destination. When there is none, the ICMP port unreachable goes back through the same lookup
  *   reversed, and a *connected* socket found there records ECONNREFUSED (__udp4_lib_err without
@@ -435,23 +442,58 @@ static int syn_meets_tw(struct socktab_sock *sk, struct socktab_sock *tw_sk, boo
 }
 
 /*
- * Can listener @ln answer the SYN of client @sk, @t (which arrived on @dif)? The request is
- * routed back to the client's address through the device the child will have
- * (inet_csk_route_req with ir_iif: the listener's device, or for IPv6 an unbound listener and a
- * link-local peer the receiving device); when that route fails, as through a device that is
- * down, the SYN is dropped. The client's address is local, so any other route is lost as well.
- * The SYN-ACK arrives on the device that holds the client's address (seen through that route),
- * and a client bound to another device does not take it: the handshake stalls.
+ * The device the SYN-ACK that listener @ln sends to client @t (whose SYN arrived on @dif)
+ * arrives on, 0 for none. The request is routed back to the client's address through the
+ * device the child will have (inet_csk_route_req with ir_iif: the listener's device, or for
+ * IPv6 an unbound listener and a link-local peer the receiving device); when that route fails,
+ * as through a device that is down, the SYN is dropped. The client's address is local, so any
+ * other route is lost as well. The SYN-ACK arrives on the device that holds the client's
+ * address (seen through that route).
  */
-static bool synack_reaches(struct socktab_net *net, struct socktab_sock *ln,
-			   struct socktab_sock *sk, const struct tuple *t, int dif)
+static int synack_dev(struct socktab_net *net, struct socktab_sock *ln, const struct tuple *t,
+		      int dif)
 {
 	int oif = bound_dev(ln);
 
 	if (!oif && !t->v4 && IN6_IS_ADDR_LINKLOCAL(&t->l6))
 		oif = dif;
-	return dev_accepts(sk, t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif)
-				     : ingress_dev(net, AF_INET6, &t->l6, oif));
+	return t->v4 ? ingress_dev(net, AF_INET, &t->l4, oif)
+		     : ingress_dev(net, AF_INET6, &t->l6, oif);
+}
+
+/* Can listener @ln answer the SYN of client @sk, @t (which arrived on @dif)? A client bound to
+ * another device than the one the SYN-ACK arrives on does not take it: the handshake stalls. */
+static bool synack_reaches(struct socktab_net *net, struct socktab_sock *ln,
+			   struct socktab_sock *sk, const struct tuple *t, int dif)
+{
+	return dev_accepts(sk, synack_dev(net, ln, t, dif));
+}
+
+/* @t seen from its other end: local and remote swapped. */
+static struct tuple reversed(const struct tuple *t)
+{
+	struct tuple rt = *t;
+
+	rt.l6 = t->r6;
+	rt.r6 = t->l6;
+	rt.l4 = t->r4;
+	rt.r4 = t->l4;
+	rt.lport = t->rport;
+	rt.rport = t->lport;
+	return rt;
+}
+
+/*
+ * A segment from the local side of @t to its remote side arrives on device @dif and is
+ * received (tcp_v4_rcv, tcp_v6_rcv): the lookup gives the connection it finds the thread's
+ * receiving CPU (sk_incoming_cpu_update, R107). Nothing else of the segment is modelled here.
+ */
+static void receive_segment(struct socktab_net *net, const struct tuple *t, int dif)
+{
+	struct socktab_sock *to = dif ? lookup(net, t, dif, false) : NULL;
+
+	if (to)
+		socktab_sock_put(to);
 }
 
 /*
@@ -470,17 +512,11 @@ static int syn_meets_connection(struct socktab_sock *sk, struct socktab_sock *fo
 	struct socktab_net *net = P(sk)->net;
 	int st = socktab_get_state(found), back;
 	struct socktab_sock *to;
-	struct tuple rt = *t;
+	struct tuple rt = reversed(t);
 
 	if (st != SOCKTAB_TCP_ESTABLISHED && st != SOCKTAB_TCP_CLOSE_WAIT)
 		return 0;
 	/* the ACK goes from @found's end (the client's remote side) to the client */
-	rt.l6 = t->r6;
-	rt.r6 = t->l6;
-	rt.l4 = t->r4;
-	rt.r4 = t->l4;
-	rt.lport = t->rport;
-	rt.rport = t->lport;
 	back = tuple_ingress(net, &rt, bound_dev(found));
 	to = back ? lookup(net, &rt, back, false) : NULL;
 	if (to)
@@ -500,7 +536,7 @@ static int deliver_syn(struct socktab_sock *sk, bool retry)
 	struct socktab_net *net = P(sk)->net;
 	struct socktab_sock *found, *child, *ln;
 	struct sockaddr_storage la, ra;
-	struct tuple t;
+	struct tuple t, rt;
 	socklen_t len;
 	int err, family, verdict, dif;
 
@@ -565,6 +601,9 @@ static int deliver_syn(struct socktab_sock *sk, bool retry)
 	}
 	memset(P(child), 0, sizeof(struct lb_sk));
 	P(child)->net = net;
+	/* The SYN-ACK reaches the SYN_SENT client (R107: it takes the receiving CPU). */
+	rt = reversed(&t);
+	receive_segment(net, &rt, synack_dev(net, found, &t, dif));
 	socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
 	P(child)->peer = sk;
 	P(sk)->peer = child;
@@ -716,6 +755,27 @@ int lb_accept(struct socktab_sock *ln, struct socktab_sock **child)
 	return 0;
 }
 
+/*
+ * The segments of a send() from connected @sk, as the kernel receives them (R107): the data
+ * segment, looked up on the peer's side (it arrives through @sk's device), then the peer's ACK,
+ * looked up on @sk's side (through the peer's device). Connected to itself, @sk receives both
+ * on the same CPU: one lookup.
+ */
+static void send_segments(struct socktab_sock *sk)
+{
+	struct socktab_net *net = P(sk)->net;
+	struct socktab_sock *peer = P(sk)->peer;
+	struct tuple t, rt;
+
+	if (get_tuple(sk, &t))
+		return;
+	receive_segment(net, &t, tuple_ingress(net, &t, bound_dev(sk)));
+	if (P(sk)->self || !peer)
+		return;
+	rt = reversed(&t);
+	receive_segment(net, &rt, tuple_ingress(net, &rt, bound_dev(peer)));
+}
+
 int lb_send(struct socktab_sock *sk)
 {
 	int st = socktab_get_state(sk), err;
@@ -731,6 +791,8 @@ int lb_send(struct socktab_sock *sk)
 			return -err;
 		return st == SOCKTAB_TCP_SYN_SENT || st == SOCKTAB_TCP_SYN_RECV ? -EAGAIN : -EPIPE;
 	}
+	if (P(sk)->self || P(sk)->peer)
+		send_segments(sk);
 	if (P(sk)->self) {
 		P(sk)->rx++;
 	} else if (P(sk)->peer) {
