@@ -31,12 +31,21 @@
  * to 64 keys) take B keys per call; the others (lfht) do B single lookups.
  *
  * --threads N: each round is also run by N reader threads at once, each registered with
- * socktab_thread_register() and looking up its own slice (1/N) of the round's queries, so the
- * N-thread pass does the same lookups as the one-thread pass; lookups_per_sec is then the round's
- * lookups over the wall time from the first thread's start to the last one's end, beside the
- * one-thread rate of the same rounds (scaling=). Before every timed pass the benchmark reads a
- * buffer of twice the last-level cache, so no pass starts with the previous pass's lines (the
- * one-thread pass over the same keys, or socktab's pass over the table socktab-ref shares).
+ * socktab_thread_register() and looking up its own share of the round's queries, so the N-thread
+ * pass does the same lookups as the one-thread pass; lookups_per_sec is then the round's lookups
+ * over the wall time from the first thread's start to the last one's end, beside the one-thread
+ * rate of the same rounds (scaling=). The queries are shared out by key, as RSS gives each flow
+ * one queue and one CPU: a hash of the 4-tuple names the thread that takes all of that key's
+ * queries, in the round's order (about 1/N of them), so each socket is looked up by one thread
+ * only. An established lookup is a receipt (R107): the connection takes the looking-up thread's
+ * CPU as its SO_INCOMING_CPU and is written when that changes, so keys drawn by every thread would
+ * move sockets' values back and forth between the threads' CPUs, a write for about (N-1)/N of the
+ * lookups, which no stack that steers its flows makes. Partitioned, a socket is written at most
+ * once per pass while its thread stays on one CPU (the one-thread pass, on the main thread's CPU,
+ * and the readers' may differ), after which its lookups only read. Before every timed pass the
+ * benchmark reads a buffer of twice the last-level cache, so no pass starts with the previous
+ * pass's lines (the one-thread pass over the same keys, or socktab's pass over the table
+ * socktab-ref shares).
  *
  * --mode listener: a SYN flood on one listener. The net holds the N established sockets and a
  * listener on 127.0.0.1:80; every lookup is a full TCP lookup (socktab_lookup_tcp4_rcu) of a
@@ -607,7 +616,7 @@ struct reader {
 	pthread_t th;
 	const struct built *b;
 	const struct bench_lookup_cfg *c;
-	const struct peer_key *q; /* this thread's slice of the round's queries */
+	const struct peer_key *q; /* this thread's share of the round's queries (its keys) */
 	uint64_t n;
 	pthread_barrier_t *go;
 	uint64_t hits, t0, t1, cpu_ns; /* cpu_ns: the thread's CPU time in its pass */
@@ -637,26 +646,53 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* The round's @n queries by c->threads threads at once, each its own slice: the same lookups as
- * the one-thread pass, shared out. Returns the aggregate rate (@n over the time from the first
- * thread's start to the last one's end), 0 if the threads could not be set up; *hits the hits
- * of all threads. */
+/* The reader thread of @k among @nt: a hash of the 4-tuple, as RSS picks a flow's queue. */
+static int reader_of(const struct peer_key *k, int nt)
+{
+	uint32_t h = mix32(k->saddr ^ mix32(k->daddr ^ ((uint32_t)k->sport << 16 | k->dport)));
+
+	return (int)(((uint64_t)h * (uint64_t)nt) >> 32);
+}
+
+/* Share the round's @n queries @q out among @nt reader threads by key (reader_of()): thread i's
+ * are out[off[i]] to out[off[i + 1] - 1], in the round's order. */
+static void share_by_key(const struct peer_key *q, uint64_t n, int nt, struct peer_key *out,
+			 uint64_t *off)
+{
+	uint64_t at[64] = { 0 };
+
+	for (uint64_t j = 0; j < n; j++)
+		at[reader_of(&q[j], nt)]++;
+	off[0] = 0;
+	for (int i = 0; i < nt; i++) {
+		off[i + 1] = off[i] + at[i];
+		at[i] = off[i];
+	}
+	for (uint64_t j = 0; j < n; j++)
+		out[at[reader_of(&q[j], nt)]++] = q[j];
+}
+
+/* The round's queries by c->threads threads at once, thread i the keys of its own,
+ * q[off[i]] to q[off[i + 1] - 1] (share_by_key()): the same lookups as the one-thread pass,
+ * shared out. Returns the aggregate rate (all of them over the time from the first thread's
+ * start to the last one's end), 0 if the threads could not be set up; *hits the hits of all
+ * threads. */
 static double run_readers(const struct built *b, const struct bench_lookup_cfg *c,
-			  const struct peer_key *q, uint64_t n, uint64_t *hits, double *cpu_share)
+			  const struct peer_key *q, const uint64_t *off, uint64_t *hits,
+			  double *cpu_share)
 {
 	struct reader rd[64];
 	pthread_barrier_t go;
 	int nt = c->threads;
-	uint64_t t0 = UINT64_MAX, t1 = 0, cpu = 0;
+	uint64_t n = off[nt], t0 = UINT64_MAX, t1 = 0, cpu = 0;
 
 	*hits = 0;
 	if (pthread_barrier_init(&go, NULL, (unsigned)nt))
 		return 0;
 	for (int i = 0; i < nt; i++) {
-		uint64_t from = n * (uint64_t)i / (uint64_t)nt;
-		uint64_t to = n * (uint64_t)(i + 1) / (uint64_t)nt;
-
-		rd[i] = (struct reader){ .b = b, .c = c, .q = q + from, .n = to - from, .go = &go };
+		rd[i] = (struct reader){
+			.b = b, .c = c, .q = q + off[i], .n = off[i + 1] - off[i], .go = &go
+		};
 		if (pthread_create(&rd[i].th, NULL, reader_main, &rd[i])) {
 			/* The barrier would never open for the threads already started. */
 			fprintf(stderr, "bench lookup: pthread_create failed after %d threads\n", i);
@@ -733,7 +769,8 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	int rounds = c->rounds < 1 ? 1 : c->rounds > MAX_ROUNDS ? MAX_ROUNDS : c->rounds;
 	uint64_t per = c->lookups / (uint64_t)rounds, rexp[MAX_ROUNDS];
 	struct bench_lookup_cfg cc = *c;
-	struct peer_key *q;
+	struct peer_key *q, *qt = NULL; /* qt: a round's queries shared out by key (threads) */
+	uint64_t off[64 + 1];
 	struct built b[BENCH_TABLE_COUNT];
 	double rate[BENCH_TABLE_COUNT][MAX_ROUNDS], rate_n[BENCH_TABLE_COUNT][MAX_ROUNDS];
 	double share[BENCH_TABLE_COUNT][MAX_ROUNDS];
@@ -752,6 +789,10 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	cc.lookups = per * (uint64_t)rounds; /* the queries the rounds time */
 	if (!(q = malloc(cc.lookups * sizeof(*q))))
 		return -ENOMEM;
+	if (cc.threads > 1 && !(qt = malloc(per * sizeof(*qt)))) {
+		free(q);
+		return -ENOMEM;
+	}
 	make_queries(&cc, rounds, q, rexp);
 	/* DPDK's EAL pins the thread that starts it to its lcore; every table is timed with the
 	 * CPUs this thread had before (and the reader threads inherit them). */
@@ -792,9 +833,12 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	if (have_cpus)
 		sched_setaffinity(0, sizeof(cpus), &cpus);
 	flusher_init(&fl); /* after the builds: not part of any table's memory */
-	for (int rd = 0; rd < rounds && !err; rd++)
+	for (int rd = 0; rd < rounds && !err; rd++) {
+		const struct peer_key *qq = q + (uint64_t)rd * per;
+
+		if (cc.threads > 1)
+			share_by_key(qq, per, cc.threads, qt, off);
 		for (int i = 0; i < n && !err; i++) {
-			const struct peer_key *qq = q + (uint64_t)rd * per;
 			uint64_t t0, h, hn;
 
 			if (r[i].skipped)
@@ -807,7 +851,7 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 			if (cc.threads == 1)
 				continue;
 			flush_caches(&fl);
-			rate_n[i][rd] = run_readers(&b[i], &cc, qq, per, &hn, &share[i][rd]);
+			rate_n[i][rd] = run_readers(&b[i], &cc, qt, off, &hn, &share[i][rd]);
 			if (rate_n[i][rd] == 0) {
 				err = -EAGAIN;
 			} else if (hn != rexp[rd]) {
@@ -817,9 +861,11 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 				err = -EIO;
 			}
 		}
+	}
 	for (int i = nb; i-- > 0;) /* socktab-ref's table is socktab's: free it last */
 		unbuild(&b[i]);
 	free(fl.buf);
+	free(qt);
 	free(q);
 	if (err)
 		return err;
@@ -1082,7 +1128,10 @@ static void help(void)
 	       "               online thread (a quiescent state per 64 lookups or per burst); the\n"
 	       "               row socktab-sections, always there, takes a read-side section per\n"
 	       "               lookup or burst on the same table\n"
-	       "--threads T    also run each round on T (1..64) reader threads at once:\n"
+	       "--threads T    also run each round on T (1..64) reader threads at once, each\n"
+	       "               looking up the keys of its own sockets (a hash of the 4-tuple\n"
+	       "               picks the thread, as RSS a flow's CPU), so no two threads move a\n"
+	       "               connection's SO_INCOMING_CPU back and forth (R107):\n"
 	       "               lookups_per_sec is their aggregate, scaling= over one thread\n"
 	       "--mode listener  a SYN flood: random 4-tuples toward one listener (every lookup\n"
 	       "               misses ehash and finds it); socktab tables only\n"
