@@ -84,6 +84,19 @@ struct socktab__slab {
  * Object pool of one kind (pool.c). A freed object returns to the free list after a grace
  * period; slabs are freed with the net.
  */
+/*
+ * A thread's cache of one pool (socktab__pool.cache, indexed by the thread's counter slot,
+ * common.h): objects to hand out without the pool's lock, and the batch of freed ones waiting for
+ * its grace period. Only the slot's owner touches it (net teardown flushes every cache, when no
+ * other thread uses the net).
+ */
+struct socktab__pool_cache {
+	_Alignas(SOCKTAB__CACHELINE) struct socktab_sock *free; /* through pool_next */
+	struct socktab_sock *limbo;       /* freed, newest first */
+	struct socktab_sock *limbo_tail;  /* its oldest */
+	uint32_t nfree, nlimbo;
+};
+
 struct socktab__pool {
 	pthread_mutex_t lock;
 	struct socktab_net *net;           /* (c) */
@@ -104,6 +117,9 @@ struct socktab__pool {
 					    * before it are full (reserved slabs wait after it) */
 	_Atomic uint64_t nobjs;            /* (a) */
 	_Atomic uint64_t nslabs_made;      /* (a) nslabs, for socktab_net_stats() */
+	/* Per-thread caches, one per owned counter slot; the shared slot's threads use the
+	 * lock above. */
+	struct socktab__pool_cache cache[SOCKTAB__STAT_SLOTS - 1];
 };
 
 /* The striped socket locks of a net. */

@@ -275,11 +275,51 @@ bool socktab__pool_has_room(struct socktab__pool *p)
 	return room;
 }
 
+/* How many free objects a thread's cache takes from the pool at a time. */
+#define CACHE_BATCH 32
+
+/* The calling thread's cache of @p, or NULL when it shares the last counter slot. */
+static struct socktab__pool_cache *pool_cache(struct socktab__pool *p)
+{
+	uint32_t slot = socktab__stat_slot();
+
+	return slot < SOCKTAB__STAT_SLOTS - 1 ? &p->cache[slot] : NULL;
+}
+
+/* Move up to CACHE_BATCH free objects of @p into the cache @c (empty). */
+static void cache_refill(struct socktab__pool *p, struct socktab__pool_cache *c)
+{
+	socktab__lock(&p->lock);
+	if (!p->free)
+		p->free = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
+	while (p->free && c->nfree < CACHE_BATCH) {
+		struct socktab_sock *sk = p->free;
+
+		p->free = socktab__sk_bl(sk)->pool_next;
+		socktab__sk_bl(sk)->pool_next = c->free;
+		c->free = sk;
+		c->nfree++;
+	}
+	socktab__unlock(&p->lock);
+}
+
 struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
 {
+	struct socktab__pool_cache *c = pool_cache(p);
 	struct socktab_sock *sk;
 	struct socktab__slab *s;
 
+	if (c && !c->free)
+		cache_refill(p, c);
+	if (c && c->free) {
+		/* The thread's own objects: no lock, no line another thread writes. */
+		sk = c->free;
+		c->free = socktab__sk_bl(sk)->pool_next;
+		c->nfree--;
+		atomic_fetch_and_explicit(&sk->kind, (uint8_t)~SOCKTAB__IN_POOL, memory_order_relaxed);
+		memset(socktab__sk_bl(sk), 0, sizeof(struct socktab__bindlink));
+		return sk;
+	}
 	socktab__lock(&p->lock);
 	if (!p->free)
 		p->free = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
@@ -413,13 +453,47 @@ void socktab__pool_free_rcu(struct socktab_sock *sk)
  * socktab_socket() or close() waits for it at most once per run. A run of at most LIMBO_BATCH
  * objects fills at most one batch (the batch in progress held at most LIMBO_BATCH - 1).
  */
+/* Close the cache's batch into a ring carried by its oldest member (as limbo_submit_locked). */
+static struct socktab__bindlink *cache_submit(struct socktab__pool_cache *c)
+{
+	struct socktab__bindlink *bl = socktab__sk_bl(c->limbo_tail);
+
+	bl->pool_next = c->limbo;
+	c->limbo = c->limbo_tail = NULL;
+	c->nlimbo = 0;
+	return bl;
+}
+
 void socktab__pool_free_rcu_many(struct socktab_sock *const *sks, size_t n)
 {
 	SOCKTAB__ASSERT(n <= LIMBO_BATCH);
 	for (size_t i = 0; i < n;) {
 		struct socktab__pool *p = sk_pool(sks[i]);
+		struct socktab__pool_cache *c = pool_cache(p);
 		struct socktab__bindlink *carrier = NULL;
 
+		if (c) {
+			/* The thread's own batch: no lock. */
+			for (; i < n && sk_pool(sks[i]) == p; i++) {
+				struct socktab_sock *sk = sks[i];
+				struct socktab__bindlink *bl = socktab__sk_bl(sk);
+
+				SOCKTAB__ASSERT(!(atomic_load(&sk->kind) & SOCKTAB__IN_POOL));
+				SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !bl->tb2 &&
+						!bl->pprev);
+				bl->pool_next = c->limbo;
+				if (!c->limbo)
+					c->limbo_tail = sk;
+				c->limbo = sk;
+				if (++c->nlimbo >= LIMBO_BATCH) {
+					SOCKTAB__ASSERT(!carrier);
+					carrier = cache_submit(c);
+				}
+			}
+			if (carrier)
+				socktab__call_rcu(carrier, &carrier->rcu, limbo_free_rcu);
+			continue;
+		}
 		socktab__lock(&p->lock);
 		for (; i < n && sk_pool(sks[i]) == p; i++) {
 			struct socktab_sock *sk = sks[i];
@@ -443,7 +517,8 @@ void socktab__pool_free_rcu_many(struct socktab_sock *const *sks, size_t n)
 	}
 }
 
-/* Hand the batch in progress to call_rcu now (net teardown, before its barrier). */
+/* Hand the batches in progress to call_rcu now, the pool's and every thread cache's (net
+ * teardown, before its barrier, when no other thread uses the net). */
 void socktab__pool_flush(struct socktab__pool *p)
 {
 	struct socktab__bindlink *carrier = NULL;
@@ -451,6 +526,15 @@ void socktab__pool_flush(struct socktab__pool *p)
 	socktab__lock(&p->lock);
 	if (p->limbo)
 		limbo_submit_locked(p, &carrier);
+	for (int i = 0; i < SOCKTAB__STAT_SLOTS - 1; i++) {
+		struct socktab__pool_cache *c = &p->cache[i];
+
+		if (c->limbo) {
+			struct socktab__bindlink *bl = cache_submit(c);
+
+			socktab__call_rcu(bl, &bl->rcu, limbo_free_rcu);
+		}
+	}
 	socktab__unlock(&p->lock);
 	if (carrier)
 		socktab__call_rcu(carrier, &carrier->rcu, limbo_free_rcu);
