@@ -95,6 +95,28 @@ int socktab_set_rx_payload(const void *data, size_t len)
 	return 0;
 }
 
+/*
+ * Every table lock guards a few dozen instructions. A default mutex puts a thread that finds it
+ * taken to sleep in the kernel at once, and the holder's unlock then pays a wake-up: with two
+ * threads churning connections that costs more than the work. An adaptive one spins a little
+ * first (glibc's PTHREAD_MUTEX_ADAPTIVE_NP), as the kernel's spinlocks do, and sleeps only when
+ * the holder takes long (was preempted).
+ */
+static pthread_mutexattr_t adaptive;
+static pthread_once_t adaptive_once = PTHREAD_ONCE_INIT;
+
+static void adaptive_make(void)
+{
+	pthread_mutexattr_init(&adaptive);
+	pthread_mutexattr_settype(&adaptive, PTHREAD_MUTEX_ADAPTIVE_NP);
+}
+
+int socktab__mutex_init(pthread_mutex_t *m)
+{
+	pthread_once(&adaptive_once, adaptive_make);
+	return -pthread_mutex_init(m, &adaptive);
+}
+
 int socktab__stripes_init(struct socktab__stripes *st, uint32_t n)
 {
 	st->mask = 0;
@@ -104,7 +126,7 @@ int socktab__stripes_init(struct socktab__stripes *st, uint32_t n)
 	}
 	st->mask = n - 1;
 	for (uint32_t i = 0; i < n; i++)
-		pthread_mutex_init(&st->s[i].m, NULL);
+		socktab__mutex_init(&st->s[i].m);
 	return 0;
 }
 

@@ -66,6 +66,10 @@
  */
 _Noreturn void socktab__misuse(const char *what);
 
+/* Initialise @m as every lock of the tables is: adaptive (spins briefly before it sleeps).
+ * 0 or a negative errno. */
+int socktab__mutex_init(pthread_mutex_t *m);
+
 #ifdef SOCKTAB_CONTENTION_COUNTERS
 /* The calling thread's lock acquisitions and those that found the lock taken
  * (socktab_thread_counters()); only in builds with -Dcontention_counters=true. */

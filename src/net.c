@@ -377,8 +377,8 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	net->tw_len_ns = (uint64_t)p->tw_len_ms * 1000000ull;
 
 	pthread_mutex_init(&net->settings_lock, NULL);
-	pthread_mutex_init(&net->tw_lock, NULL);
-	pthread_mutex_init(&net->reuseport_lock, NULL);
+	socktab__mutex_init(&net->tw_lock);
+	socktab__mutex_init(&net->reuseport_lock);
 	atomic_init(&net->somaxconn, 4096);
 	atomic_init(&net->tw_head_expire, UINT64_MAX); /* no TIME_WAIT entry yet */
 	atomic_init(&net->port_range, ((uint32_t)p->port_high << 16) | p->port_low);

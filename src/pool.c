@@ -157,7 +157,7 @@ int socktab__pool_init(struct socktab__pool *p, struct socktab_net *net, int kin
 			p->cold_size = round_up(p->cold_size + p->v6_off, 32);
 		}
 	}
-	return -pthread_mutex_init(&p->lock, NULL);
+	return socktab__mutex_init(&p->lock);
 }
 
 /* Objects per slab: the first line is the slab's header. */
