@@ -41,6 +41,7 @@ struct bench_crr_cfg {
 	bool progress;          /* progress lines on stderr */
 	bool full_walk;         /* recycle the flows on second-parity ports first (crr.c) */
 	int family;             /* AF_INET (127.0.0.1) or AF_INET6 (::1) */
+	bool port_per_thread;   /* thread i's flows go to a listener of its own on port 12867 + i */
 };
 
 struct bench_crr_result {

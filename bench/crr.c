@@ -93,6 +93,7 @@ struct crr_thread {
 	int nsnap, maxsnap;
 	uint64_t t_end; /* when the thread's last transaction ended */
 	uint64_t warmup; /* -N mode: untimed transactions before the measurement */
+	uint16_t port;   /* the server port of its flows (host order) */
 	bool counted;    /* socktab_thread_counters() counts in this build */
 	uint64_t locks, locks_contended; /* while measured */
 };
@@ -192,7 +193,7 @@ static uint16_t addr_port(const struct sockaddr_storage *ss)
 static void close_flow(struct crr_thread *t, struct flow *f)
 {
 	struct crr_ctx *x = t->ctx;
-	uint16_t lport = htons(CRR_PORT);
+	uint16_t lport = htons(t->port);
 
 	/*
 	 * The segment is delivered before the client's port is released: tcp_close() sends it
@@ -227,7 +228,7 @@ static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
 {
 	static const struct linger lg0 = { 1, 0 };
 	struct crr_ctx *x = t->ctx;
-	uint16_t lport = htons(CRR_PORT);
+	uint16_t lport = htons(t->port);
 	struct sockaddr_storage dst, local, remote;
 	socklen_t len = sizeof(local), alen;
 	struct socktab_sock *c, *ln, *child;
@@ -481,7 +482,8 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		static const int one = 1;
 		struct sockaddr_storage sa;
 		struct socktab_sock *ln = socktab_socket(x->srv, SOCKTAB_TCP, c->family);
-		socklen_t salen = addr(x, &sa, htons(CRR_PORT));
+		uint16_t port = (uint16_t)(CRR_PORT + (c->port_per_thread ? i : 0));
+		socklen_t salen = addr(x, &sa, htons(port));
 
 		if (!ln || socktab_setsockopt(ln, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
 		    socktab_bind(ln, (struct sockaddr *)&sa, salen) ||
@@ -498,6 +500,7 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		struct crr_thread *t = &x->th[i];
 
 		t->ctx = x;
+		t->port = (uint16_t)(CRR_PORT + (c->port_per_thread ? i : 0));
 		t->nflows = c->flows / c->threads + (i < c->flows % c->threads);
 		t->flows = calloc((size_t)t->nflows, sizeof(*t->flows));
 		t->maxsnap = maxsnap;
@@ -647,7 +650,8 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 
 static void help(void)
 {
-	printf("usage: socktab bench crr [-6] [-T THREADS] [-F FLOWS | --sweep F1,F2,...]\n"
+	printf("usage: socktab bench crr [-6] [--port-per-thread] [-T THREADS]\n"
+	       "                         [-F FLOWS | --sweep F1,F2,...]\n"
 	       "                         [-l SECONDS | -N TRANSACTIONS] [--range LO-HI]\n"
 	       "                         [--variant socktab|linux|linux-6.1|all]\n"
 	       "                         [--rcu-precheck on|off] [--lport-hash inside|after]\n"
@@ -657,6 +661,9 @@ static void help(void)
 	       "          --rounds 3 when several variants or flow counts run, else 1\n"
 	       "neper tcp_crr over two socktab nets (client, server); prints neper's client keys,\n"
 	       "-6: both hosts are ::1 (IPv6 keys and hashes), as tcp_crr -6; else 127.0.0.1.\n"
+	       "--port-per-thread: thread i's flows go to a listener of its own on port 12867+i\n"
+	       "(else one SO_REUSEPORT listener per thread, all on 12867, whose bind buckets every\n"
+	       "child of every thread shares), as bench kernel-crr's threads have.\n"
 	       "then ports_tried_mean. --sweep runs each flow count; --plot draws throughput vs\n"
 	       "flows, one line per variant (gnuplot). With R rounds, -l and -N are split over R\n"
 	       "runs per row, visited in turn (fresh nets each), so load bursts on a shared\n"
@@ -678,6 +685,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_str(o, "rcu_precheck", r->rcu_precheck ? "on" : "off");
 	bench_out_str(o, "lport_hash", r->lport_inside ? "inside" : "after");
 	bench_out_str(o, "family", c->family == AF_INET6 ? "ipv6" : "ipv4");
+	bench_out_str(o, "listener_ports", c->port_per_thread ? "per_thread" : "shared");
 	bench_out_u64(o, "num_threads", (uint64_t)c->threads);
 	bench_out_u64(o, "num_flows", (uint64_t)c->flows);
 	snprintf(buf, sizeof(buf), "%d-%d", c->lo, c->hi);
@@ -723,7 +731,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 int bench_crr_main(int argc, char **argv)
 {
 	enum { O_SWEEP = 256, O_RANGE, O_VARIANT, O_PRECHECK, O_LPORT, O_SEED, O_PLOT, O_ROUNDS,
-	       O_JSON, O_TIME_WAIT, O_FULL_WALK };
+	       O_JSON, O_TIME_WAIT, O_FULL_WALK, O_PORT_PER_THREAD };
 	static const struct option longopts[] = {
 		{ "sweep", required_argument, NULL, O_SWEEP },
 		{ "range", required_argument, NULL, O_RANGE },
@@ -736,6 +744,7 @@ int bench_crr_main(int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "time-wait", no_argument, NULL, O_TIME_WAIT },
 		{ "full-walk", no_argument, NULL, O_FULL_WALK },
+		{ "port-per-thread", no_argument, NULL, O_PORT_PER_THREAD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -772,6 +781,9 @@ int bench_crr_main(int argc, char **argv)
 			break;
 		case '6':
 			c.family = AF_INET6;
+			break;
+		case O_PORT_PER_THREAD:
+			c.port_per_thread = true;
 			break;
 		case 'T':
 			bad = opt_count_int(&op, "-T", optarg, 1, MAX_THREADS, &c.threads);

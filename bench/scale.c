@@ -44,7 +44,7 @@ static void help(void)
 {
 	printf("usage: socktab bench scale [--threads 1,2,...] [-6] [-F FLOWS] [-l SECONDS]\n"
 	       "                           [--sockets N] [--touch BYTES] [--seed S] [--json]\n"
-	       "                           [--no-kernel]\n"
+	       "                           [--no-kernel] [--port-per-thread]\n"
 	       "defaults: --threads 1,2 -F 1000 -l 2 --sockets 250000 --touch 64\n"
 	       "For each thread count: established lookups by that many reader threads (socktab's\n"
 	       "table, online threads, no reference) and neper tcp_crr by that many threads over\n"
@@ -53,12 +53,14 @@ static void help(void)
 	       "crr_scaling_2 are two threads' totals over one thread's.\n"
 	       "-6: IPv6 crr (both hosts ::1). As root, the live kernel's own crr churn runs\n"
 	       "beside (bench kernel-crr: same threads, flows and port range, in a namespace of\n"
-	       "its own; crr_vs_kernel is socktab's over the kernel's); --no-kernel leaves it out.\n");
+	       "its own; crr_vs_kernel is socktab's over the kernel's); --no-kernel leaves it out.\n"
+	       "--port-per-thread: crr's thread i has a listener of its own on port 12867+i, as the\n"
+	       "kernel's churn has (else all share port 12867's bind buckets).\n");
 }
 
 int bench_scale_main(int argc, char **argv)
 {
-	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON, O_NO_KERNEL };
+	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON, O_NO_KERNEL, O_PPT };
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "sockets", required_argument, NULL, O_SOCKETS },
@@ -66,13 +68,14 @@ int bench_scale_main(int argc, char **argv)
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "no-kernel", no_argument, NULL, O_NO_KERNEL },
+		{ "port-per-thread", no_argument, NULL, O_PPT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct opt_parser op = { "socktab bench scale", "h6F:l:", longopts };
 	int counts[MAX_COUNTS] = { 1, 2 }, ncounts = 2, flows = 1000, family = AF_INET, touch = 64;
 	int opt, err = 0;
-	bool kernel = true;
+	bool kernel = true, ppt = false;
 	double seconds = 2, one_lookup = 0, one_crr = 0;
 	uint64_t sockets = 250000, seed = (uint64_t)time(NULL);
 	struct scale_row rows[MAX_COUNTS];
@@ -114,6 +117,9 @@ int bench_scale_main(int argc, char **argv)
 		case O_NO_KERNEL:
 			kernel = false;
 			break;
+		case O_PPT:
+			ppt = true;
+			break;
 		default:
 			return 2;
 		}
@@ -149,6 +155,7 @@ int bench_scale_main(int argc, char **argv)
 		cc.seconds = seconds;
 		cc.seed = seed;
 		cc.family = family;
+		cc.port_per_thread = ppt;
 		cc.variant = bench_variant_find("socktab");
 		if ((err = bench_crr_run(&cc, &cr)))
 			break;
@@ -199,6 +206,7 @@ int bench_scale_main(int argc, char **argv)
 		bench_out_u64(&o, "threads", (uint64_t)r->threads);
 		bench_out_str(&o, "crr_family", family == AF_INET6 ? "ipv6" : "ipv4");
 		bench_out_u64(&o, "crr_flows", (uint64_t)flows);
+		bench_out_str(&o, "crr_listener_ports", ppt ? "per_thread" : "shared");
 		bench_out_dbl(&o, "lookup_per_sec", "%.0f", r->lookup);
 		bench_out_dbl(&o, "lookup_per_thread", "%.0f", r->lookup / r->threads);
 		bench_out_dbl(&o, "lookup_1thread_same_run", "%.0f", r->lookup_1thread);

@@ -5,8 +5,9 @@
 # run as root, plus a lock-counting build's locks per transaction. Made for a many-core machine
 # (about 6 minutes on 16 cores); on a 2-vCPU one it shows what oversubscription costs.
 #   scripts/scale-device.sh [OUTDIR]      (default: $OUT when set, else ./scale-out)
-# Writes OUTDIR/machine.txt, OUTDIR/scale-F1000.txt, OUTDIR/scale-F20000.txt and
-# OUTDIR/locks.txt; every command it runs is echoed into its output file.
+# Writes OUTDIR/machine.txt, OUTDIR/scale-F1000.txt, OUTDIR/scale-F20000.txt,
+# OUTDIR/scale-F1000-port-per-thread.txt (each thread's flows to a listener port of its own, as
+# the kernel's churn has) and OUTDIR/locks.txt; every command is echoed into its output file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-scale-out}}
@@ -40,6 +41,8 @@ run "$out/scale-F1000.txt" build/socktab bench scale --threads "$threads" -F 100
 	--sockets 1000000 --seed 1
 run "$out/scale-F20000.txt" build/socktab bench scale --threads "$threads" -F 20000 -l 3 \
 	--sockets 1000000 --seed 1
+run "$out/scale-F1000-port-per-thread.txt" build/socktab bench scale --threads "$threads" \
+	-F 1000 -l 3 --sockets 1000000 --seed 1 --port-per-thread
 run "$out/locks.txt" build-counters/socktab bench scale --threads "$threads" -F 1000 -l 1 \
 	--sockets 100000 --seed 1 --no-kernel
 echo "scale-device: outputs in $out"
