@@ -367,7 +367,13 @@ int socktab__reuseport_attach_cbpf(struct socktab_sock *sk, const void *insns, u
 	}
 	socktab__lock(&net->reuseport_lock);
 	g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);
-	if (!g && !sk_in_table(sk) && RD(sk->reuseport)) {
+	if (!g && !sk_in_table(sk) && socktab__sk_proto(sk) == SOCKTAB_TCP &&
+	    (RD(sk->tw_flags) & SOCKTAB__SOCKF_LISTENED) &&
+	    RD(net->kvariant[SOCKTAB_KV_CBPF_LISTENED])) {
+		/* R108, kernel variant cbpf_listened: no group for a TCP socket that has listened
+		 * and is in no table now (it was disconnected). */
+		err = -EINVAL;
+	} else if (!g && !sk_in_table(sk) && RD(sk->reuseport)) {
 		/* reuseport_attach_prog on an unhashed socket: reuseport_alloc, a group of one. */
 		err = socktab__reuseport_add_locked(net, sk, NULL);
 		g = atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed);

@@ -18,7 +18,6 @@
  */
 #include <linux/filter.h>
 
-#include "cbpf.h"
 #include "dev.h"
 #include "reqsk.h"
 #include "reuseport.h"
@@ -301,16 +300,6 @@ static int set_attach_cbpf(struct socktab_sock *sk, int v, const void *p, sockle
 	if (!p || n < (socklen_t)sizeof(int) || n != (socklen_t)sizeof(fp))
 		return -EINVAL;
 	memcpy(&fp, p, sizeof(fp));
-	/* R108, kernel variant cbpf_listened: no program for a TCP socket that has listened and
-	 * is in no table now (it was disconnected). The program's own checks come first, as
-	 * for every socket (a program too large is -ENOMEM there). */
-	if (socktab__sk_proto(sk) == SOCKTAB_TCP && RD(sk->state) == SOCKTAB_TCP_CLOSE &&
-	    (RD(sk->tw_flags) & SOCKTAB__SOCKF_LISTENED) &&
-	    RD(socktab__sk_net(sk)->kvariant[SOCKTAB_KV_CBPF_LISTENED])) {
-		int err = socktab__cbpf_check(fp.filter, fp.len);
-
-		return err ? err : -EINVAL;
-	}
 	return socktab__reuseport_attach_cbpf(sk, fp.filter, fp.len);
 }
 
