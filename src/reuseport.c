@@ -210,7 +210,7 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 			}
 			ids_place_locked(g, ids, sk, id);
 		}
-		atomic_store_explicit(&g->socks[0], sk, memory_order_relaxed);
+		atomic_store_explicit(&g->socks[0], sk, memory_order_release);
 		atomic_store_explicit(&g->num, 1, memory_order_relaxed);
 		WR(g->incoming_cpu, socktab__sk_incoming_cpu(sk) >= 0);
 		WR(g->gen, next_gen());
@@ -260,7 +260,9 @@ int socktab__reuseport_add_locked(struct socktab_net *net, struct socktab_sock *
 	}
 	if (ids)
 		ids_place_locked(g, ids, sk, id);
-	atomic_store_explicit(&g->socks[n], sk, memory_order_relaxed);
+	/* Release, as well as num's: a lookup that read num before a member left and another
+	 * came may find the newcomer in this slot without reading num again. */
+	atomic_store_explicit(&g->socks[n], sk, memory_order_release);
 	atomic_store_explicit(&g->num, n + 1, memory_order_release);
 	if (socktab__sk_incoming_cpu(sk) >= 0)
 		WR(g->incoming_cpu, RD(g->incoming_cpu) + 1);
