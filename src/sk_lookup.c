@@ -99,7 +99,9 @@ int socktab_sk_lookup_attach(struct socktab_net *net, socktab_sk_lookup_fn fn, v
 		return -EINVAL;
 	socktab__lock(&net->settings_lock);
 	old = atomic_load_explicit(&net->sk_lookup, memory_order_relaxed);
-	n = old ? old->n : 0;
+	n = 0;
+	for (uint32_t i = 0; old && i < old->n; i++)
+		n += old->cb[i].id != 0;
 	if (n >= SOCKTAB_SK_LOOKUP_MAX) {
 		socktab__unlock(&net->settings_lock);
 		return -E2BIG;
@@ -109,12 +111,14 @@ int socktab_sk_lookup_attach(struct socktab_net *net, socktab_sk_lookup_fn fn, v
 		socktab__unlock(&net->settings_lock);
 		return -ENOMEM;
 	}
-	if (n)
-		memcpy(a->cb, old->cb, n * sizeof(a->cb[0]));
+	/* The attachments left, without the slots detached in place. */
+	for (uint32_t i = 0, j = 0; old && i < old->n; i++)
+		if (old->cb[i].id)
+			a->cb[j++] = old->cb[i];
 	/* Ids count up and are never given twice in a net's life (wrapping after 2^31 - 1). */
 	id = net->sk_lookup_next_id == INT32_MAX ? 1 : net->sk_lookup_next_id + 1;
 	net->sk_lookup_next_id = id;
-	a->cb[n].fn = fn;
+	atomic_init(&a->cb[n].fn, fn);
 	a->cb[n].arg = arg;
 	a->cb[n].id = id;
 	a->n = n + 1;
@@ -144,8 +148,14 @@ static int detach(struct socktab_net *net, int id)
 	if (n > 1) {
 		a = malloc(sizeof(*a) + (n - 1) * sizeof(a->cb[0]));
 		if (!a) {
+			/* No memory for a shorter list: the slot stays, dead, as the kernel's
+			 * bpf_prog_array_delete_safe_at() leaves it; lookups skip it, and the next
+			 * attach drops it. A detach never fails for want of memory. */
+			old->cb[i].id = 0;
+			atomic_store_explicit(&old->cb[i].fn, NULL, memory_order_relaxed);
 			socktab__unlock(&net->settings_lock);
-			return -ENOMEM;
+			socktab__synchronize_rcu();
+			return 0;
 		}
 		memcpy(a->cb, old->cb, i * sizeof(a->cb[0]));
 		memcpy(a->cb + i, old->cb + i + 1, (n - 1 - i) * sizeof(a->cb[0]));
@@ -264,7 +274,11 @@ struct socktab_sock *socktab__sk_lookup_run_rcu(struct socktab_net *net, int pro
 		k.pub.sk = selected;
 		k.selected = selected;
 		k.no_reuseport = no_reuseport;
-		ret = a->cb[i].fn(&k.pub, a->cb[i].arg);
+		socktab_sk_lookup_fn fn = atomic_load_explicit(&a->cb[i].fn, memory_order_relaxed);
+
+		if (!fn)
+			continue; /* detached in place */
+		ret = fn(&k.pub, a->cb[i].arg);
 		if (ret == SOCKTAB_SK_PASS && k.selected) {
 			selected = k.selected;
 			no_reuseport = k.no_reuseport;

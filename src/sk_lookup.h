@@ -16,9 +16,11 @@ struct socktab__sk_lookup_array {
 	struct rcu_head rcu;
 	uint32_t n;                        /* (c) */
 	struct {
-		socktab_sk_lookup_fn fn;   /* (c) */
+		/* (c, but NULL once detached in place) */
+		_Atomic(socktab_sk_lookup_fn) fn;
 		void *arg;                 /* (c) */
-		int id;                    /* (c) socktab_sk_lookup_attach()'s return */
+		int id;                    /* (settings lock) socktab_sk_lookup_attach()'s return;
+					    * 0 once detached in place */
 	} cb[];
 };
 

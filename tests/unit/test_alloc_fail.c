@@ -607,4 +607,79 @@ TEST(timewait_overflow_counted)
 	teardown(&c);
 }
 
-CHECK_MAIN(reference_run, every_allocation_fails_once, timewait_overflow_counted)
+/* A dispatch callback that counts its calls and passes. */
+static int count_cb(struct socktab_sk_lookup *ctx, void *arg)
+{
+	(void)ctx;
+	++*(int *)arg;
+	return SOCKTAB_SK_PASS;
+}
+
+static struct socktab_sock *lookup_port80(struct socktab_net *net)
+{
+	struct in_addr src, dst;
+
+	inet_pton(AF_INET, "192.0.2.1", &src);
+	inet_pton(AF_INET, "127.0.0.1", &dst);
+	return socktab_lookup_tcp4(net, src.s_addr, htons(1000), dst.s_addr, htons(80), 0, 0);
+}
+
+/*
+ * socktab_sk_lookup_detach() cannot fail for want of memory (the kernel's detach leaves a dead
+ * slot when it cannot shrink its array): with the shorter list's allocation failing, it still
+ * returns 0, the callback is never called again, the others still are, and the next attach
+ * drops the dead slot.
+ */
+TEST(sk_lookup_detach_without_memory)
+{
+	struct ctx c;
+	int calls1 = 0, calls2 = 0, calls3 = 0, id1, id2, id3, r;
+	struct socktab_sock *l, *f;
+
+	memset(&c, 0, sizeof(c));
+	c.net = make_net(&c, NULL);
+	CHECK(c.net);
+	l = socktab_socket(c.net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_bind4(l, "127.0.0.1", 80), 0);
+	CHECK_EQ(socktab_listen(l, 8), 0);
+	id1 = socktab_sk_lookup_attach(c.net, count_cb, &calls1);
+	id2 = socktab_sk_lookup_attach(c.net, count_cb, &calls2);
+	CHECK(id1 > 0 && id2 > 0);
+	arm(1);
+	r = socktab_sk_lookup_detach(c.net, id1);
+	disarm();
+	CHECK(injected);
+	CHECK_EQ(r, 0);
+	f = lookup_port80(c.net);
+	CHECK(f == l);
+	socktab_sock_put(f);
+	CHECK_EQ(calls1, 0);
+	CHECK_EQ(calls2, 1);
+	/* Gone for good: a second detach finds nothing. */
+	CHECK_EQ(socktab_sk_lookup_detach(c.net, id1), -ENOENT);
+	/* An attach without the dead slot; then each callback once per lookup. */
+	id3 = socktab_sk_lookup_attach(c.net, count_cb, &calls3);
+	CHECK(id3 > 0);
+	f = lookup_port80(c.net);
+	socktab_sock_put(f);
+	CHECK_EQ(calls1, 0);
+	CHECK_EQ(calls2, 2);
+	CHECK_EQ(calls3, 1);
+	/* Again with two live ones: id2 dies in place, and id3's detach leaves a list of one dead
+	 * slot, which lookups pass over. */
+	arm(1);
+	CHECK_EQ(socktab_sk_lookup_detach(c.net, id2), 0);
+	disarm();
+	CHECK(injected);
+	CHECK_EQ(socktab_sk_lookup_detach(c.net, id3), 0);
+	f = lookup_port80(c.net);
+	CHECK(f == l);
+	socktab_sock_put(f);
+	CHECK_EQ(calls2, 2);
+	CHECK_EQ(calls3, 1);
+	socktab_close(l);
+	socktab_net_free(c.net);
+}
+
+CHECK_MAIN(reference_run, every_allocation_fails_once, timewait_overflow_counted,
+	   sk_lookup_detach_without_memory)
