@@ -38,10 +38,13 @@
 #include "rss.h"
 #include "timewait.h"
 
+/* R10: the hash input's time part changes every 10 seconds of the net's clock. */
+#define PORT_OFFSET_PERIOD_NS (10ull * 1000 * 1000 * 1000)
+
 /* R10: secure_ipv4_port_ephemeral / secure_ipv6_port_ephemeral. */
 static uint64_t port_offset(struct socktab_net *net, const struct socktab_sock *sk)
 {
-	uint32_t slot = (uint32_t)(socktab__now(net) / 10000000000ull);
+	uint32_t slot = (uint32_t)(socktab__now(net) / PORT_OFFSET_PERIOD_NS);
 
 	if (RD(sk->v4key)) {
 		uint32_t w[4] = { socktab__sk_rcv_saddr(sk), socktab__sk_daddr(sk),
@@ -87,7 +90,7 @@ static int connect_bound_port(struct socktab_net *net, struct socktab_sock *sk, 
 
 /* A port secured by try_port(): its bhash lock is held. */
 struct choice {
-	struct socktab__bhead *head;
+	pthread_mutex_t *lock;   /* the port's bhash lock, held */
 	struct socktab__tb *tb;
 	struct socktab_sock *tw; /* TIME_WAIT entry taken over (R61), with a reference */
 	bool inserted;           /* sk is already in ehash (the R56 check inserted it) */
@@ -99,38 +102,34 @@ struct choice {
 /*
  * One candidate (R55 steps 2-3). Returns 1 with the port secured in @c (its bhash lock held), 0
  * when the port is not usable. A new bucket comes from @pa, so nothing here can fail. Caller
- * holds sk's lock and no other.
+ * holds sk's lock and no other, inside the search's RCU read-side section.
  */
 static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
 		    uint16_t port, struct socktab__bind_prealloc *pa, struct choice *c)
 {
 	struct socktab__bhead *head = socktab__bhash_head(net, port);
+	pthread_mutex_t *lock = socktab__bhead_lock(net->tab, head);
 	uint32_t h = cand_hash(net, sk, hash0, port);
 	struct socktab__tb *tb;
 
+	SOCKTAB__ASSERT_RCU();
 	/* Lockless phase (R55 step 2). */
-	socktab__rcu_read_lock();
 	tb = socktab__tb_find_rcu(head, net, port, c->l3mdev);
-	if (tb && (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0)) {
-		socktab__rcu_read_unlock();
+	if (tb && (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0))
 		return 0;
-	}
 	if (tb && net->rcu_precheck &&
-	    socktab__check_established_rcu(net, sk, port, h) == SOCKTAB__NOT_UNIQUE) {
-		socktab__rcu_read_unlock();
+	    socktab__check_established_rcu(net, sk, port, h) == SOCKTAB__NOT_UNIQUE)
 		return 0;
-	}
-	socktab__rcu_read_unlock();
 
 	/* Locked phase (R55 step 3). */
-	socktab__lock(socktab__bhead_lock(net->tab, head));
+	socktab__lock(lock);
 	tb = socktab__tb_find_locked(head, net, port, c->l3mdev);
 	c->tw = NULL;
 	if (tb) {
 		if (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0 ||
 		    socktab__check_established_locked(net, sk, port, h, false, &c->tw) !=
 			    SOCKTAB__UNIQUE) {
-			socktab__unlock(socktab__bhead_lock(net->tab, head));
+			socktab__unlock(lock);
 			return 0;
 		}
 		c->inserted = true;
@@ -139,7 +138,7 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 		tb = socktab__tb_create_locked(head, net, port, c->l3mdev, pa);
 		c->inserted = false;
 	}
-	c->head = head;
+	c->lock = lock;
 	c->tb = tb;
 	c->port = port;
 	return 1;
@@ -249,7 +248,8 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	if (!w.local_ports)
 		w.offset &= ~1u;
 
-	/* The RSS filter reads net->rss under RCU for the whole search (rss.c). */
+	/* One read-side section for the whole search: the RSS filter reads net->rss under it
+	 * (rss.c), the index is read under it, and each candidate's lockless phase runs in it. */
 	socktab__rcu_read_lock();
 	rssp = socktab__rss_filter_init_rcu(net, sk, &rssf) ? &rssf : NULL;
 	/* A queue that no RETA entry names (or no RSS state): no port can pass the filter. */
@@ -258,10 +258,8 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 
 	/* socktab variant: free ports first, found through the destination's index (portmap.c). */
 	if (r == 0 && net->variant == SOCKTAB_VARIANT_SOCKTAB) {
-		struct socktab__portmap *pm;
+		struct socktab__portmap *pm = socktab__portmap_get_rcu(net, sk, hash0, low, high);
 
-		socktab__rcu_read_lock();
-		pm = socktab__portmap_get_rcu(net, sk, hash0, low, high);
 		if (pm) {
 			/* An RSS connect() searches the index through its per-queue summaries
 			 * (rss.c); without them (or in the tests' reference) each free port
@@ -279,7 +277,6 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 			    !atomic_load_explicit(&net->n_time_wait, memory_order_relaxed))
 				r = -EADDRNOTAVAIL;
 		}
-		socktab__rcu_read_unlock();
 	}
 	/* Every other case, and the last resort of the indexed search: TIME_WAIT holders (R61),
 	 * which the index shows busy, then -EADDRNOTAVAIL (R58). */
@@ -298,10 +295,12 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	tb2 = socktab__tb2_find_or_create_locked(net, c.tb, sk, &pa, &created);
 	socktab__bind_prealloc_free(&pa); /* what the chosen port did not need */
 	{
-		uint32_t r8 = socktab__random_below(8) * w.step;
-		uint32_t adv = (c.i > r8 ? c.i : r8) + w.step;
+		/* R57: the next search starts past this one's position, plus a little randomness
+		 * when the position was low (the most on an uncontended table). */
+		uint32_t jitter = socktab__random_below(8) * w.step;
+		uint32_t advance = (c.i > jitter ? c.i : jitter) + w.step;
 
-		atomic_fetch_add_explicit(&net->perturb[index], adv, memory_order_relaxed);
+		atomic_fetch_add_explicit(&net->perturb[index], advance, memory_order_relaxed);
 	}
 	socktab__bind_hash_locked(sk, tb2, c.port);
 	sk->userlocks |= SOCKTAB__CONNECT_BIND;
@@ -316,7 +315,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	}
 	if (c.tw)
 		socktab__tw_takeover_locked(net, c.tw);
-	socktab__unlock(socktab__bhead_lock(net->tab, c.head));
+	socktab__unlock(c.lock);
 	if (c.tw)
 		socktab__tw_deschedule_put(net, c.tw);
 	return 0;

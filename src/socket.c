@@ -346,7 +346,7 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		err = st == SOCKTAB_TCP_SYN_SENT ? -EALREADY : -EISCONN;
 		goto out;
 	}
-	socktab__tw_reap(net, 8);
+	socktab__tw_reap(net, SOCKTAB__TW_REAP_BUDGET);
 	saddr6 = socktab__sk_v6_saddr(sk);
 	if (family == AF_INET6 && !v4 && socktab__v6_is_any(&daddr6)) {
 		/* Connecting to :: means the loopback address (tcp_v6_connect). */
@@ -447,7 +447,7 @@ int socktab_close(struct socktab_sock *sk)
 	}
 	net = socktab__sk_net(sk);
 	st = RD(sk->state);
-	socktab__tw_reap(net, 8);
+	socktab__tw_reap(net, SOCKTAB__TW_REAP_BUDGET);
 	if (st == SOCKTAB_TCP_LISTEN) {
 		socktab__listen_stop_locked(sk, &o);
 		socktab__listen_unhash(sk);
@@ -557,7 +557,7 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
 	if (err)
 		return err;
 	if (!udp)
-		socktab__tw_reap(net, 8);
+		socktab__tw_reap(net, SOCKTAB__TW_REAP_BUDGET);
 	err = -EINVAL;
 	if (RD(sk->state) != SOCKTAB_TCP_CLOSE || socktab__sk_num(sk) || socktab__sk_bl(sk)->tb2)
 		goto out;
@@ -616,7 +616,7 @@ int socktab_listen(struct socktab_sock *sk, int backlog)
 		socktab__unlock(socktab__sk_lock(sk));
 		return err;
 	}
-	socktab__tw_reap(net, 8);
+	socktab__tw_reap(net, SOCKTAB__TW_REAP_BUDGET);
 	/* R46: LISTEN first, so the port is re-validated as a listener's (no SO_REUSEADDR pass). */
 	WR(sk->state, SOCKTAB_TCP_LISTEN);
 	err = socktab__get_port(net, sk, socktab__sk_num(sk));

@@ -23,6 +23,9 @@ void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw
  * oldest remaining entry's expiry, UINT64_MAX when none is left. Returns how many were removed. */
 int socktab__tw_expire(struct socktab_net *net, uint64_t now, unsigned int budget,
 		       uint64_t *next_due);
+/* How many due entries a control call (TCP bind, connect, listen, close) expires on its way in:
+ * a bounded share, so that TIME_WAIT entries go even where no one calls the tick. */
+#define SOCKTAB__TW_REAP_BUDGET 8
 /* socktab__tw_expire() at the net's current time, without the next expiry (control calls). */
 int socktab__tw_reap(struct socktab_net *net, unsigned int budget);
 /* Drop every entry (net teardown). */
