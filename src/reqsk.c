@@ -407,22 +407,47 @@ static int hash_new_entry(struct socktab_net *net, struct socktab_sock *l, struc
 {
 	uint16_t port = socktab__sk_num(l);
 	struct socktab__bhead *head = socktab__bhash_head(net, port);
+	pthread_mutex_t *lock = socktab__bhead_lock(net->tab, head);
 	struct socktab_sock *tw = NULL;
 
-	socktab__lock(socktab__bhead_lock(net->tab, head));
+	socktab__lock(lock);
 	if (socktab__check_established_locked(net, sk, port, socktab__sk_ehashfn(net, sk, port),
 					      true, &tw) != SOCKTAB__UNIQUE) {
-		socktab__unlock(socktab__bhead_lock(net->tab, head));
+		socktab__unlock(lock);
 		return -EADDRINUSE;
 	}
 	if (child)
 		inherit_port_locked(net, l, sk, head, port, pa);
 	if (tw)
 		socktab__tw_takeover_locked(net, tw);
-	socktab__unlock(socktab__bhead_lock(net->tab, head));
+	socktab__unlock(lock);
 	if (tw)
 		socktab__tw_deschedule_put(net, tw);
 	return 0;
+}
+
+/*
+ * The entry of the listener-side calls (a child, a request, a cookie's child, accept, the queue
+ * counts): 0 with @sk locked, a TCP listener, its queues in *@qp; -EINVAL, nothing locked, for
+ * NULL, a TIME_WAIT or request entry, or a socket that does not listen. unlock_listener() ends
+ * what it began.
+ */
+static int lock_listener(struct socktab_sock *sk, struct socktab__listenq **qp)
+{
+	if (!sk || socktab__sk_is_tw(sk) || socktab__sk_is_req(sk))
+		return -EINVAL;
+	socktab__lock(socktab__sk_lock(sk));
+	*qp = socktab__sk_lq(sk);
+	if (RD(sk->state) != SOCKTAB_TCP_LISTEN || !*qp) {
+		socktab__unlock(socktab__sk_lock(sk));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void unlock_listener(struct socktab_sock *sk)
+{
+	socktab__unlock(socktab__sk_lock(sk));
 }
 
 struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
@@ -433,16 +458,15 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	struct socktab_net *net;
 	struct socktab_sock *child;
 	struct socktab__bind_prealloc pa;
+	struct socktab__listenq *q;
 	struct syn_key k;
 	int err = -EINVAL;
 
-	if (!listener || !local || !remote || dif < 0 || sdif < 0) {
+	if (!local || !remote || dif < 0 || sdif < 0 || lock_listener(listener, &q)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	socktab__lock(socktab__sk_lock(listener));
-	if (RD(listener->state) != SOCKTAB_TCP_LISTEN ||
-	    syn_key(listener, local, remote, len, dif, sdif, &k))
+	if (syn_key(listener, local, remote, len, dif, sdif, &k))
 		goto out;
 	net = socktab__sk_net(listener);
 	err = -ENOMEM;
@@ -463,10 +487,10 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 		goto out;
 	}
 	SOCKTAB__STAT_ADD(net, established, 1);
-	socktab__unlock(socktab__sk_lock(listener));
+	unlock_listener(listener);
 	return child;
 out:
-	socktab__unlock(socktab__sk_lock(listener));
+	unlock_listener(listener);
 	errno = -err;
 	return NULL;
 }
@@ -488,14 +512,11 @@ struct socktab_sock *socktab_req_new(struct socktab_sock *listener, const struct
 	struct syn_key k;
 	int err = -EINVAL;
 
-	if (!listener || !local || !remote || dif < 0 || sdif < 0) {
+	if (!local || !remote || dif < 0 || sdif < 0 || lock_listener(listener, &q)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	socktab__lock(socktab__sk_lock(listener));
-	q = socktab__sk_lq(listener);
-	if (RD(listener->state) != SOCKTAB_TCP_LISTEN || !q ||
-	    syn_key(listener, local, remote, len, dif, sdif, &k))
+	if (syn_key(listener, local, remote, len, dif, sdif, &k))
 		goto out;
 	net = socktab__sk_net(listener);
 	err = -ENOMEM;
@@ -527,10 +548,10 @@ struct socktab_sock *socktab_req_new(struct socktab_sock *listener, const struct
 	req_set_where(req, SOCKTAB__REQ_SYNQ);
 	synq_count(q, req, 1);
 	SOCKTAB__STAT_ADD(net, requests, 1);
-	socktab__unlock(socktab__sk_lock(listener));
+	unlock_listener(listener);
 	return req;
 out:
-	socktab__unlock(socktab__sk_lock(listener));
+	unlock_listener(listener);
 	errno = -err;
 	return NULL;
 }
@@ -576,6 +597,28 @@ static struct socktab_sock *lock_req_listener(struct socktab_sock *req)
 	}
 }
 
+/*
+ * The entry of the calls on a request entry (drop, retransmit, promote): 0 with the listener
+ * whose SYN queue holds @req locked (*@lp; unlock_listener() ends it); -EINVAL for anything
+ * but a request entry, -ENOENT when it is in no SYN queue any more; nothing locked then.
+ */
+static int lock_synq_req(struct socktab_sock *req, struct socktab_sock **lp)
+{
+	struct socktab_sock *l;
+
+	if (!is_req(req))
+		return -EINVAL;
+	l = lock_req_listener(req);
+	if (!l)
+		return -ENOENT;
+	if (req_where(req) != SOCKTAB__REQ_SYNQ) {
+		unlock_listener(l);
+		return -ENOENT;
+	}
+	*lp = l;
+	return 0;
+}
+
 /* Take @req (in the SYN queue of @l, locked) out of ehash and the queue; the queue's reference
  * is the caller's to drop. */
 static void req_unqueue_locked(struct socktab_sock *l, struct socktab_sock *req)
@@ -593,17 +636,12 @@ static void req_unqueue_locked(struct socktab_sock *l, struct socktab_sock *req)
 int socktab_req_drop(struct socktab_sock *req)
 {
 	struct socktab_sock *l;
+	int err = lock_synq_req(req, &l);
 
-	if (!is_req(req))
-		return -EINVAL;
-	l = lock_req_listener(req);
-	if (!l || req_where(req) != SOCKTAB__REQ_SYNQ) {
-		if (l)
-			socktab__unlock(socktab__sk_lock(l));
-		return -ENOENT;
-	}
+	if (err)
+		return err;
 	req_unqueue_locked(l, req);
-	socktab__unlock(socktab__sk_lock(l));
+	unlock_listener(l);
 	socktab_sock_put(req); /* the queue's */
 	return 0;
 }
@@ -611,23 +649,17 @@ int socktab_req_drop(struct socktab_sock *req)
 int socktab_req_retransmit(struct socktab_sock *req)
 {
 	struct socktab_sock *l;
-	int n;
+	int n = lock_synq_req(req, &l);
 
-	if (!is_req(req))
-		return -EINVAL;
-	l = lock_req_listener(req);
-	if (!l || req_where(req) != SOCKTAB__REQ_SYNQ) {
-		if (l)
-			socktab__unlock(socktab__sk_lock(l));
-		return -ENOENT;
-	}
+	if (n)
+		return n;
 	/* reqsk_timer_handler: the first timeout makes the request old. */
 	if (reqof(req)->num_timeout == 0)
 		cnt_add(&socktab__sk_lq(l)->young, -1);
 	if (reqof(req)->num_timeout < UINT8_MAX)
 		reqof(req)->num_timeout++;
 	n = reqof(req)->num_timeout;
-	socktab__unlock(socktab__sk_lock(l));
+	unlock_listener(l);
 	return n;
 }
 
@@ -676,38 +708,31 @@ int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock
 	struct socktab__tables *t;
 	struct socktab_net *net;
 	struct syn_key k;
-	pthread_mutex_t *el;
+	pthread_mutex_t *el, *bl;
 	uint16_t port;
+	int err;
 
 	if (!is_req(req) || !child_state_ok(state) || !childp)
 		return -EINVAL;
 	if (socktab__bind_prealloc(&pa))
 		return -ENOMEM;
-	l = lock_req_listener(req);
-	if (!l || req_where(req) != SOCKTAB__REQ_SYNQ) {
-		if (l)
-			socktab__unlock(socktab__sk_lock(l));
-		socktab__bind_prealloc_free(&pa);
-		return -ENOENT;
-	}
+	err = lock_synq_req(req, &l);
+	if (err)
+		goto out;
 	net = socktab__sk_net(l);
 	t = net->tab;
 	q = socktab__sk_lq(l);
 	/* tcp_v4_syn_recv_sock: a full accept queue drops the ACK (exit_overflow), the request
 	 * stays for the peer's retransmission. */
-	if (acceptq_full(q)) {
-		socktab__unlock(socktab__sk_lock(l));
-		socktab__bind_prealloc_free(&pa);
-		return -EAGAIN;
-	}
+	err = -EAGAIN;
+	if (acceptq_full(q))
+		goto out_unlock;
 	/* The open reference (the accept queue's until socktab_accept() hands it over), the one
 	 * the accept queue entry holds, and the caller's. */
+	err = -ENOMEM;
 	child = child_alloc(net, l, state, 3);
-	if (!child) {
-		socktab__unlock(socktab__sk_lock(l));
-		socktab__bind_prealloc_free(&pa);
-		return -ENOMEM;
-	}
+	if (!child)
+		goto out_unlock;
 	req_key(req, &k);
 	set_key(child, &k);
 	WR(child->portpair, RD(req->portpair));
@@ -717,7 +742,8 @@ int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock
 	port = socktab__sk_num(l);
 	struct socktab__bhead *head = socktab__bhash_head(net, port);
 
-	socktab__lock(socktab__bhead_lock(t, head));
+	bl = socktab__bhead_lock(t, head);
+	socktab__lock(bl);
 	el = socktab__ehash_lock(t, RD(req->hash));
 	socktab__lock(el);
 #ifdef SOCKTAB_NAIVE_ORDER
@@ -730,8 +756,7 @@ int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock
 #endif
 	socktab__unlock(el);
 	inherit_port_locked(net, l, child, head, port, &pa);
-	socktab__unlock(socktab__bhead_lock(t, head));
-	socktab__bind_prealloc_free(&pa);
+	socktab__unlock(bl);
 
 	/* inet_csk_complete_hashdance: out of the SYN queue, into the accept queue (R118). */
 	synq_del(req);
@@ -740,9 +765,13 @@ int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock
 	accq_queue_locked(l, req);
 	SOCKTAB__STAT_ADD(net, requests, -1);
 	SOCKTAB__STAT_ADD(net, established, 1);
-	socktab__unlock(socktab__sk_lock(l));
 	*childp = child;
-	return 0;
+	err = 0;
+out_unlock:
+	unlock_listener(l);
+out:
+	socktab__bind_prealloc_free(&pa); /* what the child's port did not need, or all of it */
+	return err;
 }
 
 struct socktab_sock *socktab_req_cookie_child(struct socktab_sock *listener,
@@ -757,14 +786,12 @@ struct socktab_sock *socktab_req_cookie_child(struct socktab_sock *listener,
 	struct syn_key k;
 	int err = -EINVAL;
 
-	if (!listener || !local || !remote || dif < 0 || sdif < 0 || !child_state_ok(state)) {
+	if (!local || !remote || dif < 0 || sdif < 0 || !child_state_ok(state) ||
+	    lock_listener(listener, &q)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	socktab__lock(socktab__sk_lock(listener));
-	q = socktab__sk_lq(listener);
-	if (RD(listener->state) != SOCKTAB_TCP_LISTEN || !q ||
-	    syn_key(listener, local, remote, len, dif, sdif, &k))
+	if (syn_key(listener, local, remote, len, dif, sdif, &k))
 		goto out;
 	err = -EAGAIN;
 	if (acceptq_full(q))
@@ -803,10 +830,10 @@ struct socktab_sock *socktab_req_cookie_child(struct socktab_sock *listener,
 	atomic_store_explicit(&node->refcnt, 1, memory_order_release);
 	accq_queue_locked(listener, node);
 	SOCKTAB__STAT_ADD(net, established, 1);
-	socktab__unlock(socktab__sk_lock(listener));
+	unlock_listener(listener);
 	return child;
 out:
-	socktab__unlock(socktab__sk_lock(listener));
+	unlock_listener(listener);
 	errno = -err;
 	return NULL;
 }
@@ -819,27 +846,20 @@ struct socktab_sock *socktab_accept(struct socktab_sock *listener)
 		struct socktab_sock *node, *child;
 		struct socktab__listenq *q;
 
-		if (!listener) {
-			errno = EINVAL;
-			return NULL;
-		}
-		socktab__lock(socktab__sk_lock(listener));
-		q = socktab__sk_lq(listener);
-		if (RD(listener->state) != SOCKTAB_TCP_LISTEN || !q) {
-			socktab__unlock(socktab__sk_lock(listener));
+		if (lock_listener(listener, &q)) {
 			errno = EINVAL;
 			return NULL;
 		}
 		node = accq_pop(q);
 		if (!node) {
-			socktab__unlock(socktab__sk_lock(listener));
+			unlock_listener(listener);
 			errno = EAGAIN;
 			return NULL;
 		}
 		cnt_add(&q->ack_backlog, -1); /* sk_acceptq_removed */
 		req_forget_listener(node);
 		child = reqof(node)->child;
-		socktab__unlock(socktab__sk_lock(listener));
+		unlock_listener(listener);
 		socktab_sock_put(node);
 		if (RD(child->state) == SOCKTAB__FREE) {
 			/* The stack closed it before it was accepted: the queue's reference was
@@ -855,22 +875,15 @@ struct socktab_sock *socktab_accept(struct socktab_sock *listener)
 int socktab_listen_info(struct socktab_sock *listener, struct socktab_listen_info *info)
 {
 	struct socktab__listenq *q;
-	int err = 0;
 
-	if (!listener || !info || socktab__sk_is_tw(listener) || socktab__sk_is_req(listener))
+	if (!info || lock_listener(listener, &q))
 		return -EINVAL;
-	socktab__lock(socktab__sk_lock(listener));
-	q = socktab__sk_lq(listener);
-	if (RD(listener->state) != SOCKTAB_TCP_LISTEN || !q) {
-		err = -EINVAL;
-	} else {
-		info->qlen = RD(q->qlen);
-		info->young = RD(q->young);
-		info->ack_backlog = RD(q->ack_backlog);
-		info->max_ack_backlog = RD(q->max_ack_backlog);
-	}
-	socktab__unlock(socktab__sk_lock(listener));
-	return err;
+	info->qlen = RD(q->qlen);
+	info->young = RD(q->young);
+	info->ack_backlog = RD(q->ack_backlog);
+	info->max_ack_backlog = RD(q->max_ack_backlog);
+	unlock_listener(listener);
+	return 0;
 }
 
 /* ---- a listener's stop and tcp_migrate_req ---- */
