@@ -26,7 +26,7 @@ static const struct cmd benchmarks[] = {
 	  "connect() cost vs port occupancy toward one destination" },
 	{ "crr", bench_crr_main, "neper tcp_crr between a client net and a server net" },
 	{ "kernel-crr", bench_kernel_crr_main,
-	  "the live kernel's tcp_crr churn in a namespace of its own (root): crr's anchor" },
+	  "the live kernel's tcp_crr churn in its own namespace (root): crr's anchor" },
 	{ "lookup", bench_lookup_main,
 	  "established lookups: socktab vs DPDK rte_hash and liburcu lfht" },
 	{ "poll", bench_poll_main,
@@ -47,36 +47,60 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  bench batch [--sockets N] [--batch B] [--touch BYTES] [--kind K]\n"
-		"                 a poll loop's lookups: one per section vs socktab_lookup_batch4/6\n"
+		"                 a poll loop's lookups: one per read-side section vs\n"
+		"                 socktab_lookup_batch4/6\n"
 		"  bench connect [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
 		"                [--variant socktab|linux|linux-6.1|all] [-N CONNECTS] [--seed S]\n"
 		"                 connect() cost vs port occupancy toward one destination\n"
 		"  bench crr [-T THREADS] [-F FLOWS] [-l SECONDS | -N TRANSACTIONS] [--variant V]\n"
 		"                 neper tcp_crr between a client net and a server net\n"
+		"  bench kernel-crr [-6] [-T THREADS] [-F FLOWS] [-l SECONDS] [--range LO-HI]\n"
+		"                 the live kernel's tcp_crr churn in its own namespace (root)\n"
 		"  bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|all] [--burst B]\n"
 		"                 established lookups: socktab vs DPDK rte_hash and liburcu lfht\n"
-		"  bench tour [--seed S]\n"
-		"                 every experiment and peer in one run (what `make run` runs)\n"
 		"  bench poll [--entries N] [--budget B] [--children N] [--rounds R]\n"
-		"                 longest call of a poll loop: budgeted TIME_WAIT expiry, reserved\n"
-		"                 socket memory\n"
+		"                 longest call of a poll loop: budgeted TIME_WAIT expiry,\n"
+		"                 reserved socket memory\n"
 		"  bench rss [--queues Q] [--share F | --occupancy F] [-N CONNECTS] [--seed S]\n"
 		"                 RSS-aware connect(): cost with the queue's share empty and\n"
 		"                 95 %% full (4 and 16 queues); --occupancy: vs a plain connect()\n"
+		"  bench scale [--threads 1,2,...] [-F FLOWS] [-l SECONDS] [--no-kernel]\n"
+		"                 lookups and tcp_crr by 1, 2, ... threads: efficiency\n"
+		"  bench tour [--seed S] [-N CRR_TRANSACTIONS] [--sockets N]\n"
+		"                 every experiment and peer in one run (what `make run` runs)\n"
 		"  bench udp --connected N [--unconnected M] [--hash4 on|off|both] [-l SECONDS]\n"
 		"                 UDP lookups with and without the 4-tuple hash\n"
 		"  replay [--backend socktab|kernel|both] [-q] [--case SUBSTR] FILE...\n"
-		"  replay --random N [--seed S]\n"
+		"  replay --random N [--seed S] [-v]\n"
 		"                 run .sock conformance scripts on socktab and the live kernel\n"
-		"  serve --tun DEV --peer-addr A/P --addr A [--tcp-echo|--http|--udp-echo PORT]...\n"
-		"                 [--connect ADDR:PORT --flows N [--crr]] [--duration S]\n"
-		"                 a TCP/UDP/ICMP endpoint on a TUN device, demultiplexed by socktab\n"
-		"  version        print the library version\n"
+		"  serve (--tun DEV | --xdp DEV) --peer-addr A/P --addr A\n"
+		"        [--tcp-echo|--http|--udp-echo|--sockperf PORT]...\n"
+		"        [--connect ADDR:PORT --flows N [--crr]] [--duration S]\n"
+		"        [--xdp-mode auto|skb|native] [--xdp-queue Q] [--lookup batch|single]\n"
+		"                 a TCP/UDP/ICMP endpoint on a TUN device, or with --xdp on an\n"
+		"                 AF_XDP socket, demultiplexed by socktab\n"
+		"  version        print the version (and the library's, if it differs)\n"
 		"  help           this text\n"
 		"\n"
 		"Run 'socktab bench --help' for the benchmarks, and\n"
 		"'socktab bench <benchmark> --help', 'socktab replay --help' or\n"
-		"'socktab serve --help' for details.\n");
+		"'socktab serve --help' for details; 'man socktab' for all of it.\n");
+}
+
+/*
+ * "socktab MAJOR.MINOR" when the library the program runs with (socktab_version(): the loaded
+ * one's own string) is the one its headers came from; otherwise both in full, "socktab 0.1.0
+ * (library 0.2.0)", so a mismatched build or install shows itself.
+ */
+static int version(void)
+{
+	const char *lib = socktab_version();
+
+	if (lib && !strcmp(lib, SOCKTAB_VERSION_STRING))
+		printf("socktab %d.%d\n", SOCKTAB_VERSION_MAJOR, SOCKTAB_VERSION_MINOR);
+	else
+		printf("socktab %s (library %s)\n", SOCKTAB_VERSION_STRING, lib ? lib : "unknown");
+	return 0;
 }
 
 /* "connect, crr, ...": the benchmarks' names. */
@@ -122,10 +146,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
-		printf("socktab %d.%d\n", SOCKTAB_VERSION_MAJOR, SOCKTAB_VERSION_MINOR);
-		return 0;
-	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
+		return version();
 	if (!strcmp(argv[1], "bench"))
 		return bench(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "replay"))
