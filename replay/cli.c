@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+#include <unistd.h>
+
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
@@ -177,6 +180,75 @@ static void run_script(const struct rp_script *s, int backends, const char *case
 	}
 }
 
+/* ---------------------------------------------------------------- progress */
+
+/*
+ * Progress of a long --random run (20,000 scripts take about 25 minutes) on one line of stderr,
+ * rewritten in place ("\r") at most four times a second: scripts done of the total, scripts per
+ * second and the time left at that rate. Only when stderr is a terminal and -v is off (its
+ * per-script lines are a progress report already): in a pipe or a log file nothing is written,
+ * and the output is what it was without it. The loop that runs the scripts (fuzz.c) calls
+ * rp_progress() before each script and rp_progress_clear() before it prints anything, so the
+ * line never shares the terminal with a result.
+ */
+void rp_progress(long done, long total);
+void rp_progress_clear(void);
+
+static struct {
+	bool on;     /* stderr is a terminal, not -v */
+	bool drawn;  /* the line is on the screen now */
+	double start, last;
+} progress;
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_start(bool verbose)
+{
+	progress.on = !verbose && isatty(STDERR_FILENO);
+	progress.drawn = false;
+	progress.start = mono_s();
+	progress.last = 0;
+}
+
+void rp_progress(long done, long total)
+{
+	double t, el, rate;
+	char eta[32] = "?";
+
+	if (!progress.on)
+		return;
+	t = mono_s();
+	if (t - progress.last < 0.25)
+		return;
+	el = t - progress.start;
+	rate = done > 0 && el > 0 ? (double)done / el : 0;
+	if (rate > 0) {
+		long left = (long)((double)(total - done) / rate + 0.5);
+
+		snprintf(eta, sizeof(eta), "%ld:%02ld:%02ld", left / 3600, left / 60 % 60, left % 60);
+	}
+	/* One write per update: the line, then erase what a longer earlier one left. */
+	fprintf(stderr, "\rreplay --random: %ld/%ld scripts (%.0f %%), %.1f/s, ETA %s\033[K", done,
+		total, total > 0 ? 100.0 * (double)done / (double)total : 100.0, rate, eta);
+	progress.drawn = true;
+	progress.last = t;
+}
+
+void rp_progress_clear(void)
+{
+	if (!progress.drawn)
+		return;
+	fputs("\r\033[K", stderr);
+	progress.drawn = false;
+	progress.last = 0; /* the next update draws at once */
+}
+
 /* ---------------------------------------------------------------- command line */
 
 static void replay_usage(FILE *f)
@@ -329,8 +401,13 @@ int rp_main(int argc, char **argv)
 			printf(kv + 1 < SOCKTAB_KV_COUNT ? "," : "\n");
 		}
 	}
-	if (random)
-		return rp_fuzz((long)nrandom, seed, verbose);
+	if (random) {
+		fflush(stdout); /* the header lines above come before any progress line */
+		progress_start(verbose);
+		rc = rp_fuzz((long)nrandom, seed, verbose);
+		rp_progress_clear();
+		return rc;
+	}
 	for (int k = 0; k < nscripts; k++)
 		run_script(scripts[k], backends, case_filter, quiet, &T);
 	free_scripts(scripts, nscripts);
