@@ -38,7 +38,8 @@ extern "C" {
  * up if @up. Returns its ifindex (> 1) or -EINVAL (bad name), -EEXIST (name taken), -ENOMEM.
  * socktab_dev_add_vrf() adds an L3 master device whose routes live in table @table (1..2^32-1,
  * not 254 = main or 255 = local; -EINVAL), up if @up.
- * Context: registered thread; takes the net's device lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the net's device lock.
  */
 int socktab_dev_add(struct socktab_net *net, const char *name, int up);
 int socktab_dev_add_vrf(struct socktab_net *net, const char *name, uint32_t table, int up);
@@ -46,13 +47,15 @@ int socktab_dev_add_vrf(struct socktab_net *net, const char *name, uint32_t tabl
 /*
  * Delete device @ifindex with its addresses and routes (R101): -ENODEV, -EINVAL for lo.
  * Devices enslaved to a deleted VRF lose their master.
- * Context: registered thread; takes the net's device lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the net's device lock.
  */
 int socktab_dev_del(struct socktab_net *net, int ifindex);
 
 /*
  * Bring device @ifindex up (@up != 0) or down (R83, R84): -ENODEV; -EINVAL to take lo down.
- * Context: registered thread; takes the net's device lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the net's device lock.
  */
 int socktab_dev_set_up(struct socktab_net *net, int ifindex, int up);
 
@@ -60,7 +63,8 @@ int socktab_dev_set_up(struct socktab_net *net, int ifindex, int up);
  * Enslave device @ifindex to the VRF @master_ifindex (0: release it): -ENODEV, -EINVAL when
  * @master_ifindex is not a VRF or @ifindex is lo or a VRF. The device's connected and local
  * routes move to the VRF's table.
- * Context: registered thread; takes the net's device lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the net's device lock.
  */
 int socktab_dev_set_master(struct socktab_net *net, int ifindex, int master_ifindex);
 
@@ -68,7 +72,8 @@ int socktab_dev_set_master(struct socktab_net *net, int ifindex, int master_ifin
  * Name <-> ifindex. socktab_dev_index() returns the ifindex or -ENODEV; socktab_dev_name()
  * writes the name (NUL-terminated, at most @len bytes: -ENOSPC when it does not fit) or returns
  * -ENODEV. socktab_dev_flags() returns SOCKTAB_DEV_* bits or -ENODEV.
- * Context: any registered thread; lock-free.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * Lock-free.
  */
 #define SOCKTAB_DEV_UP 1u
 #define SOCKTAB_DEV_LOOPBACK 2u
@@ -78,7 +83,8 @@ int socktab_dev_name(struct socktab_net *net, int ifindex, char *buf, size_t len
 int socktab_dev_flags(struct socktab_net *net, int ifindex);
 /* The VRF device @ifindex belongs to (itself for a VRF), 0 when none, -ENODEV: what a lookup
  * of a packet arriving on @ifindex takes as its sdif.
- * Context: any registered thread; lock-free. */
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * Lock-free. */
 int socktab_dev_master(struct socktab_net *net, int ifindex);
 
 /*
@@ -89,7 +95,8 @@ int socktab_dev_master(struct socktab_net *net, int ifindex);
  * already has a primary address for becomes a secondary. Delete: -EADDRNOTAVAIL when the device
  * has no such address and prefix; deleting a primary IPv4 address also deletes its subnet's
  * secondaries (the kernel's default, promote_secondaries = 0).
- * Context: registered thread; takes the net's device lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the net's device lock.
  */
 int socktab_addr_add(struct socktab_net *net, int ifindex, int family, const void *addr,
 		     int plen);
@@ -102,7 +109,8 @@ int socktab_addr_del(struct socktab_net *net, int ifindex, int family, const voi
  * device's address, chosen as the kernel does). -EINVAL, -ENODEV, -ENETDOWN (the device is
  * down), -EEXIST, -ESRCH (delete: no such route), -ENOMEM. Routes the address calls install are
  * not touched by these; a device going down loses its routes.
- * Context: registered thread; takes the net's device lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the net's device lock.
  */
 int socktab_route_add(struct socktab_net *net, int family, const void *dst, int plen,
 		      int ifindex, const void *prefsrc);
@@ -131,7 +139,9 @@ struct socktab_route_result {
  * socket bound to device @oif (0: none) would get it for connect() (R95): 0 with @res filled,
  * -ENETUNREACH when there is no route (an IPv4 lookup with @oif never fails: the destination is
  * then assumed on-link), -EINVAL. Uses the caller's FIB when one is set.
- * Context: any registered thread; lock-free (RCU read side inside).
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * Lock-free (a read-side section of its own inside); with a FIB set (socktab_net_set_fib())
+ * it calls the stack's function on the calling thread.
  */
 int socktab_route_lookup(struct socktab_net *net, int family, const void *daddr, int oif,
 			 struct socktab_route_result *res);
@@ -143,7 +153,9 @@ int socktab_route_lookup(struct socktab_net *net, int family, const void *daddr,
  * lock, so it must not call back into socktab for that socket. NULL restores the net's table.
  * Local addresses (bind() checks, the lookups' ingress device) still come from the net's
  * address table.
- * Context: registered thread; the switch is atomic.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes no lock: the switch is one atomic exchange, and the old
+ * FIB is freed after a grace period, without waiting for it.
  */
 typedef int (*socktab_fib_fn)(void *arg, int family, const void *daddr, int oif,
 			      struct socktab_route_result *res);

@@ -52,8 +52,9 @@ struct socktab_diag_cursor;
  * Start a dump of @net (@filter NULL: everything). Returns NULL and sets errno (EINVAL, ENOMEM).
  * socktab_diag_next() fills @e with the next entry and returns 1, or 0 at the end, or a negative
  * errno (-EINVAL, -ENOMEM). socktab_diag_close() frees the cursor (NULL is fine).
- * Context: registered thread, outside RCU read side; next takes one slot lock at a time and
- * nothing else. A cursor is used by one thread at a time; the net must outlive it.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. next takes one slot lock at a time and nothing else. A cursor is
+ * used by one thread at a time; the net must outlive it.
  */
 struct socktab_diag_cursor *socktab_diag_open(struct socktab_net *net,
 					      const struct socktab_diag_filter *filter);

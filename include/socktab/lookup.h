@@ -55,7 +55,8 @@ extern "C" {
  * functions that wait for a grace period (socktab_net_free(), socktab_sk_lookup_detach()) or
  * socktab_thread_unregister(); docs/concurrency.md lists what may run there. An online thread
  * (socktab_thread_online(), socktab/net.h) needs no section.
- * Context: registered thread.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * socktab_rcu_read_unlock() ends only a section the caller opened (it aborts otherwise).
  */
 void socktab_rcu_read_lock(void);
 void socktab_rcu_read_unlock(void);
@@ -65,7 +66,7 @@ void socktab_rcu_read_unlock(void);
  * its last reference is gone (it is being freed or already freed: treat it as not found),
  * -EINVAL for NULL. Outside the section that found it, @sk may be a new socket reusing the
  * memory: no call can tell.
- * Context: inside an RCU read-side section.
+ * Context: registered thread, only inside an RCU read-side section.
  */
 int socktab_sock_hold(struct socktab_sock *sk);
 
@@ -77,7 +78,8 @@ int socktab_sock_hold(struct socktab_sock *sk);
  * Returns a socket with a reference held (release it with socktab_sock_put()) or NULL.
  * The v6 forms take IPv6 addresses; a v4-mapped pair is looked up as IPv4, so a dual-stack socket
  * talking to a v4-mapped peer is found by both forms.
- * Context: registered thread; enters the RCU read side itself (callers may already be inside one).
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * Each enters a read-side section of its own (nested in the caller's) and takes no lock.
  */
 struct socktab_sock *socktab_lookup_tcp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
 					 uint32_t daddr, uint16_t dport, int dif, int sdif);
@@ -94,8 +96,9 @@ struct socktab_sock *socktab_lookup_listener4(struct socktab_net *net, uint32_t 
 struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 					      const struct in6_addr *saddr, uint16_t sport,
 					      const struct in6_addr *daddr, uint16_t dport, int dif, int sdif);
-/* The RCU-scoped forms of the lookups above: no reference. Context: inside
- * socktab_rcu_read_lock() ... socktab_rcu_read_unlock(), or on an online thread. */
+/* The RCU-scoped forms of the lookups above: no reference.
+ * Context: registered thread, only inside an RCU read-side section. The result lives until it
+ * ends. */
 struct socktab_sock *socktab_lookup_tcp4_rcu(struct socktab_net *net, uint32_t saddr,
 					     uint16_t sport, uint32_t daddr, uint16_t dport,
 					     int dif, int sdif);
@@ -118,8 +121,10 @@ struct socktab_sock *socktab_lookup_listener6_rcu(struct socktab_net *net,
 						  const struct in6_addr *daddr, uint16_t dport,
 						  int dif, int sdif);
 
-/* Family-dispatching form: @saddr/@daddr point to a uint32_t (AF_INET) or struct in6_addr.
- * Context: as above. */
+/* Family-dispatching form of socktab_lookup_tcp4/6: @saddr/@daddr point to a uint32_t
+ * (AF_INET) or struct in6_addr.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ */
 struct socktab_sock *socktab_lookup_tcp(struct socktab_net *net, int family, const void *saddr,
 					uint16_t sport, const void *daddr, uint16_t dport, int dif, int sdif);
 
@@ -145,9 +150,9 @@ struct socktab_tuple4 {
  * entry is another connection's has its next entry prefetched and walks on 8 keys later. So the
  * cache misses of different keys overlap. Returns how many keys were found, or -EINVAL (NULL
  * net, NULL arrays with n > 0, unknown flag).
- * Context: registered thread; enters the RCU read side itself (callers may already be inside
- * one). Each out[i] must be released with socktab_sock_put(), unless SOCKTAB_LOOKUP_NOREF was
- * given: then the caller is inside a read-side section and the results live as long as it.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * With SOCKTAB_LOOKUP_NOREF only inside one: the results live as long as it; without it each
+ * out[i] must be released with socktab_sock_put().
  */
 int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
 			     unsigned int n, struct socktab_sock **out, unsigned int flags);
@@ -197,8 +202,8 @@ struct socktab_hit {
  * With SOCKTAB_LOOKUP_NOREF (the poll-loop form) no reference is taken: the caller is inside a
  * read-side section and every sk and priv stays valid until it ends. Without it, each found sk
  * holds a reference, released with socktab_sock_put(), and priv lives as long as that reference.
- * Context: registered thread; enters the RCU read side itself (callers may already be inside
- * one).
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * With SOCKTAB_LOOKUP_NOREF only inside one (above).
  */
 int socktab_lookup_batch4(struct socktab_net *net, int proto, const struct socktab_tuple4 *keys,
 			  unsigned int n, struct socktab_hit *out, unsigned int flags);
@@ -211,14 +216,16 @@ int socktab_lookup_batch6(struct socktab_net *net, int proto, const struct sockt
  * exact-address chain with scoring (R71) and SO_REUSEPORT selection (R35, R36), then the
  * wildcard chain, then the port chain. The v6 form looks a v4-mapped pair up as IPv4. Returns the
  * socket with a reference held (release it with socktab_sock_put()) or NULL.
- * Context: registered thread; lock-free, enters the RCU read side itself.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * Each enters a read-side section of its own (nested in the caller's) and takes no lock.
  */
 struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,
 					 uint32_t daddr, uint16_t dport, int dif, int sdif);
 struct socktab_sock *socktab_lookup_udp6(struct socktab_net *net, const struct in6_addr *saddr,
 					 uint16_t sport, const struct in6_addr *daddr,
 					 uint16_t dport, int dif, int sdif);
-/* The RCU-scoped forms: no reference. Context: inside an RCU read-side section. */
+/* The RCU-scoped forms: no reference.
+ * Context: registered thread, only inside an RCU read-side section. */
 struct socktab_sock *socktab_lookup_udp4_rcu(struct socktab_net *net, uint32_t saddr,
 					     uint16_t sport, uint32_t daddr, uint16_t dport,
 					     int dif, int sdif);
@@ -241,7 +248,8 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
  * kernel's does. Returns 0, or
  * -EINVAL for @cpu < -1 (nothing changes). socktab_get_rx_cpu(): the value the calling thread's
  * lookups compare with now (what was set, else sched_getcpu(), -1 if that fails).
- * Context: any thread; per calling thread (other threads' lookups are unaffected); no lock.
+ * Context: any thread, registered or not. Per calling thread (other threads' lookups are
+ * unaffected); no lock.
  */
 int socktab_set_rx_cpu(int cpu);
 int socktab_get_rx_cpu(void);
@@ -257,7 +265,8 @@ int socktab_get_rx_cpu(void);
  * socktab_set_rx_payload(NULL, 0) clears it (a program then sees an empty payload, like a SYN
  * without data). Returns 0, or -EINVAL for a NULL @data with @len > 0 or a @len above
  * UINT32_MAX (nothing changes).
- * Context: any thread; per calling thread (other threads' lookups are unaffected); no lock.
+ * Context: any thread, registered or not. Per calling thread (other threads' lookups are
+ * unaffected); no lock.
  */
 int socktab_set_rx_payload(const void *data, size_t len);
 
@@ -266,7 +275,8 @@ int socktab_set_rx_payload(const void *data, size_t len);
  * a reference the caller does not hold, once the count is already zero (a socket closed and
  * released, not yet reused), would wrap it and let socktab_sock_hold() revive a freed socket: it
  * prints "socktab: socktab_sock_put on a freed socket" on stderr and aborts instead (every build).
- * Context: any registered thread.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * It waits for nothing: the last reference's socket goes back to its pool a grace period later.
  */
 void socktab_sock_put(struct socktab_sock *sk);
 

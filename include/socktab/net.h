@@ -25,9 +25,13 @@ extern "C" {
  * the thread's other key destructors). socktab_thread_register() aborts with a message when the
  * key cannot be made (the process used up its pthread keys), rather than leave such a thread
  * unhandled.
- * Context: any thread, outside any RCU read-side section.
+ * Context: any thread, registered or not. A nested call only counts.
  */
 void socktab_thread_register(void);
+/*
+ * The outermost call ends the thread's part in RCU; an online thread is taken offline first.
+ * Context: registered thread, outside any RCU read-side section of its own.
+ */
 void socktab_thread_unregister(void);
 
 /*
@@ -63,9 +67,9 @@ void socktab_thread_unregister(void);
  * -EBUSY (inside a read-side section: it could never pass a quiescent state).
  * socktab_quiescent_state() and socktab_thread_offline() do nothing on a thread that is not
  * online; socktab_thread_unregister() takes the thread offline.
- * Context: registered thread, outside any read-side section of its own (socktab_rcu_read_lock):
- * one opened inside and still open across a quiescent state keeps its results valid, as it
- * should, but no grace period ends until it is closed.
+ * Context: registered thread, outside any RCU read-side section of its own. A section opened
+ * with socktab_rcu_read_lock() on an online thread and still open across a quiescent state
+ * keeps its results valid, as it should, but no grace period ends until it is closed.
  */
 int socktab_thread_online(void);
 void socktab_quiescent_state(void);
@@ -85,7 +89,8 @@ void socktab_thread_offline(void);
  * Returns 0, -EINVAL (@cpu below -1, not a CPU of this machine, or one outside this process's
  * cpuset, which sched_setaffinity() refuses; a CPU only left out of the caller's own affinity
  * mask is accepted, since placing the worker elsewhere is the point) or -ENOMEM.
- * Context: any thread (it waits for no grace period).
+ * Context: any thread, registered or not. It waits for no grace period, but takes a
+ * process-wide lock and makes and joins a thread: a start-up call, not one for a packet path.
  */
 int socktab_rcu_reclaim_cpu(int cpu);
 
@@ -192,7 +197,7 @@ struct socktab_net_params {
 
 /*
  * Fill @p with the defaults listed above (and @p->size). A NULL @p is ignored.
- * Context: any thread; needs no RCU registration.
+ * Context: any thread, registered or not.
  */
 void socktab_net_params_init(struct socktab_net_params *p);
 
@@ -205,7 +210,8 @@ void socktab_net_params_init(struct socktab_net_params *p);
  * (EINVAL) before anything past this version's struct is read. The hash secrets and the netns hash mix are random unless fixed_secret. With
  * share_tables_with, the new net uses that net's TCP tables (the namespace is part of every key,
  * as in the kernel's shared tables) and keeps its own settings and socket pool.
- * Context: registered thread, outside any RCU read-side section.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It allocates (and faults in a reservation) but waits for no grace period.
  */
 struct socktab_net *socktab_net_new(const struct socktab_net_params *p);
 
@@ -215,7 +221,9 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *p);
  * during or after the call. A NULL @net is ignored. Called inside an RCU read-side section it
  * would wait for that section forever: it prints "socktab: socktab_net_free inside an RCU
  * read-side section" on stderr and aborts instead (every build).
- * Context: registered thread, outside any RCU read-side section; may block (synchronize_rcu).
+ * Context: registered thread, outside any RCU read-side section of its own; waits for a grace
+ * period. It also waits for the reclaim callbacks (rcu_barrier); an online thread passes a
+ * quiescent state for the waits.
  */
 void socktab_net_free(struct socktab_net *net);
 
@@ -225,8 +233,9 @@ void socktab_net_free(struct socktab_net *net);
  * docs/embedding.md); a poll loop that must not stall calls socktab_net_tick_budget() instead.
  * Expiry needs no thread of its own: connect(), bind(), listen() and close() also reap a few
  * lazily. Returns -EINVAL for a NULL @net.
- * Context: registered thread; takes the TIME_WAIT list lock once per 256 entries, and each
- * entry's bhash and ehash bucket locks.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the TIME_WAIT list lock once per 256 entries, and each entry's bhash and
+ * ehash bucket locks.
  */
 int socktab_net_tick(struct socktab_net *net);
 
@@ -252,8 +261,9 @@ int socktab_net_tick(struct socktab_net *net);
  *
  * Errors: -EINVAL for a NULL @net or @next_due_ns, or a @max_entries of 0 or above INT_MAX; then
  * nothing changes.
- * Context: registered thread; takes the TIME_WAIT list lock once, and each expired entry's
- * bhash and ehash bucket locks and its pool's lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the TIME_WAIT list lock once, and each expired entry's bhash and ehash
+ * bucket locks and its pool's lock.
  */
 int socktab_net_tick_budget(struct socktab_net *net, unsigned int max_entries,
 			    uint64_t *next_due_ns);
@@ -263,7 +273,8 @@ int socktab_net_tick_budget(struct socktab_net *net, unsigned int max_entries,
  * set_port_range: net.ipv4.ip_local_port_range (1 <= lo <= hi <= 65535, lo >= unprivileged start).
  * set_reserved: mark [lo, hi] as reserved (on != 0) or not, like ip_local_reserved_ports.
  * set_tw_reuse: 0, 1 or 2.
- * Context: any registered thread; takes the net's settings lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. set_port_range takes the net's settings lock; the others take no lock.
  */
 int socktab_net_set_port_range(struct socktab_net *net, int lo, int hi);
 int socktab_net_get_port_range(struct socktab_net *net, int *lo, int *hi);
@@ -282,7 +293,7 @@ struct socktab_thread_counters {
  * bench scale`). Only a library built with -Dcontention_counters=true counts (each
  * acquisition then costs a trylock first); otherwise -ENOTSUP and @c is left alone. -EINVAL for
  * a NULL @c.
- * Context: any.
+ * Context: any thread, registered or not. It reads the calling thread's own counts.
  */
 int socktab_thread_counters(struct socktab_thread_counters *c);
 
@@ -317,33 +328,35 @@ enum socktab_kernel_variant {
 /*
  * Set variant @variant of @net on (@on = 1) or off (0). Applies to calls made after it; sockets
  * keep what they are. -EINVAL for a NULL @net, an unknown @variant or @on other than 0 or 1.
- * Context: any registered thread.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes no lock.
  */
 int socktab_net_set_kernel_variant(struct socktab_net *net, int variant, int on);
 
 /*
  * The setting of variant @variant of @net: 1 or 0; -EINVAL for a NULL @net or an unknown
  * @variant.
- * Context: any.
+ * Context: any thread, registered or not.
  */
 int socktab_net_get_kernel_variant(const struct socktab_net *net, int variant);
 
 /*
  * The name of @variant ("role_lock", ...), or NULL when it is unknown.
- * Context: any.
+ * Context: any thread, registered or not.
  */
 const char *socktab_kernel_variant_name(int variant);
 
 /*
  * The variant called @name, or -EINVAL when no variant has that name (or @name is NULL).
- * Context: any.
+ * Context: any thread, registered or not.
  */
 int socktab_kernel_variant_by_name(const char *name);
 
 /*
  * socktab_net_set_kernel_variant(@net, SOCKTAB_KV_ROLE_LOCK, @on): whether a TCP socket keeps the
  * first role it took (see above). -EINVAL for a NULL @net or @on other than 0 or 1.
- * Context: any registered thread.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes no lock.
  */
 int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on);
 
@@ -362,7 +375,8 @@ int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on);
  * (0..INT_MAX, default the larger of 128 and ehash slots / 128) for socktab_syn_decide() (R112-R116),
  * net.ipv4.tcp_migrate_req (0/1, default 0, R120-R124), and net.ipv4.tcp_fastopen (accepted, no
  * effect on the tables). Unknown key: -ENOENT.
- * Context: any registered thread; takes the net's settings lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. The port range and ip_unprivileged_port_start keys take the net's settings lock.
  */
 int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *value);
 
@@ -373,16 +387,20 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
  * socktab_sock_set_rss_queue(sk, q) before connect() then gets a local port whose reply 4-tuple
  * (source = the peer, destination = us) hashes to queue q: RETA[toeplitz & (reta_len - 1)] == q.
  * All other port rules hold; -EADDRNOTAVAIL when no usable port maps to q (or no RSS is set).
- * q = -1 (default) asks for nothing. socktab_rss_hash() is the plain Toeplitz hash of @len input
- * bytes (Microsoft RSS: source address, destination address, source port, destination port, all
- * in network order); it needs key_len >= len + 4, and returns 0 without it or for a NULL
- * @key or @input.
- * Context: set_rss: any registered thread (the old state is freed after a grace period);
- * set_rss_queue: registered thread, takes the socket lock; rss_hash: any thread.
+ * q = -1 (default) asks for nothing.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. set_rss frees the old state after a grace period without waiting for it;
+ * set_rss_queue takes the socket lock.
  */
 int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_len,
 			const uint16_t *reta, uint32_t reta_len);
 int socktab_sock_set_rss_queue(struct socktab_sock *sk, int queue);
+/*
+ * The plain Toeplitz hash of @len input bytes (Microsoft RSS: source address, destination
+ * address, source port, destination port, all in network order) with @key; it needs
+ * key_len >= len + 4, and returns 0 without it or for a NULL @key or @input.
+ * Context: any thread, registered or not.
+ */
 uint32_t socktab_rss_hash(const uint8_t *key, size_t key_len, const void *input, size_t len);
 
 /* Counters of RSS-aware connect(), read without locks (values may be a moment old). */
@@ -401,7 +419,8 @@ struct socktab_rss_stats {
 /*
  * Read @net's RSS counters into @st (reserved words zeroed). Returns 0, or -EINVAL for a NULL
  * @net or @st (nothing written).
- * Context: any registered thread; takes the RCU read side.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * It enters a read-side section of its own (nested when the caller is in one) and takes no lock.
  */
 int socktab_net_rss_stats(struct socktab_net *net, struct socktab_rss_stats *st);
 
@@ -433,7 +452,8 @@ struct socktab_net_stats {
 
 /*
  * Read @net's counters into @st (reserved words zeroed).
- * Context: any registered thread.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * It takes no lock.
  */
 int socktab_net_stats(struct socktab_net *net, struct socktab_net_stats *st);
 

@@ -55,10 +55,10 @@ struct socktab_sk_lookup {
 /*
  * A dispatch callback: return SOCKTAB_SK_PASS or SOCKTAB_SK_DROP. Any other value neither drops
  * nor selects (the kernel's run loop counts only those two; its verifier refuses others).
- * Context: runs inside the lookup's RCU read-side section, on the lookup's thread: it may call
- * socktab_sk_lookup_assign(), the RCU-scoped lookups (socktab_lookup_*_rcu) and any call whose
- * Context allows a read-side section, and must not block or wait for a grace period
- * (docs/concurrency.md).
+ * It runs inside the lookup's RCU read-side section, on the lookup's thread: it may call
+ * socktab_sk_lookup_assign() and the calls whose Context allows a dispatch callback (the
+ * RCU-scoped lookups among them), and must not block or wait for a grace period
+ * (docs/concurrency.md, "Inside a dispatch callback").
  */
 typedef int (*socktab_sk_lookup_fn)(struct socktab_sk_lookup *ctx, void *arg);
 
@@ -67,8 +67,10 @@ typedef int (*socktab_sk_lookup_fn)(struct socktab_sk_lookup *ctx, void *arg);
  * Returns the attachment's id (> 0, for socktab_sk_lookup_detach()); -EINVAL (@net or @fn NULL),
  * -E2BIG (SOCKTAB_SK_LOOKUP_MAX attached already), -ENOMEM. The same callback may be attached
  * more than once; each attachment runs.
- * Context: registered thread; takes the net's settings lock; publishes a new callback list that
- * lookups starting afterwards run (the old list is freed after a grace period).
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * It takes the net's settings lock and publishes a new callback list that lookups starting
+ * afterwards run (a running lookup keeps the list it loaded; the old one is freed after a
+ * grace period, without waiting for it).
  */
 int socktab_sk_lookup_attach(struct socktab_net *net, socktab_sk_lookup_fn fn, void *arg);
 
@@ -76,9 +78,9 @@ int socktab_sk_lookup_attach(struct socktab_net *net, socktab_sk_lookup_fn fn, v
  * Detach attachment @id. 0; -EINVAL (@net NULL), -ENOENT (no such attachment), -EDEADLK (called
  * inside a read-side section, where the wait below would never end). When it returns, no lookup
  * runs the callback of @id any more: its @arg may be freed.
- * Context: registered thread, outside any RCU read-side section of its own (it waits for a grace
- * period; on an online thread, socktab/net.h, that is a quiescent state); takes the net's
- * settings lock.
+ * Context: registered thread, outside any RCU read-side section of its own; waits for a grace
+ * period. On an online thread (socktab/net.h) it passes a quiescent state for the wait; it
+ * takes the net's settings lock, and not across the wait.
  */
 int socktab_sk_lookup_detach(struct socktab_net *net, int id);
 
@@ -97,7 +99,7 @@ int socktab_sk_lookup_detach(struct socktab_net *net, int id);
  * A refused call leaves the selection as it was. With SOCKTAB_SK_LOOKUP_F_NO_REUSEPORT the
  * packet goes to @sk itself; otherwise a socket in a reuseport group hands it to the member its
  * group selects (R129).
- * Context: inside a dispatch callback only, with the @ctx it was given (or that of a callback
+ * Context: inside a dispatch callback only. With the @ctx it was given (or that of a callback
  * further out on the same thread, whose lookup is running this one).
  */
 int socktab_sk_lookup_assign(struct socktab_sk_lookup *ctx, struct socktab_sock *sk,

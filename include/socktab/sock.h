@@ -19,14 +19,16 @@ extern "C" {
  * from the net's pool for its protocol and family; once its last reference is gone its memory is
  * reused only after an RCU grace period, so a lookup inside a read-side section may use what it
  * found (socktab/lookup.h).
- * Context: registered thread.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the new socket's lock stripe.
  */
 struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int family);
 
 /*
  * Caller data area of @sk (sock_priv_size bytes, zeroed by socktab_socket() and
  * socktab_sock_new_child()), or NULL if the net has none.
- * Context: any.
+ * Context: any thread, registered or not. @sk referenced, or found in the caller's read-side
+ * section.
  */
 void *socktab_sock_priv(struct socktab_sock *sk);
 
@@ -36,8 +38,8 @@ void *socktab_sock_priv(struct socktab_sock *sk);
  * Errors: -EINVAL (already bound, short length, v4-mapped on v6only), -EAFNOSUPPORT,
  * -EADDRNOTAVAIL (address not local), -EACCES (privileged port, net not privileged),
  * -EADDRINUSE, -ENOMEM, -EBADF (closed socket, TIME_WAIT or request entry).
- * Context: registered thread, outside RCU read side; takes the socket lock, then bhash/bhash2
- * locks.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the socket lock, then bhash/bhash2 locks.
  */
 int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
 
@@ -48,8 +50,9 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
  * Errors: -EAFNOSUPPORT, -EINVAL, -EISCONN (TCP, connected), -EALREADY (TCP, SYN_SENT),
  * -ENETUNREACH (no route, or v4-mapped on v6only), -EADDRNOTAVAIL (no unique 4-tuple), -EAGAIN
  * (UDP autobind found no port), -EACCES (UDP broadcast without SO_BROADCAST), -ENOMEM, -EBADF.
- * Context: registered thread, outside RCU read side; takes the socket lock, bhash/bhash2 and ehash
- * bucket locks; enters the RCU read side internally for the pre-checks.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the socket lock, bhash/bhash2 and ehash bucket locks, and enters a
+ * read-side section of its own for the pre-checks.
  */
 int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t len);
 
@@ -59,14 +62,15 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
  * @backlog is clamped to net.core.somaxconn; listen() on a listener only updates the backlog.
  * Errors: -EINVAL (connected or connecting socket), -EADDRINUSE, -ENOMEM, -EBADF, -EOPNOTSUPP
  * (UDP).
- * Context: registered thread, outside RCU read side; socket lock, then bhash/bhash2 and lhash2
- * locks.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the socket lock, then bhash/bhash2 and lhash2 locks.
  */
 int socktab_listen(struct socktab_sock *sk, int backlog);
 
 /* The backlog a listener was given (after clamping); -EINVAL for a socket that does not listen,
  * -EBADF for a closed socket or a TIME_WAIT or request entry.
- * Context: registered thread; takes the socket lock. */
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the socket lock. */
 int socktab_listen_backlog(struct socktab_sock *sk);
 
 /*
@@ -79,7 +83,8 @@ int socktab_listen_backlog(struct socktab_sock *sk);
  * @dif or @sdif or one that names no device of the net: a SYN arrives on a device the net has,
  * so an unknown one is a bad argument, not a device to wait for; 0 names none), EADDRINUSE (the
  * 4-tuple exists on that device), ENOMEM.
- * Context: registered thread, outside RCU read side; takes the listener's lock and bucket locks.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the listener's lock and bucket locks.
  */
 struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 					    const struct sockaddr *local,
@@ -120,8 +125,8 @@ enum socktab_syn_verdict {
  * when less than a quarter of net.ipv4.tcp_max_syn_backlog is left and the peer is not proven.
  * Otherwise SOCKTAB_SYN_QUEUE. Returns a verdict, or -EINVAL (NULL, not a listener, unknown
  * flag). The counters are read without a lock: a verdict is right as of some instant.
- * Context: any registered thread (the per-packet path); @listener referenced or found in the
- * caller's RCU read-side section; takes no lock.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * @listener referenced or found in the caller's read-side section; it takes no lock.
  */
 int socktab_syn_decide(struct socktab_sock *listener, unsigned int flags);
 
@@ -134,7 +139,8 @@ int socktab_syn_decide(struct socktab_sock *listener, unsigned int flags);
  * socktab_syn_decide() does. Errors (NULL, errno): EINVAL (not a listener, bad address or
  * device, as socktab_sock_new_child() says), EADDRINUSE (the 4-tuple exists on that device),
  * ENOMEM.
- * Context: registered thread, outside RCU read side; takes the listener's lock and bucket locks.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the listener's lock and bucket locks.
  */
 struct socktab_sock *socktab_req_new(struct socktab_sock *listener, const struct sockaddr *local,
 				     const struct sockaddr *remote, socklen_t len, int dif,
@@ -146,15 +152,17 @@ struct socktab_sock *socktab_req_new(struct socktab_sock *listener, const struct
  * dropped by its listener's close) has forgotten its listener, so a request held after its
  * listener closed never names the socket that listener's memory has become. Not referenced:
  * valid until the caller's RCU read-side section ends (socktab_sock_hold() keeps it longer).
- * Context: inside an RCU read-side section; any thread may drop, promote or accept the request
- * or close its listener meanwhile (the answer is then that of some instant of the call).
+ * Context: registered thread, only inside an RCU read-side section. Any thread may drop,
+ * promote or accept the request or close its listener meanwhile (the answer is then that of
+ * some instant of the call); it takes no lock.
  */
 struct socktab_sock *socktab_req_listener(struct socktab_sock *req);
 
 /*
  * Caller data area of request entry @req (req_priv_size bytes, zeroed by socktab_req_new()), or
  * NULL if the net has none or @req is no request entry. The caller orders its own accesses.
- * Context: any; @req referenced or found in the caller's RCU section.
+ * Context: any thread, registered or not. @req referenced, or found in the caller's read-side
+ * section.
  */
 void *socktab_req_priv(struct socktab_sock *req);
 
@@ -162,7 +170,8 @@ void *socktab_req_priv(struct socktab_sock *req);
  * A SYN-ACK retransmission timer of @req fired (reqsk_timer_handler): its count goes up, and
  * on the first one the request is no longer young. Returns the new count, -ENOENT when @req is
  * no longer in a SYN queue, -EINVAL for anything but a request entry.
- * Context: registered thread holding a reference on @req, outside RCU read side; takes its
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. @req referenced, or found in the caller's read-side section; it takes its
  * listener's lock.
  */
 int socktab_req_retransmit(struct socktab_sock *req);
@@ -180,7 +189,8 @@ int socktab_req_retransmit(struct socktab_sock *req);
  * without migration: look the 4-tuple up again, as the kernel does for a stolen request, since
  * its child may already be in its place), -EINVAL (not a request entry, bad @state, NULL @child), -ENOMEM. On error
  * nothing changed.
- * Context: registered thread holding a reference on @req, outside RCU read side; takes its
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. @req referenced, or found in the caller's read-side section; it takes its
  * listener's lock and bucket locks.
  */
 int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock **child);
@@ -189,7 +199,8 @@ int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock
  * Drop request entry @req (its timer gave up, or a RST or bad ACK arrived;
  * inet_csk_reqsk_queue_drop): it leaves ehash and its SYN queue; the caller's reference stays
  * the caller's. 0, -ENOENT (no longer in a SYN queue), -EINVAL (not a request entry).
- * Context: registered thread holding a reference on @req, outside RCU read side; takes its
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. @req referenced, or found in the caller's read-side section; it takes its
  * listener's lock and the ehash lock.
  */
 int socktab_req_drop(struct socktab_sock *req);
@@ -200,7 +211,8 @@ int socktab_req_drop(struct socktab_sock *req);
  * socktab_sock_new_child() ones) and queue it, in @state. Referenced, as
  * socktab_req_promote()'s. Errors (NULL, errno): EAGAIN (accept queue full, R115), and those of
  * socktab_sock_new_child().
- * Context: registered thread, outside RCU read side; takes the listener's lock and bucket locks.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the listener's lock and bucket locks.
  */
 struct socktab_sock *socktab_req_cookie_child(struct socktab_sock *listener,
 					      const struct sockaddr *local,
@@ -211,7 +223,8 @@ struct socktab_sock *socktab_req_cookie_child(struct socktab_sock *listener,
  * accept(2): the oldest child of @listener's accept queue, which the caller now owns (close it
  * with socktab_close()). A child the stack closed before it was accepted is passed over. NULL
  * and errno EAGAIN when the queue is empty, EINVAL when @listener is not a listener.
- * Context: registered thread, outside RCU read side; takes the listener's lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the listener's lock.
  */
 struct socktab_sock *socktab_accept(struct socktab_sock *listener);
 
@@ -225,7 +238,8 @@ struct socktab_listen_info {
 
 /*
  * Read @listener's queue counters into @info. 0, or -EINVAL (NULL, not a listener).
- * Context: registered thread; takes the listener's lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the listener's lock.
  */
 int socktab_listen_info(struct socktab_sock *listener, struct socktab_listen_info *info);
 
@@ -241,11 +255,13 @@ int socktab_listen_info(struct socktab_sock *listener, struct socktab_listen_inf
  * for the entry it is tcp_done() alone, returns 0 and counts in tw_overflow, as close() does
  * (below). LISTEN is
  * reached through socktab_listen() only (-EINVAL). -EOPNOTSUPP on a UDP socket.
- * Context: registered thread; takes the socket lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the socket lock.
  */
 int socktab_set_state(struct socktab_sock *sk, int state);
 
-/* Current state of @sk (SOCKTAB_TCP_*), or -EBADF for a closed socket. Context: any. */
+/* Current state of @sk (SOCKTAB_TCP_*), or -EBADF for a closed socket.
+ * Context: any thread, registered or not. */
 int socktab_get_state(struct socktab_sock *sk);
 
 /*
@@ -259,7 +275,8 @@ int socktab_get_state(struct socktab_sock *sk);
  * kernel leaves them when tcp_max_tw_buckets is reached, and the net's tw_overflow counter
  * (socktab_net_stats()) counts it. After the call @sk must not be used: its memory returns to the
  * pool; a second close of a not-yet-reused socket gives -EBADF.
- * Context: registered thread, outside RCU read side; takes socket, bucket and TIME_WAIT locks.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes socket, bucket and TIME_WAIT locks.
  */
 int socktab_close(struct socktab_sock *sk);
 
@@ -281,8 +298,10 @@ int socktab_close(struct socktab_sock *sk);
  * holds it from a lookup. The socktab_tw_priv() bytes are the caller's to update (e.g. rcv_nxt after
  * the peer's FIN); a lookup on another thread may read them meanwhile, so the caller orders
  * such accesses itself.
- * Context: registered thread holding a reference on the entry (from a lookup); fin, reset and
- * kill take the bucket and TIME_WAIT list locks, the others none.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. The entry referenced, or found in the caller's read-side section; fin and rearm
+ * take the TIME_WAIT list lock, reset and kill a bhash lock and the TIME_WAIT list lock, the
+ * others none.
  */
 struct socktab_tw *socktab_sock_tw(struct socktab_sock *sk);
 int socktab_tw_substate(struct socktab_tw *tw);
@@ -305,7 +324,8 @@ int socktab_tw_kill(struct socktab_tw *tw);
  * one again, or none) only with net_raw (-EPERM), as sock_bindtoindex_locked() wants. Unknown options: -ENOPROTOOPT. Int options need optlen >= sizeof(int)
  * (-EINVAL), except IPPROTO_IP ones, which also take one byte as Linux does. getsockopt writes at
  * most *optlen bytes and updates *optlen.
- * Context: registered thread; takes the socket lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the socket lock.
  */
 int socktab_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
 		       socklen_t optlen);
@@ -316,7 +336,8 @@ int socktab_getsockopt(struct socktab_sock *sk, int level, int optname, void *op
  * getsockname(2)/getpeername(2) into @addr (up to *len bytes; *len is set to the full length).
  * getpeername, as Linux's: -ENOTCONN without a remote port, in CLOSE (also after a reset) and
  * in SYN_SENT (a connect() in progress has no peer yet).
- * Context: registered thread; takes the socket lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the socket lock.
  */
 int socktab_getsockname(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len);
 int socktab_getpeername(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len);
@@ -326,14 +347,17 @@ int socktab_getpeername(struct socktab_sock *sk, struct sockaddr *addr, socklen_
  * what a stack needs to build the SYN that getpeername(2) would not yet name. Same arguments as
  * socktab_getpeername(); -ENOTCONN when a TCP socket is not in the established table (a
  * remote port 0 is a port) or a UDP socket is not connected.
- * Context: registered thread; takes the socket lock.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the socket lock.
  */
 int socktab_sock_peer(struct socktab_sock *sk, struct sockaddr *addr, socklen_t *len);
 
-/* Address family of @sk (AF_INET / AF_INET6), or -EBADF when closed. Context: any. */
+/* Address family of @sk (AF_INET / AF_INET6), or -EBADF when closed.
+ * Context: any thread, registered or not. */
 int socktab_sock_family(const struct socktab_sock *sk);
 
-/* SOCKTAB_TCP or SOCKTAB_UDP, or -EBADF for a closed socket. Context: any. */
+/* SOCKTAB_TCP or SOCKTAB_UDP, or -EBADF for a closed socket.
+ * Context: any thread, registered or not. */
 int socktab_sock_proto(const struct socktab_sock *sk);
 
 #ifdef __cplusplus

@@ -25,7 +25,8 @@ extern "C" {
  * broadcast without SO_BROADCAST) and write the datagram's source and destination into @src and
  * @to (either may be NULL), in the socket's family (v4-mapped for IPv4 on an AF_INET6 socket).
  * Hand them to socktab_lookup_udp4/6 to find the receiver.
- * Context: registered thread, outside RCU read side; takes the socket lock and slot locks.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes the socket lock and slot locks.
  */
 int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, socklen_t len,
 		       struct sockaddr_storage *src, struct sockaddr_storage *to);
@@ -33,7 +34,8 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 /*
  * Turn the 4-tuple hash on (1) or off (0) for lookups in @net, to measure what it brings.
  * Connected sockets stay in hash4 either way, so switching is instant and changes no outcome.
- * Context: any registered thread.
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. It takes no lock.
  */
 int socktab_net_set_udp_hash4(struct socktab_net *net, int on);
 
@@ -47,7 +49,9 @@ struct socktab_udp_stats {
 	uint64_t reserved[6];
 };
 
-/* Read @net's UDP counters into @st (reserved words zeroed). Context: any registered thread. */
+/* Read @net's UDP counters into @st (reserved words zeroed).
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * It takes no lock. */
 int socktab_udp_stats(struct socktab_net *net, struct socktab_udp_stats *st);
 
 #ifdef __cplusplus
