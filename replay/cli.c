@@ -191,8 +191,6 @@ static void run_script(const struct rp_script *s, int backends, const char *case
  * rp_progress() before each script and rp_progress_clear() before it prints anything, so the
  * line never shares the terminal with a result.
  */
-void rp_progress(long done, long total);
-void rp_progress_clear(void);
 
 static struct {
 	bool on;     /* stderr is a terminal, not -v */

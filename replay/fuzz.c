@@ -1665,6 +1665,7 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 		struct rp_collect K, S;
 		int d;
 
+		rp_progress(k, n);
 		snprintf(name, sizeof(name), "random-%llu-%ld", (unsigned long long)seed, k);
 		gen_script(sseed, &L);
 		nhist += is_history_script(sseed);
@@ -1674,6 +1675,7 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 			if (d == -2) {
 				char *t = lines_join(&L, NULL);
 
+				rp_progress_clear();
 				fprintf(stderr, "socktab replay: generated script does not parse:\n%s", t);
 				free(t);
 				return 2;
@@ -1835,6 +1837,7 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 				}
 				md = diff_text(name, &L, drop, &m, &MK, &MS);
 			}
+			rp_progress_clear();
 			printf("DISAGREEMENT: --random %ld --seed %llu, script %ld; minimized "
 			       "(expectations are the kernel's):\n",
 			       n, (unsigned long long)seed, k);
@@ -1905,6 +1908,7 @@ int rp_fuzz(long n, uint64_t seed, bool verbose)
 		rp_free_script(s);
 		lines_free(&L);
 	}
+	rp_progress_clear();
 	printf("random: %ld scripts (%ld with devices, %ld history), seed %llu, no disagreement "
 	       "(%ld skipped: outcome not reproducible; %ld statements the traffic rule refused "
 	       "were dropped, %ld scripts skipped for them)\n",

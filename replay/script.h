@@ -393,5 +393,12 @@ char *rp_xstrdup(const char *s);
 
 /* replay --random @n --seed @seed: exit status (0: no disagreement). */
 int rp_fuzz(long n, uint64_t seed, bool verbose);
+/*
+ * --random's progress line on stderr (cli.c): rp_progress() before each of @total scripts, at
+ * most four updates a second; rp_progress_clear() erases the line before anything is printed.
+ * Both do nothing unless stderr is a terminal (and -v is off).
+ */
+void rp_progress(long done, long total);
+void rp_progress_clear(void);
 
 #endif
