@@ -621,6 +621,36 @@ TEST(request_entry_is_no_socket)
 	CHECK_EQ(socktab_listen_backlog(r), -EBADF);
 	CHECK_EQ(socktab_listen(r, 4), -EBADF);
 	CHECK_EQ(socktab_close(r), -EBADF);
+	/* Nor is it a listener: each listener-side call refuses it before taking any lock, and
+	 * nothing changes. */
+	{
+		struct sockaddr_in la = check_sin("127.0.0.1", 7012), ra = check_sin("127.0.0.2", 2);
+		const struct sockaddr *lp = (const struct sockaddr *)&la;
+		const struct sockaddr *rp = (const struct sockaddr *)&ra;
+		struct socktab_net_stats st;
+
+		errno = 0;
+		CHECK(!socktab_sock_new_child(r, lp, rp, sizeof(la), 0, 0));
+		CHECK_EQ(errno, EINVAL);
+		errno = 0;
+		CHECK(!socktab_req_new(r, lp, rp, sizeof(la), 0, 0));
+		CHECK_EQ(errno, EINVAL);
+		errno = 0;
+		CHECK(!socktab_req_cookie_child(r, lp, rp, sizeof(la), 0, 0,
+						SOCKTAB_TCP_ESTABLISHED));
+		CHECK_EQ(errno, EINVAL);
+		errno = 0;
+		CHECK(!socktab_accept(r));
+		CHECK_EQ(errno, EINVAL);
+		CHECK_EQ(socktab_listen_info(r, &(struct socktab_listen_info){ 0 }), -EINVAL);
+		/* An open socket that does not listen: the same. */
+		errno = 0;
+		CHECK(!socktab_sock_new_child(s, lp, rp, sizeof(la), 0, 0));
+		CHECK_EQ(errno, EINVAL);
+		socktab_net_stats(net, &st);
+		CHECK_EQ(st.requests, 1);
+		CHECK_EQ(st.established, 0);
+	}
 	CHECK_EQ(info(l).qlen, 1);
 	CHECK_EQ(socktab_listen_backlog(l), 4);
 	CHECK_EQ(socktab_listen_backlog(s), -EINVAL); /* open, not a listener */
