@@ -284,13 +284,21 @@ static bool syn_devs_exist(struct socktab_net *net, int dif, int sdif)
 	return ok;
 }
 
-/* Parse and check a SYN's endpoints and devices for listener @l (locked, listening): 0 or
- * -EINVAL. */
+/*
+ * Parse and check a SYN's endpoints and devices for listener @l (locked, listening): 0 or
+ * -EINVAL. A dual-stack listener (AF_INET6, IPV6_V6ONLY off) takes an IPv4 SYN's endpoints as
+ * sockaddr_in, as they come off the wire, or in their v4-mapped sockaddr_in6 form: its child is
+ * AF_INET6 with v4-mapped names either way, as the kernel's tcp_v6_syn_recv_sock() makes it.
+ */
 static int syn_key(struct socktab_sock *l, const struct sockaddr *local,
 		   const struct sockaddr *remote, socklen_t len, int dif, int sdif,
 		   struct syn_key *k)
 {
 	int family = l->family;
+
+	if (family == AF_INET6 && !RD(l->v6only) && local->sa_family == AF_INET &&
+	    remote->sa_family == AF_INET)
+		family = AF_INET; /* parsed into their v4-mapped form */
 
 	if (!syn_devs_exist(socktab__sk_net(l), dif, sdif) ||
 	    socktab__parse_endpoint(family, local, len, &k->la, &k->lport_be) ||

@@ -83,6 +83,11 @@ int socktab_listen_backlog(struct socktab_sock *sk);
  * @dif or @sdif or one that names no device of the net: a SYN arrives on a device the net has,
  * so an unknown one is a bad argument, not a device to wait for; 0 names none), EADDRINUSE (the
  * 4-tuple exists on that device), ENOMEM.
+ * @local and @remote are of the listener's family, and @len covers each. A dual-stack listener
+ * (AF_INET6 without IPV6_V6ONLY), which IPv4 lookups return for an IPv4 SYN, takes that SYN's
+ * endpoints as sockaddr_in too, as they come off the wire, or in their v4-mapped sockaddr_in6
+ * form: either way the child is AF_INET6 with v4-mapped names, as the kernel makes it. New code
+ * may pass what it parsed from the packet.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. It takes the listener's lock and bucket locks.
  */
@@ -132,7 +137,8 @@ int socktab_syn_decide(struct socktab_sock *listener, unsigned int flags);
 
 /*
  * Make a request entry of @listener for the SYN from @remote to @local (as
- * socktab_sock_new_child() takes them) that arrived on @dif (VRF @sdif): it gets the child's
+ * socktab_sock_new_child() takes them, sockaddr_in for an IPv4 SYN to a dual-stack listener
+ * included) that arrived on @dif (VRF @sdif): it gets the child's
  * device (R94), enters ehash in state SOCKTAB_TCP_NEW_SYN_RECV and the listener's SYN queue,
  * with its area zeroed, and is returned with the caller's reference (socktab_sock_put()). A
  * TIME_WAIT entry of the 4-tuple is taken over. It does not apply the queue limits:

@@ -486,6 +486,74 @@ TEST(request_v4_mapped)
 	socktab_net_free(net);
 }
 
+/*
+ * A dual-stack listener takes an IPv4 SYN's endpoints as they come off the wire, sockaddr_in:
+ * the request, the child it becomes and a child made directly are AF_INET6 with v4-mapped
+ * names, found by IPv4 lookups. An IPV6_V6ONLY listener refuses them, and nothing changes.
+ */
+TEST(request_dual_stack_sockaddr_in)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = socktab_socket(net, SOCKTAB_TCP, AF_INET6), *r, *c, *d;
+	struct socktab_sock *l6 = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
+	struct sockaddr_in local = check_sin("127.0.0.1", 7014);
+	struct sockaddr_in remote = check_sin("127.0.0.2", 48100);
+	struct sockaddr_in remote2 = check_sin("127.0.0.2", 48101);
+	struct sockaddr_in local6only = check_sin("127.0.0.1", 7015);
+	struct sockaddr_in6 name;
+	struct socktab_net_stats st;
+	socklen_t nlen = sizeof(name);
+
+	CHECK_EQ(check_bind6(l, "::", 7014), 0);
+	CHECK_EQ(socktab_listen(l, 4), 0);
+	CHECK(finds(net, 7014, 48100, l));
+	r = socktab_req_new(l, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+			    sizeof(local), LO, 0);
+	CHECK(r);
+	CHECK(finds(net, 7014, 48100, r));
+	CHECK_EQ(socktab_req_promote(r, SOCKTAB_TCP_ESTABLISHED, &c), 0);
+	CHECK(finds(net, 7014, 48100, c));
+	CHECK_EQ(socktab_sock_family(c), AF_INET6);
+	CHECK_EQ(socktab_getsockname(c, (struct sockaddr *)&name, &nlen), 0);
+	CHECK_EQ(name.sin6_family, AF_INET6);
+	CHECK(IN6_IS_ADDR_V4MAPPED(&name.sin6_addr));
+	CHECK_EQ(name.sin6_addr.s6_addr[15], 1);
+	CHECK_EQ(ntohs(name.sin6_port), 7014);
+	CHECK(socktab_accept(l) == c);
+	d = socktab_sock_new_child(l, (struct sockaddr *)&local, (struct sockaddr *)&remote2,
+				   sizeof(local), LO, 0);
+	CHECK(d);
+	CHECK_EQ(socktab_sock_family(d), AF_INET6);
+	CHECK(finds(net, 7014, 48101, d));
+	/* IPV6_V6ONLY: no IPv4 SYN reaches it, and its calls refuse one. */
+	check_setint(l6, IPPROTO_IPV6, IPV6_V6ONLY, 1);
+	CHECK_EQ(check_bind6(l6, "::", 7015), 0);
+	CHECK_EQ(socktab_listen(l6, 4), 0);
+	socktab_net_stats(net, &st);
+	errno = 0;
+	CHECK(!socktab_req_new(l6, (struct sockaddr *)&local6only, (struct sockaddr *)&remote,
+			       sizeof(local), LO, 0));
+	CHECK_EQ(errno, EINVAL);
+	errno = 0;
+	CHECK(!socktab_sock_new_child(l6, (struct sockaddr *)&local6only,
+				      (struct sockaddr *)&remote, sizeof(local), LO, 0));
+	CHECK_EQ(errno, EINVAL);
+	{
+		struct socktab_net_stats st2;
+
+		socktab_net_stats(net, &st2);
+		CHECK_EQ(st2.requests, st.requests);
+		CHECK_EQ(st2.established, st.established);
+	}
+	socktab_sock_put(c);
+	socktab_close(c);
+	socktab_close(d);
+	socktab_sock_put(r);
+	socktab_close(l);
+	socktab_close(l6);
+	socktab_net_free(net);
+}
+
 /* A dump shows a request as SYN_RECV (inet_req_diag_fill, R112), with its 4-tuple. */
 TEST(request_in_dump)
 {
@@ -752,5 +820,5 @@ TEST(timewait_taken_over_by_request)
 CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
 	   cookie_child, closed_before_accept, close_drops_queues, migrate,
 	   migrate_refused_and_spread, request_v6_and_teardown, request_v4_mapped,
-	   request_in_dump, request_bad_input, request_forgets_listener,
+	   request_dual_stack_sockaddr_in, request_in_dump, request_bad_input, request_forgets_listener,
 	   request_entry_is_no_socket, request_unknown_device, timewait_taken_over_by_request)
