@@ -64,9 +64,17 @@ static inline int socktab__rcu_read_ongoing(void)
 }
 
 /* A call_rcu worker thread of its own, pinned to @cpu (-1: not pinned), or NULL (no memory). */
+/* The name a reclaim worker carries (ps -L, top -H, /proc/PID/task/TID/comm). */
+#define SOCKTAB__RECLAIM_THREAD_NAME "socktab-reclaim"
+
 static inline struct call_rcu_data *socktab__rcu_worker_new(int cpu)
 {
-	return urcu_memb_create_call_rcu_data(0, cpu);
+	struct call_rcu_data *w = urcu_memb_create_call_rcu_data(0, cpu);
+
+	if (w)
+		(void)pthread_setname_np(urcu_memb_get_call_rcu_thread(w),
+					 SOCKTAB__RECLAIM_THREAD_NAME);
+	return w;
 }
 
 /* The calling thread's callbacks go to @w from now on (NULL: liburcu's default worker). */

@@ -12,6 +12,7 @@
  *     balanced sections nested in an online thread's, across quiescent states too, are fine.
  * A grace period that does not end is a hang, not a failure: an alarm turns it into one.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -289,6 +290,52 @@ TEST(balanced_sections_online)
 	free_net_bounded(net, "balanced sections of an online thread");
 }
 
+/* Threads of this process named @name (/proc/self/task/TID/comm). */
+static int threads_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+		n += !strcmp(comm, name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* The reclaim worker has a name: once registered, the process has one socktab-reclaim thread,
+ * and a closed socket goes back to its pool through it. */
+TEST(reclaim_worker_named)
+{
+	struct socktab_net *net;
+	struct socktab_sock *sk;
+
+	socktab_thread_register();
+	CHECK_EQ(threads_named("socktab-reclaim"), 1);
+	net = new_net();
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK(sk);
+	CHECK_EQ(socktab_close(sk), 0);
+	socktab_net_free(net);
+	CHECK_EQ(threads_named("socktab-reclaim"), 1);
+	socktab_thread_unregister();
+}
+
 CHECK_MAIN(exit_while_online, exit_inside_section, exit_while_registered,
 	   register_again_then_exit, unbalanced_unlock_online, unbalanced_unlock_outside_section,
-	   balanced_sections_online)
+	   balanced_sections_online, reclaim_worker_named)
