@@ -13,6 +13,13 @@
  * timed in turn, R rounds of L/R lookups each, and each table's figure is its median round (a
  * burst of load on a shared machine hits every table alike).
  *
+ * -6 (--ipv6): the same with IPv6: remote addresses in 2001:db8::/32 (the low word of the
+ * interface id the same bijective mix, so keys stay distinct), local [::1]:80, socktab's IPv6
+ * children and lookups (socktab_lookup_established6_rcu, socktab_lookup_tcp6_rcu in listener
+ * mode, socktab_lookup_batch6 for bursts; socktab hashes the 4-tuple as inet6_ehashfn() does),
+ * and the peers' 37-byte key: addresses, ports and the protocol byte, as DPDK's l3fwd keys
+ * IPv6 flows (struct ipv6_5tuple; peers.h). Every mode and table works with it.
+ *
  * Per hit, the benchmark does what a stack does with the answer: --touch BYTES reads that many
  * bytes of the connection's own state (socktab: the socket's caller data, socktab_sock_priv();
  * a peer: the object its value points to, max(64, BYTES) bytes). With --touch 0 a peer's object
@@ -141,12 +148,64 @@ static void key_of(uint64_t i, uint64_t seed, struct peer_key *k)
 	k->dport = htons(80);
 }
 
+/* The address family of `bench lookup`'s keys and sockets: AF_INET, or AF_INET6 with -6 (set by
+ * bench_lookup_main() before anything is built; bench_lookup_run_many()'s other callers get
+ * IPv4). */
+static int lk_family = AF_INET;
+
+static bool lk_v6(void)
+{
+	return lk_family == AF_INET6;
+}
+
+/* IPv6 key @i: remote 2001:db8::/32 with a 64-bit interface id whose low word is the same
+ * bijective mix as key_of()'s IPv4 address (so keys are distinct) and whose high word is a mix
+ * of that; the same random remote port as key_of()'s; local [::1]:80; the protocol byte TCP. */
+static void key6_of(uint64_t i, uint64_t seed, struct peer_key6 *k)
+{
+	uint64_t s = seed ^ (i * 0x9e3779b97f4a7c15ull);
+	uint32_t lo = mix32((uint32_t)i + (uint32_t)seed);
+
+	memset(k, 0, sizeof(*k));
+	k->saddr.s6_addr32[0] = htonl(0x20010db8u);
+	k->saddr.s6_addr32[2] = htonl(mix32(lo ^ 0x9e3779b9u));
+	k->saddr.s6_addr32[3] = htonl(lo);
+	k->sport = htons((uint16_t)(1024 + bench_rand(&s) % 64512));
+	k->daddr = in6addr_loopback;
+	k->dport = htons(80);
+	k->proto = IPPROTO_TCP;
+}
+
+/* Bytes of one key in the query stream (its stride) and of the key a peer hashes. */
+static size_t key_size(void)
+{
+	return lk_v6() ? sizeof(struct peer_key6) : sizeof(struct peer_key);
+}
+
+static size_t key_len(void)
+{
+	return lk_v6() ? PEER_KEY6_LEN : sizeof(struct peer_key);
+}
+
+/* Key @i of the run's family into @k (key_size() bytes). */
+static void key_at(uint64_t i, uint64_t seed, void *k)
+{
+	if (lk_v6())
+		key6_of(i, seed, k);
+	else
+		key_of(i, seed, k);
+}
+
+static inline const void *qat(const void *q, uint64_t j)
+{
+	return (const unsigned char *)q + j * key_size();
+}
+
 /* The query stream: same for every table. rexp[rd] is the hits expected in round rd (of
  * c->lookups / rounds queries each). Established mode: --misses PCT of the keys are absent.
  * Listener mode: every key is absent from ehash (a new connection) and every lookup finds the
  * listener. */
-static void make_queries(const struct bench_lookup_cfg *c, int rounds, struct peer_key *q,
-			 uint64_t *rexp)
+static void make_queries(const struct bench_lookup_cfg *c, int rounds, void *q, uint64_t *rexp)
 {
 	uint64_t s = c->seed * 31 + 7, per = c->lookups / (uint64_t)rounds;
 	bool listener = c->mode == BENCH_LOOKUP_LISTENER;
@@ -156,10 +215,12 @@ static void make_queries(const struct bench_lookup_cfg *c, int rounds, struct pe
 		/* The established draw stays the same with or without --misses. */
 		bool miss = (int)(bench_rand(&s) % 100) < c->misses_pct || listener;
 
+		void *k = (unsigned char *)q + j * key_size();
+
 		if (miss)
-			key_of(c->sockets + bench_rand(&s) % (UINT32_MAX - c->sockets), c->seed, &q[j]);
+			key_at(c->sockets + bench_rand(&s) % (UINT32_MAX - c->sockets), c->seed, k);
 		else
-			key_of(bench_rand(&s) % c->sockets, c->seed, &q[j]);
+			key_at(bench_rand(&s) % c->sockets, c->seed, k);
 		if (!miss || listener)
 			rexp[j / per]++;
 	}
@@ -234,36 +295,66 @@ static void st_params(const struct bench_lookup_cfg *c, uint64_t sockets,
 	p->sock_priv_size = area_bytes(c->touch);
 }
 
-/* The server's address and a listener on it in @net: 127.0.0.1:80. */
-static struct socktab_sock *st_listen(struct socktab_net *net, struct sockaddr_in *la)
+/* The server's address of the run's family and a listener on it in @net: 127.0.0.1:80, or
+ * [::1]:80 with -6. */
+static struct socktab_sock *st_listen(struct socktab_net *net, struct sockaddr_storage *la)
 {
 	struct socktab_sock *ln;
+	socklen_t len;
 
 	memset(la, 0, sizeof(*la));
-	la->sin_family = AF_INET;
-	la->sin_port = htons(80);
-	la->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ln = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-	if (!ln || socktab_bind(ln, (struct sockaddr *)la, sizeof(*la)) || socktab_listen(ln, 128))
+	if (lk_v6()) {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)la;
+
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(80);
+		a6->sin6_addr = in6addr_loopback;
+		len = sizeof(*a6);
+	} else {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)la;
+
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(80);
+		a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*a4);
+	}
+	ln = socktab_socket(net, SOCKTAB_TCP, lk_family);
+	if (!ln || socktab_bind(ln, (struct sockaddr *)la, len) || socktab_listen(ln, 128))
 		return NULL;
 	return ln;
 }
 
 /* Connection @i of the listener @ln: a child in ESTABLISHED with its caller data filled. */
 static struct socktab_sock *st_connection(const struct bench_lookup_cfg *c,
-					  struct socktab_sock *ln, const struct sockaddr_in *la,
+					  struct socktab_sock *ln, const struct sockaddr_storage *la,
 					  uint64_t i)
 {
-	struct peer_key k;
-	struct sockaddr_in ra = { .sin_family = AF_INET };
+	struct sockaddr_storage ra = { 0 };
 	struct socktab_sock *child;
+	socklen_t len;
 	void *priv;
 
-	key_of(i, c->seed, &k);
-	ra.sin_addr.s_addr = k.saddr;
-	ra.sin_port = k.sport;
+	if (lk_v6()) {
+		struct sockaddr_in6 *r6 = (struct sockaddr_in6 *)&ra;
+		struct peer_key6 k;
+
+		key6_of(i, c->seed, &k);
+		r6->sin6_family = AF_INET6;
+		r6->sin6_addr = k.saddr;
+		r6->sin6_port = k.sport;
+		len = sizeof(*r6);
+	} else {
+		struct sockaddr_in *r4 = (struct sockaddr_in *)&ra;
+		struct peer_key k;
+
+		key_of(i, c->seed, &k);
+		r4->sin_family = AF_INET;
+		r4->sin_addr.s_addr = k.saddr;
+		r4->sin_port = k.sport;
+		len = sizeof(*r4);
+	}
 	child = socktab_sock_new_child(ln, (const struct sockaddr *)la, (struct sockaddr *)&ra,
-				       sizeof(*la), SOCKTAB_LOOPBACK_IFINDEX, 0);
+				       len, SOCKTAB_LOOPBACK_IFINDEX, 0);
 	if (!child)
 		return NULL;
 	socktab_set_state(child, SOCKTAB_TCP_ESTABLISHED);
@@ -296,7 +387,7 @@ static bool fits(uint64_t need, char *why, size_t len)
 static int st_build(const struct bench_lookup_cfg *c, bool shared, struct st_table *st)
 {
 	struct socktab_net_params p;
-	struct sockaddr_in la;
+	struct sockaddr_storage la;
 	struct bench_progress prog;
 	char why[128];
 	void *priv;
@@ -460,11 +551,113 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 	return hits;
 }
 
+/* The RCU-scoped IPv6 lookup of @k: established, or the full TCP lookup of a SYN flood. */
+static inline struct socktab_sock *st_lookup6_rcu(struct socktab_net *net,
+						  const struct peer_key6 *k, bool listener)
+{
+	return listener ? socktab_lookup_tcp6_rcu(net, &k->saddr, k->sport, &k->daddr, k->dport,
+						  SOCKTAB_LOOPBACK_IFINDEX, 0)
+			: socktab_lookup_established6_rcu(net, &k->saddr, k->sport, &k->daddr,
+							  k->dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+}
+
+/* st_lookups() with -6: the IPv6 lookups, scoped the same way. A burst is
+ * socktab_lookup_batch6() (the IPv6 form of the pipeline socktab_lookup_tcp_burst() runs for
+ * IPv4), and a hit's caller data is the area the batch returns with it. */
+static uint64_t st_lookups6(struct socktab_net *net, const struct peer_key6 *q, uint64_t n,
+			    int burst, bool listener, enum st_scope scope, unsigned words)
+{
+	uint64_t hits = 0, sum = 0;
+	bool refs = scope == ST_REFS, online = scope == ST_ONLINE;
+
+	if (online && socktab_thread_online()) {
+		fprintf(stderr, "bench lookup: socktab_thread_online failed\n");
+		exit(1);
+	}
+	if (burst > 1) {
+		struct socktab_hit out[256];
+		struct socktab_tuple6 k[256];
+		unsigned flags = (listener ? 0 : SOCKTAB_LOOKUP_ESTABLISHED) |
+				 (refs ? 0 : SOCKTAB_LOOKUP_NOREF);
+
+		for (uint64_t j = 0; j < n; j += (uint64_t)burst) {
+			unsigned b = n - j < (uint64_t)burst ? (unsigned)(n - j) : (unsigned)burst;
+
+			/* socktab's batch key also carries the ingress device. */
+			for (unsigned i = 0; i < b; i++)
+				k[i] = (struct socktab_tuple6){ q[j + i].saddr, q[j + i].daddr,
+								q[j + i].sport, q[j + i].dport,
+								SOCKTAB_LOOPBACK_IFINDEX, 0 };
+			if (scope == ST_SECTIONS)
+				socktab_rcu_read_lock(); /* one section for the whole burst */
+			socktab_lookup_batch6(net, SOCKTAB_TCP, k, b, out, flags);
+			for (unsigned i = 0; i < b; i++)
+				if (out[i].sk) {
+					hits++;
+					if (words && out[i].priv)
+						sum += area_touch(out[i].priv, words);
+					if (refs)
+						socktab_sock_put(out[i].sk);
+				}
+			if (scope == ST_SECTIONS)
+				socktab_rcu_read_unlock();
+			else if (online)
+				socktab_quiescent_state(); /* between bursts */
+		}
+	} else if (refs) {
+		for (uint64_t j = 0; j < n; j++) {
+			struct socktab_sock *sk =
+				listener ? socktab_lookup_tcp6(net, &q[j].saddr, q[j].sport,
+							       &q[j].daddr, q[j].dport,
+							       SOCKTAB_LOOPBACK_IFINDEX, 0)
+					 : socktab_lookup_established6(net, &q[j].saddr, q[j].sport,
+								       &q[j].daddr, q[j].dport,
+								       SOCKTAB_LOOPBACK_IFINDEX, 0);
+
+			if (sk) {
+				hits++;
+				sum += st_touch(sk, words);
+				socktab_sock_put(sk);
+			}
+		}
+	} else if (online) {
+		for (uint64_t j = 0; j < n; j++) {
+			struct socktab_sock *sk = st_lookup6_rcu(net, &q[j], listener);
+
+			if (sk) {
+				hits++;
+				sum += st_touch(sk, words);
+			}
+			if (j % ST_QS_EVERY == ST_QS_EVERY - 1)
+				socktab_quiescent_state();
+		}
+	} else {
+		for (uint64_t j = 0; j < n; j++) {
+			struct socktab_sock *sk;
+
+			socktab_rcu_read_lock();
+			sk = st_lookup6_rcu(net, &q[j], listener);
+			if (sk) {
+				hits++;
+				sum += st_touch(sk, words);
+			}
+			socktab_rcu_read_unlock();
+		}
+	}
+	if (online)
+		socktab_thread_offline();
+	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
+	return hits;
+}
+
 /* ---- peers ---- */
 
-static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct peer_key *q,
+/* @q: @n keys of @stride bytes each (the query stream). */
+static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const void *q, size_t stride,
 			     uint64_t n, int burst, unsigned words, bool *native)
 {
+	const unsigned char *qb = q;
+
 	uint64_t hits = 0, sum = 0;
 
 	if (burst > 1 && ops->lookup_burst) {
@@ -476,7 +669,7 @@ static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct p
 		for (uint64_t j = 0; j < n; j += (uint64_t)burst) {
 			int b = n - j < (uint64_t)burst ? (int)(n - j) : burst;
 
-			ops->lookup_burst(t, &q[j], b, vals);
+			ops->lookup_burst(t, qb + j * stride, stride, b, vals);
 			for (int i = 0; i < b; i++)
 				if (vals[i]) {
 					hits++;
@@ -486,7 +679,7 @@ static uint64_t peer_lookups(const struct peer_ops *ops, void *t, const struct p
 		}
 	} else {
 		for (uint64_t j = 0; j < n; j++) {
-			void *v = ops->lookup(t, &q[j]);
+			void *v = ops->lookup(t, qb + j * stride);
 
 			if (v) {
 				hits++;
@@ -518,7 +711,7 @@ static size_t peer_obj_size(const struct bench_lookup_cfg *c)
 static int peer_build(const struct bench_lookup_cfg *c, struct built *b,
 		      struct bench_lookup_result *r)
 {
-	uint64_t need = b->ops->bytes_estimate(c->sockets) + c->sockets * b->obj_size;
+	uint64_t need = b->ops->bytes_estimate(c->sockets, key_len()) + c->sockets * b->obj_size;
 	struct bench_progress prog;
 	char why[128];
 
@@ -534,17 +727,17 @@ static int peer_build(const struct bench_lookup_cfg *c, struct built *b,
 	}
 	for (uint64_t i = 0; i < c->sockets; i++)
 		area_fill(b->objs + i * b->obj_size, b->obj_size, i);
-	if (!(b->tab = b->ops->create(c->sockets))) {
+	if (!(b->tab = b->ops->create(c->sockets, key_len()))) {
 		snprintf(r->why, sizeof(r->why), "not built: %s could not create a table of %llu",
 			 b->ops->name, (unsigned long long)c->sockets);
 		return -ENOMEM;
 	}
 	bench_progress_init(&prog, 1000000000ull);
 	for (uint64_t i = 0; i < c->sockets; i++) {
-		struct peer_key k;
+		struct peer_key6 k; /* the larger of the two keys */
 		int err;
 
-		key_of(i, c->seed, &k);
+		key_at(i, c->seed, &k);
 		if ((err = b->ops->insert(b->tab, &k, b->objs + i * b->obj_size))) {
 			snprintf(r->why, sizeof(r->why), "not built: insert %llu of %llu: %s",
 				 (unsigned long long)i, (unsigned long long)c->sockets,
@@ -597,16 +790,21 @@ static unsigned touch_words(const struct bench_lookup_cfg *c)
 	return (unsigned)(c->touch + 7) / 8;
 }
 
-static uint64_t pass(const struct built *b, const struct bench_lookup_cfg *c,
-		     const struct peer_key *q, uint64_t n, bool *native)
+static uint64_t pass(const struct built *b, const struct bench_lookup_cfg *c, const void *q,
+		     uint64_t n, bool *native)
 {
+	enum st_scope scope = b->t == BENCH_TABLE_SOCKTAB_REF	       ? ST_REFS
+			      : b->t == BENCH_TABLE_SOCKTAB_SECTIONS ? ST_SECTIONS
+								     : ST_ONLINE;
+
 	if (b->ops)
-		return peer_lookups(b->ops, b->tab, q, n, c->burst, touch_words(c), native);
+		return peer_lookups(b->ops, b->tab, q, key_size(), n, c->burst, touch_words(c),
+				    native);
 	*native = c->burst > 1;
-	return st_lookups(b->st->net, q, n, c->burst, c->mode == BENCH_LOOKUP_LISTENER,
-			  b->t == BENCH_TABLE_SOCKTAB_REF	 ? ST_REFS
-			  : b->t == BENCH_TABLE_SOCKTAB_SECTIONS ? ST_SECTIONS
-								 : ST_ONLINE,
+	if (lk_v6())
+		return st_lookups6(b->st->net, q, n, c->burst, c->mode == BENCH_LOOKUP_LISTENER,
+				   scope, touch_words(c));
+	return st_lookups(b->st->net, q, n, c->burst, c->mode == BENCH_LOOKUP_LISTENER, scope,
 			  touch_words(c));
 }
 
@@ -616,7 +814,7 @@ struct reader {
 	pthread_t th;
 	const struct built *b;
 	const struct bench_lookup_cfg *c;
-	const struct peer_key *q; /* this thread's share of the round's queries (its keys) */
+	const void *q; /* this thread's share of the round's queries (its keys) */
 	uint64_t n;
 	pthread_barrier_t *go;
 	uint64_t hits, t0, t1, cpu_ns; /* cpu_ns: the thread's CPU time in its pass */
@@ -646,30 +844,41 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* The reader thread of @k among @nt: a hash of the 4-tuple, as RSS picks a flow's queue. */
-static int reader_of(const struct peer_key *k, int nt)
+/* The reader thread of key @kp among @nt: a hash of the 4-tuple, as RSS picks a flow's queue. */
+static int reader_of(const void *kp, int nt)
 {
-	uint32_t h = mix32(k->saddr ^ mix32(k->daddr ^ ((uint32_t)k->sport << 16 | k->dport)));
+	uint32_t h;
 
+	if (lk_v6()) {
+		const struct peer_key6 *k = kp;
+
+		h = mix32((uint32_t)k->sport << 16 | k->dport);
+		for (int w = 0; w < 4; w++)
+			h = mix32(h ^ k->saddr.s6_addr32[w] ^ mix32(k->daddr.s6_addr32[w]));
+	} else {
+		const struct peer_key *k = kp;
+
+		h = mix32(k->saddr ^ mix32(k->daddr ^ ((uint32_t)k->sport << 16 | k->dport)));
+	}
 	return (int)(((uint64_t)h * (uint64_t)nt) >> 32);
 }
 
 /* Share the round's @n queries @q out among @nt reader threads by key (reader_of()): thread i's
  * are out[off[i]] to out[off[i + 1] - 1], in the round's order. */
-static void share_by_key(const struct peer_key *q, uint64_t n, int nt, struct peer_key *out,
-			 uint64_t *off)
+static void share_by_key(const void *q, uint64_t n, int nt, void *out, uint64_t *off)
 {
 	uint64_t at[64] = { 0 };
+	size_t sz = key_size();
 
 	for (uint64_t j = 0; j < n; j++)
-		at[reader_of(&q[j], nt)]++;
+		at[reader_of(qat(q, j), nt)]++;
 	off[0] = 0;
 	for (int i = 0; i < nt; i++) {
 		off[i + 1] = off[i] + at[i];
 		at[i] = off[i];
 	}
 	for (uint64_t j = 0; j < n; j++)
-		out[at[reader_of(&q[j], nt)]++] = q[j];
+		memcpy((unsigned char *)out + at[reader_of(qat(q, j), nt)]++ * sz, qat(q, j), sz);
 }
 
 /* The round's queries by c->threads threads at once, thread i the keys of its own,
@@ -678,7 +887,7 @@ static void share_by_key(const struct peer_key *q, uint64_t n, int nt, struct pe
  * start to the last one's end), 0 if the threads could not be set up; *hits the hits of all
  * threads. */
 static double run_readers(const struct built *b, const struct bench_lookup_cfg *c,
-			  const struct peer_key *q, const uint64_t *off, uint64_t *hits,
+			  const void *q, const uint64_t *off, uint64_t *hits,
 			  double *cpu_share)
 {
 	struct reader rd[64];
@@ -691,7 +900,7 @@ static double run_readers(const struct built *b, const struct bench_lookup_cfg *
 		return 0;
 	for (int i = 0; i < nt; i++) {
 		rd[i] = (struct reader){
-			.b = b, .c = c, .q = q + off[i], .n = off[i + 1] - off[i], .go = &go
+			.b = b, .c = c, .q = qat(q, off[i]), .n = off[i + 1] - off[i], .go = &go
 		};
 		if (pthread_create(&rd[i].th, NULL, reader_main, &rd[i])) {
 			/* The barrier would never open for the threads already started. */
@@ -769,7 +978,7 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	int rounds = c->rounds < 1 ? 1 : c->rounds > MAX_ROUNDS ? MAX_ROUNDS : c->rounds;
 	uint64_t per = c->lookups / (uint64_t)rounds, rexp[MAX_ROUNDS];
 	struct bench_lookup_cfg cc = *c;
-	struct peer_key *q, *qt = NULL; /* qt: a round's queries shared out by key (threads) */
+	void *q, *qt = NULL; /* qt: a round's queries shared out by key (threads) */
 	uint64_t off[64 + 1];
 	struct built b[BENCH_TABLE_COUNT];
 	double rate[BENCH_TABLE_COUNT][MAX_ROUNDS], rate_n[BENCH_TABLE_COUNT][MAX_ROUNDS];
@@ -787,9 +996,9 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	if (cc.threads > 64)
 		return -EINVAL;
 	cc.lookups = per * (uint64_t)rounds; /* the queries the rounds time */
-	if (!(q = malloc(cc.lookups * sizeof(*q))))
+	if (!(q = malloc(cc.lookups * key_size())))
 		return -ENOMEM;
-	if (cc.threads > 1 && !(qt = malloc(per * sizeof(*qt)))) {
+	if (cc.threads > 1 && !(qt = malloc(per * key_size()))) {
 		free(q);
 		return -ENOMEM;
 	}
@@ -834,7 +1043,7 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 		sched_setaffinity(0, sizeof(cpus), &cpus);
 	flusher_init(&fl); /* after the builds: not part of any table's memory */
 	for (int rd = 0; rd < rounds && !err; rd++) {
-		const struct peer_key *qq = q + (uint64_t)rd * per;
+		const void *qq = qat(q, (uint64_t)rd * per);
 
 		if (cc.threads > 1)
 			share_by_key(qq, per, cc.threads, qt, off);
@@ -918,7 +1127,7 @@ static void tw_child(const struct bench_lookup_cfg *c, uint64_t n, int fd)
 	struct socktab_net_stats st;
 	struct socktab_net *net;
 	struct socktab_sock *ln;
-	struct sockaddr_in la;
+	struct sockaddr_storage la;
 	struct bench_progress prog;
 	/* Connections closed before the baseline: the pool's spare sockets the loop reuses. */
 	uint64_t warm = n < 4096 ? n : 4096, rss0;
@@ -1106,7 +1315,8 @@ static uint64_t cache_kib(int index)
 
 static void help(void)
 {
-	printf("usage: socktab bench lookup [--sockets N] [--peer socktab|rte_hash|lfht|socktab-shared|\n"
+	printf("usage: socktab bench lookup [-6] [--sockets N]\n"
+	       "                            [--peer socktab|rte_hash|lfht|socktab-shared|\n"
 	       "                                   socktab-ref|socktab-sections|all] [--refs]\n"
 	       "                            [--mode established|listener] [--touch BYTES]\n"
 	       "                            [--slots-per-socket K]\n"
@@ -1118,6 +1328,10 @@ static void help(void)
 	       "          --timewait N --rounds 5\n"
 	       "          (every table is built first, then timed in turn R times on L/R lookups\n"
 	       "          each; lookups_per_sec is the median round)\n"
+	       "-6, --ipv6     IPv6 keys and sockets: remote 2001:db8::/32, local [::1]:80;\n"
+	       "               socktab's IPv6 lookups (batch6 with --burst), the peers' 37-byte\n"
+	       "               key (addresses, ports, protocol: DPDK l3fwd's IPv6 5-tuple);\n"
+	       "               else IPv4, remote random, local 127.0.0.1:80, 12-byte key\n"
 	       "--touch BYTES  after each hit read BYTES (0..256) of the connection's own state:\n"
 	       "               socktab's caller data (sock_priv_size), a peer's object\n"
 	       "--slots-per-socket K  socktab's ehash: the power of two >= K x N slots (1..4), as a\n"
@@ -1191,7 +1405,7 @@ static void print_table(struct bench_out *o, const struct bench_lookup_cfg *c, e
 int bench_lookup_main(int argc, char **argv)
 {
 	enum { O_SOCKETS = 256, O_LOOKUPS, O_PEER, O_BURST, O_MISSES, O_SEED, O_ROUNDS, O_JSON,
-	       O_TOUCH, O_REFS, O_THREADS, O_MODE, O_TIMEWAIT, O_SLOTS };
+	       O_TOUCH, O_REFS, O_THREADS, O_MODE, O_TIMEWAIT, O_SLOTS, O_IPV6 };
 	static const struct option longopts[] = {
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "lookups", required_argument, NULL, O_LOOKUPS },
@@ -1207,6 +1421,7 @@ int bench_lookup_main(int argc, char **argv)
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "mode", required_argument, NULL, O_MODE },
 		{ "timewait", required_argument, NULL, O_TIMEWAIT },
+		{ "ipv6", no_argument, NULL, O_IPV6 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1222,7 +1437,7 @@ int bench_lookup_main(int argc, char **argv)
 	};
 	static const char *const mode_names[] = { [BENCH_LOOKUP_ESTABLISHED] = "established",
 						  [BENCH_LOOKUP_LISTENER] = "listener", NULL };
-	const struct opt_parser op = { "socktab bench lookup", "h", longopts };
+	const struct opt_parser op = { "socktab bench lookup", "h6", longopts };
 	struct bench_lookup_cfg c = { .sockets = 1000000, .burst = 1, .rounds = 5, .threads = 1,
 				      .slots_per_socket = 2 };
 	struct bench_out o = { 0 };
@@ -1247,6 +1462,10 @@ int bench_lookup_main(int argc, char **argv)
 			break;
 		case O_REFS:
 			refs = true;
+			break;
+		case '6':
+		case O_IPV6:
+			lk_family = AF_INET6;
 			break;
 		case O_SOCKETS:
 			bad = opt_count(&op, "--sockets", optarg, 1, 1u << 26, &c.sockets);
@@ -1363,14 +1582,23 @@ int bench_lookup_main(int argc, char **argv)
 	bench_out_u64(&o, "misses_pct", (uint64_t)c.misses_pct);
 	bench_out_u64(&o, "rounds", (uint64_t)c.rounds);
 	bench_out_str(&o, "mode", mode_names[c.mode]);
+	bench_out_str(&o, "family", lk_v6() ? "ipv6" : "ipv4");
 	bench_out_u64(&o, "touch", (uint64_t)c.touch);
 	bench_out_u64(&o, "slots_per_socket", (uint64_t)c.slots_per_socket);
 	bench_out_u64(&o, "threads", (uint64_t)c.threads);
 	bench_out_str(&o, "refs", refs ? "yes" : "no");
-	bench_out_str(&o, "keys", c.mode == BENCH_LOOKUP_LISTENER
-					  ? "ipv4 SYN flood: random remote -> listener 127.0.0.1:80 "
-					    "(ehash miss), beside N established"
-					  : "ipv4 established, local 127.0.0.1:80, random remote");
+	if (lk_v6())
+		bench_out_str(&o, "keys", c.mode == BENCH_LOOKUP_LISTENER
+						  ? "ipv6 SYN flood: random remote in 2001:db8::/32 -> "
+						    "listener [::1]:80 (ehash miss), beside N established"
+						  : "ipv6 established, local [::1]:80, random remote in "
+						    "2001:db8::/32");
+	else
+		bench_out_str(&o, "keys", c.mode == BENCH_LOOKUP_LISTENER
+						  ? "ipv4 SYN flood: random remote -> listener 127.0.0.1:80 "
+						    "(ehash miss), beside N established"
+						  : "ipv4 established, local 127.0.0.1:80, random remote");
+	bench_out_u64(&o, "peer_key_bytes", (uint64_t)key_len());
 	{
 		char model[128];
 

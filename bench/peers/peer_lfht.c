@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * liburcu's lock-free resizable hash table (cds_lfht, liburcu-cds) as a lookup peer, with the
- * urcu-memb flavour socktab uses. Nodes embed the key; the hash is a 64-bit mix of the key words
- * (cds_lfht takes the hash from the caller). Lookups run under rcu_read_lock, as a packet path
+ * urcu-memb flavour socktab uses. Nodes embed the key (12 bytes for IPv4, 37 for IPv6); the hash
+ * is a 64-bit mix of the key words (cds_lfht takes the hash from the caller). Lookups run under rcu_read_lock, as a packet path
  * would; no reference is taken (RCU alone protects the node).
  */
 #include <errno.h>
@@ -15,45 +15,94 @@
 
 #include "peers.h"
 
+/* A node: the list node, the value, then the key's bytes (40 bytes in all with the 12-byte IPv4
+ * key, 64 with the 37-byte IPv6 one). */
 struct lnode {
 	struct cds_lfht_node node;
-	struct peer_key key;
 	void *val;
+	unsigned char key[];
 };
 
 struct ltable {
 	struct cds_lfht *ht;
-	struct lnode *nodes; /* one allocation for all nodes */
+	unsigned char *nodes; /* one allocation for all nodes, node_size bytes each */
+	size_t key_len, node_size;
 	uint64_t n, used;
+	int (*match)(struct cds_lfht_node *node, const void *key);
 };
 
-static unsigned long key_hash(const struct peer_key *k)
+static unsigned long key_hash4(const void *kp)
 {
-	uint64_t h = ((uint64_t)k->saddr << 32 | k->daddr) * 0x9e3779b97f4a7c15ull;
+	struct peer_key k;
+	uint64_t h;
 
-	h ^= ((uint64_t)k->sport << 16 | k->dport) * 0xc2b2ae3d27d4eb4full;
+	memcpy(&k, kp, sizeof(k));
+	h = ((uint64_t)k.saddr << 32 | k.daddr) * 0x9e3779b97f4a7c15ull;
+	h ^= ((uint64_t)k.sport << 16 | k.dport) * 0xc2b2ae3d27d4eb4full;
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
 	return (unsigned long)(h ^ (h >> 32));
 }
 
-static int match(struct cds_lfht_node *node, const void *key)
+/* The IPv6 key's 37 bytes: its four 8-byte words of addresses and its ports and protocol, each
+ * multiplied in, then the same finish as key_hash4(). */
+static unsigned long key_hash6(const void *kp)
 {
-	const struct lnode *n = caa_container_of(node, struct lnode, node);
+	const unsigned char *b = kp;
+	uint64_t w, h = 0;
 
-	return !memcmp(&n->key, key, sizeof(n->key));
+	for (int i = 0; i < 4; i++) {
+		memcpy(&w, b + 8 * i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, b + 32, PEER_KEY6_LEN - 32);
+	h ^= w * 0xc2b2ae3d27d4eb4full;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (unsigned long)(h ^ (h >> 32));
 }
 
-static void *lf_create(uint64_t n)
+static unsigned long key_hash(const struct ltable *t, const void *k)
+{
+	return t->key_len == PEER_KEY6_LEN ? key_hash6(k) : key_hash4(k);
+}
+
+static int match4(struct cds_lfht_node *node, const void *key)
+{
+	return !memcmp(caa_container_of(node, struct lnode, node)->key, key,
+		       sizeof(struct peer_key));
+}
+
+static int match6(struct cds_lfht_node *node, const void *key)
+{
+	return !memcmp(caa_container_of(node, struct lnode, node)->key, key, PEER_KEY6_LEN);
+}
+
+static size_t node_size(size_t key_len)
+{
+	return (sizeof(struct lnode) + key_len + 7) & ~(size_t)7;
+}
+
+static void *lf_create(uint64_t n, size_t key_len)
 {
 	struct ltable *t = calloc(1, sizeof(*t));
 	unsigned long size = 1;
 
 	if (!t)
 		return NULL;
+	if (key_len != sizeof(struct peer_key) && key_len != PEER_KEY6_LEN) {
+		fprintf(stderr, "lfht: no hash for %zu-byte keys\n", key_len);
+		free(t);
+		return NULL;
+	}
 	while (size < n)
 		size <<= 1;
-	t->nodes = calloc(n ? n : 1, sizeof(*t->nodes));
+	t->key_len = key_len;
+	t->node_size = node_size(key_len);
+	t->match = key_len == PEER_KEY6_LEN ? match6 : match4;
+	t->nodes = calloc(n ? n : 1, t->node_size);
 	t->ht = cds_lfht_new_flavor(size, size, 0, 0, &urcu_memb_flavor, NULL);
 	if (!t->nodes || !t->ht) {
 		fprintf(stderr, "lfht: out of memory\n");
@@ -65,7 +114,7 @@ static void *lf_create(uint64_t n)
 	return t;
 }
 
-static int lf_insert(void *tp, const struct peer_key *k, void *val)
+static int lf_insert(void *tp, const void *k, void *val)
 {
 	struct ltable *t = tp;
 	struct lnode *n;
@@ -73,14 +122,14 @@ static int lf_insert(void *tp, const struct peer_key *k, void *val)
 
 	if (t->used == t->n)
 		return -ENOSPC;
-	n = &t->nodes[t->used];
+	n = (struct lnode *)(t->nodes + t->used * t->node_size);
 	cds_lfht_node_init(&n->node);
-	n->key = *k;
+	memcpy(n->key, k, t->key_len);
 	n->val = val;
-	unsigned long h = key_hash(k);
+	unsigned long h = key_hash(t, k);
 
 	urcu_memb_read_lock();
-	ret = cds_lfht_add_unique(t->ht, h, match, k, &n->node);
+	ret = cds_lfht_add_unique(t->ht, h, t->match, k, &n->node);
 	urcu_memb_read_unlock();
 	if (ret != &n->node)
 		return -EEXIST;
@@ -88,7 +137,7 @@ static int lf_insert(void *tp, const struct peer_key *k, void *val)
 	return 0;
 }
 
-static void *lf_lookup(void *tp, const struct peer_key *k)
+static void *lf_lookup(void *tp, const void *k)
 {
 	struct ltable *t = tp;
 	struct cds_lfht_iter it;
@@ -96,7 +145,7 @@ static void *lf_lookup(void *tp, const struct peer_key *k)
 	void *val = NULL;
 
 	urcu_memb_read_lock();
-	cds_lfht_lookup(t->ht, key_hash(k), match, k, &it);
+	cds_lfht_lookup(t->ht, key_hash(t, k), t->match, k, &it);
 	node = cds_lfht_iter_get_node(&it);
 	if (node)
 		val = caa_container_of(node, struct lnode, node)->val;
@@ -120,14 +169,15 @@ static void lf_destroy(void *tp)
 	free(t);
 }
 
-/* One 40-byte node per entry (in one array) and pow2(n) 16-byte bucket nodes. */
-static uint64_t lf_bytes_estimate(uint64_t n)
+/* One node per entry (in one array: 40 bytes for IPv4, 64 for IPv6) and pow2(n) 16-byte bucket
+ * nodes. */
+static uint64_t lf_bytes_estimate(uint64_t n, size_t key_len)
 {
 	uint64_t p2 = 1;
 
 	while (p2 < n)
 		p2 <<= 1;
-	return p2 * 16 + n * 48 + (16u << 20);
+	return p2 * 16 + n * (node_size(key_len) + 8) + (16u << 20);
 }
 
 const struct peer_ops peer_lfht = {
