@@ -4,7 +4,8 @@
  * fills up.
  *
  * For each variant and occupancy F, a fresh net is created and F of the range is pre-filled with
- * connections from 127.0.0.1 to 127.0.0.1:80. The pre-fill takes ports in the order the kernel's
+ * connections from 127.0.0.1 to 127.0.0.1:80 (with -6: IPv6 sockets from ::1 to [::1]:80, whose
+ * connect() hashes and checks IPv6 4-tuples, as tcp_crr -6). The pre-fill takes ports in the order the kernel's
  * walk would (every port of the low end's parity first, from a random start, then the other
  * parity), pinning each socket's port with a one-port IP_LOCAL_PORT_RANGE so filling costs O(1)
  * per socket whatever the variant. Then cycles of socket() + connect() + abortive close() run,
@@ -53,10 +54,11 @@ static int cmp_u64(const void *a, const void *b)
 
 static void help(void)
 {
-	printf("usage: socktab bench connect [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
+	printf("usage: socktab bench connect [-6] [--range LO-HI] [--occupancy F | --sweep F1,F2,...]\n"
 	       "                             [--variant socktab|linux|linux-6.1|all] [-N CONNECTS]\n"
 	       "                             [--seed S] [--rounds R] [--plot FILE.png]\n"
 	       "defaults: --range 32768-60999 --sweep 0,0.5,0.95 --variant all -N 2000 --rounds 5\n"
+	       "-6, --ipv6: IPv6 sockets from ::1 to [::1]:80 (else 127.0.0.1 to 127.0.0.1:80).\n"
 	       "Prints connect_ns_mean, connect_ns_median, connect_ns_p99 and ports_tried_mean per "
 	       "variant and occupancy. --plot draws connect_ns_mean vs occupancy, one line per\n"
 	       "variant, log y axis (gnuplot).\n");
@@ -77,20 +79,41 @@ struct result {
 #define WARMUP 200
 #define WARMUP_NS 20000000ull
 
-/* One round of one row: a fresh net, pre-filled to @occ, then WARMUP + @n cycles. */
-static int run_one(enum socktab_variant v, int lo, int hi, double occ, int n, uint64_t seed,
-		   struct result *res)
+/* The destination of @family's connections, [::1]:80 or 127.0.0.1:80, in @dst; its length. */
+static socklen_t dst_of(int family, struct sockaddr_storage *dst)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *d6 = (struct sockaddr_in6 *)dst;
+
+		d6->sin6_family = AF_INET6;
+		d6->sin6_port = htons(80);
+		d6->sin6_addr = in6addr_loopback;
+		return sizeof(*d6);
+	}
+	struct sockaddr_in *d4 = (struct sockaddr_in *)dst;
+
+	d4->sin_family = AF_INET;
+	d4->sin_port = htons(80);
+	d4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return sizeof(*d4);
+}
+
+/* One round of one row: a fresh net, pre-filled to @occ, then WARMUP + @n cycles of @family's
+ * sockets. */
+static int run_one(int family, enum socktab_variant v, int lo, int hi, double occ, int n,
+		   uint64_t seed, struct result *res)
 {
 	struct socktab_net_params p;
 	struct socktab_net *net;
 	struct socktab_sock **fill;
 	struct socktab_net_stats st0, st1;
-	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(80) };
+	struct sockaddr_storage dst;
+	socklen_t dlen = dst_of(family, &dst);
 	uint64_t *lat;
 	int size = hi - lo + 1, nfill = (int)(occ * size + 0.5), k = 0;
 	struct linger lg = { 1, 0 };
 
-	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socktab_net_params_init(&p);
 	p.port_low = (uint16_t)lo;
 	p.port_high = (uint16_t)hi;
@@ -119,11 +142,12 @@ static int run_one(enum socktab_variant v, int lo, int hi, double occ, int n, ui
 				continue;
 			uint32_t port = (uint32_t)(lo + off);
 			uint32_t range = port << 16 | port;
-			struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+			struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, family);
 
+			/* IP_LOCAL_PORT_RANGE is an IPPROTO_IP option on IPv6 sockets too. */
 			if (!sk || socktab_setsockopt(sk, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &range,
 						      sizeof(range)) ||
-			    socktab_connect(sk, (struct sockaddr *)&dst, sizeof(dst))) {
+			    socktab_connect(sk, (struct sockaddr *)&dst, dlen)) {
 				fprintf(stderr, "bench connect: pre-fill failed at port %u\n", port);
 				if (sk)
 					socktab_close(sk);
@@ -140,7 +164,7 @@ static int run_one(enum socktab_variant v, int lo, int hi, double occ, int n, ui
 
 		if (i < 0 && now_ns() > warm_end)
 			i = 0;
-		sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		sk = socktab_socket(net, SOCKTAB_TCP, family);
 		if (!sk)
 			return -ENOMEM;
 		if (i == 0) {
@@ -149,7 +173,7 @@ static int run_one(enum socktab_variant v, int lo, int hi, double occ, int n, ui
 		}
 		socktab_setsockopt(sk, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		t0 = now_ns();
-		err = socktab_connect(sk, (struct sockaddr *)&dst, sizeof(dst));
+		err = socktab_connect(sk, (struct sockaddr *)&dst, dlen);
 		t1 = now_ns();
 		if (i >= 0) {
 			lat[i] = t1 - t0;
@@ -196,7 +220,7 @@ int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int ro
 	if (rounds > n)
 		rounds = n;
 	for (int rd = 0; rd < rounds && !err; rd++)
-		err = run_one(bench_variants[variant].v, lo, hi, occ,
+		err = run_one(AF_INET, bench_variants[variant].v, lo, hi, occ,
 			      n / rounds + (rd == rounds - 1 ? n % rounds : 0), seed, &r);
 	if (!err) {
 		finish(&r);
@@ -209,7 +233,7 @@ int bench_connect_measure(int variant, int lo, int hi, double occ, int n, int ro
 
 int bench_connect_main(int argc, char **argv)
 {
-	enum { O_RANGE = 256, O_OCC, O_SWEEP, O_VARIANT, O_ROUNDS, O_PLOT, O_SEED };
+	enum { O_RANGE = 256, O_OCC, O_SWEEP, O_VARIANT, O_ROUNDS, O_PLOT, O_SEED, O_IPV6 };
 	static const struct option longopts[] = {
 		{ "range", required_argument, NULL, O_RANGE },
 		{ "occupancy", required_argument, NULL, O_OCC },
@@ -218,12 +242,13 @@ int bench_connect_main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "plot", required_argument, NULL, O_PLOT },
 		{ "seed", required_argument, NULL, O_SEED },
+		{ "ipv6", no_argument, NULL, O_IPV6 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const variant_names[] = { "socktab", "linux", "linux-6.1", "all", NULL };
-	const struct opt_parser op = { "socktab bench connect", "hN:", longopts };
-	int lo = 32768, hi = 60999, n = 2000, rounds = 5, variant = 3, c;
+	const struct opt_parser op = { "socktab bench connect", "h6N:", longopts };
+	int lo = 32768, hi = 60999, n = 2000, rounds = 5, variant = 3, family = AF_INET, c;
 	const char *plot = NULL;
 	uint64_t seed = (uint64_t)time(NULL);
 	double occ[32] = { 0, 0.5, 0.95 };
@@ -237,6 +262,10 @@ int bench_connect_main(int argc, char **argv)
 		case 'h':
 			help();
 			return 0;
+		case '6':
+		case O_IPV6:
+			family = AF_INET6;
+			break;
 		case O_RANGE:
 			bad = opt_port_range(&op, "--range", optarg, &lo, &hi);
 			break;
@@ -286,7 +315,9 @@ int bench_connect_main(int argc, char **argv)
 	       "warmup_per_round=%d cycles or %llu ms\n",
 	       (unsigned long long)seed, lo, hi, n, rounds, WARMUP,
 	       (unsigned long long)(WARMUP_NS / 1000000));
-	printf("destination=127.0.0.1:80\nprefill=kernel-order\n");
+	printf("family=%s\ndestination=%s\nprefill=kernel-order\n",
+	       family == AF_INET6 ? "ipv6" : "ipv4",
+	       family == AF_INET6 ? "[::1]:80" : "127.0.0.1:80");
 	static struct result res[3][32];
 	int err = 0;
 
@@ -305,7 +336,8 @@ int bench_connect_main(int argc, char **argv)
 	if (!warm.lat)
 		err = -ENOMEM;
 	if (!err)
-		err = run_one(bench_variants[vsel[0]].v, lo, hi, occ[0], n / rounds, seed, &warm);
+		err = run_one(family, bench_variants[vsel[0]].v, lo, hi, occ[0], n / rounds, seed,
+			      &warm);
 	free(warm.lat);
 	if (err) {
 		fprintf(stderr, "bench connect: %s\n", strerror(-err));
@@ -319,8 +351,8 @@ int bench_connect_main(int argc, char **argv)
 			for (int b = 0; b < nocc && !err; b++) {
 				int cnt = n / rounds + (rd == rounds - 1 ? n % rounds : 0);
 
-				err = run_one(bench_variants[vsel[a]].v, lo, hi, occ[b], cnt, seed,
-					      &res[a][b]);
+				err = run_one(family, bench_variants[vsel[a]].v, lo, hi, occ[b],
+					      cnt, seed, &res[a][b]);
 			}
 	if (err) {
 		fprintf(stderr, "bench connect: %s\n", strerror(-err));
@@ -332,11 +364,12 @@ int bench_connect_main(int argc, char **argv)
 			struct result *r = &res[a][b];
 
 			finish(r);
-			printf("\nvariant=%s\noccupancy=%.4f\nconnect_ns_mean=%.1f\n"
+			printf("\nvariant=%s\nfamily=%s\noccupancy=%.4f\nconnect_ns_mean=%.1f\n"
 			       "connect_ns_median=%.1f\nconnect_ns_p99=%.1f\n"
 			       "ports_tried_mean=%.2f\n"
 			       "connects_per_sec=%.0f\nfailures=%d\ninvoluntary_csw=%ld\n",
-			       bench_variants[vsel[a]].name, occ[b], r->mean, r->median, r->p99,
+			       bench_variants[vsel[a]].name, family == AF_INET6 ? "ipv6" : "ipv4",
+			       occ[b], r->mean, r->median, r->p99,
 			       r->tried, 1e9 / r->mean, r->failures, r->preempted);
 		}
 	printf("\n%-10s %9s %15s %17s %14s %12s %9s %6s\n", "variant", "occupancy",
@@ -357,7 +390,8 @@ int bench_connect_main(int argc, char **argv)
 		char title[128];
 
 		snprintf(title, sizeof(title),
-			 "socktab bench connect: connect() cost vs occupancy (range %d-%d)", lo, hi);
+			 "socktab bench connect%s: connect() cost vs occupancy (range %d-%d)",
+			 family == AF_INET6 ? " -6" : "", lo, hi);
 		pl = (struct bench_plot){ .title = title,
 					  .xlabel = "occupancy of the ephemeral range toward one "
 						    "destination",
