@@ -48,6 +48,26 @@ check "bench lookup --mode listener --burst 8 --refs" '^mode=listener$' '^hits=2
 	'^ratio_vs_socktab-ref=[0-9]' '^ratio_vs_socktab-sections=[0-9]' -- \
 	"$exe" bench lookup --sockets 20000 --lookups 200000 --mode listener --burst 8 --refs \
 	--timewait 0 --seed 1
+# -6: IPv6 keys and sockets (2001:db8::/32 toward [::1]:80), the peers' 37-byte key; every hit
+# found by every table, the family named in the header. Established (single lookups and
+# bursts, misses included) and the SYN flood on an IPv6 listener.
+check "bench lookup -6 --peer all --touch 64 --threads 2 (20k sockets)" '^family=ipv6$' \
+	'^peer_key_bytes=37$' '^hits=200000$' '^lookups_per_sec=[1-9]' '^ratio_vs_socktab-ref=[0-9]' \
+	'^bytes_per_timewait=[0-9]' "${peers[@]}" -- \
+	"$exe" bench lookup -6 --sockets 20000 --lookups 200000 --peer all --touch 64 --refs \
+	--threads 2 --seed 1
+check "bench lookup --ipv6 --burst 16 --misses 10" '^family=ipv6$' '^burst_native=yes$' \
+	'^lookups_per_sec=[1-9]' "${peers[@]}" -- bash -c \
+	"'$exe' bench lookup --ipv6 --sockets 20000 --lookups 200000 --peer all --burst 16 \
+	--misses 10 --timewait 0 --seed 1 >'$out.tour' && cat '$out.tour' &&
+	! grep -q '^error=' '$out.tour'"
+check "bench lookup -6 --mode listener --burst 8 --refs" '^family=ipv6$' '^mode=listener$' \
+	'^hits=200000$' '^ratio_vs_socktab-ref=[0-9]' -- \
+	"$exe" bench lookup -6 --sockets 20000 --lookups 200000 --mode listener --burst 8 --refs \
+	--timewait 0 --seed 1
+check "bench lookup (IPv4 default names its family)" '^family=ipv4$' '^peer_key_bytes=12$' \
+	'^hits=100000$' -- \
+	"$exe" bench lookup --sockets 5000 --lookups 100000 --peer socktab --timewait 0 --seed 1
 check "bench batch, every kind (5k sockets)" '^kind=tcp4$' '^kind=tcp6$' '^kind=udp4$' \
 	'^kind=udp6$' '^batch_speedup=[0-9]' '^cpu=' -- \
 	"$exe" bench batch --sockets 5000 --lookups 50000 --rounds 3 --seed 1
@@ -72,6 +92,16 @@ check "bench tour -N 30 (seed pairs comparable)" '^per_port_ratio=[0-9]' '^ports
 	! grep -q '^WARNING:' '$out.tour'"
 check "bench connect --sweep (small range)" '^ports_tried_mean=' -- \
 	"$exe" bench connect --range 32768-33791 --sweep 0,0.95 -N 200 --rounds 2 --seed 1
+# -6: IPv6 connect() toward [::1]:80, every variant; no failed connect(), one port tried when the
+# range is empty, every first-parity port (512 of the 1024) and more at 95 % on the kernel's walk.
+check "bench connect -6 --sweep (small range)" '^family=ipv6$' '^destination=\[::1\]:80$' \
+	'^connect_ns_mean=[1-9]' \
+	'^socktab +0\.00 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00 ' \
+	'^socktab +0\.95 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.00 ' \
+	'^linux +0\.95 +[0-9.]+ +[0-9.]+ +[0-9.]+ +(51[2-9]|5[2-9][0-9]|[6-9][0-9][0-9]|10[0-2][0-9])\.' \
+	'^linux-6\.1 +0\.95 +[0-9.]+ +[0-9.]+ +[0-9.]+ +(51[2-9]|5[2-9][0-9]|[6-9][0-9][0-9]|10[0-2][0-9])\.' -- \
+	bash -c "'$exe' bench connect -6 --range 32768-33791 --sweep 0,0.95 -N 200 --rounds 2 \
+	--seed 1 >'$out.tour' && cat '$out.tour' && ! grep -q '^failures=[1-9]' '$out.tour'"
 check "bench udp --connected 50" '^hash4_speedup=[0-9]' -- \
 	"$exe" bench udp --connected 50 --hash4 both -l 0.2
 check "bench rss --queues 4" '^rss_on_queue_pct=100' -- \
