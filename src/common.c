@@ -20,6 +20,13 @@ char socktab__tsan_gp_token;
 _Thread_local int socktab__registered __attribute__((tls_model("initial-exec")));
 _Thread_local int socktab__online __attribute__((tls_model("initial-exec")));
 _Thread_local int socktab__rx_cpu_set __attribute__((tls_model("initial-exec"))) = -1;
+_Thread_local bool socktab__reclaim_named __attribute__((tls_model("initial-exec")));
+
+void socktab__reclaim_name(void)
+{
+	socktab__reclaim_named = true;
+	(void)pthread_setname_np(pthread_self(), SOCKTAB__RECLAIM_THREAD_NAME);
+}
 _Thread_local uint32_t socktab__stat_idx __attribute__((tls_model("initial-exec")));
 
 #ifdef SOCKTAB_CONTENTION_COUNTERS

@@ -903,13 +903,8 @@ void socktab_thread_register(void)
 					"key): a thread exiting registered would stop every grace "
 					"period");
 		socktab__rcu_register_thread();
-		/* The process's first registration makes socktab's own worker, named and not
-		 * pinned, as socktab_rcu_reclaim_cpu(-1) would; if it cannot, the thread's callbacks
-		 * go to liburcu's default worker. */
 		if (w)
 			socktab__rcu_worker_use(w);
-		else
-			(void)socktab_rcu_reclaim_cpu(-1);
 	}
 }
 

@@ -66,6 +66,9 @@ static inline int socktab__rcu_read_ongoing(void)
 /* A call_rcu worker thread of its own, pinned to @cpu (-1: not pinned), or NULL (no memory). */
 /* The name a reclaim worker carries (ps -L, top -H, /proc/PID/task/TID/comm). */
 #define SOCKTAB__RECLAIM_THREAD_NAME "socktab-reclaim"
+/* Set once the calling thread (a reclaim worker) carries that name (common.c). */
+extern _Thread_local bool socktab__reclaim_named __attribute__((tls_model("initial-exec")));
+void socktab__reclaim_name(void);
 
 static inline struct call_rcu_data *socktab__rcu_worker_new(int cpu)
 {
@@ -190,6 +193,10 @@ static inline void socktab__rcu_wait_end(bool left)
 static inline void socktab__rcu_cb_enter(void *obj)
 {
 	(void)obj;
+	/* liburcu's default worker, made by the first thread that frees, gets the name of the
+	 * workers socktab makes at its first callback. */
+	if (caa_unlikely(!socktab__reclaim_named))
+		socktab__reclaim_name();
 #ifdef SOCKTAB_TSAN
 	socktab__tsan_acquire(obj);
 	socktab__tsan_acquire(&socktab__tsan_gp_token);

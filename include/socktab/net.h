@@ -77,10 +77,10 @@ void socktab_thread_offline(void);
 
 /*
  * Where memory is reclaimed. A closed socket or an expired TIME_WAIT entry goes back to its pool
- * after an RCU grace period, through a liburcu call_rcu worker thread that socktab makes, named
- * "socktab-reclaim" (ps -L, top -H). By default the process's first socktab_thread_register()
- * makes it, not pinned (as socktab_rcu_reclaim_cpu(-1)), whatever that thread's own affinity;
- * if it cannot, the threads' callbacks go to liburcu's default worker.
+ * after an RCU grace period, through liburcu's call_rcu worker thread, named "socktab-reclaim"
+ * (ps -L, top -H) from its first callback on. By default liburcu makes that thread the first
+ * time a thread frees something, and the worker inherits that thread's CPU affinity: a stack
+ * whose poll thread is pinned to its core would have the worker there too.
  * socktab_rcu_reclaim_cpu() makes a worker pinned to @cpu (-1: not pinned) for the calling
  * thread, if registered, and for every thread registered after the call; threads registered
  * before it keep their worker until they call it too. Call it at start-up, before the threads

@@ -318,15 +318,14 @@ static int threads_named(const char *name)
 	return n;
 }
 
-/* The reclaim worker has a name: once registered, the process has one socktab-reclaim thread,
- * and a closed socket goes back to its pool through it. */
+/* The reclaim worker has a name: once a callback ran (net_free waits for them), the process has
+ * one socktab-reclaim thread. */
 TEST(reclaim_worker_named)
 {
 	struct socktab_net *net;
 	struct socktab_sock *sk;
 
 	socktab_thread_register();
-	CHECK_EQ(threads_named("socktab-reclaim"), 1);
 	net = new_net();
 	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
 	CHECK(sk);
