@@ -103,6 +103,16 @@ static void *writer(void *arg)
 			if (!atomic_compare_exchange_strong(&slots[rport % NSLOTS], &none, req))
 				socktab_sock_put(req);
 		}
+		/* Until the reader has once found a listener open, give it a moment (bounded) to
+		 * ask before the close: on a loaded machine it may otherwise only ever see closed
+		 * ones, and the run would check one answer of the two. */
+		if (!atomic_load(&n_named)) {
+			uint64_t asked = atomic_load(&n_asked);
+
+			for (int w = 0; w < 1000 && atomic_load(&n_asked) == asked &&
+					!atomic_load(&n_named); w++)
+				sched_yield();
+		}
 		/* The close drops every request of l; the reader may still hold them. */
 		if (socktab_close(l))
 			bad("close", -1, 0);
