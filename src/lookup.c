@@ -648,6 +648,77 @@ int socktab_lookup_batch6(struct socktab_net *net, int proto, const struct sockt
 	return batch(net, proto, (struct burst_keys){ .v6 = keys }, n, out, flags);
 }
 
+/*
+ * One key of a batch, looked up as the single lookups do (no pipeline): the established step,
+ * then the listener step unless SOCKTAB_LOOKUP_ESTABLISHED, so the step that found the socket
+ * gives its kind; UDP keys by the UDP lookup. Referenced unless SOCKTAB_LOOKUP_NOREF.
+ */
+static int one(struct socktab_net *net, int proto, const struct socktab_tuple4 *k4,
+	       const struct socktab_tuple6 *k6, struct socktab_hit *out, unsigned int flags)
+{
+	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF), listener = false;
+	struct socktab__lookup_key k;
+	struct socktab_sock *sk;
+	uint32_t hash;
+
+	if (!net || (!k4 && !k6) || !out || (flags & ~BURST_FLAGS) ||
+	    (proto != SOCKTAB_TCP && proto != SOCKTAB_UDP) ||
+	    (proto == SOCKTAB_UDP && (flags & SOCKTAB_LOOKUP_ESTABLISHED)))
+		return -EINVAL;
+	if (!ref)
+		SOCKTAB__ASSERT_RCU();
+	if (proto == SOCKTAB_UDP) {
+		if (k4)
+			sk = ref ? socktab_lookup_udp4(net, k4->saddr, k4->sport, k4->daddr, k4->dport,
+						       k4->dif, k4->sdif)
+				 : socktab_lookup_udp4_rcu(net, k4->saddr, k4->sport, k4->daddr,
+							   k4->dport, k4->dif, k4->sdif);
+		else
+			sk = ref ? socktab_lookup_udp6(net, &k6->saddr, k6->sport, &k6->daddr,
+						       k6->dport, k6->dif, k6->sdif)
+				 : socktab_lookup_udp6_rcu(net, &k6->saddr, k6->sport, &k6->daddr,
+							   k6->dport, k6->dif, k6->sdif);
+		hit_of(sk, false, out);
+		return sk != NULL;
+	}
+	if (k4)
+		hash = socktab__ehash_key4(net, k4->saddr, k4->sport, k4->daddr, k4->dport, k4->dif,
+					   k4->sdif, &k);
+	else
+		hash = socktab__ehash_key6(net, &k6->saddr, k6->sport, &k6->daddr, k6->dport,
+					   k6->dif, k6->sdif, &k);
+	sk = ref ? established_pinned(net, hash, &k)
+		 : established_rx(socktab__ehash_lookup_rcu(net, hash, &k));
+	if (!sk && !(flags & SOCKTAB_LOOKUP_ESTABLISHED)) {
+		if (k4)
+			sk = ref ? listener4_pinned(net, k4->saddr, k4->sport, k4->daddr, k4->dport,
+						    k4->dif, k4->sdif)
+				 : socktab_lookup_listener4_rcu(net, k4->saddr, k4->sport, k4->daddr,
+								k4->dport, k4->dif, k4->sdif);
+		else
+			sk = ref ? listener6_pinned(net, &k6->saddr, k6->sport, &k6->daddr,
+						    k6->dport, k6->dif, k6->sdif)
+				 : socktab_lookup_listener6_rcu(net, &k6->saddr, k6->sport,
+								&k6->daddr, k6->dport, k6->dif,
+								k6->sdif);
+		listener = sk != NULL;
+	}
+	hit_of(sk, listener, out);
+	return sk != NULL;
+}
+
+int socktab_lookup_one4(struct socktab_net *net, int proto, const struct socktab_tuple4 *key,
+			struct socktab_hit *out, unsigned int flags)
+{
+	return one(net, proto, key, NULL, out, flags);
+}
+
+int socktab_lookup_one6(struct socktab_net *net, int proto, const struct socktab_tuple6 *key,
+			struct socktab_hit *out, unsigned int flags)
+{
+	return one(net, proto, NULL, key, out, flags);
+}
+
 /* ---- UDP ---- */
 
 struct socktab_sock *socktab_lookup_udp4(struct socktab_net *net, uint32_t saddr, uint16_t sport,

@@ -211,6 +211,23 @@ int socktab_lookup_batch6(struct socktab_net *net, int proto, const struct sockt
 			  unsigned int n, struct socktab_hit *out, unsigned int flags);
 
 /*
+ * One key's lookup with what it found: the single lookup of @proto for *@key, as
+ * socktab_lookup_batch4/6() do it for each of theirs (same flags, same struct socktab_hit, the
+ * same results), without the batch's pipeline. The form new code should use for a packet looked
+ * up on its own: its kind comes back with it, where socktab_lookup_tcp4/6() and the other single
+ * lookups return the socket alone. Returns 1 (found), 0 (*@out has SOCKTAB_HIT_NONE) or -EINVAL
+ * (NULL net, key or out, @proto neither SOCKTAB_TCP nor SOCKTAB_UDP, an unknown flag,
+ * SOCKTAB_LOOKUP_ESTABLISHED with SOCKTAB_UDP) with *@out untouched.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * With SOCKTAB_LOOKUP_NOREF only inside one: the result lives until it ends; without it the
+ * found socket holds a reference, released with socktab_sock_put().
+ */
+int socktab_lookup_one4(struct socktab_net *net, int proto, const struct socktab_tuple4 *key,
+			struct socktab_hit *out, unsigned int flags);
+int socktab_lookup_one6(struct socktab_net *net, int proto, const struct socktab_tuple6 *key,
+			struct socktab_hit *out, unsigned int flags);
+
+/*
  * The UDP socket a datagram from (saddr, sport) to (daddr, dport) is delivered to (R72): the
  * 4-tuple hash first when the (daddr, dport) slot counts connected sockets, then the
  * exact-address chain with scoring (R71) and SO_REUSEPORT selection (R35, R36), then the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * socktab_lookup_batch4/6(): for TCP and UDP, IPv4 and IPv6, every result is the single
- * lookup's socket, with the kind of what was found (established, TIME_WAIT, listener, connected
+ * socktab_lookup_batch4/6() and socktab_lookup_one4/6(): for TCP and UDP, IPv4 and IPv6, every
+ * result is the single lookup's socket, with the kind of what was found (established, TIME_WAIT, listener, connected
  * or unconnected UDP, nothing) and its caller area; across chunk boundaries, with long chains,
  * with and without references; argument errors leave the results untouched.
  */
@@ -126,6 +126,19 @@ static void check_batch(struct socktab_net *net, int proto, bool v6, unsigned n,
 		else
 			CHECK(out[i].priv == NULL);
 		CHECK(kind == SOCKTAB_HIT_NONE || out[i].priv != NULL);
+		/* The one-key form gives the batch's answer. */
+		{
+			struct socktab_hit h;
+			int r = v6 ? socktab_lookup_one6(net, proto, &k6[i], &h, flags)
+				   : socktab_lookup_one4(net, proto, &k4[i], &h, flags);
+
+			CHECK_EQ(r, one != NULL);
+			CHECK_EQ((uintptr_t)h.sk, (uintptr_t)out[i].sk);
+			CHECK_EQ(h.kind, out[i].kind);
+			CHECK_EQ((uintptr_t)h.priv, (uintptr_t)out[i].priv);
+			if (!noref)
+				socktab_sock_put(h.sk);
+		}
 		expect += one != NULL;
 		socktab_sock_put(one);
 		if (!noref)
@@ -306,6 +319,15 @@ TEST(batch_errors_leave_results)
 	CHECK_EQ(socktab_lookup_batch6(net, SOCKTAB_TCP, NULL, 1, &out, 0), -EINVAL);
 	CHECK_EQ(socktab_lookup_batch6(NULL, SOCKTAB_UDP, &k6, 1, &out, 0), -EINVAL);
 	CHECK(out.sk == (void *)&k4 && out.priv == (void *)&k4 && out.kind == 77);
+	CHECK_EQ(socktab_lookup_one4(NULL, SOCKTAB_TCP, &k4, &out, 0), -EINVAL);
+	CHECK_EQ(socktab_lookup_one4(net, SOCKTAB_TCP, NULL, &out, 0), -EINVAL);
+	CHECK_EQ(socktab_lookup_one4(net, SOCKTAB_TCP, &k4, NULL, 0), -EINVAL);
+	CHECK_EQ(socktab_lookup_one4(net, 3, &k4, &out, 0), -EINVAL);
+	CHECK_EQ(socktab_lookup_one4(net, SOCKTAB_TCP, &k4, &out, 0x80), -EINVAL);
+	CHECK_EQ(socktab_lookup_one4(net, SOCKTAB_UDP, &k4, &out, SOCKTAB_LOOKUP_ESTABLISHED),
+		 -EINVAL);
+	CHECK_EQ(socktab_lookup_one6(net, SOCKTAB_TCP, NULL, &out, 0), -EINVAL);
+	CHECK_EQ(out.kind, 77); /* untouched by every refusal above */
 	CHECK_EQ(socktab_lookup_batch4(net, SOCKTAB_TCP, NULL, 0, NULL, 0), 0);
 	CHECK_EQ(socktab_lookup_batch6(net, SOCKTAB_UDP, NULL, 0, NULL, 0), 0);
 	CHECK_EQ(socktab_lookup_batch4(net, SOCKTAB_TCP, &k4, 1, &out, 0), 0);
