@@ -460,11 +460,82 @@ static inline struct socktab_sock *st_lookup_rcu(struct socktab_net *net, const 
 							  k->dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 }
 
+/* The RCU-scoped IPv6 lookup of @k: established, or the full TCP lookup of a SYN flood. */
+static inline struct socktab_sock *st_lookup6_rcu(struct socktab_net *net,
+						  const struct peer_key6 *k, bool listener)
+{
+	return listener ? socktab_lookup_tcp6_rcu(net, &k->saddr, k->sport, &k->daddr, k->dport,
+						  SOCKTAB_LOOPBACK_IFINDEX, 0)
+			: socktab_lookup_established6_rcu(net, &k->saddr, k->sport, &k->daddr,
+							  k->dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
+}
+
+/* Key @j of @q4 or @q6 (the other NULL), referenced or RCU-scoped. */
+static inline __attribute__((always_inline)) struct socktab_sock *
+st_one(struct socktab_net *net, const struct peer_key *q4, const struct peer_key6 *q6, uint64_t j,
+       bool listener, bool ref)
+{
+	if (q6 && ref)
+		return listener ? socktab_lookup_tcp6(net, &q6[j].saddr, q6[j].sport, &q6[j].daddr,
+						      q6[j].dport, SOCKTAB_LOOPBACK_IFINDEX, 0)
+				: socktab_lookup_established6(net, &q6[j].saddr, q6[j].sport,
+							      &q6[j].daddr, q6[j].dport,
+							      SOCKTAB_LOOPBACK_IFINDEX, 0);
+	if (q6)
+		return st_lookup6_rcu(net, &q6[j], listener);
+	if (ref)
+		return listener ? socktab_lookup_tcp4(net, q4[j].saddr, q4[j].sport, q4[j].daddr,
+						      q4[j].dport, SOCKTAB_LOOPBACK_IFINDEX, 0)
+				: socktab_lookup_established4(net, q4[j].saddr, q4[j].sport,
+							      q4[j].daddr, q4[j].dport,
+							      SOCKTAB_LOOPBACK_IFINDEX, 0);
+	return st_lookup_rcu(net, &q4[j], listener);
+}
+
 /* How socktab's lookups are scoped: on an online thread with a quiescent state per ST_QS_EVERY
  * lookups or per burst, as a poll-mode core runs (socktab's own rows); one read-side section per
  * lookup or burst (socktab-sections); referenced lookups (socktab-ref). */
 enum st_scope { ST_ONLINE, ST_SECTIONS, ST_REFS };
 #define ST_QS_EVERY 64
+
+/* The single lookups of st_lookups() and st_lookups6() (@q4 or @q6), one loop per scope: each
+ * is inlined with its scope and family fixed, so the timed loop has no test of either. */
+static inline __attribute__((always_inline)) void
+st_singles_in(struct socktab_net *net, const struct peer_key *q4, const struct peer_key6 *q6,
+	      uint64_t n, bool listener, enum st_scope scope, unsigned words, uint64_t *hits,
+	      uint64_t *sum)
+{
+	for (uint64_t j = 0; j < n; j++) {
+		struct socktab_sock *sk;
+
+		if (scope == ST_SECTIONS)
+			socktab_rcu_read_lock();
+		sk = st_one(net, q4, q6, j, listener, scope == ST_REFS);
+		if (sk) {
+			++*hits;
+			*sum += st_touch(sk, words);
+			if (scope == ST_REFS)
+				socktab_sock_put(sk);
+		}
+		if (scope == ST_SECTIONS)
+			socktab_rcu_read_unlock();
+		else if (scope == ST_ONLINE && j % ST_QS_EVERY == ST_QS_EVERY - 1)
+			socktab_quiescent_state();
+	}
+}
+
+static inline __attribute__((always_inline)) void
+st_singles(struct socktab_net *net, const struct peer_key *q4, const struct peer_key6 *q6,
+	   uint64_t n, bool listener, enum st_scope scope, unsigned words, uint64_t *hits,
+	   uint64_t *sum)
+{
+	if (scope == ST_REFS)
+		st_singles_in(net, q4, q6, n, listener, ST_REFS, words, hits, sum);
+	else if (scope == ST_ONLINE)
+		st_singles_in(net, q4, q6, n, listener, ST_ONLINE, words, hits, sum);
+	else
+		st_singles_in(net, q4, q6, n, listener, ST_SECTIONS, words, hits, sum);
+}
 
 static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, uint64_t n,
 			   int burst, bool listener, enum st_scope scope, unsigned words)
@@ -505,60 +576,13 @@ static uint64_t st_lookups(struct socktab_net *net, const struct peer_key *q, ui
 			else if (online)
 				socktab_quiescent_state(); /* between bursts */
 		}
-	} else if (refs) {
-		for (uint64_t j = 0; j < n; j++) {
-			struct socktab_sock *sk =
-				listener ? socktab_lookup_tcp4(net, q[j].saddr, q[j].sport,
-							       q[j].daddr, q[j].dport,
-							       SOCKTAB_LOOPBACK_IFINDEX, 0)
-					 : socktab_lookup_established4(net, q[j].saddr, q[j].sport,
-								       q[j].daddr, q[j].dport,
-								       SOCKTAB_LOOPBACK_IFINDEX, 0);
-
-			if (sk) {
-				hits++;
-				sum += st_touch(sk, words);
-				socktab_sock_put(sk);
-			}
-		}
-	} else if (online) {
-		for (uint64_t j = 0; j < n; j++) {
-			struct socktab_sock *sk = st_lookup_rcu(net, &q[j], listener);
-
-			if (sk) {
-				hits++;
-				sum += st_touch(sk, words);
-			}
-			if (j % ST_QS_EVERY == ST_QS_EVERY - 1)
-				socktab_quiescent_state();
-		}
 	} else {
-		for (uint64_t j = 0; j < n; j++) {
-			struct socktab_sock *sk;
-
-			socktab_rcu_read_lock();
-			sk = st_lookup_rcu(net, &q[j], listener);
-			if (sk) {
-				hits++;
-				sum += st_touch(sk, words);
-			}
-			socktab_rcu_read_unlock();
-		}
+		st_singles(net, q, NULL, n, listener, scope, words, &hits, &sum);
 	}
 	if (online)
 		socktab_thread_offline();
 	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
 	return hits;
-}
-
-/* The RCU-scoped IPv6 lookup of @k: established, or the full TCP lookup of a SYN flood. */
-static inline struct socktab_sock *st_lookup6_rcu(struct socktab_net *net,
-						  const struct peer_key6 *k, bool listener)
-{
-	return listener ? socktab_lookup_tcp6_rcu(net, &k->saddr, k->sport, &k->daddr, k->dport,
-						  SOCKTAB_LOOPBACK_IFINDEX, 0)
-			: socktab_lookup_established6_rcu(net, &k->saddr, k->sport, &k->daddr,
-							  k->dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 }
 
 /* st_lookups() with -6: the IPv6 lookups, scoped the same way. A burst is
@@ -604,45 +628,8 @@ static uint64_t st_lookups6(struct socktab_net *net, const struct peer_key6 *q, 
 			else if (online)
 				socktab_quiescent_state(); /* between bursts */
 		}
-	} else if (refs) {
-		for (uint64_t j = 0; j < n; j++) {
-			struct socktab_sock *sk =
-				listener ? socktab_lookup_tcp6(net, &q[j].saddr, q[j].sport,
-							       &q[j].daddr, q[j].dport,
-							       SOCKTAB_LOOPBACK_IFINDEX, 0)
-					 : socktab_lookup_established6(net, &q[j].saddr, q[j].sport,
-								       &q[j].daddr, q[j].dport,
-								       SOCKTAB_LOOPBACK_IFINDEX, 0);
-
-			if (sk) {
-				hits++;
-				sum += st_touch(sk, words);
-				socktab_sock_put(sk);
-			}
-		}
-	} else if (online) {
-		for (uint64_t j = 0; j < n; j++) {
-			struct socktab_sock *sk = st_lookup6_rcu(net, &q[j], listener);
-
-			if (sk) {
-				hits++;
-				sum += st_touch(sk, words);
-			}
-			if (j % ST_QS_EVERY == ST_QS_EVERY - 1)
-				socktab_quiescent_state();
-		}
 	} else {
-		for (uint64_t j = 0; j < n; j++) {
-			struct socktab_sock *sk;
-
-			socktab_rcu_read_lock();
-			sk = st_lookup6_rcu(net, &q[j], listener);
-			if (sk) {
-				hits++;
-				sum += st_touch(sk, words);
-			}
-			socktab_rcu_read_unlock();
-		}
+		st_singles(net, NULL, q, n, listener, scope, words, &hits, &sum);
 	}
 	if (online)
 		socktab_thread_offline();
