@@ -3,9 +3,9 @@
  * What operators expect from `ss -tan`: one line per socket with its state and addresses,
  * printed when the process gets SIGUSR1. The sockets come from socktab's dump cursor
  * (socktab_diag_open/next/close), which copies one table slot at a time under that slot's lock
- * and so never stalls the packet path; the port filters are the cursor's own, the state filter
- * is applied here (ss shows a TIME_WAIT entry still waiting for the peer's FIN as FIN-WAIT-2,
- * and `state time-wait` does not list those). Recv-Q and Send-Q are printed as 0.
+ * and so never stalls the packet path; the port and state filters are the cursor's own (it
+ * matches a TIME_WAIT entry on its substate, as ss does: one still waiting for the peer's FIN is
+ * FIN-WAIT-2, and `state time-wait` does not list it). Recv-Q and Send-Q are printed as 0.
  */
 #include <stdio.h>
 #include <string.h>
