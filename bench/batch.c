@@ -372,10 +372,8 @@ int bench_batch_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	if ((which == UDP4 || which == UDP6 || which == NKINDS) && sockets > 1000000) {
 		opt_fail(&op, "--sockets: at most 1000000 UDP sockets (20 local ports of 50000 peers)");
 		return 2;

@@ -298,10 +298,8 @@ int bench_connect_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	int vsel[3], nv = 0;
 
 	for (int j = 0; j < 3; j++)

@@ -833,10 +833,8 @@ int bench_crr_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	if (!nflows) /* one flow per thread */
 		flows[nflows++] = c.threads;
 	for (int b = 0; b < nflows; b++) {

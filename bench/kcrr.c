@@ -310,10 +310,8 @@ int bench_kernel_crr_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	if (flows < threads || flows > hi - lo + 1) {
 		opt_fail(&op, "need THREADS <= FLOWS <= the range's %d ports", hi - lo + 1);
 		return 2;

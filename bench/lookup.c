@@ -1498,10 +1498,8 @@ int bench_lookup_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	if (c.lookups && c.lookups < (uint64_t)c.rounds) {
 		opt_fail(&op, "--lookups: %llu lookups for %d rounds (each round needs one)",
 			 (unsigned long long)c.lookups, c.rounds);

@@ -533,10 +533,8 @@ int bench_poll_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	bench_cpu_model(cpu, sizeof(cpu));
 	bench_out_begin(&o);
 	bench_out_str(&o, "cpu", cpu);

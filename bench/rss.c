@@ -369,10 +369,8 @@ int bench_rss_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	if (occ >= 0 && share_set) {
 		opt_fail(&op, "--share and --occupancy: one experiment at a time");
 		return 2;

@@ -126,10 +126,8 @@ int bench_scale_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	socktab_thread_register();
 	for (int i = 0; i < ncounts; i++) {
 		struct scale_row *r = &rows[i];

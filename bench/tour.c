@@ -214,10 +214,8 @@ int bench_tour_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	socktab_thread_register();
 	printf("# socktab bench tour\nseed=%llu\n"
 	       "crr=-T 2 -F 20000 -N %llu --full-walk --rounds %d --range 32768-60999\n"

@@ -190,10 +190,8 @@ int bench_udp_main(int argc, char **argv)
 		if (bad)
 			return 2;
 	}
-	if (optind < argc) {
-		opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	}
 	if (nconn < 0) {
 		opt_fail(&op, "--connected N is required");
 		return 2;

@@ -405,8 +405,8 @@ static int parse(int argc, char **argv, struct st_cfg *cfg)
 		cfg->max_conns_per_source = cfg->max_conns / ST_CONNS_PER_SOURCE_DIV > 0
 						    ? cfg->max_conns / ST_CONNS_PER_SOURCE_DIV
 						    : 1;
-	if (optind < argc)
-		return opt_fail(&op, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(&op, argc, argv))
+		return -1;
 	if (cfg->tun && cfg->xdp)
 		return opt_fail(&op, "--tun and --xdp exclude each other");
 	if ((!cfg->tun && !cfg->xdp) || !peer4 || !addr4)

@@ -78,6 +78,13 @@ int opt_fail(const struct opt_parser *p, const char *fmt, ...)
 	return -1;
 }
 
+int opt_no_operands(const struct opt_parser *p, int argc, char **argv)
+{
+	if (optind < argc)
+		return opt_fail(p, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
 /* Digits of @base only (at least one), no overflow of 64 bits. */
 static bool parse_u64(const char *s, int base, uint64_t *out)
 {

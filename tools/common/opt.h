@@ -40,6 +40,9 @@ int opt_next(const struct opt_parser *p, int argc, char **argv);
 /* Reset getopt's state: the next opt_next() starts at argv[1]. */
 void opt_start(void);
 
+/* After the options: 0 when no operand is left, else "CMD: unexpected argument 'X'" and -1. */
+int opt_no_operands(const struct opt_parser *p, int argc, char **argv);
+
 /* Report a mistake not tied to one value: "CMD: message". Returns -1. */
 int opt_fail(const struct opt_parser *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
