@@ -43,6 +43,7 @@ void socktab_rcu_read_unlock(void)
 
 int socktab_sock_hold(struct socktab_sock *sk)
 {
+	SOCKTAB__ASSERT_RCU();
 	if (!sk)
 		return -EINVAL;
 	return socktab__sock_hold_not_zero(sk) ? 0 : -ENOENT;

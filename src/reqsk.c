@@ -52,6 +52,7 @@
 #include "ehash.h"
 #include "reqsk.h"
 #include "reuseport.h"
+#include "sk_lookup.h"
 #include "timewait.h"
 
 _Static_assert(sizeof(struct socktab__req) == 2 * SOCKTAB__CACHELINE,
@@ -444,6 +445,7 @@ static int lock_listener(struct socktab_sock *sk, struct socktab__listenq **qp)
 {
 	if (!sk || socktab__sk_is_tw(sk) || socktab__sk_is_req(sk))
 		return -EINVAL;
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("a listener's call");
 	socktab__lock(socktab__sk_lock(sk));
 	*qp = socktab__sk_lq(sk);
 	if (RD(sk->state) != SOCKTAB_TCP_LISTEN || !*qp) {
@@ -566,6 +568,7 @@ out:
 
 struct socktab_sock *socktab_req_listener(struct socktab_sock *req)
 {
+	SOCKTAB__ASSERT_RCU();
 	return is_req(req) ? req_listener(req) : NULL;
 }
 
@@ -616,6 +619,7 @@ static int lock_synq_req(struct socktab_sock *req, struct socktab_sock **lp)
 
 	if (!is_req(req))
 		return -EINVAL;
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("a request entry's call");
 	l = lock_req_listener(req);
 	if (!l)
 		return -ENOENT;

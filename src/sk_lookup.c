@@ -72,6 +72,11 @@ struct sk_lookup_kern {
  */
 static _Thread_local struct sk_lookup_kern *runs __attribute__((tls_model("initial-exec")));
 
+bool socktab__sk_lookup_running(void)
+{
+	return runs != NULL;
+}
+
 static struct sk_lookup_kern *run_of(const struct socktab_sk_lookup *ctx)
 {
 	for (struct sk_lookup_kern *k = runs; k; k = k->outer)

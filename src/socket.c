@@ -19,6 +19,7 @@
 #include "reqsk.h"
 #include "reuseport.h"
 #include "rss.h"
+#include "sk_lookup.h"
 #include "timewait.h"
 #include "udp.h"
 
@@ -88,6 +89,7 @@ int socktab__sk_lock_open(struct socktab_sock *sk)
 
 	if (!sk)
 		return -EINVAL;
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("a socket call");
 	l = socktab__sk_lock(sk);
 	socktab__lock(l);
 	if (RD(sk->state) == SOCKTAB__FREE || RD(sk->state) == SOCKTAB_TCP_TIME_WAIT ||

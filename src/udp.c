@@ -489,6 +489,7 @@ struct socktab_sock *socktab_lookup_udp4_rcu(struct socktab_net *net, uint32_t s
 	struct socktab__udp_key k = { .net = net, .hnum = ntohs(dport), .sport = sport, .saddr = saddr,
 			  .daddr = daddr, .dif = dif, .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
 
+	SOCKTAB__ASSERT_RCU();
 	if (!net)
 		return NULL;
 	return lookup(net, &k);
@@ -502,6 +503,7 @@ struct socktab_sock *socktab_lookup_udp6_rcu(struct socktab_net *net,
 	struct socktab__udp_key k = { .net = net, .v6 = true, .hnum = ntohs(dport), .sport = sport,
 			  .dif = dif, .sdif = sdif, .cpu = SOCKTAB__CPU_UNASKED };
 
+	SOCKTAB__ASSERT_RCU();
 	if (!net || !saddr || !daddr)
 		return NULL;
 	if (socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))

@@ -54,7 +54,10 @@
  * one quiescent state to the next, or the lookup's a dispatch callback runs in. "A section of
  * its own" is any of these but an online thread's, which the calls of the last two sentences
  * leave on their way (a quiescent state). docs/concurrency.md, "What may run inside a
- * read-side section", gives the reasons.
+ * read-side section", gives the reasons. Builds with -Dpacket_path_checks=true check what the
+ * code can: the calls of "only inside" stop (assert) outside a section; those of "outside any
+ * section of its own" refuse or stop inside one (as each says); the socket, listener and
+ * request-entry calls of "not inside a dispatch callback" print which and abort inside one.
  *
  * Rule numbers (R1...) in the comments refer to docs/rules.md, which states the kernel behaviour
  * each one names.

@@ -62,6 +62,18 @@ static bool finds(struct socktab_net *net, int lport, int rport, struct socktab_
 	return sk == want;
 }
 
+/* The listener of a request inside a read-side section (socktab_req_listener()); the tests
+ * compare the pointer only. */
+static struct socktab_sock *listener_of(struct socktab_sock *req)
+{
+	struct socktab_sock *l;
+
+	socktab_rcu_read_lock();
+	l = socktab_req_listener(req);
+	socktab_rcu_read_unlock();
+	return l;
+}
+
 static struct socktab_listen_info info(struct socktab_sock *l)
 {
 	struct socktab_listen_info i;
@@ -87,7 +99,7 @@ TEST(request_in_ehash)
 	r = req4(l, 40000);
 	CHECK(r);
 	CHECK_EQ(socktab_get_state(r), SOCKTAB_TCP_NEW_SYN_RECV);
-	CHECK(socktab_req_listener(r) == l);
+	CHECK(listener_of(r) == l);
 	CHECK(socktab_req_priv(r) != NULL);
 	CHECK(socktab_sock_priv(r) == NULL);
 	CHECK_EQ(socktab_sock_family(r), AF_INET);
@@ -172,7 +184,7 @@ TEST(promote_and_accept)
 	CHECK_EQ(socktab_req_promote(c1, SOCKTAB_TCP_ESTABLISHED, &a), -EINVAL);
 	CHECK_EQ(socktab_req_drop(l), -EINVAL);
 	CHECK_EQ(socktab_req_retransmit(NULL), -EINVAL);
-	CHECK(socktab_req_listener(l) == NULL);
+	CHECK(listener_of(l) == NULL);
 	CHECK_EQ(socktab_syn_decide(c1, 0), -EINVAL);
 	CHECK_EQ(socktab_syn_decide(l, 0x80), -EINVAL);
 	/* FIFO. */
@@ -378,7 +390,7 @@ TEST(migrate)
 	for (int i = 1; i < 16; i++) {
 		CHECK(finds(net, 7007, 44000 + i, r[i]));
 		socktab_rcu_read_lock();
-		on_b += socktab_req_listener(r[i]) == b;
+		on_b += listener_of(r[i]) == b;
 		socktab_rcu_read_unlock();
 	}
 	CHECK_EQ(on_b, 15);
@@ -604,17 +616,6 @@ TEST(request_bad_input)
 	socktab_close(s);
 	socktab_close(l);
 	socktab_net_free(net);
-}
-
-/* The listener of a request inside a read-side section (socktab_req_listener()). */
-static struct socktab_sock *listener_of(struct socktab_sock *r)
-{
-	struct socktab_sock *l;
-
-	socktab_rcu_read_lock();
-	l = socktab_req_listener(r);
-	socktab_rcu_read_unlock();
-	return l;
 }
 
 /*

@@ -9,9 +9,12 @@
  */
 #include <linux/filter.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -789,5 +792,71 @@ TEST(caller_built_context)
 	socktab_net_free(net);
 }
 
+/* A callback that makes a control call: a bind of the socket in @arg. */
+static int binding_cb(struct socktab_sk_lookup *ctx, void *arg)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(5999) };
+
+	(void)ctx;
+	a.sin_addr.s_addr = ip4("127.0.0.1");
+	socktab_bind(arg, (struct sockaddr *)&a, sizeof(a));
+	return SOCKTAB_SK_PASS;
+}
+
+/* In a child: a lookup whose callback binds a socket; exits 0 if the bind came back. */
+static void control_call_in_callback(void)
+{
+	struct socktab_net *net;
+	struct socktab_sock *s;
+
+	socktab_thread_register();
+	net = socktab_net_new(NULL);
+	s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	if (!net || !s || socktab_sk_lookup_attach(net, binding_cb, s) <= 0)
+		_exit(3);
+	(void)tcp4(net, 1000, 80);
+	_exit(0);
+}
+
+/*
+ * The Context sentences checked where the code can: a control call inside a dispatch callback
+ * ("not inside a dispatch callback") stops a build with the packet path's checks, with a line
+ * naming it; the main build leaves the test out.
+ */
+TEST(control_call_in_callback_stops)
+{
+	int fds[2], status = 0;
+	char err[512];
+	ssize_t n;
+	size_t got = 0;
+	pid_t pid;
+
+	CHECK_EQ(pipe(fds), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		alarm(10);
+		control_call_in_callback();
+	}
+	close(fds[1]);
+	while (got + 1 < sizeof(err) && (n = read(fds[0], err + got, sizeof(err) - 1 - got)) > 0)
+		got += (size_t)n;
+	err[got] = 0;
+	close(fds[0]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+#ifdef SOCKTAB_PACKET_PATH_CHECKS
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	CHECK(strstr(err, "a socket call inside a dispatch callback") != NULL);
+#else
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	printf("SKIP control_call_in_callback_stops: built without -Dpacket_path_checks=true "
+	       "(the child's bind came back, as the main build's does)\n");
+#endif
+}
+
 CHECK_MAIN(tcp_verdicts, udp_order, chaining, assign_checks, ipv6, no_reuseport, batch_agrees,
-	   bad_input, selector_after_assign, attach_races_lookups, caller_built_context)
+	   bad_input, selector_after_assign, attach_races_lookups, caller_built_context,
+	   control_call_in_callback_stops)
