@@ -388,7 +388,13 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
  * socktab_sock_set_rss_queue(sk, q) before connect() then gets a local port whose reply 4-tuple
  * (source = the peer, destination = us) hashes to queue q: RETA[toeplitz & (reta_len - 1)] == q.
  * All other port rules hold; -EADDRNOTAVAIL when no usable port maps to q (or no RSS is set).
- * q = -1 (default) asks for nothing.
+ * q = -1 (default) asks for nothing. The NIC must hash TCP's (and UDP's) addresses and ports,
+ * not the addresses alone (in DPDK terms RTE_ETH_RSS_NONFRAG_IPV4_TCP / _IPV6_TCP, or the UDP
+ * ones), or every port of a destination lands on one queue and the choice means nothing. The
+ * hash is DPDK's rte_softrss() with the key as rte_eth_dev_rss_hash_conf_get() reports it
+ * (tests/unit/test_rss_dpdk.c checks it, IPv4 and IPv6); the RETA is the port's, one queue per
+ * entry: rte_eth_dev_rss_reta_query()'s groups of 64 (struct rte_eth_rss_reta_entry64) laid end
+ * to end, reta[i] = conf[i / 64].reta[i % 64].
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. set_rss frees the old state after a grace period without waiting for it;
  * set_rss_queue takes the socket lock.
