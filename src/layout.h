@@ -32,7 +32,10 @@ _Static_assert(offsetof(struct socktab_sock, node) == 0, "node must be the first
  * device and the net tag (and the flag byte that says whether SO_INCOMING_CPU is set; only then
  * the value, in the cold part), and for a hit the refcount (referenced lookups only). All of it is the
  * socket's one line: one line per entry walked. The net pointer (slab header) is read only by a
- * net past the 255th sharing its tables, the IPv6 key only for IPv6 entries.
+ * net past the 255th sharing its tables, the IPv6 key only for IPv6 entries: one line more per
+ * IPv6 entry compared, whose address socktab__sk_v6() takes from the entry's address and its
+ * slab's header line (one per 2 MiB slab, in the cache), not from the entry's line, so the two
+ * misses overlap.
  */
 _Static_assert(sizeof(struct socktab_sock) == SOCKTAB__CACHELINE,
 	       "a socket's hot part is one line");
@@ -51,6 +54,13 @@ _Static_assert(sizeof(struct socktab__sk_cold) <= 56, "cold part of a socket");
 _Static_assert(sizeof(struct socktab__v6key) + sizeof(struct socktab__sk_cold) <= 96,
 	       "an IPv6 socket's key and cold part: three 32-byte units");
 _Static_assert(sizeof(struct socktab__v6key) == 32, "IPv6 key");
+
+/* The slab header is the slab's first line, and socktab__sk_v6()'s reciprocal
+ * (SOCKTAB__V6_RECIP_SHIFT) is exact only for offsets and strides below 2^21. */
+_Static_assert(sizeof(struct socktab__slab_hdr) <= SOCKTAB__CACHELINE, "slab header: one line");
+_Static_assert(SOCKTAB__SLAB_BYTES <= ((size_t)1 << 21) &&
+		       2 * 21 <= SOCKTAB__V6_RECIP_SHIFT && 21 + SOCKTAB__V6_RECIP_SHIFT - 6 < 64,
+	       "the IPv6 key's index by reciprocal: exact, and the product fits 64 bits");
 
 /* A TIME_WAIT entry: 128 bytes for IPv4 (two lines), 160 for IPv6 (stride 192). */
 _Static_assert(sizeof(struct socktab__tw) == 128, "an IPv4 TIME_WAIT entry is two lines");

@@ -166,6 +166,40 @@ static size_t slab_nobj(const struct socktab__pool *p)
 	return (SOCKTAB__SLAB_BYTES - SOCKTAB__CACHELINE) / (p->stride + p->cold_size);
 }
 
+/*
+ * The header of a new slab of @p with room for @nobj objects: the net, and where each object's
+ * IPv6 key is (socktab__sk_v6()). A socket's is the start of its cold part, the cold array
+ * beginning after the objects; a TIME_WAIT or request entry's is inside the entry. Written
+ * before any object of the slab is carved, so before any is published.
+ */
+static void slab_hdr_init(struct socktab__slab_hdr *h, const struct socktab__pool *p, size_t nobj)
+{
+	uintptr_t base = (uintptr_t)h + SOCKTAB__CACHELINE;
+
+	/* The reciprocal is exact for an offset and a stride below 2^21 (sock.h). */
+	SOCKTAB__ASSERT(p->stride < SOCKTAB__SLAB_BYTES && SOCKTAB__SLAB_BYTES <= (size_t)1 << 21);
+	h->net = p->net;
+	h->v6_recip = (((uint64_t)1 << SOCKTAB__V6_RECIP_SHIFT) + p->stride - 1) / p->stride;
+	switch (p->kind) {
+	case SOCKTAB__K_TCP6:
+	case SOCKTAB__K_UDP6:
+		h->v6_base = base + nobj * p->stride;
+		h->v6_stride = p->cold_size;
+		break;
+	case SOCKTAB__K_TW6:
+		h->v6_base = base + offsetof(struct socktab__tw6, v6);
+		h->v6_stride = p->stride;
+		break;
+	case SOCKTAB__K_REQ6:
+		h->v6_base = base + offsetof(struct socktab__req6, v6);
+		h->v6_stride = p->stride;
+		break;
+	default:
+		h->v6_base = 0;
+		h->v6_stride = 0;
+	}
+}
+
 /* Append a slab; with @prefault it is offered to huge pages and faulted in now. */
 static int pool_grow_locked(struct socktab__pool *p, bool prefault)
 {
@@ -200,7 +234,7 @@ static int pool_grow_locked(struct socktab__pool *p, bool prefault)
 		(void)madvise(slab, SOCKTAB__SLAB_BYTES, MADV_HUGEPAGE); /* a hint: failure costs speed */
 	if (prefault)
 		socktab__prefault(slab, SOCKTAB__SLAB_BYTES);
-	((struct socktab__slab_hdr *)slab)->net = p->net;
+	slab_hdr_init((struct socktab__slab_hdr *)slab, p, nobj);
 	slab += SOCKTAB__CACHELINE;
 	p->slabs[p->nslabs].base = slab;
 	p->slabs[p->nslabs].nobj = nobj;
@@ -254,10 +288,15 @@ static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab
 
 		memset(c, 0, p->cold_size);
 		sk->cold = (struct socktab__sk_cold *)(c + p->v6_off);
+		SOCKTAB__ASSERT(!p->v6_off || (unsigned char *)socktab__sk_v6(sk) == c);
 		if (udp)
 			socktab__sk_udp(sk)->sk = sk;
 	} else {
 		sk->cold = &p->net->tw_cold;
+		SOCKTAB__ASSERT(p->kind != SOCKTAB__K_TW6 ||
+				socktab__sk_v6(sk) == &((struct socktab__tw6 *)sk)->v6);
+		SOCKTAB__ASSERT(p->kind != SOCKTAB__K_REQ6 ||
+				socktab__sk_v6(sk) == socktab__req6_v6(sk));
 	}
 	atomic_fetch_add_explicit(&p->nobjs, 1, memory_order_relaxed);
 	return sk;

@@ -9,7 +9,9 @@
  *     the next line;
  *   - struct socktab__sk_cold, elsewhere in the same slab: the control-path state (owner list of
  *     the bind bucket, options), preceded by the IPv6 key for AF_INET6 sockets and followed by
- *     the UDP chain links for UDP sockets. The net is named once per slab (socktab__sk_net).
+ *     the UDP chain links for UDP sockets. The net is named once per slab (socktab__sk_net),
+ *     and the slab's header also tells where each object's IPv6 key is (socktab__sk_v6), so
+ *     a lookup finds the key without waiting for the socket's line.
  * A TIME_WAIT entry (struct socktab__tw) is a compact object of its own: the same first line, its
  * bind-bucket link, list links, expiry and a small caller area, 128 bytes for IPv4.
  *
@@ -269,8 +271,22 @@ static inline bool socktab__sk_is_req(const struct socktab_sock *sk)
  */
 #define SOCKTAB__SLAB_BYTES ((size_t)2 << 20)
 
+/*
+ * The header also says where its objects' IPv6 keys are (pool.c sets it when the slab is made,
+ * before any object of it is published): object i sits at slab + 64 + i * stride and its key at
+ * v6_base + i * v6_stride, in the cold array for a socket, inside the entry for a TIME_WAIT or
+ * request entry. socktab__sk_v6() finds i by multiplying the object's offset by v6_recip
+ * (ceil(2^42 / stride), exact for every offset and stride below 2^21), so a lookup knows the
+ * key's address from the socket's address and this line alone: the key's miss starts beside the
+ * socket line's instead of after it. One header line per 2 MiB of objects stays in the cache.
+ */
+#define SOCKTAB__V6_RECIP_SHIFT 42
+
 struct socktab__slab_hdr {
 	struct socktab_net *net;           /* (c) */
+	uintptr_t v6_base;                 /* (c) object 0's IPv6 key; 0: the pool has none */
+	uint64_t v6_recip;                 /* (c) ceil(2^SOCKTAB__V6_RECIP_SHIFT / stride) */
+	size_t v6_stride;                  /* (c) from one object's key to the next's */
 };
 
 static inline struct socktab_net *socktab__sk_net(const struct socktab_sock *sk)
@@ -299,15 +315,23 @@ static inline void *socktab__sk_priv(struct socktab_sock *sk)
 	return (unsigned char *)sk + sizeof(*sk);
 }
 
-/* The IPv6 key; only for an AF_INET6 socket or entry. A socket's sits right before its cold
- * part, 32-byte aligned, so it never straddles two lines. */
-static inline struct socktab__v6key *socktab__sk_v6(const struct socktab_sock *sk)
+/*
+ * The IPv6 key; only for an AF_INET6 socket or entry. A socket's sits right before its cold
+ * part, 32-byte aligned, so it never straddles two lines; a TIME_WAIT or request entry's is in
+ * the entry (socktab__tw6, socktab__req6). Its address comes from the object's address and its
+ * slab header (struct socktab__slab_hdr), not from the object's line: no load of the line, no
+ * branch on its kind, so an IPv6 lookup's miss on the key need not wait for the line's.
+ */
+static inline __attribute__((always_inline)) struct socktab__v6key *
+socktab__sk_v6(const struct socktab_sock *sk)
 {
-	if (socktab__sk_kind(sk) == SOCKTAB__K_TW6)
-		return &((struct socktab__tw6 *)sk)->v6;
-	if (socktab__sk_kind(sk) == SOCKTAB__K_REQ6)
-		return socktab__req6_v6(sk);
-	return (struct socktab__v6key *)sk->cold - 1;
+	uintptr_t a = (uintptr_t)sk;
+	const struct socktab__slab_hdr *h =
+		(const struct socktab__slab_hdr *)(a & ~(SOCKTAB__SLAB_BYTES - 1));
+	uint64_t off = (a & (SOCKTAB__SLAB_BYTES - 1)) - SOCKTAB__CACHELINE;
+	size_t i = (size_t)((off * h->v6_recip) >> SOCKTAB__V6_RECIP_SHIFT);
+
+	return (struct socktab__v6key *)(h->v6_base + i * h->v6_stride);
 }
 
 /* The UDP part, right after the cold part; only for a UDP socket. */
