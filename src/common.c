@@ -21,6 +21,7 @@ _Thread_local int socktab__registered __attribute__((tls_model("initial-exec")))
 _Thread_local int socktab__online __attribute__((tls_model("initial-exec")));
 _Thread_local int socktab__rx_cpu_set __attribute__((tls_model("initial-exec"))) = -1;
 _Thread_local bool socktab__reclaim_named __attribute__((tls_model("initial-exec")));
+_Thread_local unsigned int socktab__dispatch_depth __attribute__((tls_model("initial-exec")));
 
 void socktab__reclaim_name(void)
 {

@@ -189,6 +189,25 @@ static inline void socktab__stat_add(_Atomic int64_t *c, uint32_t slot, int64_t 
 #define SOCKTAB__ASSERT_RCU() ((void)0)
 #endif
 
+/* Dispatch callbacks running on this thread, nested (sk_lookup.c counts them). */
+extern _Thread_local unsigned int socktab__dispatch_depth __attribute__((tls_model("initial-exec")));
+
+/*
+ * A control call (socktab/socktab.h, "Contexts": "not inside a dispatch callback") stops here
+ * when a callback runs on this thread: it would take socket and table locks under the lookup's
+ * caller, which may hold locks of its own. Builds with the packet path's checks print which call
+ * and abort; the main build leaves the test out.
+ */
+#if defined(SOCKTAB_PACKET_PATH_CHECKS)
+#define SOCKTAB__ASSERT_NOT_IN_DISPATCH(call)                                                      \
+	do {                                                                                       \
+		if (socktab__dispatch_depth)                                                       \
+			socktab__misuse(call " inside a dispatch callback (docs/concurrency.md)"); \
+	} while (0)
+#else
+#define SOCKTAB__ASSERT_NOT_IN_DISPATCH(call) ((void)0)
+#endif
+
 /* ---- addresses: IPv6 form, IPv4 as v4-mapped ---- */
 static inline void socktab__v6_store(_Atomic uint64_t dst[2], const struct in6_addr *a)
 {

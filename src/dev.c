@@ -722,11 +722,13 @@ static int dev_add(struct socktab_net *net, const char *name, uint32_t flags, ui
 
 int socktab_dev_add(struct socktab_net *net, const char *name, int up)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_dev_add()");
 	return dev_add(net, name, up ? SOCKTAB_DEV_UP : 0, 0);
 }
 
 int socktab_dev_add_vrf(struct socktab_net *net, const char *name, uint32_t table, int up)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_dev_add_vrf()");
 	if (!table || table == SOCKTAB__RT_TABLE_MAIN || table == SOCKTAB__RT_TABLE_LOCAL)
 		return -EINVAL;
 	return dev_add(net, name, SOCKTAB_DEV_VRF | (up ? SOCKTAB_DEV_UP : 0), table);
@@ -796,6 +798,7 @@ int socktab_dev_del(struct socktab_net *net, int ifindex)
 	struct socktab__ifdev *d;
 	int err = change_begin(net, ifindex, 0, 0, &c, &d);
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_dev_del()");
 	if (err)
 		return err;
 	if (d->flags & SOCKTAB_DEV_LOOPBACK)
@@ -818,6 +821,7 @@ int socktab_dev_set_up(struct socktab_net *net, int ifindex, int up)
 	struct socktab__ifdev *d;
 	int err = change_begin(net, ifindex, 0, 0, &c, &d);
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_dev_set_up()");
 	if (err)
 		return err;
 	if (up) {
@@ -841,6 +845,7 @@ int socktab_dev_set_master(struct socktab_net *net, int ifindex, int master_ifin
 	const struct socktab__ifdev *m;
 	int err = change_begin(net, ifindex, 0, 0, &c, &d);
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_dev_set_master()");
 	if (err)
 		return err;
 	if (d->flags & (SOCKTAB_DEV_LOOPBACK | SOCKTAB_DEV_VRF))
@@ -957,6 +962,7 @@ int socktab_addr_add(struct socktab_net *net, int ifindex, int family, const voi
 	bool secondary = false;
 	int err = parse_prefix(family, addr, plen, &a);
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_addr_add()");
 	if (err)
 		return err;
 	err = change_begin(net, ifindex, 1, 0, &c, &d);
@@ -997,6 +1003,7 @@ int socktab_addr_del(struct socktab_net *net, int ifindex, int family, const voi
 	uint32_t n = 0;
 	int err = parse_prefix(family, addr, plen, &a), found = -1;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_addr_del()");
 	if (err)
 		return err;
 	err = change_begin(net, ifindex, 0, 0, &c, &d);
@@ -1040,6 +1047,7 @@ int socktab_route_add(struct socktab_net *net, int family, const void *dst, int 
 	struct in6_addr a;
 	int err;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_route_add()");
 	if (!dst)
 		return -EINVAL;
 	if (family == AF_INET) {
@@ -1094,6 +1102,7 @@ int socktab_route_del(struct socktab_net *net, int family, const void *dst, int 
 	struct in6_addr a;
 	int err;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_route_del()");
 	if (!dst || (family != AF_INET && family != AF_INET6) || plen < 0 ||
 	    plen > (family == AF_INET ? 32 : 128))
 		return -EINVAL;
@@ -1145,6 +1154,7 @@ int socktab_net_set_fib(struct socktab_net *net, socktab_fib_fn fn, void *arg)
 {
 	struct socktab__fib *f = NULL, *old;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_set_fib()");
 	if (!net)
 		return -EINVAL;
 	if (fn) {

@@ -32,6 +32,7 @@ struct socktab_diag_cursor *socktab_diag_open(struct socktab_net *net,
 {
 	struct socktab_diag_cursor *c;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_diag_open()");
 	if (!net || (filter && ((filter->proto && filter->proto != SOCKTAB_TCP &&
 				 filter->proto != SOCKTAB_UDP) ||
 				(filter->family && filter->family != AF_INET &&
@@ -53,6 +54,7 @@ struct socktab_diag_cursor *socktab_diag_open(struct socktab_net *net,
 
 void socktab_diag_close(struct socktab_diag_cursor *c)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_diag_close()");
 	if (!c)
 		return;
 	free(c->buf);
@@ -209,6 +211,7 @@ int socktab_diag_next(struct socktab_diag_cursor *c, struct socktab_diag_entry *
 {
 	int err;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_diag_next()");
 	if (!c || !e)
 		return -EINVAL;
 	while (c->next == c->n) {

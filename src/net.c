@@ -301,6 +301,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	struct socktab_net *net;
 	uint32_t secrets[8];
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_new()");
 	if (params_copy(&copy, params) || !params_valid(p)) {
 		errno = EINVAL;
 		return NULL;
@@ -478,6 +479,7 @@ void socktab_net_free(struct socktab_net *net)
 int socktab_net_tick_budget(struct socktab_net *net, unsigned int max_entries,
 			    uint64_t *next_due_ns)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_tick_budget()");
 	if (!net || !next_due_ns || !max_entries || max_entries > INT_MAX)
 		return -EINVAL;
 	return socktab__tw_expire(net, socktab__now(net), max_entries, next_due_ns);
@@ -492,6 +494,7 @@ int socktab_net_tick(struct socktab_net *net)
 	uint64_t now, due;
 	int n, total = 0;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_tick()");
 	if (!net)
 		return -EINVAL;
 	/* One time for every round: what was due when the call began, and only that (a short
@@ -506,6 +509,7 @@ int socktab_net_tick(struct socktab_net *net)
 
 int socktab_net_set_port_range(struct socktab_net *net, int lo, int hi)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_set_port_range()");
 	if (!net)
 		return -EINVAL;
 	socktab__lock(&net->settings_lock);
@@ -667,6 +671,7 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 	long v[2];
 	int err;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_sysctl()");
 	if (!net || !key || !value)
 		return -EINVAL;
 	if (!strcmp(key, "net.ipv4.ip_local_port_range")) {
@@ -746,6 +751,7 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 
 int socktab_net_set_reserved(struct socktab_net *net, int lo, int hi, int on)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_set_reserved()");
 	if (!net || lo < 0 || hi > 65535 || hi < lo)
 		return -EINVAL;
 	for (int port = lo; port <= hi; port++) {
@@ -768,6 +774,7 @@ static const char *const kvariant_names[SOCKTAB_KV_COUNT] = {
 
 int socktab_net_set_kernel_variant(struct socktab_net *net, int variant, int on)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_set_kernel_variant()");
 	if (!net || variant < 0 || variant >= SOCKTAB_KV_COUNT || on < 0 || on > 1)
 		return -EINVAL;
 	WR(net->kvariant[variant], (uint8_t)on);
@@ -797,11 +804,13 @@ int socktab_kernel_variant_by_name(const char *name)
 
 int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_set_tcp_role_lock()");
 	return socktab_net_set_kernel_variant(net, SOCKTAB_KV_ROLE_LOCK, on);
 }
 
 int socktab_net_set_tw_reuse(struct socktab_net *net, int mode)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_set_tw_reuse()");
 	if (!net || mode < 0 || mode > 2)
 		return -EINVAL;
 	WR(net->tw_reuse, mode);

@@ -52,7 +52,6 @@
 #include "ehash.h"
 #include "reqsk.h"
 #include "reuseport.h"
-#include "sk_lookup.h"
 #include "timewait.h"
 
 _Static_assert(sizeof(struct socktab__req) == 2 * SOCKTAB__CACHELINE,

@@ -144,6 +144,7 @@ int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_
 {
 	struct socktab__rss *r = NULL, *old;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_set_rss()");
 	if (!net)
 		return -EINVAL;
 	if (key) {

@@ -72,11 +72,6 @@ struct sk_lookup_kern {
  */
 static _Thread_local struct sk_lookup_kern *runs __attribute__((tls_model("initial-exec")));
 
-bool socktab__sk_lookup_running(void)
-{
-	return runs != NULL;
-}
-
 static struct sk_lookup_kern *run_of(const struct socktab_sk_lookup *ctx)
 {
 	for (struct sk_lookup_kern *k = runs; k; k = k->outer)
@@ -271,6 +266,7 @@ struct socktab_sock *socktab__sk_lookup_run_rcu(struct socktab_net *net, int pro
 		memcpy(&pkt.local_ip4, daddr, 4);
 	}
 	runs = &k; /* until the last callback returns: the context is a lookup's */
+	socktab__dispatch_depth++;
 	for (uint32_t i = 0; i < a->n; i++) {
 		int ret;
 
@@ -292,6 +288,7 @@ struct socktab_sock *socktab__sk_lookup_run_rcu(struct socktab_net *net, int pro
 		}
 	}
 	runs = k.outer;
+	socktab__dispatch_depth--;
 	if (!all_pass && !selected)
 		return SOCKTAB__SK_LOOKUP_DROP;
 	if (!selected || no_reuseport || !RD(selected->reuseport))

@@ -7,25 +7,6 @@
 
 #include "net.h"
 
-/* Is a dispatch callback of this thread running (a lookup's hook, below)? */
-bool socktab__sk_lookup_running(void);
-
-/*
- * A control call (socktab/socktab.h, "Contexts": "not inside a dispatch callback") stops here
- * when a callback runs on this thread: it would take socket and table locks under the lookup's
- * caller, which may hold locks of its own. Builds with the packet path's checks print which call
- * and abort; the main build leaves the test out.
- */
-#if defined(SOCKTAB_PACKET_PATH_CHECKS)
-#define SOCKTAB__ASSERT_NOT_IN_DISPATCH(call)                                                      \
-	do {                                                                                       \
-		if (socktab__sk_lookup_running())                                                  \
-			socktab__misuse(call " inside a dispatch callback (docs/concurrency.md)"); \
-	} while (0)
-#else
-#define SOCKTAB__ASSERT_NOT_IN_DISPATCH(call) ((void)0)
-#endif
-
 /* The hooks' verdict "drop" as a lookup result (never a socket's address). */
 #define SOCKTAB__SK_LOOKUP_DROP ((struct socktab_sock *)(uintptr_t)1)
 

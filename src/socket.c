@@ -19,7 +19,6 @@
 #include "reqsk.h"
 #include "reuseport.h"
 #include "rss.h"
-#include "sk_lookup.h"
 #include "timewait.h"
 #include "udp.h"
 
@@ -27,6 +26,7 @@ struct socktab_sock *socktab_socket(struct socktab_net *net, int proto, int fami
 {
 	struct socktab_sock *sk;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_socket()");
 	if (!net) {
 		errno = EINVAL;
 		return NULL;

@@ -343,11 +343,13 @@ static int tw_rearm(struct socktab_tw *t, bool fin)
 
 int socktab_tw_fin(struct socktab_tw *t)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_tw_fin()");
 	return tw_rearm(t, true);
 }
 
 int socktab_tw_rearm(struct socktab_tw *t)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_tw_rearm()");
 	return tw_rearm(t, false);
 }
 
@@ -356,6 +358,7 @@ int socktab_tw_reset(struct socktab_tw *t)
 	struct socktab_sock *tw = tw_live(t);
 	struct socktab_net *net;
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_tw_reset()");
 	if (!tw)
 		return -EINVAL;
 	net = socktab__sk_net(tw);
@@ -371,6 +374,7 @@ int socktab_tw_kill(struct socktab_tw *t)
 {
 	struct socktab_sock *tw = tw_live(t);
 
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_tw_kill()");
 	if (!tw)
 		return -EINVAL;
 	tw_kill(socktab__sk_net(tw), tw);

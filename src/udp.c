@@ -1245,6 +1245,7 @@ int socktab__udp_sendto_locked(struct socktab_sock *sk, const struct sockaddr *d
 
 int socktab_net_set_udp_hash4(struct socktab_net *net, int on)
 {
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_set_udp_hash4()");
 	if (!net)
 		return -EINVAL;
 	WR(net->udp->hash4_on, on != 0);
