@@ -56,8 +56,8 @@
  * leave on their way (a quiescent state). docs/concurrency.md, "What may run inside a
  * read-side section", gives the reasons. Builds with -Dpacket_path_checks=true check what the
  * code can: the calls of "only inside" stop (assert) outside a section; those of "outside any
- * section of its own" refuse or stop inside one (as each says); the socket, listener and
- * request-entry calls of "not inside a dispatch callback" print which and abort inside one.
+ * section of its own" refuse or stop inside one (as each says); the calls of "not inside a
+ * dispatch callback" that take a lock or change something print which and abort inside one.
  *
  * Rule numbers (R1...) in the comments refer to docs/rules.md, which states the kernel behaviour
  * each one names.
