@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "socktab/socktab.h"
 
@@ -92,6 +94,40 @@ struct check__test {
 	}
 
 /* ---- helpers shared by the unit tests ---- */
+
+/*
+ * Run @fn(@arg) in a child process with stderr captured into @err (NUL-terminated); a child
+ * still running after 10 s is killed by SIGALRM (a hang is a failure, not a stuck test). Returns
+ * the child's wait status, or -1 when it could not be run.
+ */
+static inline int check_run_child(void (*fn)(void *), void *arg, char *err, size_t errlen)
+{
+	int fds[2], status = 0;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		alarm(10);
+		fn(arg);
+		_exit(0);
+	}
+	close(fds[1]);
+	while (got + 1 < errlen && (n = read(fds[0], err + got, errlen - 1 - got)) > 0)
+		got += (size_t)n;
+	err[got] = 0;
+	close(fds[0]);
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
 
 static inline struct sockaddr_in check_sin(const char *ip, int port)
 {

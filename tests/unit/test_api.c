@@ -6,39 +6,6 @@
 
 #include "check.h"
 
-/*
- * Run @fn(@arg) in a child process with stderr captured into @err (NUL-terminated); a child
- * still running after 10 s is killed by SIGALRM (a hang is a failure, not a stuck test). Returns
- * the child's wait status.
- */
-static int run_child(void (*fn)(void *), void *arg, char *err, size_t errlen)
-{
-	int fds[2], status = 0;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(fds))
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 2);
-		alarm(10);
-		fn(arg);
-		_exit(0);
-	}
-	close(fds[1]);
-	while (got + 1 < errlen && (n = read(fds[0], err + got, errlen - 1 - got)) > 0)
-		got += (size_t)n;
-	err[got] = 0;
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	return status;
-}
-
 /* The child died of SIGABRT after printing @msg. */
 #define CHECK_ABORTED(status, err, msg)                                                            \
 	do {                                                                                       \
@@ -142,7 +109,7 @@ TEST(net_params_size_limits)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		socktab_net_params_init(&p);
 		memcpy((char *)&p + bad[i].off, &bad[i].v, sizeof(uint32_t));
-		int st = run_child(net_new_child, &p, err, sizeof(err));
+		int st = check_run_child(net_new_child, &p, err, sizeof(err));
 
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			fprintf(stderr, "size case %zu (value %" PRIu32 "): status %#x\n", i,
@@ -448,7 +415,7 @@ TEST(sock_put_freed_aborts)
 	socktab_rcu_read_lock();
 	CHECK_EQ(socktab_sock_hold(sk), -ENOENT);
 	socktab_rcu_read_unlock();
-	st = run_child(put_freed_child, sk, err, sizeof(err));
+	st = check_run_child(put_freed_child, sk, err, sizeof(err));
 	CHECK_ABORTED(st, err, "socktab: socktab_sock_put on a freed socket");
 	/* The same through a lookup's reference dropped twice. */
 	l = socktab_socket(net, SOCKTAB_UDP, AF_INET);
@@ -460,7 +427,7 @@ TEST(sock_put_freed_aborts)
 	CHECK(f == l);
 	socktab_sock_put(f);
 	CHECK_EQ(socktab_close(l), 0);
-	st = run_child(put_freed_child, l, err, sizeof(err));
+	st = check_run_child(put_freed_child, l, err, sizeof(err));
 	CHECK_ABORTED(st, err, "socktab: socktab_sock_put on a freed socket");
 	socktab_net_free(net);
 }
@@ -480,7 +447,7 @@ TEST(net_free_in_read_section_aborts)
 	int st;
 
 	CHECK(net != NULL);
-	st = run_child(net_free_in_section_child, net, err, sizeof(err));
+	st = check_run_child(net_free_in_section_child, net, err, sizeof(err));
 	CHECK_ABORTED(st, err, "socktab: socktab_net_free inside an RCU read-side section");
 	socktab_net_free(net);
 }

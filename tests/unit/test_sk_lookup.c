@@ -809,12 +809,13 @@ static int binding_cb(struct socktab_sk_lookup *ctx, void *arg)
 	return SOCKTAB_SK_PASS;
 }
 
-/* In a child: a lookup whose callback binds a socket; exits 0 if the bind came back. */
-static void control_call_in_callback(void)
+/* In a child: a lookup whose callback makes control call *@kind; exits 0 if it came back. */
+static void control_call_in_callback(void *kind)
 {
 	struct socktab_net *net;
 	struct socktab_sock *s;
 
+	control_call_kind = *(int *)kind;
 	socktab_thread_register();
 	net = socktab_net_new(NULL);
 	control_call_net = net;
@@ -830,37 +831,6 @@ static void control_call_in_callback(void)
  * ("not inside a dispatch callback") stops a build with the packet path's checks, with a line
  * naming it; the main build leaves the test out.
  */
-/* Run the callback's control call @kind in a child: its wait status, its stderr in @err. */
-static int control_call_child(int kind, char *err, size_t errlen)
-{
-	int fds[2], status = 0;
-	ssize_t n;
-	size_t got = 0;
-	pid_t pid;
-
-	control_call_kind = kind;
-
-	if (pipe(fds))
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 2);
-		alarm(10);
-		control_call_in_callback();
-	}
-	close(fds[1]);
-	while (got + 1 < errlen && (n = read(fds[0], err + got, errlen - 1 - got)) > 0)
-		got += (size_t)n;
-	err[got] = 0;
-	close(fds[0]);
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return status;
-}
-
 TEST(control_call_in_callback_stops)
 {
 	static const char *const want[2] = { "a socket call inside a dispatch callback",
@@ -868,7 +838,7 @@ TEST(control_call_in_callback_stops)
 	char err[512];
 
 	for (int kind = 0; kind < 2; kind++) {
-		int status = control_call_child(kind, err, sizeof(err));
+		int status = check_run_child(control_call_in_callback, &kind, err, sizeof(err));
 
 		CHECK(status != -1);
 #ifdef SOCKTAB_PACKET_PATH_CHECKS

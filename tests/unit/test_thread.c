@@ -171,35 +171,6 @@ TEST(register_again_then_exit)
 
 /* ---- unbalanced unlocks ---- */
 
-/* Run @fn in a child with its stderr in @err; its wait status (an alarm ends a hang). */
-static int run_child(void (*fn)(void), char *err, size_t errlen)
-{
-	int fds[2], status = 0;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(fds))
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 2);
-		alarm(10);
-		fn();
-		_exit(0);
-	}
-	close(fds[1]);
-	while (got + 1 < errlen && (n = read(fds[0], err + got, errlen - 1 - got)) > 0)
-		got += (size_t)n;
-	err[got] = 0;
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	return status;
-}
-
 #define UNBALANCED "socktab: socktab_rcu_read_unlock without a matching socktab_rcu_read_lock"
 
 /* The child died of SIGABRT after printing the unbalanced-unlock message. */
@@ -224,8 +195,9 @@ static void online_lookup(struct socktab_net *net)
 				      htons(80), SOCKTAB_LOOPBACK_IFINDEX, 0);
 }
 
-static void extra_unlock_online(void)
+static void extra_unlock_online(void *arg)
 {
+	(void)arg;
 	struct socktab_net *net = new_net();
 
 	if (socktab_thread_online())
@@ -241,8 +213,9 @@ static void extra_unlock_online(void)
 	socktab_net_free(net);
 }
 
-static void extra_unlock_outside(void)
+static void extra_unlock_outside(void *arg)
 {
+	(void)arg;
 	struct socktab_net *net = new_net();
 
 	socktab_rcu_read_lock();
@@ -254,7 +227,7 @@ static void extra_unlock_outside(void)
 TEST(unbalanced_unlock_online)
 {
 	char err[512];
-	int st = run_child(extra_unlock_online, err, sizeof(err));
+	int st = check_run_child(extra_unlock_online, NULL, err, sizeof(err));
 
 	CHECK_ABORTED(st, err);
 }
@@ -262,7 +235,7 @@ TEST(unbalanced_unlock_online)
 TEST(unbalanced_unlock_outside_section)
 {
 	char err[512];
-	int st = run_child(extra_unlock_outside, err, sizeof(err));
+	int st = check_run_child(extra_unlock_outside, NULL, err, sizeof(err));
 
 	CHECK_ABORTED(st, err);
 }
