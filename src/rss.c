@@ -139,6 +139,37 @@ static int queue_slot(const struct socktab__rss *r, uint16_t queue)
 	return lo < r->nslots && r->queues[lo] == queue ? (int)lo : -1;
 }
 
+int socktab_net_rss_queue(struct socktab_net *net, int family, const void *saddr,
+			  uint16_t sport, const void *daddr, uint16_t dport)
+{
+	uint8_t in[36];
+	size_t len = 12;
+	struct socktab__rss *r;
+	int q = -ENOENT;
+
+	if (!net || !saddr || !daddr || (family != AF_INET && family != AF_INET6))
+		return -EINVAL;
+	if (family == AF_INET6 && !(socktab__v6_is_mapped(saddr) && socktab__v6_is_mapped(daddr))) {
+		memcpy(in, saddr, 16);
+		memcpy(in + 16, daddr, 16);
+		memcpy(in + 32, &sport, 2);
+		memcpy(in + 34, &dport, 2);
+		len = 36;
+	} else {
+		/* IPv4, or a v4-mapped pair: the NIC hashes the IPv4 packet. */
+		memcpy(in, family == AF_INET ? saddr : (const uint8_t *)saddr + 12, 4);
+		memcpy(in + 4, family == AF_INET ? daddr : (const uint8_t *)daddr + 12, 4);
+		memcpy(in + 8, &sport, 2);
+		memcpy(in + 10, &dport, 2);
+	}
+	socktab__rcu_read_lock();
+	r = atomic_load_explicit(&net->rss, memory_order_acquire);
+	if (r)
+		q = r->reta[socktab_rss_hash(r->key, sizeof(r->key), in, len) & r->reta_mask];
+	socktab__rcu_read_unlock();
+	return q;
+}
+
 int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_len,
 			const uint16_t *reta, uint32_t reta_len)
 {

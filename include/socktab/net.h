@@ -402,6 +402,20 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_len,
 			const uint16_t *reta, uint32_t reta_len);
 int socktab_sock_set_rss_queue(struct socktab_sock *sk, int queue);
+
+/*
+ * The queue the net's RSS state gives a packet from (@saddr, @sport) to (@daddr, @dport) (the
+ * peer's side first, as it arrives; addresses and ports in network order; @saddr and @daddr
+ * point to a uint32_t for AF_INET or a struct in6_addr for AF_INET6, a v4-mapped pair hashed as
+ * IPv4): RETA[toeplitz & (reta_len - 1)], the queue a NIC with that key and RETA delivers it on.
+ * For a stack on a device without RSS (virtual ones report none) that spreads packets over its
+ * threads in software and must hand one to the thread whose queue owns it. Returns the queue,
+ * -ENOENT (no RSS state: socktab_net_set_rss() was not called, or turned it off) or -EINVAL.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * It enters a read-side section of its own and takes no lock.
+ */
+int socktab_net_rss_queue(struct socktab_net *net, int family, const void *saddr,
+			  uint16_t sport, const void *daddr, uint16_t dport);
 /*
  * The plain Toeplitz hash of @len input bytes (Microsoft RSS: source address, destination
  * address, source port, destination port, all in network order) with @key; it needs

@@ -771,5 +771,52 @@ TEST(rss_same_ports_as_reference)
 	socktab_net_free(b);
 }
 
+/*
+ * socktab_net_rss_queue(): the queue of each verification vector's packet is the RETA entry its
+ * TCP hash picks, IPv4, IPv6 and v4-mapped; none without RSS state; bad arguments refused.
+ */
+TEST(rss_queue_of_a_packet)
+{
+	static const uint16_t reta[8] = { 3, 1, 4, 1, 5, 9, 2, 6 };
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct in6_addr s6, d6;
+	uint32_t s4, d4;
+
+	CHECK(net);
+	inet_pton(AF_INET, v4vecs[0].src, &s4);
+	inet_pton(AF_INET, v4vecs[0].dst, &d4);
+	CHECK_EQ(socktab_net_rss_queue(net, AF_INET, &s4, htons(v4vecs[0].sport), &d4,
+				       htons(v4vecs[0].dport)), -ENOENT);
+	CHECK_EQ(socktab_net_set_rss(net, ms_key, sizeof(ms_key), reta, 8), 0);
+	for (size_t i = 0; i < sizeof(v4vecs) / sizeof(v4vecs[0]); i++) {
+		inet_pton(AF_INET, v4vecs[i].src, &s4);
+		inet_pton(AF_INET, v4vecs[i].dst, &d4);
+		CHECK_EQ(socktab_net_rss_queue(net, AF_INET, &s4, htons(v4vecs[i].sport), &d4,
+					       htons(v4vecs[i].dport)),
+			 reta[v4vecs[i].with_tcp & 7]);
+		/* The same packet seen by an IPv6 socket: v4-mapped, hashed as IPv4. */
+		socktab__v6_map(&s6, s4);
+		socktab__v6_map(&d6, d4);
+		CHECK_EQ(socktab_net_rss_queue(net, AF_INET6, &s6, htons(v4vecs[i].sport), &d6,
+					       htons(v4vecs[i].dport)),
+			 reta[v4vecs[i].with_tcp & 7]);
+	}
+	for (size_t i = 0; i < sizeof(v6vecs) / sizeof(v6vecs[0]); i++) {
+		inet_pton(AF_INET6, v6vecs[i].src, &s6);
+		inet_pton(AF_INET6, v6vecs[i].dst, &d6);
+		CHECK_EQ(socktab_net_rss_queue(net, AF_INET6, &s6, htons(v6vecs[i].sport), &d6,
+					       htons(v6vecs[i].dport)),
+			 reta[v6vecs[i].with_tcp & 7]);
+	}
+	CHECK_EQ(socktab_net_rss_queue(NULL, AF_INET, &s4, 1, &d4, 2), -EINVAL);
+	CHECK_EQ(socktab_net_rss_queue(net, AF_UNIX, &s4, 1, &d4, 2), -EINVAL);
+	CHECK_EQ(socktab_net_rss_queue(net, AF_INET, NULL, 1, &d4, 2), -EINVAL);
+	CHECK_EQ(socktab_net_rss_queue(net, AF_INET, &s4, 1, NULL, 2), -EINVAL);
+	CHECK_EQ(socktab_net_set_rss(net, NULL, 0, NULL, 0), 0);
+	CHECK_EQ(socktab_net_rss_queue(net, AF_INET, &s4, 1, &d4, 2), -ENOENT);
+	socktab_net_free(net);
+}
+
 CHECK_MAIN(toeplitz_ms_vectors_v4, toeplitz_ms_vectors_v6, rss_ports_land_on_queue, rss_api_errors,
-	   rss_rejected_counted, rss_queue_share_full, rss_reconfigure, rss_same_ports_as_reference)
+	   rss_rejected_counted, rss_queue_share_full, rss_reconfigure, rss_same_ports_as_reference,
+	   rss_queue_of_a_packet)
