@@ -129,6 +129,23 @@ static inline int check_run_child(void (*fn)(void *), void *arg, char *err, size
 	return status;
 }
 
+/* An IPv4 address in network order, or an IPv6 one, from its text. */
+static inline uint32_t check_ip4(const char *s)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+static inline struct in6_addr check_ip6(const char *s)
+{
+	struct in6_addr a;
+
+	inet_pton(AF_INET6, s, &a);
+	return a;
+}
+
 static inline struct sockaddr_in check_sin(const char *ip, int port)
 {
 	struct sockaddr_in a;

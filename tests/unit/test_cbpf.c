@@ -475,14 +475,6 @@ TEST(run_nlattr)
 
 /* ---- through the socket API ---- */
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
 static int attach(struct socktab_sock *sk, const struct sock_filter *f, uint32_t n)
 {
 	struct sock_fprog fp = { .len = (unsigned short)n, .filter = (struct sock_filter *)f };
@@ -493,7 +485,7 @@ static int attach(struct socktab_sock *sk, const struct sock_filter *f, uint32_t
 static struct socktab_sock *lookup_udp(struct socktab_net *net, int sport, int dport)
 {
 	struct socktab_sock *sk =
-		socktab_lookup_udp4(net, ip4("127.0.0.1"), htons((uint16_t)sport), ip4("127.0.0.1"),
+		socktab_lookup_udp4(net, check_ip4("127.0.0.1"), htons((uint16_t)sport), check_ip4("127.0.0.1"),
 				    htons((uint16_t)dport), SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 	socktab_sock_put(sk); /* only compared; the sockets stay open */
@@ -639,7 +631,7 @@ TEST(api_pay_offset)
 
 		CHECK_EQ(socktab_set_rx_payload(pl, len), 0);
 		CHECK(lookup_udp(net, 40000, 7800) == u[len]);
-		sk = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.1"),
+		sk = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(40000), check_ip4("127.0.0.1"),
 					 htons(7800), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		socktab_sock_put(sk);
 		CHECK(sk == t[len]);

@@ -8,39 +8,23 @@
 #include "check.h"
 #include "dev.h"
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
-static struct in6_addr ip6(const char *s)
-{
-	struct in6_addr a;
-
-	inet_pton(AF_INET6, s, &a);
-	return a;
-}
-
 static int add4(struct socktab_net *net, int dev, const char *a, int plen)
 {
-	uint32_t v = ip4(a);
+	uint32_t v = check_ip4(a);
 
 	return socktab_addr_add(net, dev, AF_INET, &v, plen);
 }
 
 static int del4(struct socktab_net *net, int dev, const char *a, int plen)
 {
-	uint32_t v = ip4(a);
+	uint32_t v = check_ip4(a);
 
 	return socktab_addr_del(net, dev, AF_INET, &v, plen);
 }
 
 static int add6(struct socktab_net *net, int dev, const char *a, int plen)
 {
-	struct in6_addr v = ip6(a);
+	struct in6_addr v = check_ip6(a);
 
 	return socktab_addr_add(net, dev, AF_INET6, &v, plen);
 }
@@ -55,7 +39,7 @@ static const void *snap(struct socktab_net *net)
 static int rtype4(struct socktab_net *net, const char *a, int oif, char *src)
 {
 	struct socktab_route_result r;
-	uint32_t d = ip4(a);
+	uint32_t d = check_ip4(a);
 	int err = socktab_route_lookup(net, AF_INET, &d, oif, &r);
 
 	if (err)
@@ -70,8 +54,8 @@ TEST(dev_api_errors_change_nothing)
 	struct socktab_net *net = socktab_net_new(NULL);
 	const void *s0;
 	int d0;
-	uint32_t v = ip4("192.0.2.1"), mc = ip4("224.0.0.1"), zero = 0;
-	struct in6_addr v6 = ip6("2001:db8::1"), mapped = ip6("::ffff:192.0.2.1");
+	uint32_t v = check_ip4("192.0.2.1"), mc = check_ip4("224.0.0.1"), zero = 0;
+	struct in6_addr v6 = check_ip6("2001:db8::1"), mapped = check_ip6("::ffff:192.0.2.1");
 
 	CHECK(net);
 	CHECK_EQ(socktab_dev_index(net, "lo"), SOCKTAB_LOOPBACK_IFINDEX);
@@ -159,7 +143,7 @@ TEST(dev_ipv4_routes)
 	CHECK_EQ(add4(net, SOCKTAB_LOOPBACK_IFINDEX, "203.0.113.1", 24), 0);
 	CHECK_EQ(rtype4(net, "203.0.113.200", 0, NULL), SOCKTAB_RTN_LOCAL);
 	/* User routes, and the device-bound lookup that assumes on-link. */
-	uint32_t net198 = ip4("198.51.100.0");
+	uint32_t net198 = check_ip4("198.51.100.0");
 
 	CHECK_EQ(add4(net, d0, "192.0.2.10", 24), 0);
 	CHECK_EQ(socktab_route_add(net, AF_INET, &net198, 24, d0, NULL), 0);
@@ -178,7 +162,7 @@ TEST(dev_ipv6_addresses)
 {
 	struct socktab_net *net = socktab_net_new(NULL);
 	struct socktab_route_result r;
-	struct in6_addr a = ip6("2001:db8::1"), n = ip6("2001:db8::2");
+	struct in6_addr a = check_ip6("2001:db8::1"), n = check_ip6("2001:db8::2");
 	int d0;
 
 	CHECK(net);
@@ -192,7 +176,7 @@ TEST(dev_ipv6_addresses)
 	CHECK_EQ(r.type, SOCKTAB_RTN_UNICAST);
 	CHECK(!memcmp(&r.src, &a, 16));
 	/* Strict with an output device: ::1 is not reachable through d0. */
-	struct in6_addr lo = ip6("::1");
+	struct in6_addr lo = check_ip6("::1");
 
 	CHECK_EQ(socktab_route_lookup(net, AF_INET6, &lo, d0, &r), -ENETUNREACH);
 	CHECK_EQ(socktab_dev_set_up(net, d0, 0), 0);
@@ -259,7 +243,7 @@ TEST(dev_ipv6_scope)
 	d0 = socktab_dev_add(net, "d0", 1);
 	d1 = socktab_dev_add(net, "d1", 1);
 	CHECK_EQ(add6(net, d0, "fe80::1", 64), 0);
-	a.sin6_addr = ip6("fe80::1");
+	a.sin6_addr = check_ip6("fe80::1");
 	s = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
 	CHECK_EQ(socktab_bind(s, (struct sockaddr *)&a, sizeof(a)), -EINVAL); /* no scope */
 	a.sin6_scope_id = (uint32_t)d1;
@@ -381,12 +365,12 @@ TEST(dev_lookup_by_ingress)
 	}
 	/* A SYN to port 80 reaches the listener of the device it came in on. */
 	for (int i = 0; i < 2; i++) {
-		hit = socktab_lookup_tcp4(net, ip4("192.0.2.99"), htons(1234), ip4("192.0.2.10"),
+		hit = socktab_lookup_tcp4(net, check_ip4("192.0.2.99"), htons(1234), check_ip4("192.0.2.10"),
 					  htons(80), dev[i], 0);
 		CHECK(hit == ln[i]);
 		socktab_sock_put(hit);
 	}
-	hit = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(1234), ip4("127.0.0.1"), htons(80),
+	hit = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(1234), check_ip4("127.0.0.1"), htons(80),
 				  SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(hit == NULL); /* loopback traffic: neither device's listener */
 	/* 50,000 connections from 198.51.100.7 (bound there) toward three destinations. */
@@ -404,13 +388,13 @@ TEST(dev_lookup_by_ingress)
 	for (int i = 0; i < n; i++) {
 		int lport = check_port(conn[i]);
 
-		hit = socktab_lookup_tcp4(net, ip4(dst[i % 3]), htons(443), ip4("198.51.100.7"),
+		hit = socktab_lookup_tcp4(net, check_ip4(dst[i % 3]), htons(443), check_ip4("198.51.100.7"),
 					  htons((uint16_t)lport), dev[1], 0);
 		CHECK(hit == conn[i]);
 		socktab_sock_put(hit);
 		/* the same tuple from the other device finds nothing */
-		hit = socktab_lookup_established4(net, ip4(dst[i % 3]), htons(443),
-						  ip4("198.51.100.7"), htons((uint16_t)lport),
+		hit = socktab_lookup_established4(net, check_ip4(dst[i % 3]), htons(443),
+						  check_ip4("198.51.100.7"), htons((uint16_t)lport),
 						  dev[0], 0);
 		CHECK(hit == NULL);
 	}

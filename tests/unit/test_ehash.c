@@ -2,14 +2,6 @@
 /* ehash lookups: R3-R5, R21, R25-R28; namespaces in shared and private tables (R1, R13). */
 #include "check.h"
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
 /* Lookups find each established socket by its exact 4-tuple and nothing else. */
 TEST(lookup_finds_exactly)
 {
@@ -30,24 +22,24 @@ TEST(lookup_finds_exactly)
 
 		snprintf(dst, sizeof(dst), "127.0.%d.%d", i / 50, 1 + i % 50);
 		/* Packet from the peer (dst:1000+i) to us (127.0.0.1:port). */
-		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4(dst), htons((uint16_t)(1000 + i)),
-							     ip4("127.0.0.1"),
+		struct socktab_sock *f = socktab_lookup_tcp4(net, check_ip4(dst), htons((uint16_t)(1000 + i)),
+							     check_ip4("127.0.0.1"),
 							     htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f == s[i]);
 		socktab_sock_put(f);
 		/* Each field changed alone must miss. */
-		CHECK(!socktab_lookup_tcp4(net, ip4(dst), htons((uint16_t)(1001 + i)),
-					   ip4("127.0.0.1"), htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0));
-		CHECK(!socktab_lookup_tcp4(net, ip4(dst), htons((uint16_t)(1000 + i)),
-					   ip4("127.0.0.2"), htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0));
-		CHECK(!socktab_lookup_tcp4(net, ip4("127.1.1.1"), htons((uint16_t)(1000 + i)),
-					   ip4("127.0.0.1"), htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0));
-		CHECK(!socktab_lookup_tcp4(net, ip4(dst), htons((uint16_t)(1000 + i)),
-					   ip4("127.0.0.1"), htons((uint16_t)(ports[i] ^ 1)), SOCKTAB_LOOPBACK_IFINDEX, 0));
+		CHECK(!socktab_lookup_tcp4(net, check_ip4(dst), htons((uint16_t)(1001 + i)),
+					   check_ip4("127.0.0.1"), htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0));
+		CHECK(!socktab_lookup_tcp4(net, check_ip4(dst), htons((uint16_t)(1000 + i)),
+					   check_ip4("127.0.0.2"), htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0));
+		CHECK(!socktab_lookup_tcp4(net, check_ip4("127.1.1.1"), htons((uint16_t)(1000 + i)),
+					   check_ip4("127.0.0.1"), htons((uint16_t)ports[i]), SOCKTAB_LOOPBACK_IFINDEX, 0));
+		CHECK(!socktab_lookup_tcp4(net, check_ip4(dst), htons((uint16_t)(1000 + i)),
+					   check_ip4("127.0.0.1"), htons((uint16_t)(ports[i] ^ 1)), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	}
 	for (int i = 0; i < 200; i++)
 		socktab_close(s[i]);
-	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(1000), ip4("127.0.0.1"),
+	CHECK(!socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(1000), check_ip4("127.0.0.1"),
 				   htons((uint16_t)ports[0]), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	socktab_net_free(net);
 }
@@ -69,16 +61,16 @@ TEST(lookup_v6_and_mapped)
 	CHECK(f == a);
 	socktab_sock_put(f);
 	/* An IPv4 lookup never finds the IPv6 socket (its v4 alias is 127.0.0.6). */
-	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.6"), htons(8080), ip4("127.0.0.6"),
+	CHECK(!socktab_lookup_tcp4(net, check_ip4("127.0.0.6"), htons(8080), check_ip4("127.0.0.6"),
 				   htons((uint16_t)check_port(a)), SOCKTAB_LOOPBACK_IFINDEX, 0));
-	f = socktab_lookup_tcp4(net, ip4("127.0.0.5"), htons(8080), ip4("127.0.0.1"),
+	f = socktab_lookup_tcp4(net, check_ip4("127.0.0.5"), htons(8080), check_ip4("127.0.0.1"),
 				htons((uint16_t)check_port(b)), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
 	socktab_sock_put(f);
 	f = socktab_lookup_tcp6(net, &m2, htons(8080), &m1, htons((uint16_t)check_port(b)), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
 	socktab_sock_put(f);
-	uint32_t s4 = ip4("127.0.0.5"), d4 = ip4("127.0.0.1");
+	uint32_t s4 = check_ip4("127.0.0.5"), d4 = check_ip4("127.0.0.1");
 
 	f = socktab_lookup_tcp(net, AF_INET, &s4, htons(8080), &d4, htons((uint16_t)check_port(b)), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
@@ -106,17 +98,17 @@ TEST(shared_tables_isolate_nets)
 	CHECK_EQ(check_bind4(b, "127.0.0.1", 40000), 0); /* different net: no conflict */
 	CHECK_EQ(check_connect4(a, "127.0.0.1", 80), 0);
 	CHECK_EQ(check_connect4(b, "127.0.0.1", 80), 0);
-	f = socktab_lookup_tcp4(n1, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_tcp4(n1, check_ip4("127.0.0.1"), htons(80), check_ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == a);
 	socktab_sock_put(f);
-	f = socktab_lookup_tcp4(n2, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_tcp4(n2, check_ip4("127.0.0.1"), htons(80), check_ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
 	socktab_sock_put(f);
 	socktab_close(a);
-	f = socktab_lookup_tcp4(n1, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_tcp4(n1, check_ip4("127.0.0.1"), htons(80), check_ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(!f);
 	socktab_net_free(n1); /* tables stay alive for n2 */
-	f = socktab_lookup_tcp4(n2, ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_tcp4(n2, check_ip4("127.0.0.1"), htons(80), check_ip4("127.0.0.1"), htons(40000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == b);
 	socktab_sock_put(f);
 	socktab_close(b);
@@ -150,7 +142,7 @@ TEST(shared_tables_many_nets)
 	}
 	for (int i = 0; i < N; i++) {
 		struct socktab_sock *f = socktab_lookup_established4(
-			n[i], ip4("127.0.0.1"), htons(80), ip4("127.0.0.1"), htons(40000),
+			n[i], check_ip4("127.0.0.1"), htons(80), check_ip4("127.0.0.1"), htons(40000),
 			SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 		CHECK(f == s[i]);
@@ -180,8 +172,8 @@ TEST(one_slot_table)
 			 0);
 	}
 	for (int i = 0; i < 64; i += 2) {
-		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(80),
-							     ip4("127.0.0.1"),
+		struct socktab_sock *f = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(80),
+							     check_ip4("127.0.0.1"),
 							     htons((uint16_t)check_port(s[i])), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f == s[i]);
 		socktab_sock_put(f);
@@ -205,13 +197,13 @@ TEST(lport_added_after_hash)
 	a = socktab_net_new(&p);
 	p.variant = SOCKTAB_VARIANT_LINUX_6_1;
 	b = socktab_net_new(&p);
-	uint32_t h0 = socktab__ehashfn4(a, ip4("127.0.0.1"), 0, ip4("127.0.0.2"), htons(80));
+	uint32_t h0 = socktab__ehashfn4(a, check_ip4("127.0.0.1"), 0, check_ip4("127.0.0.2"), htons(80));
 
 	for (uint16_t port = 1; port < 100; port++)
-		CHECK_EQ(socktab__ehashfn4(a, ip4("127.0.0.1"), port, ip4("127.0.0.2"), htons(80)),
+		CHECK_EQ(socktab__ehashfn4(a, check_ip4("127.0.0.1"), port, check_ip4("127.0.0.2"), htons(80)),
 			 (uint32_t)(h0 + port));
-	uint32_t g0 = socktab__ehashfn4(b, ip4("127.0.0.1"), 1, ip4("127.0.0.2"), htons(80));
-	uint32_t g1 = socktab__ehashfn4(b, ip4("127.0.0.1"), 2, ip4("127.0.0.2"), htons(80));
+	uint32_t g0 = socktab__ehashfn4(b, check_ip4("127.0.0.1"), 1, check_ip4("127.0.0.2"), htons(80));
+	uint32_t g1 = socktab__ehashfn4(b, check_ip4("127.0.0.1"), 2, check_ip4("127.0.0.2"), htons(80));
 
 	CHECK_NE(g1, g0 + 1);
 	socktab_net_free(a);

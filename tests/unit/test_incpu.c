@@ -11,14 +11,6 @@
 #include "check.h"
 #include "reuseport.h"
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
 static int getint(struct socktab_sock *sk, int *v)
 {
 	socklen_t n = sizeof(*v);
@@ -58,7 +50,7 @@ static struct socktab_sock *listener4(struct socktab_net *net, int port, int cpu
 static struct socktab_sock *lookup_tcp(struct socktab_net *net, int sport, int dport)
 {
 	struct socktab_sock *sk =
-		socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons((uint16_t)sport), ip4("127.0.0.1"),
+		socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons((uint16_t)sport), check_ip4("127.0.0.1"),
 				    htons((uint16_t)dport), SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 	socktab_sock_put(sk); /* the pointer is only compared; the sockets stay open */
@@ -69,7 +61,7 @@ static struct socktab_sock *lookup_udp(struct socktab_net *net, const char *src,
 				       int dport)
 {
 	struct socktab_sock *sk =
-		socktab_lookup_udp4(net, ip4(src), htons((uint16_t)sport), ip4("127.0.0.1"),
+		socktab_lookup_udp4(net, check_ip4(src), htons((uint16_t)sport), check_ip4("127.0.0.1"),
 				    htons((uint16_t)dport), SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 	socktab_sock_put(sk);

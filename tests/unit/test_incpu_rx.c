@@ -30,22 +30,6 @@ static bool flags_agree(struct socktab_sock *sk)
 	return f == socktab__incpu_flags(atomic_load(&sk->cold->incoming_cpu));
 }
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
-static struct in6_addr ip6(const char *s)
-{
-	struct in6_addr a;
-
-	inet_pton(AF_INET6, s, &a);
-	return a;
-}
-
 /* A listener on 127.0.0.1:@port naming CPU @cpu (-1: none), with SO_REUSEPORT if @rp. */
 static struct socktab_sock *listener4(struct socktab_net *net, int port, int cpu, int rp)
 {
@@ -81,7 +65,7 @@ static struct socktab_sock *child4(struct socktab_sock *ln, int lport, int rport
 
 static struct socktab_tuple4 tuple4(int rport, int lport)
 {
-	return (struct socktab_tuple4){ ip4("127.0.0.2"), ip4("127.0.0.1"), htons((uint16_t)rport),
+	return (struct socktab_tuple4){ check_ip4("127.0.0.2"), check_ip4("127.0.0.1"), htons((uint16_t)rport),
 					htons((uint16_t)lport), SOCKTAB_LOOPBACK_IFINDEX, 0 };
 }
 
@@ -93,7 +77,7 @@ TEST(tcp4_every_form)
 	struct socktab_sock *ln = listener4(net, 8800, 9, 0), *c, *got, *out[2];
 	struct socktab_tuple4 k[2] = { tuple4(40000, 8800), tuple4(40001, 8800) };
 	struct socktab_hit hits[2];
-	uint32_t r = ip4("127.0.0.2"), l = ip4("127.0.0.1");
+	uint32_t r = check_ip4("127.0.0.2"), l = check_ip4("127.0.0.1");
 	int cpu = 0;
 
 	CHECK(ln);
@@ -178,7 +162,7 @@ TEST(tcp6_forms)
 	struct socktab_net *net = socktab_net_new(NULL);
 	struct socktab_sock *ln = socktab_socket(net, SOCKTAB_TCP, AF_INET6), *c, *got;
 	struct sockaddr_in6 la = check_sin6("::1", 8810), ra = check_sin6("::1", 41000);
-	struct in6_addr a = ip6("::1");
+	struct in6_addr a = check_ip6("::1");
 	struct socktab_tuple6 k = { a, a, htons(41000), htons(8810), SOCKTAB_LOOPBACK_IFINDEX, 0 };
 	struct socktab_hit hit;
 
@@ -223,7 +207,7 @@ TEST(entries_left_alone)
 	struct socktab_net *net;
 	struct socktab_sock *ln, *c, *req, *got;
 	struct sockaddr_in l = check_sin("127.0.0.1", 8820), r = check_sin("127.0.0.2", 42001);
-	uint32_t rem = ip4("127.0.0.2"), loc = ip4("127.0.0.1");
+	uint32_t rem = check_ip4("127.0.0.2"), loc = check_ip4("127.0.0.1");
 	uint8_t f;
 
 	socktab_net_params_init(&p);
@@ -270,7 +254,7 @@ TEST(flag_bits)
 	struct socktab_sock *ln = listener4(net, 8830, -1, 0), *c, *got;
 	static const int cpus[] = { 1000, 7, 0, SOCKTAB__SOCKF_CPU_MAX,
 				    SOCKTAB__SOCKF_CPU_MAX + 1, 65535, 2147483647, 1 };
-	uint32_t r = ip4("127.0.0.2"), l = ip4("127.0.0.1");
+	uint32_t r = check_ip4("127.0.0.2"), l = check_ip4("127.0.0.1");
 	uint8_t other;
 
 	CHECK(ln);
@@ -322,7 +306,7 @@ TEST(default_cpu)
 	CHECK_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
 	CHECK_EQ(socktab__rx_cpu_now(), here);
 	CHECK_EQ(socktab_set_rx_cpu(-1), 0);
-	got = socktab_lookup_tcp4(net, ip4("127.0.0.2"), htons(44000), ip4("127.0.0.1"),
+	got = socktab_lookup_tcp4(net, check_ip4("127.0.0.2"), htons(44000), check_ip4("127.0.0.1"),
 				  htons(8840), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	sched_setaffinity(0, sizeof(old), &old);
 	CHECK(got == c);
@@ -350,7 +334,7 @@ TEST(group_count_untouched)
 	CHECK_EQ(check_setint(c, SOL_SOCKET, SO_INCOMING_CPU, -1), 0);
 	CHECK_EQ(atomic_load(&g->incoming_cpu), 0);
 	socktab_set_rx_cpu(0);
-	got = socktab_lookup_tcp4(net, ip4("127.0.0.2"), htons(45000), ip4("127.0.0.1"),
+	got = socktab_lookup_tcp4(net, check_ip4("127.0.0.2"), htons(45000), check_ip4("127.0.0.1"),
 				  htons(8850), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(got == c);
 	socktab_sock_put(got);
@@ -369,7 +353,7 @@ static struct socktab_sock *lookup_udp(struct socktab_net *net, const char *src,
 				       int dport)
 {
 	struct socktab_sock *sk =
-		socktab_lookup_udp4(net, ip4(src), htons((uint16_t)sport), ip4("127.0.0.1"),
+		socktab_lookup_udp4(net, check_ip4(src), htons((uint16_t)sport), check_ip4("127.0.0.1"),
 				    htons((uint16_t)dport), SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 	socktab_sock_put(sk);
@@ -384,9 +368,9 @@ TEST(udp)
 	struct socktab_sock *u = socktab_socket(net, SOCKTAB_UDP, AF_INET);
 	struct socktab_sock *w = socktab_socket(net, SOCKTAB_UDP, AF_INET), *got;
 	struct socktab_tuple4 k[2] = {
-		{ ip4("127.0.0.2"), ip4("127.0.0.1"), htons(46000), htons(8860),
+		{ check_ip4("127.0.0.2"), check_ip4("127.0.0.1"), htons(46000), htons(8860),
 		  SOCKTAB_LOOPBACK_IFINDEX, 0 },
-		{ ip4("127.0.0.3"), ip4("127.0.0.1"), htons(46001), htons(8861),
+		{ check_ip4("127.0.0.3"), check_ip4("127.0.0.1"), htons(46001), htons(8861),
 		  SOCKTAB_LOOPBACK_IFINDEX, 0 },
 	};
 	struct socktab_hit hits[2];
@@ -407,7 +391,7 @@ TEST(udp)
 	CHECK_EQ(socktab_net_set_udp_hash4(net, 0), 0);
 	socktab_set_rx_cpu(20);
 	socktab_rcu_read_lock();
-	got = socktab_lookup_udp4_rcu(net, ip4("127.0.0.2"), htons(46000), ip4("127.0.0.1"),
+	got = socktab_lookup_udp4_rcu(net, check_ip4("127.0.0.2"), htons(46000), check_ip4("127.0.0.1"),
 				      htons(8860), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	socktab_rcu_read_unlock();
 	CHECK(got == u);
@@ -447,7 +431,7 @@ struct racer {
 static void *race_lookups(void *arg)
 {
 	struct racer *r = arg;
-	uint32_t rem = ip4("127.0.0.2"), loc = ip4("127.0.0.1");
+	uint32_t rem = check_ip4("127.0.0.2"), loc = check_ip4("127.0.0.1");
 
 	socktab_thread_register();
 	socktab_set_rx_cpu(r->cpu);

@@ -4,14 +4,6 @@
 
 #include "check.h"
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
 static struct socktab_sock *listener4(struct socktab_net *net, const char *ip, int port, int rp)
 {
 	struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
@@ -86,20 +78,20 @@ TEST(specific_beats_wildcard)
 	CHECK(w);
 	CHECK_EQ(check_bind4(s, "127.0.0.2", 6000), 0);
 	CHECK_EQ(socktab_listen(s, 5), 0);
-	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"), htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(40000), check_ip4("127.0.0.2"), htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == s);
 	socktab_sock_put(f);
-	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.3"), htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(40000), check_ip4("127.0.0.3"), htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == w);
 	socktab_sock_put(f);
-	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.3"),
+	CHECK(!socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(40000), check_ip4("127.0.0.3"),
 				   htons(6001), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	socktab_close(s);
-	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"), htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(40000), check_ip4("127.0.0.2"), htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == w);
 	socktab_sock_put(f);
 	socktab_close(w);
-	CHECK(!socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(40000), ip4("127.0.0.2"),
+	CHECK(!socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(40000), check_ip4("127.0.0.2"),
 				   htons(6000), SOCKTAB_LOOPBACK_IFINDEX, 0));
 	socktab_net_free(net);
 }
@@ -117,14 +109,14 @@ TEST(v4_wildcard_beats_v6_dual)
 	check_setint(v4, SOL_SOCKET, SO_REUSEPORT, 1);
 	CHECK_EQ(check_bind6(v6, "::", 7000), 0);
 	CHECK_EQ(socktab_listen(v6, 5), 0);
-	f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons(1), ip4("127.0.0.1"), htons(7000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	f = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons(1), check_ip4("127.0.0.1"), htons(7000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 	CHECK(f == v6); /* the dual-stack listener takes IPv4 while alone */
 	socktab_sock_put(f);
 	CHECK_EQ(check_bind4(v4, "0.0.0.0", 7000), 0);
 	CHECK_EQ(socktab_listen(v4, 5), 0);
 	for (int i = 0; i < 20; i++) {
-		f = socktab_lookup_tcp4(net, ip4("127.0.0.1"), htons((uint16_t)(1000 + i)),
-					ip4("127.0.0.1"), htons(7000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+		f = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"), htons((uint16_t)(1000 + i)),
+					check_ip4("127.0.0.1"), htons(7000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f == v4);
 		socktab_sock_put(f);
 	}
@@ -148,9 +140,9 @@ TEST(reuseport_group_selection)
 		CHECK(m[i]);
 	}
 	for (int sport = 20000; sport < 20400; sport++) {
-		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
+		struct socktab_sock *f = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"),
 							     htons((uint16_t)sport),
-							     ip4("127.0.0.1"), htons(8000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+							     check_ip4("127.0.0.1"), htons(8000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		int k = -1;
 
 		for (int i = 0; i < 4; i++)
@@ -158,9 +150,9 @@ TEST(reuseport_group_selection)
 				k = i;
 		CHECK(k >= 0);
 		hits[k]++;
-		struct socktab_sock *g = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
+		struct socktab_sock *g = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"),
 							     htons((uint16_t)sport),
-							     ip4("127.0.0.1"), htons(8000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+							     check_ip4("127.0.0.1"), htons(8000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(g == f); /* stable while membership is fixed */
 		socktab_sock_put(f);
 		socktab_sock_put(g);
@@ -178,9 +170,9 @@ TEST(reuseport_group_selection)
 	socktab_close(m[0]);
 	socktab_close(m[2]);
 	for (int sport = 20000; sport < 20050; sport++) {
-		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
+		struct socktab_sock *f = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"),
 							     htons((uint16_t)sport),
-							     ip4("127.0.0.1"), htons(8000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+							     check_ip4("127.0.0.1"), htons(8000), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f == m[1] || f == m[3]);
 		socktab_sock_put(f);
 	}
@@ -202,9 +194,9 @@ TEST(reuseport_group_grows)
 	for (int i = 0; i < 200; i += 2)
 		socktab_close(m[i]);
 	for (int sport = 1; sport < 300; sport++) {
-		struct socktab_sock *f = socktab_lookup_tcp4(net, ip4("127.0.0.1"),
+		struct socktab_sock *f = socktab_lookup_tcp4(net, check_ip4("127.0.0.1"),
 							     htons((uint16_t)sport),
-							     ip4("127.0.0.1"), htons(8100), SOCKTAB_LOOPBACK_IFINDEX, 0);
+							     check_ip4("127.0.0.1"), htons(8100), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		CHECK(f);
 		CHECK_EQ(socktab_get_state(f), SOCKTAB_TCP_LISTEN);
 		socktab_sock_put(f);

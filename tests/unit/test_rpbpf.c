@@ -11,14 +11,6 @@
 #include "check.h"
 #include "reuseport.h"
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
 static int attach(struct socktab_sock *sk, const struct sock_filter *f, unsigned short n)
 {
 	struct sock_fprog fp = { .len = n, .filter = (struct sock_filter *)f };
@@ -63,7 +55,7 @@ static struct socktab_sock *udp_member(struct socktab_net *net, int port)
 static struct socktab_sock *lookup_udp(struct socktab_net *net, int sport, int dport)
 {
 	struct socktab_sock *sk =
-		socktab_lookup_udp4(net, ip4("127.0.0.1"), htons((uint16_t)sport), ip4("127.0.0.1"),
+		socktab_lookup_udp4(net, check_ip4("127.0.0.1"), htons((uint16_t)sport), check_ip4("127.0.0.1"),
 				    htons((uint16_t)dport), SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 	socktab_sock_put(sk); /* only compared; the sockets stay open */
@@ -218,7 +210,7 @@ TEST(attach_before_listen)
 	/* l0's program picks index 1 (l1). */
 	for (int s = 0; s < 8; s++) {
 		struct socktab_sock *sk = socktab_lookup_tcp4(
-			net, ip4("127.0.0.1"), htons((uint16_t)(41000 + s)), ip4("127.0.0.1"),
+			net, check_ip4("127.0.0.1"), htons((uint16_t)(41000 + s)), check_ip4("127.0.0.1"),
 			htons(7300), SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 		CHECK(sk == l[1]);

@@ -16,14 +16,6 @@
 #define N 4
 #define FLOWS 256
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
 /* A = payload[0]; return A: the member (or id) named by the datagram's first byte. */
 static int attach_byte0(struct socktab_sock *sk)
 {
@@ -69,11 +61,11 @@ static struct socktab_sock *flow(struct socktab_net *net, int proto, int port, i
 
 	socktab_set_rx_payload(pkt, sizeof(pkt));
 	if (proto == SOCKTAB_UDP)
-		sk = socktab_lookup_udp4(net, ip4("127.0.0.2"), htons((uint16_t)(20000 + i)),
-					 ip4("127.0.0.1"), htons((uint16_t)port), 1, 0);
+		sk = socktab_lookup_udp4(net, check_ip4("127.0.0.2"), htons((uint16_t)(20000 + i)),
+					 check_ip4("127.0.0.1"), htons((uint16_t)port), 1, 0);
 	else
-		sk = socktab_lookup_tcp4(net, ip4("127.0.0.2"), htons((uint16_t)(20000 + i)),
-					 ip4("127.0.0.1"), htons((uint16_t)port), 1, 0);
+		sk = socktab_lookup_tcp4(net, check_ip4("127.0.0.2"), htons((uint16_t)(20000 + i)),
+					 check_ip4("127.0.0.1"), htons((uint16_t)port), 1, 0);
 	socktab_set_rx_payload(NULL, 0);
 	socktab_sock_put(sk);
 	return sk;

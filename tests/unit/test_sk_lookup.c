@@ -18,22 +18,6 @@
 
 #include "check.h"
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
-static struct in6_addr ip6(const char *s)
-{
-	struct in6_addr a;
-
-	inet_pton(AF_INET6, s, &a);
-	return a;
-}
-
 /* One callback's script: what it assigns (with which flags) and returns; what it saw. */
 struct cb {
 	int verdict;
@@ -87,8 +71,8 @@ static struct socktab_sock *udp_bound4(struct socktab_net *net, const char *ip, 
  * reference is dropped at once (the sockets stay open: only the pointer is compared). */
 static struct socktab_sock *tcp4(struct socktab_net *net, int sport, int dport)
 {
-	struct socktab_sock *sk = socktab_lookup_tcp4(net, ip4("127.0.0.2"), htons((uint16_t)sport),
-						      ip4("127.0.0.1"), htons((uint16_t)dport),
+	struct socktab_sock *sk = socktab_lookup_tcp4(net, check_ip4("127.0.0.2"), htons((uint16_t)sport),
+						      check_ip4("127.0.0.1"), htons((uint16_t)dport),
 						      SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 	socktab_sock_put(sk);
@@ -101,8 +85,8 @@ static struct socktab_sock *tcp4_rcu(struct socktab_net *net, int sport, int dpo
 	struct socktab_sock *sk;
 
 	socktab_rcu_read_lock();
-	sk = socktab_lookup_tcp4_rcu(net, ip4("127.0.0.2"), htons((uint16_t)sport),
-				     ip4("127.0.0.1"), htons((uint16_t)dport),
+	sk = socktab_lookup_tcp4_rcu(net, check_ip4("127.0.0.2"), htons((uint16_t)sport),
+				     check_ip4("127.0.0.1"), htons((uint16_t)dport),
 				     SOCKTAB_LOOPBACK_IFINDEX, 0);
 	socktab_rcu_read_unlock();
 	return sk;
@@ -111,8 +95,8 @@ static struct socktab_sock *tcp4_rcu(struct socktab_net *net, int sport, int dpo
 static struct socktab_sock *listener4(struct socktab_net *net, int sport, int dport)
 {
 	struct socktab_sock *sk =
-		socktab_lookup_listener4(net, ip4("127.0.0.2"), htons((uint16_t)sport),
-					 ip4("127.0.0.1"), htons((uint16_t)dport),
+		socktab_lookup_listener4(net, check_ip4("127.0.0.2"), htons((uint16_t)sport),
+					 check_ip4("127.0.0.1"), htons((uint16_t)dport),
 					 SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 	socktab_sock_put(sk);
@@ -121,8 +105,8 @@ static struct socktab_sock *listener4(struct socktab_net *net, int sport, int dp
 
 static struct socktab_sock *udp4(struct socktab_net *net, const char *src, int sport, int dport)
 {
-	struct socktab_sock *sk = socktab_lookup_udp4(net, ip4(src), htons((uint16_t)sport),
-						      ip4("127.0.0.1"), htons((uint16_t)dport),
+	struct socktab_sock *sk = socktab_lookup_udp4(net, check_ip4(src), htons((uint16_t)sport),
+						      check_ip4("127.0.0.1"), htons((uint16_t)dport),
 						      SOCKTAB_LOOPBACK_IFINDEX, 0);
 
 	socktab_sock_put(sk);
@@ -376,7 +360,7 @@ TEST(ipv6)
 	struct socktab_sock *l4 = tcp_listener4(net, "127.0.0.1", 80);
 	struct socktab_sock *l6 = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
 	struct socktab_sock *u6 = socktab_socket(net, SOCKTAB_UDP, AF_INET6);
-	struct in6_addr src = ip6("2001:db8::1"), dst = ip6("::1");
+	struct in6_addr src = check_ip6("2001:db8::1"), dst = check_ip6("::1");
 	struct cb cb = { .verdict = SOCKTAB_SK_PASS, .do_assign = true };
 	struct socktab_sock *sk;
 
@@ -413,8 +397,8 @@ TEST(ipv6)
 	cb.assign = l4;
 	CHECK(tcp4(net, 1234, 9) == l4);
 	CHECK_EQ(cb.ctx.family, AF_INET);
-	CHECK_EQ(cb.ctx.remote_ip4, ip4("127.0.0.2"));
-	CHECK_EQ(cb.ctx.local_ip4, ip4("127.0.0.1"));
+	CHECK_EQ(cb.ctx.remote_ip4, check_ip4("127.0.0.2"));
+	CHECK_EQ(cb.ctx.local_ip4, check_ip4("127.0.0.1"));
 	CHECK_EQ(cb.ctx.local_port, 9);
 	socktab_close(l4);
 	socktab_close(l6);
@@ -529,11 +513,11 @@ TEST(batch_agrees)
 		static const uint16_t ports[] = { 80, 53, 1500, 3500, 5000 };
 		uint16_t dp = ports[i % 5];
 
-		k4[i] = (struct socktab_tuple4){ .saddr = ip4("127.0.0.3"),
-						 .daddr = ip4("127.0.0.1"),
+		k4[i] = (struct socktab_tuple4){ .saddr = check_ip4("127.0.0.3"),
+						 .daddr = check_ip4("127.0.0.1"),
 						 .sport = htons((uint16_t)(20000 + i)),
 						 .dport = htons(dp), .dif = 1 };
-		k6[i] = (struct socktab_tuple6){ .saddr = ip6("2001:db8::3"), .daddr = ip6("::1"),
+		k6[i] = (struct socktab_tuple6){ .saddr = check_ip6("2001:db8::3"), .daddr = check_ip6("::1"),
 						 .sport = htons((uint16_t)(20000 + i)),
 						 .dport = htons(dp), .dif = 1 };
 	}
@@ -752,7 +736,7 @@ static int own_ctx_cb(struct socktab_sk_lookup *ctx, void *arg)
 		o->null_err = socktab_sk_lookup_assign(NULL, o->sk, 0);
 		/* A lookup of another port from the callback runs this callback again (depth 1:
 		 * it only passes); then the outer context is still the one to assign with. */
-		(void)socktab_lookup_tcp4_rcu(o->net, ip4("127.0.0.2"), htons(1), ip4("127.0.0.1"),
+		(void)socktab_lookup_tcp4_rcu(o->net, check_ip4("127.0.0.2"), htons(1), check_ip4("127.0.0.1"),
 					      htons(9), SOCKTAB_LOOPBACK_IFINDEX, 0);
 		o->nested_err = socktab_sk_lookup_assign(ctx, o->sk, 0);
 	}
@@ -801,7 +785,7 @@ static int binding_cb(struct socktab_sk_lookup *ctx, void *arg)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(5999) };
 
 	(void)ctx;
-	a.sin_addr.s_addr = ip4("127.0.0.1");
+	a.sin_addr.s_addr = check_ip4("127.0.0.1");
 	if (control_call_kind == 0)
 		socktab_bind(arg, (struct sockaddr *)&a, sizeof(a));
 	else

@@ -7,14 +7,6 @@
  */
 #include "check.h"
 
-static uint32_t ip4(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
 struct vrfnet {
 	struct socktab_net *net;
 	int vrf, d0;
@@ -22,7 +14,7 @@ struct vrfnet {
 
 static int vrf_setup(struct vrfnet *v, int tcp_accept, int udp_accept)
 {
-	uint32_t a = ip4("192.0.2.1");
+	uint32_t a = check_ip4("192.0.2.1");
 	struct in6_addr a6;
 
 	inet_pton(AF_INET6, "2001:db8::1", &a6);
@@ -164,7 +156,7 @@ TEST(vrf_lookups)
 	for (int accept = 0; accept <= 1; accept++) {
 		struct vrfnet v;
 		struct socktab_sock *plain, *invrf, *hit;
-		uint32_t a = ip4("192.0.2.1"), peer = ip4("192.0.2.50");
+		uint32_t a = check_ip4("192.0.2.1"), peer = check_ip4("192.0.2.50");
 
 		CHECK_EQ(vrf_setup(&v, accept, accept), 0);
 		/* An unbound listener takes VRF traffic only with tcp_l3mdev_accept. */
@@ -217,7 +209,7 @@ TEST(vrf_connect_and_children)
 	c = sock_on(v.net, SOCKTAB_TCP, v.vrf);
 	CHECK_EQ(check_connect4(c, "192.0.2.50", 80), 0);
 	CHECK_EQ(socktab_getsockname(c, (struct sockaddr *)&me, &len), 0);
-	CHECK_EQ(me.sin_addr.s_addr, ip4("192.0.2.1"));
+	CHECK_EQ(me.sin_addr.s_addr, check_ip4("192.0.2.1"));
 	socktab_close(c);
 	ln = sock_on(v.net, SOCKTAB_TCP, 0);
 	CHECK_EQ(check_bind4(ln, "0.0.0.0", 80), 0);
