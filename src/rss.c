@@ -61,8 +61,10 @@ struct socktab__rss {
 	uint32_t reta_mask;           /* (c) */
 	uint32_t nslots;              /* (c) distinct queues in the RETA */
 	uint32_t reta_len;            /* (c) */
-	uint32_t lo4[256], hi4[256];  /* (c) IPv4: contribution of the dst-port bytes at 10, 11 */
-	uint32_t lo6[256], hi6[256];  /* (c) IPv6: at 34, 35 */
+	/* (c) The Toeplitz hash is linear: an input's hash is the XOR of what each byte at its
+	 * position contributes, whatever the input's length. byte[i][v]: the contribution of
+	 * value v at position i (36 positions: the IPv6 input; IPv4 uses the first 12). */
+	uint32_t byte[36][256];
 	uint8_t key[40];              /* (c) */
 	struct rcu_head rcu;
 	uint16_t *slot;               /* (c) [reta_len] slot of each entry's queue */
@@ -139,6 +141,17 @@ static int queue_slot(const struct socktab__rss *r, uint16_t queue)
 	return lo < r->nslots && r->queues[lo] == queue ? (int)lo : -1;
 }
 
+/* The Toeplitz hash of @len input bytes with @r's key, by its per-byte table: what
+ * socktab_rss_hash() computes bit by bit, with one table load per byte. */
+static uint32_t rss_hash_fast(const struct socktab__rss *r, const uint8_t *in, size_t len)
+{
+	uint32_t h = 0;
+
+	for (size_t i = 0; i < len; i++)
+		h ^= r->byte[i][in[i]];
+	return h;
+}
+
 int socktab_net_rss_queue(struct socktab_net *net, int family, const void *saddr,
 			  uint16_t sport, const void *daddr, uint16_t dport)
 {
@@ -165,7 +178,7 @@ int socktab_net_rss_queue(struct socktab_net *net, int family, const void *saddr
 	socktab__rcu_read_lock();
 	r = atomic_load_explicit(&net->rss, memory_order_acquire);
 	if (r)
-		q = r->reta[socktab_rss_hash(r->key, sizeof(r->key), in, len) & r->reta_mask];
+		q = r->reta[rss_hash_fast(r, in, len) & r->reta_mask];
 	socktab__rcu_read_unlock();
 	return q;
 }
@@ -179,7 +192,6 @@ int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_
 	if (!net)
 		return -EINVAL;
 	if (key) {
-		uint8_t buf[36];
 		uint32_t n = 0;
 
 		/* 40 bytes cover the IPv6 input (36) plus the 32-bit window; RETA: power of two. */
@@ -205,19 +217,22 @@ int socktab_net_set_rss(struct socktab_net *net, const uint8_t *key, size_t key_
 		r->nslots = n;
 		for (uint32_t i = 0; i < reta_len; i++)
 			r->slot[i] = (uint16_t)queue_slot(r, reta[i]);
-		for (int b = 0; b < 256; b++) {
-			memset(buf, 0, sizeof(buf));
-			buf[10] = (uint8_t)b;
-			r->hi4[b] = socktab_rss_hash(r->key, 40, buf, 12);
-			buf[10] = 0;
-			buf[11] = (uint8_t)b;
-			r->lo4[b] = socktab_rss_hash(r->key, 40, buf, 12);
-			buf[11] = 0;
-			buf[34] = (uint8_t)b;
-			r->hi6[b] = socktab_rss_hash(r->key, 40, buf, 36);
-			buf[34] = 0;
-			buf[35] = (uint8_t)b;
-			r->lo6[b] = socktab_rss_hash(r->key, 40, buf, 36);
+		for (int i = 0; i < 36; i++) {
+			/* Input bit 8i + 7 - j (bit j of the byte) adds the key's 32 bits from there:
+			 * five key bytes from bit / 8 hold them (at most key[39], for i <= 35). */
+			uint32_t w[8];
+
+			for (int j = 0; j < 8; j++) {
+				unsigned int bit = 8u * (unsigned int)i + 7u - (unsigned int)j;
+				uint64_t v = 0;
+
+				for (unsigned int k = 0; k < 5; k++)
+					v = v << 8 | r->key[bit / 8 + k];
+				w[j] = (uint32_t)(v >> (8 - bit % 8));
+			}
+			r->byte[i][0] = 0;
+			for (int v = 1; v < 256; v++)
+				r->byte[i][v] = r->byte[i][v & (v - 1)] ^ w[__builtin_ctz((unsigned)v)];
 		}
 	} else if (key_len || reta || reta_len) {
 		return -EINVAL;
@@ -265,9 +280,9 @@ bool socktab__rss_filter_init_rcu(struct socktab_net *net, const struct socktab_
 		memcpy(in, &ra, 4);
 		memcpy(in + 4, &la, 4);
 		memcpy(in + 8, &rp, 2);
-		f->base = socktab_rss_hash(r->key, 40, in, 12);
-		f->lo = r->lo4;
-		f->hi = r->hi4;
+		f->base = rss_hash_fast(r, in, 12);
+		f->lo = r->byte[11];
+		f->hi = r->byte[10];
 	} else {
 		uint8_t in[36] = { 0 };
 		struct in6_addr ra = socktab__sk_v6_daddr(sk), la = socktab__sk_v6_saddr(sk);
@@ -276,9 +291,9 @@ bool socktab__rss_filter_init_rcu(struct socktab_net *net, const struct socktab_
 		memcpy(in, &ra, 16);
 		memcpy(in + 16, &la, 16);
 		memcpy(in + 32, &rp, 2);
-		f->base = socktab_rss_hash(r->key, 40, in, 36);
-		f->lo = r->lo6;
-		f->hi = r->hi6;
+		f->base = rss_hash_fast(r, in, 36);
+		f->lo = r->byte[35];
+		f->hi = r->byte[34];
 	}
 	return true;
 }

@@ -808,6 +808,37 @@ TEST(rss_queue_of_a_packet)
 					       htons(v6vecs[i].dport)),
 			 reta[v6vecs[i].with_tcp & 7]);
 	}
+	/* Another key, and a RETA as long as the hash is wide in its low 16 bits: each queue is
+	 * the bit-by-bit hash's, for random IPv4 and IPv6 packets. */
+	{
+		static uint16_t big[65536];
+		uint8_t key[40], in[36];
+		uint64_t x = 0x2545f4914f6cdd1dull;
+
+		for (int i = 0; i < 40; i++)
+			key[i] = (uint8_t)(x = x * 6364136223846793005ull + 1, x >> 56);
+		for (int i = 0; i < 65536; i++)
+			big[i] = (uint16_t)i;
+		CHECK_EQ(socktab_net_set_rss(net, key, sizeof(key), big, 65536), 0);
+		for (int n = 0; n < 2000; n++) {
+			uint16_t sp, dp;
+
+			for (int i = 0; i < 36; i++)
+				in[i] = (uint8_t)(x = x * 6364136223846793005ull + 1, x >> 56);
+			memcpy(&sp, in + 32, 2);
+			memcpy(&dp, in + 34, 2);
+			memcpy(&s6, in, 16);
+			memcpy(&d6, in + 16, 16);
+			CHECK_EQ(socktab_net_rss_queue(net, AF_INET6, &s6, sp, &d6, dp),
+				 (int)(socktab_rss_hash(key, sizeof(key), in, 36) & 0xffff));
+			memcpy(&s4, in, 4);
+			memcpy(&d4, in + 4, 4);
+			memcpy(in + 8, &sp, 2);
+			memcpy(in + 10, &dp, 2);
+			CHECK_EQ(socktab_net_rss_queue(net, AF_INET, &s4, sp, &d4, dp),
+				 (int)(socktab_rss_hash(key, sizeof(key), in, 12) & 0xffff));
+		}
+	}
 	CHECK_EQ(socktab_net_rss_queue(NULL, AF_INET, &s4, 1, &d4, 2), -EINVAL);
 	CHECK_EQ(socktab_net_rss_queue(net, AF_UNIX, &s4, 1, &d4, 2), -EINVAL);
 	CHECK_EQ(socktab_net_rss_queue(net, AF_INET, NULL, 1, &d4, 2), -EINVAL);
