@@ -236,6 +236,9 @@ struct socktab_net {
 	/* ---- dispatch hook (sk_lookup.c): read by a lookup at its listener / unconnected step */
 	struct socktab__sk_lookup_array *_Atomic sk_lookup; /* (r, settings_lock) or NULL */
 	int sk_lookup_next_id;             /* (settings_lock) the last attachment id given */
+
+	/* ---- port feed (bind.c, socktab/feed.h): the caller's callbacks, or NULL ---- */
+	const struct socktab_port_feed *_Atomic port_feed; /* (r, settings_lock) */
 };
 
 static inline uint64_t socktab__now(struct socktab_net *net)
