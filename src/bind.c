@@ -21,9 +21,119 @@
  */
 #include <stdlib.h>
 
+#include "socktab/feed.h"
+
 #include "addr.h"
 #include "bind.h"
 #include "dev.h"
+
+/*
+ * ---- the port feed (socktab/feed.h) ----
+ * The net holds a pointer to the caller's callbacks, NULL when none: writers test it where a
+ * bucket is created or destroyed (one load, one branch), and only then open a read-side section
+ * to call it, so that socktab_net_set_port_feed() can wait for every call of the feed it replaced.
+ */
+bool socktab__feed_on(const struct socktab_net *net)
+{
+	return __builtin_expect(atomic_load_explicit(&net->port_feed, memory_order_relaxed) != NULL, 0);
+}
+
+int socktab__feed_tell(struct socktab_net *net, const struct socktab_port_key *key, int what)
+{
+	const struct socktab_port_feed *f;
+	int r = 0;
+
+	socktab__rcu_read_lock();
+	f = atomic_load_explicit(&net->port_feed, memory_order_acquire);
+	if (f && what == SOCKTAB__FEED_RELEASE)
+		f->release(f->arg, key);
+	else if (f)
+		r = f->claim(f->arg, key, what == SOCKTAB__FEED_FORCED ? SOCKTAB_FEED_F_FORCED : 0);
+	socktab__rcu_read_unlock();
+	return what == SOCKTAB__FEED_REFUSABLE && r < 0 ? r : 0;
+}
+
+/* The key a TCP socket's address bucket on @port would have (as tb2_find_or_create fills it). */
+static void sk_feed_key(const struct socktab_sock *sk, uint16_t port, int l3mdev,
+			struct socktab_port_key *k)
+{
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
+	uint32_t v4 = socktab__sk_rcv_saddr(sk);
+
+	memset(k, 0, sizeof(*k));
+	k->proto = SOCKTAB_TCP;
+	if (sk->family == AF_INET || socktab__v6_is_mapped(&a)) {
+		k->family = AF_INET;
+		socktab__v6_map(&k->addr, v4);
+	} else {
+		k->family = AF_INET6;
+		k->addr = a;
+	}
+	k->port = port;
+	k->l3mdev = l3mdev;
+}
+
+static void tb2_feed_key(const struct socktab__tb2 *tb2, struct socktab_port_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->proto = SOCKTAB_TCP;
+	k->family = tb2->addr_type == SOCKTAB__ADDR_MAPPED ? AF_INET : AF_INET6;
+	k->addr = tb2->addr;
+	k->port = tb2->port;
+	k->l3mdev = tb2->tb->l3mdev;
+}
+
+int socktab_net_set_port_feed(struct socktab_net *net, const struct socktab_port_feed *feed)
+{
+	bool left;
+	int err = 0;
+
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_set_port_feed()");
+	if (!net || (feed && (!feed->claim || !feed->release)))
+		return -EINVAL;
+	/* An online thread passes a quiescent state here; a section of the caller's own would
+	 * make the wait below wait for itself. */
+	left = socktab__rcu_wait_begin();
+	if (socktab__rcu_read_ongoing()) {
+		err = -EDEADLK;
+	} else {
+		socktab__lock(&net->settings_lock);
+		atomic_store_explicit(&net->port_feed, feed, memory_order_release);
+		socktab__unlock(&net->settings_lock);
+		/* Calls that loaded the old feed may still run: wait for them. */
+		socktab__synchronize_rcu();
+	}
+	socktab__rcu_wait_end(left);
+	return err;
+}
+
+/* The TCP half of socktab_net_port_feed_dump() (udp.c), which checks the arguments. */
+int socktab__tcp_feed_dump(struct socktab_net *net,
+			   int (*fn)(void *arg, const struct socktab_port_key *key), void *arg)
+{
+	struct socktab__tables *t;
+	int r = 0;
+
+	t = net->tab;
+	for (uint32_t i = 0; i <= t->bhash_mask && !r; i++) {
+		struct socktab__bhead *head = &t->bhash[i];
+
+		socktab__lock(socktab__bhead_lock(t, head));
+		for (struct socktab__tb *tb = atomic_load_explicit(&head->chain, memory_order_relaxed);
+		     tb && !r; tb = atomic_load_explicit(&tb->next, memory_order_relaxed)) {
+			if (tb->net != net)
+				continue;
+			for (struct socktab__tb2 *tb2 = tb->tb2_list; tb2 && !r; tb2 = tb2->tb_next) {
+				struct socktab_port_key k;
+
+				tb2_feed_key(tb2, &k);
+				r = fn(arg, &k);
+			}
+		}
+		socktab__unlock(socktab__bhead_lock(t, head));
+	}
+	return r;
+}
 
 struct socktab__tb *socktab__tb_find_locked(struct socktab__bhead *head, struct socktab_net *net,
 				     uint16_t port, int l3mdev)
@@ -201,12 +311,15 @@ struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const str
 	return tb2;
 }
 
-/* Caller holds the bhash lock of tb->port. Takes the bhash2 lock. @pa: as tb_create_locked. */
-struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
-							struct socktab__tb *tb,
-							const struct socktab_sock *sk,
-							struct socktab__bind_prealloc *pa,
-							bool *created)
+/*
+ * Caller holds the bhash lock of tb->port. Takes the bhash2 lock. @pa: as tb_create_locked.
+ * @feed: how a new bucket is told to the port feed (SOCKTAB__FEED_*; SOCKTAB__FEED_CLAIMED:
+ * the caller claimed it already). NULL with *err = -ENOMEM, or -EADDRINUSE when the feed
+ * refused it; nothing changed then.
+ */
+static struct socktab__tb2 *tb2_get(struct socktab_net *net, struct socktab__tb *tb,
+				    const struct socktab_sock *sk, struct socktab__bind_prealloc *pa,
+				    bool *created, int feed, int *err)
 {
 	struct in6_addr a;
 	uint32_t v4;
@@ -219,9 +332,26 @@ struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
 	tb2 = socktab__tb2_find_locked(net, tb, sk);
 	if (tb2)
 		return tb2;
+	if (feed != SOCKTAB__FEED_CLAIMED && socktab__feed_on(net)) {
+		struct socktab_port_key k;
+
+		sk_feed_key(sk, tb->port, tb->l3mdev, &k);
+		if (socktab__feed_tell(net, &k, feed)) {
+			*err = -EADDRINUSE;
+			return NULL;
+		}
+	}
 	tb2 = pa ? take_or_alloc((void **)&pa->tb2, sizeof(*tb2)) : calloc(1, sizeof(*tb2));
-	if (!tb2)
+	if (!tb2) {
+		if (feed != SOCKTAB__FEED_CLAIMED && socktab__feed_on(net)) {
+			struct socktab_port_key k;
+
+			sk_feed_key(sk, tb->port, tb->l3mdev, &k);
+			socktab__feed_tell(net, &k, SOCKTAB__FEED_RELEASE);
+		}
+		*err = -ENOMEM;
 		return NULL;
+	}
 	tb2->tb = tb;
 	tb2->net = net;
 	tb2->port = tb->port;
@@ -244,6 +374,19 @@ struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
 	return tb2;
 }
 
+/* The callers that cannot take a refusal (connect, an accepted child, connect()'s source
+ * address move): the feed is told, forced. */
+struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
+							struct socktab__tb *tb,
+							const struct socktab_sock *sk,
+							struct socktab__bind_prealloc *pa,
+							bool *created)
+{
+	int err;
+
+	return tb2_get(net, tb, sk, pa, created, SOCKTAB__FEED_FORCED, &err);
+}
+
 /* Caller holds the bhash lock. Frees @tb2 when it has no owner. */
 void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__tb2 *tb2)
 {
@@ -253,6 +396,12 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb2->port));
 	if (tb2->owners)
 		return;
+	if (socktab__feed_on(net)) {
+		struct socktab_port_key k;
+
+		tb2_feed_key(tb2, &k);
+		socktab__feed_tell(net, &k, SOCKTAB__FEED_RELEASE);
+	}
 	h2 = bhash2_head(net, &tb2->addr, tb2->port);
 	socktab__lock(socktab__bhead2_lock(net->tab, h2));
 	for (pp = &h2->chain; *pp; pp = &(*pp)->next)
@@ -704,8 +853,26 @@ int socktab__sk_bound_l3mdev(const struct socktab_sock *sk)
  * R49: bind(0) / listen() without bind. On success returns 0 with *portp set and the bhash lock
  * of that port held (the caller finishes the bind under it).
  */
+/*
+ * With a port feed, a port whose address bucket would be new is claimed here, where a refusal
+ * sends the walk on to the next port; *claimedp then tells the caller not to claim it again.
+ */
+static bool open_port_refused(struct socktab_net *net, struct socktab_sock *sk,
+			      struct socktab__tb *tb, uint16_t port, int l3mdev, bool *claimedp)
+{
+	struct socktab_port_key k;
+
+	if (tb && socktab__tb2_find_locked(net, tb, sk))
+		return false;
+	sk_feed_key(sk, port, l3mdev, &k);
+	if (socktab__feed_tell(net, &k, SOCKTAB__FEED_REFUSABLE))
+		return true;
+	*claimedp = true;
+	return false;
+}
+
 static int find_open_port(struct socktab_net *net, struct socktab_sock *sk, int l3mdev, int *portp,
-			  struct socktab__bhead **headp)
+			  struct socktab__bhead **headp, bool *claimedp)
 {
 	bool relax = false;
 	uint32_t rnd;
@@ -750,8 +917,11 @@ other_parity_scan:;
 		socktab__sk_set_num(sk, (uint16_t)port);
 		struct socktab__tb *tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
 
-		if (!tb || ((!use_hash2_on_bind(sk) || !addr_any_conflict(sk, tb, relax, false)) &&
-			    !csk_bind_conflict(sk, tb, socktab__tb2_find_locked(net, tb, sk), relax, false))) {
+		if ((!tb || ((!use_hash2_on_bind(sk) || !addr_any_conflict(sk, tb, relax, false)) &&
+			     !csk_bind_conflict(sk, tb, socktab__tb2_find_locked(net, tb, sk), relax,
+						false))) &&
+		    (!socktab__feed_on(net) ||
+		     !open_port_refused(net, sk, tb, (uint16_t)port, l3mdev, claimedp))) {
 			*portp = port;
 			*headp = head;
 			return 0;
@@ -784,12 +954,12 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 	struct socktab__tb *tb;
 	struct socktab__tb2 *tb2;
 	bool tb_created = false, tb2_created = false, first;
-	bool check = true;
+	bool check = true, claimed = false;
 	int port = snum, ret, l3mdev = socktab__sk_bound_l3mdev(sk);
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!port) {
-		ret = find_open_port(net, sk, l3mdev, &port, &head);
+		ret = find_open_port(net, sk, l3mdev, &port, &head, &claimed);
 		if (ret)
 			return ret;
 		check = false;
@@ -840,16 +1010,22 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		socktab__unlock(socktab__bhead_lock(net->tab, head));
 		return 0;
 	}
-	tb2 = socktab__tb2_find_or_create_locked(net, tb, sk, NULL, &tb2_created);
-	if (!tb2) {
-		ret = -ENOMEM;
+	tb2 = tb2_get(net, tb, sk, NULL, &tb2_created,
+		      claimed ? SOCKTAB__FEED_CLAIMED : SOCKTAB__FEED_REFUSABLE, &ret);
+	if (!tb2)
 		goto fail;
-	}
+	claimed = false;
 	update_fastreuse(tb, tb2, sk, first);
 	socktab__bind_hash_locked(sk, tb2, (uint16_t)port);
 	socktab__unlock(socktab__bhead_lock(net->tab, head));
 	return 0;
 fail:
+	if (claimed) { /* find_open_port() claimed a bucket that was not made */
+		struct socktab_port_key k;
+
+		sk_feed_key(sk, (uint16_t)port, l3mdev, &k);
+		socktab__feed_tell(net, &k, SOCKTAB__FEED_RELEASE);
+	}
 	if (!socktab__sk_bl(sk)->tb2) /* a listener re-validating its own port keeps it */
 		socktab__sk_set_num(sk, 0);
 	if (tb_created)

@@ -109,4 +109,23 @@ int socktab__bind_set_addr(struct socktab_sock *sk, const struct in6_addr *a6, u
 void socktab__bind_undo_addr(struct socktab_sock *sk, uint8_t saved);
 void socktab__bind_done(struct socktab_sock *sk, int snum);
 
+/*
+ * The port feed (socktab/feed.h). socktab__feed_on(): does @net have one (one relaxed load:
+ * the test every writer makes first). socktab__feed_tell(): tell it @key in one of the ways
+ * below, inside a read-side section it opens; returns the refusal of a SOCKTAB__FEED_REFUSABLE
+ * claim (a negative errno), else 0. Caller holds the bind lock of the key's port.
+ */
+enum {
+	SOCKTAB__FEED_REFUSABLE = 0, /* a claim that may be refused */
+	SOCKTAB__FEED_FORCED = 1,    /* a claim that is a report */
+	SOCKTAB__FEED_RELEASE = 2,
+	SOCKTAB__FEED_CLAIMED = 3,   /* tb2_get() only: the caller claimed the bucket already */
+};
+struct socktab_port_key;
+bool socktab__feed_on(const struct socktab_net *net);
+int socktab__feed_tell(struct socktab_net *net, const struct socktab_port_key *key, int what);
+/* socktab_net_port_feed_dump()'s TCP half: every address bucket of @net, under its bind lock. */
+int socktab__tcp_feed_dump(struct socktab_net *net,
+			   int (*fn)(void *arg, const struct socktab_port_key *key), void *arg);
+
 #endif /* SOCKTAB_SRC_BIND_H */

@@ -60,6 +60,8 @@
  */
 #include <stdlib.h>
 
+#include "socktab/feed.h"
+
 #include "hash.h"
 #include "addr.h"
 #include "bind.h"
@@ -582,6 +584,112 @@ struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,
 	return lookup(net, &pre->k);
 }
 
+/* ---- the port feed (socktab/feed.h) ----
+ * One key per (address as bound, port) among the hashed sockets: the address a socket had when
+ * it was hashed, which is the wildcard for one that was bound to none, also after connect()
+ * gave it a source address (that connect rehashes it, and a later disconnect returns it to the
+ * wildcard). The key appears with the first socket that has it (claimed before it is hashed)
+ * and goes with the last; the primary slot lock of the port, held over every hash change,
+ * keeps the count. */
+
+static void feed_key(const struct socktab_sock *sk, uint16_t port, struct socktab_port_key *k)
+{
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
+	bool rehashed = RD(sk->state) == SOCKTAB_TCP_ESTABLISHED &&
+			!(sk->userlocks & SOCKTAB__BINDADDR_LOCK);
+
+	memset(k, 0, sizeof(*k));
+	k->proto = SOCKTAB_UDP;
+	k->port = port;
+	if (sk->family == AF_INET || (!rehashed && socktab__v6_is_mapped(&a))) {
+		k->family = AF_INET;
+		socktab__v6_map(&k->addr, rehashed ? 0 : socktab__sk_rcv_saddr(sk));
+	} else {
+		k->family = AF_INET6;
+		if (!rehashed)
+			k->addr = a;
+	}
+}
+
+static bool same_key(const struct socktab_port_key *a, const struct socktab_port_key *b)
+{
+	return a->family == b->family && a->port == b->port && !memcmp(&a->addr, &b->addr, 16);
+}
+
+/* Does a hashed socket of the chain @s1 (locked), other than @sk, and before @stop when it is
+ * not NULL, hold @k? */
+static bool key_held(struct socktab__uslot *s1, const struct socktab_sock *sk,
+		     const struct socktab_port_key *k, const struct socktab_sock *stop)
+{
+	uintptr_t p;
+
+	socktab__hlist_for_each(p, &s1->head, memory_order_relaxed) {
+		const struct socktab_sock *sk2 = sk_of_node1(p);
+		struct socktab_port_key k2;
+
+		if (sk2 == stop)
+			break;
+		if (sk2 == sk || socktab__sk_num(sk2) != k->port)
+			continue;
+		feed_key(sk2, k->port, &k2);
+		if (same_key(&k2, k))
+			return true;
+	}
+	return false;
+}
+
+/* Before @sk is hashed on @port (slot @s1 locked): claim its key if it is new. */
+static int feed_claim(struct socktab_net *net, struct socktab_sock *sk, struct socktab__uslot *s1,
+		      uint16_t port)
+{
+	struct socktab_port_key k;
+
+	feed_key(sk, port, &k);
+	if (key_held(s1, sk, &k, NULL))
+		return 0;
+	return socktab__feed_tell(net, &k, SOCKTAB__FEED_REFUSABLE) ? -EADDRINUSE : 0;
+}
+
+/* @sk (key @k) left the chain @s1 (locked), or will not enter it: release @k if it was the last. */
+static void feed_release(struct socktab_net *net, struct socktab_sock *sk,
+			 struct socktab__uslot *s1, const struct socktab_port_key *k)
+{
+	if (!key_held(s1, sk, k, NULL))
+		socktab__feed_tell(net, k, SOCKTAB__FEED_RELEASE);
+}
+
+/* The dump (socktab/feed.h): TCP's address buckets (bind.c), then UDP's keys, each once. */
+int socktab_net_port_feed_dump(struct socktab_net *net,
+			       int (*fn)(void *arg, const struct socktab_port_key *key), void *arg)
+{
+	struct socktab__udp_table *t;
+	int r;
+
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("socktab_net_port_feed_dump()");
+	if (!net || !fn)
+		return -EINVAL;
+	r = socktab__tcp_feed_dump(net, fn, arg);
+	t = net->udp;
+
+	for (uint32_t i = 0; i <= t->mask && !r; i++) {
+		struct socktab__uslot *s1 = &t->hash[i];
+		uintptr_t p;
+
+		socktab__lock(socktab__uslot1_lock(t, s1));
+		socktab__hlist_for_each(p, &s1->head, memory_order_relaxed) {
+			struct socktab_sock *sk = sk_of_node1(p);
+			struct socktab_port_key k;
+
+			feed_key(sk, socktab__sk_num(sk), &k);
+			/* Once per key: by its first holder in the chain. */
+			if (!key_held(s1, sk, &k, sk) && (r = fn(arg, &k)) != 0)
+				break;
+		}
+		socktab__unlock(socktab__uslot1_lock(t, s1));
+	}
+	return r;
+}
+
 /* ---- hashing (writers) ---- */
 
 static bool hashed(const struct socktab_sock *sk)
@@ -696,6 +804,12 @@ static void unhash(struct socktab_net *net, struct socktab_sock *sk)
 	atomic_fetch_sub_explicit(&s1->count, 1, memory_order_relaxed);
 	unhash4_locked(net, sk);
 	hash2_del_locked(net, sk);
+	if (socktab__feed_on(net)) {
+		struct socktab_port_key k;
+
+		feed_key(sk, socktab__sk_num(sk), &k);
+		feed_release(net, sk, s1, &k);
+	}
 	socktab__sk_set_num(sk, 0); /* inet_num = 0 */
 	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 }
@@ -847,6 +961,7 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 	struct socktab__udp_table *t = net->udp;
 	struct socktab__uslot *s1;
 	struct in6_addr a = socktab__sk_v6_saddr(sk), any = IN6ADDR_ANY_INIT;
+	bool claimed = false;
 	int err;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
@@ -874,10 +989,14 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 			do {
 				uint32_t b = (uint32_t)snum >> t->log;
 
+				/* A port the feed refuses is passed over as a busy one. */
 				if (low <= snum && snum <= high &&
 				    !((bitmap[b / 64] >> (b % 64)) & 1) &&
-				    !socktab__port_reserved(net, snum))
+				    !socktab__port_reserved(net, snum) &&
+				    (!socktab__feed_on(net) || !feed_claim(net, sk, s1, snum))) {
+					claimed = true;
 					goto found;
+				}
 				snum = (uint16_t)(snum + step);
 			} while (snum != first);
 			socktab__unlock(socktab__uslot1_lock(net->udp, s1));
@@ -904,10 +1023,18 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 	if (lport_inuse(snum, s1, NULL, sk, 0))
 		goto busy;
 found:
+	if (!claimed && socktab__feed_on(net) && feed_claim(net, sk, s1, snum))
+		goto busy;
 	socktab__sk_set_num(sk, (uint16_t)snum);
 	if (RD(sk->reuseport)) {
 		err = rp_join_locked(net, sk, s1, snum);
 		if (err) {
+			if (socktab__feed_on(net)) {
+				struct socktab_port_key k;
+
+				feed_key(sk, snum, &k);
+				feed_release(net, sk, s1, &k);
+			}
 			socktab__sk_set_num(sk, 0);
 			socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 			return err;

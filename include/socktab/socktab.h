@@ -11,6 +11,7 @@
  *   socktab/dev.h      devices, addresses and routes
  *   socktab/diag.h     socket dumps (what ss shows)
  *   socktab/sk_lookup.h the dispatch hook: callbacks that pick a packet's socket (sk_lookup)
+ *   socktab/feed.h     the port feed: the ports a net owns, told as they change (steering)
  *
  * Error policy: every int-returning function returns 0 (or a non-negative value where stated) on
  * success and a negative errno on failure; a failed call leaves every table exactly as it was
@@ -74,5 +75,6 @@
 #include "socktab/dev.h"
 #include "socktab/diag.h"
 #include "socktab/sk_lookup.h"
+#include "socktab/feed.h"
 
 #endif /* SOCKTAB_SOCKTAB_H */

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The port feed (socktab/feed.h): the claims and releases a net tells for listeners, bound and
+ * connect()ed TCP sockets, TIME_WAIT entries and bound UDP sockets; refusals (bind() gets
+ * -EADDRINUSE, bind(0) and UDP's automatic bind walk past the port); the dump; bad input.
+ */
+#include <stdbool.h>
+
+#include "check.h"
+
+#define SEC 1000000000ull
+#define T0 (10 * SEC)
+
+/* What the feed was told, in order. */
+struct ev {
+	char what;                    /* 'c' claim, 'r' release */
+	unsigned flags;
+	struct socktab_port_key k;
+};
+
+struct rec {
+	struct ev ev[64];
+	int n;
+	int refuse[8];                /* ports claim() refuses (0: none) */
+	int refused;                  /* refusals made */
+};
+
+static int rec_claim(void *arg, const struct socktab_port_key *k, unsigned flags)
+{
+	struct rec *r = arg;
+
+	for (int i = 0; i < 8; i++)
+		if (r->refuse[i] && r->refuse[i] == k->port && !(flags & SOCKTAB_FEED_F_FORCED)) {
+			r->refused++;
+			return -EPERM;
+		}
+	if (r->n < 64)
+		r->ev[r->n++] = (struct ev){ 'c', flags, *k };
+	return 0;
+}
+
+static void rec_release(void *arg, const struct socktab_port_key *k)
+{
+	struct rec *r = arg;
+
+	if (r->n < 64)
+		r->ev[r->n++] = (struct ev){ 'r', 0, *k };
+}
+
+/* Is event @i (@what, @proto, @family, address @ip, @port)? */
+static bool ev_is(const struct rec *r, int i, char what, int proto, int family, const char *ip,
+		  int port)
+{
+	struct in6_addr a;
+
+	if (i >= r->n)
+		return false;
+	if (family == AF_INET) {
+		memset(&a, 0, sizeof(a));
+		a.s6_addr[10] = a.s6_addr[11] = 0xff;
+		memcpy(&a.s6_addr[12], &(uint32_t){ check_ip4(ip) }, 4);
+	} else {
+		a = check_ip6(ip);
+	}
+	return r->ev[i].what == what && r->ev[i].k.proto == proto && r->ev[i].k.family == family &&
+	       r->ev[i].k.port == port && !memcmp(&r->ev[i].k.addr, &a, 16);
+}
+
+static struct socktab_port_feed feed_of(struct rec *r)
+{
+	return (struct socktab_port_feed){ rec_claim, rec_release, r };
+}
+
+static int bound_buckets(struct socktab_net *net)
+{
+	struct socktab_net_stats st;
+
+	if (socktab_net_stats(net, &st))
+		return -1;
+	return (int)st.bind_buckets;
+}
+
+/* bind, listen, close of a listener: one claim (refusable) before, one release after. */
+TEST(listener_claim_release)
+{
+	struct socktab_net *net = check_net(40000, 40009, NULL);
+	struct rec r = { .n = 0 };
+	struct socktab_port_feed f = feed_of(&r);
+	struct socktab_sock *sk, *sk6;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_bind4(sk, "0.0.0.0", 80), 0);
+	CHECK_EQ(r.n, 1);
+	CHECK(ev_is(&r, 0, 'c', SOCKTAB_TCP, AF_INET, "0.0.0.0", 80));
+	CHECK_EQ(r.ev[0].flags, 0u);
+	CHECK_EQ(socktab_listen(sk, 16), 0);
+	CHECK_EQ(r.n, 1); /* the port was already owned */
+	/* An IPv6 listener on the same port: another key (::, AF_INET6) when it may bind. */
+	sk6 = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
+	CHECK_EQ(check_setint(sk6, IPPROTO_IPV6, IPV6_V6ONLY, 1), 0);
+	CHECK_EQ(check_bind6(sk6, "::1", 80), 0);
+	CHECK_EQ(r.n, 2);
+	CHECK(ev_is(&r, 1, 'c', SOCKTAB_TCP, AF_INET6, "::1", 80));
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(r.n, 3);
+	CHECK(ev_is(&r, 2, 'r', SOCKTAB_TCP, AF_INET, "0.0.0.0", 80));
+	CHECK_EQ(socktab_close(sk6), 0);
+	CHECK(ev_is(&r, 3, 'r', SOCKTAB_TCP, AF_INET6, "::1", 80));
+	CHECK_EQ(r.n, 4);
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	socktab_net_free(net);
+}
+
+/* connect(): a forced claim of (source address, port) before it returns; the key stays through
+ * TIME_WAIT and goes when the entry expires. */
+TEST(connect_and_time_wait)
+{
+	uint64_t clk = T0;
+	struct socktab_net *net = check_net(40000, 40000, &clk);
+	struct rec r = { .n = 0 };
+	struct socktab_port_feed f = feed_of(&r);
+	struct socktab_sock *sk;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), 0);
+	CHECK_EQ(r.n, 1);
+	CHECK(ev_is(&r, 0, 'c', SOCKTAB_TCP, AF_INET, "127.0.0.1", 40000));
+	CHECK_EQ(r.ev[0].flags, SOCKTAB_FEED_F_FORCED);
+	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED), 0);
+	CHECK_EQ(socktab_close(sk), 0); /* active close: a TIME_WAIT entry keeps the port */
+	CHECK_EQ(r.n, 1);
+	clk += 61 * SEC;
+	CHECK(socktab_net_tick(net) >= 1);
+	CHECK_EQ(r.n, 2);
+	CHECK(ev_is(&r, 1, 'r', SOCKTAB_TCP, AF_INET, "127.0.0.1", 40000));
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	socktab_net_free(net);
+}
+
+/* UDP: one key per (address as bound, port), whatever the number of sockets on it; a connect()
+ * of a wildcard-bound socket keeps its wildcard key. */
+TEST(udp_claims)
+{
+	struct socktab_net *net = check_net(40000, 40000, NULL);
+	struct rec r = { .n = 0 };
+	struct socktab_port_feed f = feed_of(&r);
+	struct socktab_sock *a, *b, *c;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+	a = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	b = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	CHECK_EQ(check_setint(a, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_setint(b, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind4(a, "0.0.0.0", 53), 0);
+	CHECK_EQ(check_bind4(b, "0.0.0.0", 53), 0);
+	CHECK_EQ(r.n, 1);
+	CHECK(ev_is(&r, 0, 'c', SOCKTAB_UDP, AF_INET, "0.0.0.0", 53));
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK_EQ(r.n, 1); /* b still holds it */
+	CHECK_EQ(check_connect4(b, "127.0.0.1", 5353), 0);
+	CHECK_EQ(r.n, 1);
+	CHECK_EQ(socktab_close(b), 0);
+	CHECK_EQ(r.n, 2);
+	CHECK(ev_is(&r, 1, 'r', SOCKTAB_UDP, AF_INET, "0.0.0.0", 53));
+	/* Automatic bind by connect(): the wildcard key of the chosen port. */
+	c = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 5353), 0);
+	CHECK_EQ(r.n, 3);
+	CHECK(ev_is(&r, 2, 'c', SOCKTAB_UDP, AF_INET, "0.0.0.0", 40000));
+	CHECK_EQ(socktab_close(c), 0);
+	CHECK_EQ(r.n, 4);
+	CHECK(ev_is(&r, 3, 'r', SOCKTAB_UDP, AF_INET, "0.0.0.0", 40000));
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	socktab_net_free(net);
+}
+
+/* A refused claim: bind() gets -EADDRINUSE and nothing is taken; bind(0) and UDP's automatic
+ * bind walk past the refused ports. */
+TEST(refusal)
+{
+	struct socktab_net *net = check_net(40000, 40003, NULL);
+	struct rec r = { .n = 0, .refuse = { 80, 40000, 40001, 40003 } };
+	struct socktab_port_feed f = feed_of(&r);
+	struct socktab_sock *sk, *u, *t;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_bind4(sk, "127.0.0.1", 80), -EADDRINUSE);
+	CHECK_EQ(bound_buckets(net), 0);
+	CHECK_EQ(check_port(sk), 0);
+	CHECK_EQ(r.n, 0);
+	CHECK_EQ(check_bind4(sk, "127.0.0.1", 81), 0); /* the socket is still usable */
+	CHECK_EQ(check_port(sk), 81);
+	CHECK_EQ(socktab_close(sk), 0);
+	/* listen() without bind(): bind(0) skips 40000, 40001 and 40003. */
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	r.refused = 0;
+	CHECK_EQ(socktab_listen(sk, 4), 0);
+	CHECK_EQ(check_port(sk), 40002);
+	CHECK(r.refused >= 1);
+	/* With every port refused, bind(0) fails as on a full range. */
+	t = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	r.refuse[4] = 40002;
+	CHECK_EQ(check_bind4(t, "127.0.0.2", 0), -EADDRINUSE);
+	CHECK_EQ(socktab_close(t), 0);
+	r.refuse[4] = 0;
+	/* UDP: an explicit bind on a refused port, then the automatic bind of sendto(). */
+	u = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	CHECK_EQ(check_bind4(u, "0.0.0.0", 80), -EADDRINUSE);
+	{
+		struct sockaddr_in d = check_sin("127.0.0.1", 9);
+
+		CHECK_EQ(socktab_udp_sendto(u, (struct sockaddr *)&d, sizeof(d), NULL, NULL), 0);
+	}
+	CHECK_EQ(check_port(u), 40002);
+	CHECK_EQ(socktab_close(u), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	socktab_net_free(net);
+}
+
+static int dump_rec(void *arg, const struct socktab_port_key *k)
+{
+	return rec_claim(arg, k, 0);
+}
+
+static int dump_stop(void *arg, const struct socktab_port_key *k)
+{
+	(void)k;
+	++*(int *)arg;
+	return 7;
+}
+
+/* The dump: every key owned now, once, TCP then UDP; a nonzero return stops it. */
+TEST(dump)
+{
+	struct socktab_net *net = check_net(40000, 40009, NULL);
+	struct rec r = { .n = 0 };
+	struct socktab_sock *l, *c, *u1, *u2;
+	int calls = 0;
+
+	CHECK(net);
+	l = socktab_socket(net, SOCKTAB_TCP, AF_INET6);
+	CHECK_EQ(check_bind6(l, "::", 443), 0);
+	CHECK_EQ(socktab_listen(l, 4), 0);
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 443), 0);
+	u1 = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	u2 = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	CHECK_EQ(check_setint(u1, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_setint(u2, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind4(u1, "127.0.0.1", 53), 0);
+	CHECK_EQ(check_bind4(u2, "127.0.0.1", 53), 0);
+	CHECK_EQ(socktab_net_port_feed_dump(net, dump_rec, &r), 0);
+	CHECK_EQ(r.n, 3);
+	int tcp443 = 0, tcpc = 0, udp = 0;
+
+	for (int i = 0; i < r.n; i++) {
+		tcp443 += ev_is(&r, i, 'c', SOCKTAB_TCP, AF_INET6, "::", 443);
+		tcpc += ev_is(&r, i, 'c', SOCKTAB_TCP, AF_INET, "127.0.0.1", check_port(c));
+		udp += ev_is(&r, i, 'c', SOCKTAB_UDP, AF_INET, "127.0.0.1", 53);
+	}
+	CHECK_EQ(tcp443, 1);
+	CHECK_EQ(tcpc, 1);
+	CHECK_EQ(udp, 1);
+	CHECK(ev_is(&r, 2, 'c', SOCKTAB_UDP, AF_INET, "127.0.0.1", 53)); /* UDP last */
+	CHECK_EQ(socktab_net_port_feed_dump(net, dump_stop, &calls), 7);
+	CHECK_EQ(calls, 1);
+	socktab_close(l);
+	socktab_close(c);
+	socktab_close(u1);
+	socktab_close(u2);
+	r.n = 0;
+	CHECK_EQ(socktab_net_port_feed_dump(net, dump_rec, &r), 0);
+	CHECK_EQ(r.n, 0);
+	socktab_net_free(net);
+}
+
+/* Bad input: -EINVAL, and the feed in place stays in place. */
+TEST(bad_input)
+{
+	struct socktab_net *net = check_net(40000, 40009, NULL);
+	struct rec r = { .n = 0 };
+	struct socktab_port_feed f = feed_of(&r);
+	struct socktab_port_feed half = { rec_claim, NULL, &r }, half2 = { NULL, rec_release, &r };
+	struct socktab_sock *sk;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(NULL, &f), -EINVAL);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+	CHECK_EQ(socktab_net_set_port_feed(net, &half), -EINVAL);
+	CHECK_EQ(socktab_net_set_port_feed(net, &half2), -EINVAL);
+	CHECK_EQ(socktab_net_port_feed_dump(NULL, dump_rec, &r), -EINVAL);
+	CHECK_EQ(socktab_net_port_feed_dump(net, NULL, &r), -EINVAL);
+	CHECK_EQ(bound_buckets(net), 0);
+	CHECK_EQ(r.n, 0);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_bind4(sk, "0.0.0.0", 8080), 0);
+	CHECK_EQ(r.n, 1); /* the first feed still runs */
+	/* Inside a read-side section of the caller's own: refused, nothing changes. */
+	socktab_rcu_read_lock();
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), -EDEADLK);
+	socktab_rcu_read_unlock();
+	/* Removed: no more calls. */
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	CHECK_EQ(socktab_close(sk), 0);
+	CHECK_EQ(r.n, 1);
+	socktab_net_free(net);
+}
+
+CHECK_MAIN(listener_claim_release, connect_and_time_wait, udp_claims, refusal, dump, bad_input)
