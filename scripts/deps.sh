@@ -26,12 +26,11 @@ for lib in libasan.so libubsan.so libtsan.so; do
 		pkgs+=(gcc); break
 	fi
 done
-# Optional: gnuplot (bench --plot) and the lookup benchmark's peers (DPDK rte_hash; liburcu's
-# cds_lfht comes with liburcu-dev). Installed as root; otherwise a note, never a failure: the
-# build leaves out what is missing.
+# Optional: gnuplot (bench --plot); liburcu's cds_lfht, a peer of the lookup benchmark, comes
+# with liburcu-dev. Installed as root; otherwise a note, never a failure: the build leaves out
+# what is missing.
 opt=()
 command -v gnuplot >/dev/null 2>&1 || opt+=(gnuplot-nox)
-pkg-config --exists libdpdk 2>/dev/null || opt+=(libdpdk-dev)
 # Optional: the real clients of tests/real (`meson test --suite real`, root only): curl,
 # ApacheBench, sockperf and hping3 (the SYN flood). A test whose client is missing is skipped
 # (exit 77).
@@ -53,7 +52,23 @@ if [ ${#opt[@]} -gt 0 ]; then
 			  apt-get install -y --no-install-recommends "${opt[@]}" >/dev/null 2>&1; } ||
 			echo "deps: could not install ${opt[*]} (optional; benchmarks and tests run without them)" >&2
 	else
-		echo "deps: optional packages missing (bench --plot, lookup peers, tests/real clients, AF_XDP): apt-get install -y ${opt[*]}" >&2
+		echo "deps: optional packages missing (bench --plot, tests/real clients, AF_XDP): apt-get install -y ${opt[*]}" >&2
+	fi
+fi
+# DPDK (libdpdk-dev): the DPDK endpoint (examples/dpdk_endpoint.c, tests/real/dpdk.sh,
+# scripts/dpdk-pps.sh), the rte_hash peer of `bench lookup` and test_rss_dpdk. Installed as root
+# on its own, so that a missing optional package above cannot keep it out; otherwise a note,
+# never a failure (the build leaves them out).
+if ! pkg-config --exists libdpdk 2>/dev/null; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "deps: installing libdpdk-dev" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y --no-install-recommends libdpdk-dev >/dev/null 2>&1 ||
+			{ apt-get update >/dev/null 2>&1 &&
+			  apt-get install -y --no-install-recommends libdpdk-dev >/dev/null 2>&1; } ||
+			echo "deps: could not install libdpdk-dev (the DPDK endpoint and its test are left out)" >&2
+	else
+		echo "deps: the DPDK endpoint and its test need: apt-get install -y libdpdk-dev" >&2
 	fi
 fi
 # abidw and abidiff (abigail-tools), for the ABI check against the last release in make test's
