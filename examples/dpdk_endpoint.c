@@ -118,7 +118,7 @@ struct conn {
 	struct socktab_sock *sk;
 	union addr laddr, raddr;
 	uint16_t lport, rport;       /* network order */
-	uint32_t iss, snd_una, rcv_wnd_free;
+	uint32_t iss, snd_una;
 	uint64_t rto_at;             /* TSC; 0: no timer */
 	uint32_t rto_ms;
 	struct conn *prev, *next;    /* the owning lcore's list of TCP connections */
@@ -162,7 +162,7 @@ struct stats {
 		tcp_retransmits, tcp_timeouts, tcp_active_ok, tcp_active_failed, tcp_syn_dropped,
 		tcp_relookups;
 	uint64_t udp_rx, udp_tx, udp_connected_socks, udp_noport;
-	uint64_t lookups, lookup_cycles, busy_cycles, qs_cycles, qs_max_cycles, no_neigh;
+	uint64_t lookups, lookup_cycles, qs_cycles, qs_max_cycles, no_neigh;
 	uint64_t open_at_exit;       /* TCP connections still open when the loop stopped */
 };
 
@@ -206,9 +206,25 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* The TSC in nanoseconds: the loops' time, and the net's clock (socktab_net_params.clock), so
+ * that socktab_net_tick_budget()'s next due time compares with it and no clock is asked of the
+ * kernel. */
+static uint64_t now_ns(void)
+{
+	uint64_t c = rte_get_tsc_cycles();
+
+	return c / hz * 1000000000 + c % hz * 1000000000 / hz;
+}
+
+static uint64_t net_clock(void *arg)
+{
+	(void)arg;
+	return now_ns();
+}
+
 static uint64_t now_ms(void)
 {
-	return rte_get_tsc_cycles() / (hz / 1000);
+	return now_ns() / 1000000;
 }
 
 static uint64_t rnd(struct lcore *lc)
@@ -691,14 +707,15 @@ static bool request_input(struct lcore *lc, struct socktab_sock *req, struct req
 	return s->len > 0 || (s->flags & TH_FIN);  /* data behind the ACK: the child takes it */
 }
 
-static void flow_data(struct lcore *lc, struct conn *c, const uint8_t *d, uint32_t len)
+/* An outgoing flow's echo: false when it was wrong (the connection is reset and gone). */
+static bool flow_data(struct lcore *lc, struct conn *c, const uint8_t *d, uint32_t len)
 {
 	char line[32];
 	int n = snprintf(line, sizeof(line), "flow %" PRIu32 "\n", c->flow);
 
 	if (c->got + len > (uint32_t)n || memcmp(line + c->got, d, len)) {
 		conn_reset(lc, c);
-		return;
+		return false;
 	}
 	c->got += len;
 	if (c->got == (uint32_t)n && !c->done) {
@@ -707,6 +724,7 @@ static void flow_data(struct lcore *lc, struct conn *c, const uint8_t *d, uint32
 		lc->st.tcp_active_ok++;
 		atomic_fetch_add(&flows_done, 1);
 	}
+	return true;
 }
 
 static void conn_input(struct lcore *lc, struct conn *c, const struct pkt *p, const struct seg *s)
@@ -777,9 +795,8 @@ static void conn_input(struct lcore *lc, struct conn *c, const struct pkt *p, co
 				c->buf_len = (uint16_t)(c->buf_len + take);
 				c->tw.snd_nxt += take;
 			} else {
-				flow_data(lc, c, s->data, take);
-				if (socktab_sock_priv(c->sk) != c || c->kind != K_CONN)
-					return;          /* reset */
+				if (!flow_data(lc, c, s->data, take))
+					return;
 			}
 			c->tw.rcv_nxt += take;
 			ack_now = true;
@@ -1341,8 +1358,6 @@ static void solicit(struct lcore *lc)
 
 /* ---- The lcore loop. */
 
-static _Atomic unsigned int lcores_running;
-
 static void quiescent(struct lcore *lc)
 {
 	uint64_t t = rte_get_tsc_cycles(), d;
@@ -1371,11 +1386,8 @@ static int lcore_main(void *arg)
 	rte_rcu_qsbr_thread_register(qsbr, lc->id);
 	rte_rcu_qsbr_thread_online(qsbr, lc->id);
 	socktab_thread_online();
-	atomic_fetch_add(&lcores_running, 1);
 	while (!stop) {
 		unsigned int np, n = rx_burst(lc, pk, &np);
-		uint64_t t0 = rte_get_tsc_cycles();
-
 		lc->st.loops++;
 		if (np)
 			process_burst(lc, pk, np);
@@ -1400,14 +1412,12 @@ static int lcore_main(void *arg)
 			flows_pump(lc);
 		/* TIME_WAIT expiry: one lcore, every 100 ms, 64 entries at most per call, again
 		 * at once while entries are still due. */
-		if (lc->queue == 0 && (ms >= next_tick || due <= ms * 1000000)) {
+		if (lc->queue == 0 && (ms >= next_tick || due <= now_ns())) {
 			if (socktab_net_tick_budget(net, 64, &due) < 0)
 				due = UINT64_MAX;
 			next_tick = ms + 100;
 		}
 		tx_flush(lc);
-		if (n)
-			lc->st.busy_cycles += rte_get_tsc_cycles() - t0;
 		quiescent(lc);
 		if (!n && cfg.idle_us && ++idle > 64)
 			rte_delay_us_sleep((unsigned int)cfg.idle_us);  /* leave the CPU to others */
@@ -1506,6 +1516,7 @@ static int net_open(void)
 	char val[16];
 
 	socktab_net_params_init(&p);
+	p.clock = net_clock;
 	p.sock_priv_size = sizeof(struct conn);
 	p.tw_priv_size = sizeof(struct tw_part);
 	p.req_priv_size = sizeof(struct req_part);
@@ -1781,20 +1792,23 @@ int main(int argc, char **argv)
 			reclaim_cpu = cpu;
 	}
 	socktab_rcu_reclaim_cpu(reclaim_cpu);
-	unsigned int i = 0, lcore;
+	/* Queue 0 is the main lcore's, the workers' follow. */
+	unsigned int i = 0, lcore, ids[MAX_LCORES];
 
-	RTE_LCORE_FOREACH(lcore) {
+	ids[0] = rte_get_main_lcore();
+	RTE_LCORE_FOREACH_WORKER(lcore)
+		ids[++i] = lcore;
+	for (i = 0; i < nb_queues; i++) {
 		struct lcore *lc = &lcores[i];
 		char name[32];
 
-		lc->id = lcore;
+		lc->id = ids[i];
 		lc->queue = i;
 		lc->rng = rte_rand() | 1;
 		snprintf(name, sizeof(name), "handoff%u", i);
 		lc->handoff = rte_ring_create(name, RING_SIZE, (int)rte_socket_id(), RING_F_SC_DEQ);
 		if (!lc->handoff)
 			return 1;
-		i++;
 	}
 	printf("port=%u driver=%s lcores=%u rss=%s reclaim_cpu=%d mac=" RTE_ETHER_ADDR_PRT_FMT "\n",
 	       port_id, info.driver_name, nb_queues,
@@ -1829,16 +1843,13 @@ int main(int argc, char **argv)
 	uint64_t end = cfg.duration > 0 ? rte_get_tsc_cycles() + (uint64_t)(cfg.duration * (double)hz)
 					: UINT64_MAX;
 
-	socktab_thread_unregister();   /* the main lcore registers again in lcore_main */
-	i = 0;
-	RTE_LCORE_FOREACH_WORKER(lcore)
-		rte_eal_remote_launch(lcore_main, &lcores[++i], lcore);
 	pthread_t w;
 
-	if (pthread_create(&w, NULL, watcher, &end)) {
-		stop = 1;
+	if (pthread_create(&w, NULL, watcher, &end))
 		return 1;
-	}
+	socktab_thread_unregister();   /* the main lcore registers again in lcore_main */
+	for (i = 1; i < nb_queues; i++)
+		rte_eal_remote_launch(lcore_main, &lcores[i], lcores[i].id);
 	lcore_main(&lcores[0]);
 	rte_eal_mp_wait_lcore();
 	pthread_join(w, NULL);
