@@ -10,6 +10,15 @@
  *           results carry the area.
  * Rounds of the two modes alternate in one run; each mode's figure is the median of its rounds,
  * and batch_speedup is single / batch in nanoseconds per lookup.
+ *
+ * --mixed: one net holds the four kinds, a quarter of N each, and every key is of a random kind.
+ * Per --batch keys, one section around either socktab_lookup_mixed() on the burst as it came
+ * (mixed), or the four per-kind calls socktab_lookup_batch4/6() on the same keys sorted by kind
+ * beforehand, as a stack that parses into per-kind arrays has them (per_kind); both read the
+ * areas. mixed_vs_per_kind is mixed / per_kind in nanoseconds per key, of the thread's CPU
+ * time (a loaded machine's preemptions then fall in neither mode). A stack's keys are in the
+ * cache, just parsed from its packets: each burst's keys are prefetched during the burst
+ * before, in both modes.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -17,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <arpa/inet.h>
 
@@ -36,14 +46,18 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: socktab bench batch [--sockets N] [--batch B] [--touch BYTES]\n"
 		"                           [--kind tcp4|tcp6|udp4|udp6|all] [--lookups L]\n"
-		"                           [--rounds R] [--seed S]\n"
+		"                           [--rounds R] [--seed S] [--mixed]\n"
 		"Lookups of random keys of N sockets (TCP connections, or connected UDP sockets),\n"
 		"one per read-side section (single) against B per section with\n"
 		"socktab_lookup_batch4/6 (batch), reading BYTES of each hit's caller area.\n"
 		"defaults: --sockets 100000 --batch 32 --touch 64 --kind all --lookups 2000000\n"
 		"          --rounds 5\n"
 		"Prints per kind: single_ns_per_lookup=, batch_ns_per_lookup= (medians of the\n"
-		"rounds, which alternate) and batch_speedup= (single / batch).\n");
+		"rounds, which alternate) and batch_speedup= (single / batch).\n"
+		"--mixed: one net with N sockets of the four kinds, keys of random kinds, looked up\n"
+		"B at a time by socktab_lookup_mixed() against the same keys through the four\n"
+		"per-kind calls; prints mixed_ns_per_key=, per_kind_ns_per_key= and\n"
+		"mixed_vs_per_kind= (mixed / per_kind).\n");
 }
 
 /* The key of socket @i of a kind. Remote ends: TCP 10.0.0.0 + i or 2001:db8::(i + 1) port
@@ -132,15 +146,14 @@ static int add_socket(struct socktab_net *net, enum kind k, struct socktab_sock 
 	return 0;
 }
 
-static struct socktab_net *build(enum kind k, uint32_t n, size_t area)
+/* A net with @n sockets of each kind in @kinds (a bit per enum kind). */
+static struct socktab_net *build(unsigned kinds, uint32_t n, size_t area)
 {
 	struct socktab_net_params p;
 	struct socktab_net *net;
-	struct socktab_sock *ln = NULL;
-	bool v6 = k == TCP6 || k == UDP6;
-	uint32_t slots = 1;
+	uint32_t slots = 1, total = n * (uint32_t)__builtin_popcount(kinds);
 
-	while (slots < 2 * n && slots < (1u << 24))
+	while (slots < 2 * total && slots < (1u << 24))
 		slots <<= 1;
 	socktab_net_params_init(&p);
 	p.ehash_entries = slots;
@@ -148,23 +161,32 @@ static struct socktab_net *build(enum kind k, uint32_t n, size_t area)
 	p.sock_priv_size = area;
 	if (!(net = socktab_net_new(&p)))
 		return NULL;
-	if (k == TCP4 || k == TCP6) {
-		struct sockaddr_storage la;
-		struct in6_addr lo6 = in6addr_loopback;
-		uint32_t lo4 = htonl(INADDR_LOOPBACK);
-		socklen_t len = v6 ? sa_of(true, &lo6, htons(80), &la) : sa_of(false, &lo4, htons(80), &la);
+	for (int k = 0; k < NKINDS; k++) {
+		struct socktab_sock *ln = NULL;
+		bool v6 = k == TCP6 || k == UDP6;
 
-		ln = socktab_socket(net, SOCKTAB_TCP, v6 ? AF_INET6 : AF_INET);
-		if (!ln || socktab_bind(ln, (struct sockaddr *)&la, len) || socktab_listen(ln, 128))
-			goto fail;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		int err = add_socket(net, k, ln, i, area);
+		if (!(kinds & (1u << k)))
+			continue;
+		if (k == TCP4 || k == TCP6) {
+			struct sockaddr_storage la;
+			struct in6_addr lo6 = in6addr_loopback;
+			uint32_t lo4 = htonl(INADDR_LOOPBACK);
+			socklen_t len = v6 ? sa_of(true, &lo6, htons(80), &la)
+					   : sa_of(false, &lo4, htons(80), &la);
 
-		if (err) {
-			fprintf(stderr, "bench batch: %s socket %u: %s\n", kind_names[k], i,
-				strerror(-err));
-			goto fail;
+			ln = socktab_socket(net, SOCKTAB_TCP, v6 ? AF_INET6 : AF_INET);
+			if (!ln || socktab_bind(ln, (struct sockaddr *)&la, len) ||
+			    socktab_listen(ln, 128))
+				goto fail;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			int err = add_socket(net, (enum kind)k, ln, i, area);
+
+			if (err) {
+				fprintf(stderr, "bench batch: %s socket %u: %s\n", kind_names[k],
+					i, strerror(-err));
+				goto fail;
+			}
 		}
 	}
 	return net;
@@ -255,7 +277,7 @@ static int run_kind(struct bench_out *o, enum kind k, uint32_t n, unsigned b, in
 		    uint32_t lookups, int rounds, uint64_t seed)
 {
 	size_t area = ((size_t)touch_bytes + 63) & ~(size_t)63;
-	struct socktab_net *net = build(k, n, area);
+	struct socktab_net *net = build(1u << k, n, area);
 	bool v6 = k == TCP6 || k == UDP6;
 	uint32_t per = lookups / (uint32_t)rounds;
 	struct socktab_tuple4 *q4 = NULL;
@@ -315,9 +337,215 @@ static int run_kind(struct bench_out *o, enum kind k, uint32_t n, unsigned b, in
 	return hits_single != (uint64_t)per * (uint64_t)rounds || hits_batch != hits_single;
 }
 
+/* ---- --mixed ---- */
+
+/* The query stream of the mixed mode, and the same keys sorted by kind within each burst: the
+ * keys of kind k of burst j are q4/q6[k][off[k][j] .. off[k][j + 1]). */
+struct mixed_q {
+	struct socktab_key *mk;
+	struct socktab_tuple4 *q4[NKINDS];
+	struct socktab_tuple6 *q6[NKINDS];
+	uint32_t *off[NKINDS];
+	uint32_t n, bursts;
+	unsigned b;
+};
+
+static void mixed_q_free(struct mixed_q *q)
+{
+	free(q->mk);
+	for (int k = 0; k < NKINDS; k++) {
+		free(q->q4[k]);
+		free(q->q6[k]);
+		free(q->off[k]);
+	}
+}
+
+static int mixed_q_make(struct mixed_q *q, uint32_t n, unsigned b, uint32_t per_kind,
+			uint64_t *seed)
+{
+	uint32_t cnt[NKINDS] = { 0 };
+
+	memset(q, 0, sizeof(*q));
+	q->n = n;
+	q->b = b;
+	q->bursts = (n + b - 1) / b;
+	if (!(q->mk = calloc(n, sizeof(*q->mk))))
+		return -1;
+	for (int k = 0; k < NKINDS; k++) {
+		q->q4[k] = calloc(n, sizeof(*q->q4[k]));
+		q->q6[k] = calloc(n, sizeof(*q->q6[k]));
+		q->off[k] = calloc(q->bursts + 1, sizeof(*q->off[k]));
+		if (!q->q4[k] || !q->q6[k] || !q->off[k])
+			return -1;
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		enum kind k = (enum kind)(bench_rand(seed) % NKINDS);
+		struct socktab_key *m = &q->mk[j];
+		struct socktab_tuple4 t4;
+		struct socktab_tuple6 t6;
+
+		if (j % b == 0)
+			for (int x = 0; x < NKINDS; x++)
+				q->off[x][j / b] = cnt[x];
+		key_of(k, (uint32_t)(bench_rand(seed) % per_kind), &t4, &t6);
+		m->proto = k == TCP4 || k == TCP6 ? SOCKTAB_TCP : SOCKTAB_UDP;
+		m->dif = SOCKTAB_KEY_CALL_DEV;
+		if (k == TCP4 || k == UDP4) {
+			m->family = AF_INET;
+			m->saddr.v4 = t4.saddr;
+			m->daddr.v4 = t4.daddr;
+			m->sport = t4.sport;
+			m->dport = t4.dport;
+			q->q4[k][cnt[k]++] = t4;
+		} else {
+			m->family = AF_INET6;
+			m->saddr.v6 = t6.saddr;
+			m->daddr.v6 = t6.daddr;
+			m->sport = t6.sport;
+			m->dport = t6.dport;
+			q->q6[k][cnt[k]++] = t6;
+		}
+	}
+	for (int x = 0; x < NKINDS; x++)
+		q->off[x][q->bursts] = cnt[x];
+	return 0;
+}
+
+/* Start the misses of @len bytes at @p (a stack's keys are in the cache: it has just written
+ * them from the packets' headers). */
+static inline void keys_prefetch(const void *p, size_t len)
+{
+	for (size_t o = 0; o < len; o += 64)
+		__builtin_prefetch((const char *)p + o);
+}
+
+/* The calling thread's CPU time in nanoseconds: the mixed comparison's clock, so that the time
+ * the thread spends preempted on a loaded machine falls in neither mode. */
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One timed round of the mixed (@mixed) or per-kind mode over @q. Returns CPU ns per key. Each
+ * burst's keys are prefetched during the burst before it, in both modes. */
+static double mixed_round(struct socktab_net *net, const struct mixed_q *q, bool mixed,
+			  unsigned words, uint64_t *hits)
+{
+	struct socktab_hit out[MAX_BATCH];
+	uint64_t t0 = thread_ns(), sum = 0, h = 0;
+
+	for (uint32_t j = 0; j < q->bursts; j++) {
+		uint32_t first = j * q->b, m = q->n - first < q->b ? q->n - first : q->b;
+
+		if (j + 1 < q->bursts) {
+			uint32_t f2 = first + q->b, m2 = q->n - f2 < q->b ? q->n - f2 : q->b;
+
+			if (mixed) {
+				keys_prefetch(q->mk + f2, m2 * sizeof(*q->mk));
+			} else {
+				for (int k = 0; k < NKINDS; k++) {
+					uint32_t o = q->off[k][j + 1], c = q->off[k][j + 2] - o;
+
+					if (k == TCP4 || k == UDP4)
+						keys_prefetch(q->q4[k] + o, c * sizeof(*q->q4[k]));
+					else
+						keys_prefetch(q->q6[k] + o, c * sizeof(*q->q6[k]));
+				}
+			}
+		}
+		socktab_rcu_read_lock();
+		if (mixed) {
+			for (uint32_t done = 0; done < m;) {
+				int r = socktab_lookup_mixed(net, q->mk + first + done, m - done,
+							     SOCKTAB_LOOPBACK_IFINDEX, 0, out,
+							     SOCKTAB_LOOKUP_NOREF);
+
+				if (r <= 0)
+					break;
+				for (int i = 0; i < r; i++) {
+					h += out[i].kind != SOCKTAB_HIT_NONE;
+					sum += touch(out[i].priv, words);
+				}
+				done += (uint32_t)r;
+			}
+		} else {
+			for (int k = 0; k < NKINDS; k++) {
+				uint32_t o = q->off[k][j], c = q->off[k][j + 1] - o;
+				int proto = k == TCP4 || k == TCP6 ? SOCKTAB_TCP : SOCKTAB_UDP;
+
+				if (!c)
+					continue;
+				if (k == TCP4 || k == UDP4)
+					socktab_lookup_batch4(net, proto, q->q4[k] + o, c, out,
+							      SOCKTAB_LOOKUP_NOREF);
+				else
+					socktab_lookup_batch6(net, proto, q->q6[k] + o, c, out,
+							      SOCKTAB_LOOKUP_NOREF);
+				for (uint32_t i = 0; i < c; i++) {
+					h += out[i].kind != SOCKTAB_HIT_NONE;
+					sum += touch(out[i].priv, words);
+				}
+			}
+		}
+		socktab_rcu_read_unlock();
+	}
+	atomic_fetch_add_explicit(&sink, sum, memory_order_relaxed);
+	*hits = h;
+	return (double)(thread_ns() - t0) / (double)q->n;
+}
+
+static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_bytes,
+		     uint32_t lookups, int rounds, uint64_t seed)
+{
+	size_t area = ((size_t)touch_bytes + 63) & ~(size_t)63;
+	uint32_t per_kind = n / NKINDS ? n / NKINDS : 1, per = lookups / (uint32_t)rounds;
+	unsigned words = (unsigned)(touch_bytes + 7) / 8;
+	struct socktab_net *net = build((1u << NKINDS) - 1, per_kind, area);
+	double mixed[MAX_ROUNDS], kinds[MAX_ROUNDS];
+	uint64_t hits_mixed = 0, hits_kinds = 0, h;
+	struct mixed_q q;
+
+	if (!net)
+		return 1;
+	if (mixed_q_make(&q, per, b, per_kind, &seed)) {
+		mixed_q_free(&q);
+		socktab_net_free(net);
+		return 1;
+	}
+	mixed_round(net, &q, false, words, &h);
+	mixed_round(net, &q, true, words, &h);
+	for (int r = 0; r < rounds; r++) {
+		kinds[r] = mixed_round(net, &q, false, words, &h);
+		hits_kinds += h;
+		mixed[r] = mixed_round(net, &q, true, words, &h);
+		hits_mixed += h;
+	}
+	qsort(mixed, (size_t)rounds, sizeof(double), cmp_dbl);
+	qsort(kinds, (size_t)rounds, sizeof(double), cmp_dbl);
+	bench_out_begin(o);
+	bench_out_str(o, "kind", "mixed");
+	bench_out_u64(o, "sockets", (uint64_t)per_kind * NKINDS);
+	bench_out_u64(o, "batch", b);
+	bench_out_u64(o, "touch", (uint64_t)touch_bytes);
+	bench_out_dbl(o, "mixed_ns_per_key", "%.1f", mixed[rounds / 2]);
+	bench_out_dbl(o, "per_kind_ns_per_key", "%.1f", kinds[rounds / 2]);
+	bench_out_dbl(o, "mixed_vs_per_kind", "%.2f", mixed[rounds / 2] / kinds[rounds / 2]);
+	bench_out_u64(o, "hits_mixed", hits_mixed);
+	bench_out_u64(o, "hits_per_kind", hits_kinds);
+	bench_out_u64(o, "lookups_per_mode", (uint64_t)per * (uint64_t)rounds);
+	bench_out_end(o);
+	mixed_q_free(&q);
+	socktab_net_free(net);
+	/* Every key is a socket's: a miss in either mode is a bug, not noise. */
+	return hits_kinds != (uint64_t)per * (uint64_t)rounds || hits_mixed != hits_kinds;
+}
+
 int bench_batch_main(int argc, char **argv)
 {
-	enum { O_SOCKETS = 256, O_BATCH, O_TOUCH, O_KIND, O_LOOKUPS, O_ROUNDS, O_SEED };
+	enum { O_SOCKETS = 256, O_BATCH, O_TOUCH, O_KIND, O_LOOKUPS, O_ROUNDS, O_SEED, O_MIXED };
 	static const struct option longopts[] = {
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "batch", required_argument, NULL, O_BATCH },
@@ -326,6 +554,7 @@ int bench_batch_main(int argc, char **argv)
 		{ "lookups", required_argument, NULL, O_LOOKUPS },
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "seed", required_argument, NULL, O_SEED },
+		{ "mixed", no_argument, NULL, O_MIXED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -336,6 +565,7 @@ int bench_batch_main(int argc, char **argv)
 	struct bench_out o = { 0 };
 	char model[128];
 	int opt, rc = 0;
+	bool mixed = false;
 
 	opt_start();
 	while ((opt = opt_next(&op, argc, argv)) != -1) {
@@ -366,6 +596,9 @@ int bench_batch_main(int argc, char **argv)
 		case O_SEED:
 			bad = opt_seed(&op, "--seed", optarg, &seed);
 			break;
+		case O_MIXED:
+			mixed = true;
+			break;
 		default:
 			return 2;
 		}
@@ -374,7 +607,7 @@ int bench_batch_main(int argc, char **argv)
 	}
 	if (opt_no_operands(&op, argc, argv))
 		return 2;
-	if ((which == UDP4 || which == UDP6 || which == NKINDS) && sockets > 1000000) {
+	if (!mixed && (which == UDP4 || which == UDP6 || which == NKINDS) && sockets > 1000000) {
 		opt_fail(&op, "--sockets: at most 1000000 UDP sockets (20 local ports of 50000 peers)");
 		return 2;
 	}
@@ -383,7 +616,10 @@ int bench_batch_main(int argc, char **argv)
 	bench_out_begin(&o);
 	bench_out_str(&o, "cpu", model);
 	bench_out_end(&o);
-	for (int k = 0; k < NKINDS; k++)
+	if (mixed)
+		rc = run_mixed(&o, (uint32_t)sockets, (unsigned)b, touch_bytes, (uint32_t)lookups,
+			       rounds, seed);
+	for (int k = 0; k < NKINDS && !mixed; k++)
 		if (which == NKINDS || which == k)
 			rc |= run_kind(&o, (enum kind)k, (uint32_t)sockets, (unsigned)b, touch_bytes,
 				       (uint32_t)lookups, rounds, seed);

@@ -365,11 +365,25 @@ burst_prefetch_entry(const struct socktab_net *net, uintptr_t p)
 		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));
 }
 
-/* The keys of a pipeline: IPv4 tuples (@v4) or IPv6 tuples (@v6), one of them NULL. */
+/* The keys of a pipeline: IPv4 tuples (@v4) or IPv6 tuples (@v6), the other NULL; or both (a
+ * mixed burst's): keys 0 to @n4 - 1 are v4[0..n4), the rest v6[0..). */
 struct burst_keys {
 	const struct socktab_tuple4 *v4;
 	const struct socktab_tuple6 *v6;
+	unsigned int n4;
 };
+
+/* Is key @j an IPv6 one? Known at compile time where one array is NULL. */
+static inline __attribute__((always_inline)) bool burst_is6(struct burst_keys ks, unsigned int j)
+{
+	return ks.v6 && (!ks.v4 || j >= ks.n4);
+}
+
+static inline __attribute__((always_inline)) const struct socktab_tuple6 *
+burst_t6(struct burst_keys ks, unsigned int j)
+{
+	return &ks.v6[ks.v4 ? j - ks.n4 : j];
+}
 
 /* Key @j's lookup key: IPv4 keys are filled from the tuple (their hash is known already), IPv6
  * keys were made with their hash (socktab__ehash_key6) into @ring when the key was hashed. */
@@ -377,7 +391,7 @@ static inline __attribute__((always_inline)) const struct socktab__lookup_key *
 burst_key(struct socktab_net *net, struct burst_keys ks, unsigned int j,
 	  const struct socktab__lookup_key *ring, struct socktab__lookup_key *k)
 {
-	if (ks.v6)
+	if (burst_is6(ks, j))
 		return &ring[j % RING];
 	const struct socktab_tuple4 *t = &ks.v4[j];
 
@@ -404,8 +418,8 @@ burst_finish(struct socktab_net *net, struct burst_keys ks, unsigned int j,
 static struct socktab_sock *burst_listener(struct socktab_net *net, struct burst_keys ks,
 					   unsigned int j, bool ref)
 {
-	if (ks.v6) {
-		const struct socktab_tuple6 *t = &ks.v6[j];
+	if (burst_is6(ks, j)) {
+		const struct socktab_tuple6 *t = burst_t6(ks, j);
 
 		return ref ? listener6_pinned(net, &t->saddr, t->sport, &t->daddr, t->dport, t->dif,
 					      t->sdif)
@@ -440,8 +454,8 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 	socktab__rcu_read_lock(); /* nested in the caller's with NOREF: cheap */
 	for (unsigned int i = 0; i < n + D1 + D2; i++) {
 		if (i < n) {
-			if (ks.v6) {
-				const struct socktab_tuple6 *t = &ks.v6[i];
+			if (burst_is6(ks, i)) {
+				const struct socktab_tuple6 *t = burst_t6(ks, i);
 
 				hash[i % RING] = socktab__ehash_key6(net, &t->saddr, t->sport,
 								     &t->daddr, t->dport, t->dif,
@@ -573,14 +587,16 @@ static int udp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned 
 
 	for (unsigned int i = 0; i < n + 3 * UDP_D; i++) {
 		if (i < n) {
-			if (ks.v6)
-				socktab__udp_prefetch(net, true, &ks.v6[i].saddr, ks.v6[i].sport,
-						      &ks.v6[i].daddr, ks.v6[i].dport, ks.v6[i].dif,
-						      ks.v6[i].sdif, &pre[i % RING]);
-			else
+			if (burst_is6(ks, i)) {
+				const struct socktab_tuple6 *t = burst_t6(ks, i);
+
+				socktab__udp_prefetch(net, true, &t->saddr, t->sport, &t->daddr,
+						      t->dport, t->dif, t->sdif, &pre[i % RING]);
+			} else {
 				socktab__udp_prefetch(net, false, &ks.v4[i].saddr, ks.v4[i].sport,
 						      &ks.v4[i].daddr, ks.v4[i].dport, ks.v4[i].dif,
 						      ks.v4[i].sdif, &pre[i % RING]);
+			}
 		}
 		if (i >= UDP_D && i - UDP_D < n)
 			socktab__udp_prefetch_chain(net, &pre[(i - UDP_D) % RING], false);
@@ -620,7 +636,7 @@ static int batch(struct socktab_net *net, int proto, struct burst_keys ks, unsig
 	socktab__rcu_read_lock(); /* one section for the batch */
 	for (unsigned int b = 0; b < n; b += BATCH_CHUNK) {
 		unsigned int m = n - b < BATCH_CHUNK ? n - b : BATCH_CHUNK;
-		struct burst_keys c = { ks.v4 ? ks.v4 + b : NULL, ks.v6 ? ks.v6 + b : NULL };
+		struct burst_keys c = { ks.v4 ? ks.v4 + b : NULL, ks.v6 ? ks.v6 + b : NULL, 0 };
 
 		if (proto == SOCKTAB_UDP)
 			found += udp_pipeline(net, c, m, sk, ref);
@@ -718,6 +734,241 @@ int socktab_lookup_one6(struct socktab_net *net, int proto, const struct socktab
 			struct socktab_hit *out, unsigned int flags)
 {
 	return one(net, proto, NULL, key, out, flags);
+}
+
+/* ---- mixed bursts ---- */
+
+/*
+ * socktab_lookup_mixed(): a chunk's keys are sorted into the batch pipelines' tuple arrays
+ * (IPv4: TCP from the front, UDP from the back; IPv6 likewise), then one TCP pipeline runs on
+ * the TCP keys of both families (IPv4 ones first, so the family test goes the same way key
+ * after key) and one UDP pipeline on the UDP keys: the pipelines of socktab_lookup_batch4/6(),
+ * whose misses overlap over a protocol's keys of both families instead of a quarter of the
+ * burst each. The results are made into hits class by class, as a per-kind batch makes them,
+ * and put back in the keys' order. A burst's kinds come in any order, so the sorting picks each
+ * key's place by arithmetic, not by branches a predictor would miss half the time.
+ */
+#define MIXED_CHUNK BATCH_CHUNK
+#define MIXED_FLAGS (BURST_FLAGS | SOCKTAB_LOOKUP_UDP_ORDER)
+
+/* A key's class: its protocol and family. */
+enum { MIXED_TCP4, MIXED_TCP6, MIXED_UDP4, MIXED_UDP6 };
+
+struct mixed_chunk {
+	/* One more tuple of each family: the other family's key writes its copy there. */
+	struct socktab_tuple4 t4[MIXED_CHUNK + 1];
+	struct socktab_tuple6 t6[MIXED_CHUNK + 1];
+	struct socktab_sock *sk[2 * MIXED_CHUNK]; /* TCP results, then UDP ones from [CHUNK] */
+	bool listener[MIXED_CHUNK];
+	uint8_t key[4][MIXED_CHUNK];             /* the key of each class's tuple */
+	struct socktab_hit hit[MIXED_CHUNK];     /* in the keys' order */
+};
+
+/*
+ * A key's flow, as the repeat rule compares it: protocol, addresses and ports, a v4-mapped IPv6
+ * pair as its IPv4 pair (the lookups key it so), no device. No padding, so memcmp() compares it.
+ */
+struct mixed_flow {
+	uint32_t s[4], d[4];
+	uint32_t ports;
+	uint32_t tag; /* proto, and 0x100 for IPv6 */
+};
+
+static void mixed_flow_of(const struct socktab_key *k, struct mixed_flow *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->ports = (uint32_t)k->sport << 16 | k->dport;
+	if (k->family == AF_INET6 && !(IN6_IS_ADDR_V4MAPPED(&k->saddr.v6) &&
+				       IN6_IS_ADDR_V4MAPPED(&k->daddr.v6))) {
+		memcpy(f->s, &k->saddr.v6, 16);
+		memcpy(f->d, &k->daddr.v6, 16);
+		f->tag = k->proto | 0x100u;
+		return;
+	}
+	if (k->family == AF_INET6) {
+		memcpy(&f->s[0], &k->saddr.v6.s6_addr[12], 4);
+		memcpy(&f->d[0], &k->daddr.v6.s6_addr[12], 4);
+	} else {
+		f->s[0] = k->saddr.v4;
+		f->d[0] = k->daddr.v4;
+	}
+	f->tag = k->proto;
+}
+
+/* The flow's bit in the filter of flows whose repeat ends the call (512 bits). */
+static unsigned int mixed_flow_bit(const struct mixed_flow *f)
+{
+	uint32_t x = f->ports ^ f->tag;
+
+	for (int i = 0; i < 4; i++)
+		x ^= f->s[i] ^ (f->d[i] << 13 | f->d[i] >> 19);
+	return (x * 0x9e3779b1u) >> 23;
+}
+
+/* The kinds of answer whose repeat ends the call, a bit per enum socktab_hit_kind, for TCP keys
+ * ([0]) and UDP keys ([1]). */
+static void mixed_ends_masks(unsigned int flags, uint32_t m[2])
+{
+	m[0] = 1u << SOCKTAB_HIT_LISTENER | 1u << SOCKTAB_HIT_REQUEST | 1u << SOCKTAB_HIT_TIME_WAIT;
+	if (flags & SOCKTAB_LOOKUP_ESTABLISHED)
+		m[0] |= 1u << SOCKTAB_HIT_NONE; /* the caller's listener step follows */
+	m[1] = flags & SOCKTAB_LOOKUP_UDP_ORDER ? 1u << SOCKTAB_HIT_UDP : 0;
+}
+
+static inline bool mixed_ends(const uint32_t m[2], const struct socktab_key *k, int kind)
+{
+	return (m[k->proto == SOCKTAB_UDP] >> kind) & 1;
+}
+
+/* Key @i's flow @f against the earlier keys' answers: does one of them end the call here? */
+static bool mixed_repeats(const struct socktab_key *keys, const struct socktab_hit *out,
+			  unsigned int i, const struct mixed_flow *f, const uint32_t m[2])
+{
+	for (unsigned int j = 0; j < i; j++) {
+		struct mixed_flow g;
+
+		if (!mixed_ends(m, &keys[j], out[j].kind) || keys[j].sport != keys[i].sport ||
+		    keys[j].dport != keys[i].dport)
+			continue;
+		mixed_flow_of(&keys[j], &g);
+		if (!memcmp(&g, f, sizeof(g)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Sort the @m keys at @keys into @c, run the pipelines and make c->hit[]. -EINVAL for a bad key
+ * (nothing looked up), else 0.
+ */
+static int mixed_lookup(struct socktab_net *net, const struct socktab_key *keys, unsigned int m,
+			int dif, int sdif, struct mixed_chunk *c, unsigned int flags)
+{
+	/* The next tuple of each class: TCP ones count up from 0, UDP ones down from the end. */
+	unsigned int next[4] = { 0, 0, MIXED_CHUNK - 1, MIXED_CHUNK - 1 };
+	static const unsigned int step[4] = { 1, 1, -1u, -1u };
+	bool est = flags & SOCKTAB_LOOKUP_ESTABLISHED, bad = false;
+	unsigned int a4, a6, b4, b6, u4, u6;
+
+	for (unsigned int i = 0; i < m; i++) {
+		const struct socktab_key *k = &keys[i];
+		bool is6 = k->family == AF_INET6, udp = k->proto == SOCKTAB_UDP;
+		bool own = k->dif != SOCKTAB_KEY_CALL_DEV;
+		unsigned int cls = 2u * udp + is6, x = next[cls];
+		unsigned int x4 = is6 ? MIXED_CHUNK : x, x6 = is6 ? x : MIXED_CHUNK;
+		int32_t kd = own ? k->dif : dif, ks = own ? k->sdif : sdif;
+		struct socktab_tuple6 *t = &c->t6[x6];
+
+		bad |= !((k->family == AF_INET) | is6) |
+		       !((k->proto == SOCKTAB_TCP) | (udp & !est));
+		next[cls] = x + step[cls];
+		c->t4[x4] = (struct socktab_tuple4){ k->saddr.v4, k->daddr.v4, k->sport, k->dport,
+						     kd, ks };
+		t->saddr = k->saddr.v6;
+		t->daddr = k->daddr.v6;
+		t->sport = k->sport;
+		t->dport = k->dport;
+		t->dif = kd;
+		t->sdif = ks;
+		c->key[cls][x] = (uint8_t)i;
+	}
+	if (bad)
+		return -EINVAL;
+	a4 = next[MIXED_TCP4];
+	a6 = next[MIXED_TCP6];
+	b4 = next[MIXED_UDP4] + 1; /* unsigned: all 64 keys UDP makes it 0 */
+	b6 = next[MIXED_UDP6] + 1;
+	u4 = MIXED_CHUNK - b4;
+	u6 = MIXED_CHUNK - b6;
+	/* TCP: IPv4 keys, then IPv6 ones; UDP likewise, from sk[MIXED_CHUNK]. */
+	if (a4 + a6)
+		tcp_pipeline(net, (struct burst_keys){ a4 ? c->t4 : NULL, a6 ? c->t6 : NULL, a4 },
+			     a4 + a6, c->sk, c->listener, flags);
+	if (u4 + u6)
+		udp_pipeline(net,
+			     (struct burst_keys){ u4 ? c->t4 + b4 : NULL, u6 ? c->t6 + b6 : NULL,
+						  u4 },
+			     u4 + u6, c->sk + MIXED_CHUNK, !(flags & SOCKTAB_LOOKUP_NOREF));
+	for (unsigned int j = 0; j < a4; j++)
+		hit_of(c->sk[j], c->listener[j], &c->hit[c->key[MIXED_TCP4][j]]);
+	for (unsigned int j = 0; j < a6; j++)
+		hit_of(c->sk[a4 + j], c->listener[a4 + j], &c->hit[c->key[MIXED_TCP6][j]]);
+	for (unsigned int j = 0; j < u4; j++)
+		hit_of(c->sk[MIXED_CHUNK + j], false, &c->hit[c->key[MIXED_UDP4][b4 + j]]);
+	for (unsigned int j = 0; j < u6; j++)
+		hit_of(c->sk[MIXED_CHUNK + u4 + j], false, &c->hit[c->key[MIXED_UDP6][b6 + j]]);
+	return 0;
+}
+
+static bool mixed_key_ok(const struct socktab_key *k, unsigned int flags)
+{
+	if (k->family != AF_INET && k->family != AF_INET6)
+		return false;
+	if (k->proto == SOCKTAB_UDP)
+		return !(flags & SOCKTAB_LOOKUP_ESTABLISHED);
+	return k->proto == SOCKTAB_TCP;
+}
+
+int socktab_lookup_mixed(struct socktab_net *net, const struct socktab_key *keys, unsigned int n,
+			 int dif, int sdif, struct socktab_hit *out, unsigned int flags)
+{
+	struct mixed_chunk c;
+	uint64_t filter[8]; /* flows whose repeat ends the call, by mixed_flow_bit() */
+	uint32_t ends[2];
+	bool filtering = false, ref = !(flags & SOCKTAB_LOOKUP_NOREF);
+	unsigned int b, i = 0;
+
+	if (!net || (n && (!keys || !out)) || (flags & ~MIXED_FLAGS) || dif < 0 || sdif < 0)
+		return -EINVAL;
+	/* The first chunk's keys are checked as they are sorted, before any lookup. */
+	for (unsigned int j = MIXED_CHUNK; j < n; j++)
+		if (!mixed_key_ok(&keys[j], flags))
+			return -EINVAL;
+	if (!n)
+		return 0;
+	mixed_ends_masks(flags, ends);
+	socktab__rcu_read_lock(); /* one section for the call */
+	for (b = 0; b < n; b += MIXED_CHUNK) {
+		unsigned int m = n - b < MIXED_CHUNK ? n - b : MIXED_CHUNK;
+
+		if (mixed_lookup(net, keys + b, m, dif, sdif, &c, flags)) {
+			socktab__rcu_read_unlock();
+			return -EINVAL;
+		}
+		for (i = b; i < b + m; i++) {
+			const struct socktab_key *k = &keys[i];
+			struct mixed_flow f;
+
+			if (filtering) {
+				unsigned int bit;
+
+				mixed_flow_of(k, &f);
+				bit = mixed_flow_bit(&f);
+				if (((filter[bit / 64] >> (bit % 64)) & 1) &&
+				    mixed_repeats(keys, out, i, &f, ends))
+					break;
+			}
+			out[i] = c.hit[i - b];
+			if (mixed_ends(ends, k, out[i].kind)) {
+				unsigned int bit;
+
+				if (!filtering) {
+					memset(filter, 0, sizeof(filter));
+					filtering = true;
+				}
+				mixed_flow_of(k, &f);
+				bit = mixed_flow_bit(&f);
+				filter[bit / 64] |= 1ull << (bit % 64);
+			}
+		}
+		if (i < b + m) { /* a repeat ends the call: drop the answers from it on */
+			for (unsigned int j = i; ref && j < b + m; j++)
+				socktab_sock_put(c.hit[j - b].sk);
+			break;
+		}
+	}
+	socktab__rcu_read_unlock();
+	return (int)i;
 }
 
 /* ---- UDP ---- */

@@ -227,6 +227,72 @@ int socktab_lookup_one4(struct socktab_net *net, int proto, const struct socktab
 int socktab_lookup_one6(struct socktab_net *net, int proto, const struct socktab_tuple6 *key,
 			struct socktab_hit *out, unsigned int flags);
 
+/* An address of a struct socktab_key: @v4 for AF_INET, @v6 for AF_INET6. */
+union socktab_key_addr {
+	uint32_t v4;
+	struct in6_addr v6;
+};
+
+/* struct socktab_key.dif: the key arrived on the call's device (its dif and sdif). */
+#define SOCKTAB_KEY_CALL_DEV (-1)
+
+/*
+ * A key of a mixed burst (socktab_lookup_mixed()): one TCP segment or UDP datagram, IPv4 or
+ * IPv6, its addresses and ports in network byte order (source = the remote peer), and its
+ * ingress device: @dif SOCKTAB_KEY_CALL_DEV takes the call's dif and sdif (@sdif is then not
+ * read), any other value is the key's own pair, as the single lookups take it.
+ */
+struct socktab_key {
+	union socktab_key_addr saddr, daddr;
+	uint16_t sport, dport;
+	uint8_t proto;  /* SOCKTAB_TCP or SOCKTAB_UDP */
+	uint8_t family; /* AF_INET or AF_INET6 */
+	int32_t dif, sdif;
+};
+
+/* socktab_lookup_mixed() flag: a repeat of a datagram answered by an unconnected UDP socket
+ * also ends the call (below). */
+#define SOCKTAB_LOOKUP_UDP_ORDER 4u
+
+/*
+ * The lookup of a poll loop's whole burst, TCP and UDP, IPv4 and IPv6 mixed: out[i] is what
+ * socktab_lookup_one4/6() (same @flags) returns for keys[i], with the device of the key or of the
+ * call (@dif, @sdif), for every i below the return value r. The keys run through the pipelines
+ * of socktab_lookup_batch4/6(), one per protocol and family, in one read-side section: a mixed
+ * burst costs what its keys cost sorted into the four per-kind calls. The form new code should
+ * use for a burst (socktab_lookup_batch4/6() and socktab_lookup_tcp_burst() keep working).
+ *
+ * Repeats: a burst's keys are answered as if looked up one after the other, with the caller's
+ * handling of each key before the next. A lookup changes no table, so the answers of the keys
+ * below r are exactly those of socktab_lookup_one4/6() called for each in order. Handling a key
+ * may create or replace what a later key of the same 4-tuple would find (a SYN that found its
+ * listener makes a request entry, whose retransmission then finds that request; a final ACK
+ * that found its request makes the child, which the data behind it then finds; a SYN that
+ * found a TIME_WAIT entry takes it over). So the call ends before the first key i that repeats
+ * the protocol, addresses and ports (whatever the devices; a v4-mapped IPv6 pair repeats its
+ * IPv4 pair) of an earlier key of the call answered SOCKTAB_HIT_LISTENER, SOCKTAB_HIT_REQUEST
+ * or SOCKTAB_HIT_TIME_WAIT; with SOCKTAB_LOOKUP_ESTABLISHED also SOCKTAB_HIT_NONE of a TCP key
+ * (the caller's own listener step follows); with SOCKTAB_LOOKUP_UDP_ORDER also SOCKTAB_HIT_UDP
+ * (for a service that connects a socket to a peer on its first datagram). It returns that i:
+ * the caller handles out[0..r) and calls again from keys + r, whose lookup then sees what the
+ * handling made, as it would one key at a time. A repeat of a connection (SOCKTAB_HIT_ESTABLISHED,
+ * SOCKTAB_HIT_UDP_CONNECTED) or of an unconnected socket without SOCKTAB_LOOKUP_UDP_ORDER does
+ * not end the call: it finds the same socket; if handling an earlier key closed that socket,
+ * its state says so, as it does when another thread closes it. The keys from r on were looked
+ * up too (a dispatch callback may have run for them); their answers are dropped (without
+ * SOCKTAB_LOOKUP_NOREF, their references released) and out[r..n) is not written.
+ *
+ * Returns r: n when no key ends the call (0 for n = 0), else the index of the first repeat
+ * (at least 1); or -EINVAL (NULL net, NULL arrays with n > 0, a key whose proto is neither
+ * SOCKTAB_TCP nor SOCKTAB_UDP or whose family is neither AF_INET nor AF_INET6, @dif or @sdif
+ * negative, an unknown flag, SOCKTAB_LOOKUP_ESTABLISHED with a UDP key) with out[] untouched.
+ * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
+ * With SOCKTAB_LOOKUP_NOREF only inside one: the results live as long as it; without it each
+ * found sk holds a reference, released with socktab_sock_put().
+ */
+int socktab_lookup_mixed(struct socktab_net *net, const struct socktab_key *keys, unsigned int n,
+			 int dif, int sdif, struct socktab_hit *out, unsigned int flags);
+
 /*
  * The UDP socket a datagram from (saddr, sport) to (daddr, dport) is delivered to (R72): the
  * 4-tuple hash first when the (daddr, dport) slot counts connected sockets, then the
