@@ -158,19 +158,12 @@ struct socktab__tb *socktab__tb_find_rcu(struct socktab__bhead *head, struct soc
 	return NULL;
 }
 
-/*
- * One spare of each bucket per thread: a connect() that finds its port's buckets already there
- * (the common case under load) hands its preallocation back to the next one instead of to
- * malloc. socktab_thread_unregister() frees them.
- */
-static _Thread_local struct socktab__bind_prealloc spare;
-
+/* Buckets come from the thread's cache of bucket blocks (pool.c): a connect() that finds its
+ * port's buckets already there hands its preallocation back for the next one. */
 int socktab__bind_prealloc(struct socktab__bind_prealloc *pa)
 {
-	pa->tb = spare.tb ? spare.tb : calloc(1, sizeof(*pa->tb));
-	pa->tb2 = spare.tb2 ? spare.tb2 : calloc(1, sizeof(*pa->tb2));
-	spare.tb = NULL;
-	spare.tb2 = NULL;
+	pa->tb = socktab__bucket_alloc(sizeof(*pa->tb));
+	pa->tb2 = socktab__bucket_alloc(sizeof(*pa->tb2));
 	if (!pa->tb || !pa->tb2) {
 		socktab__bind_prealloc_free(pa);
 		return -ENOMEM;
@@ -180,35 +173,20 @@ int socktab__bind_prealloc(struct socktab__bind_prealloc *pa)
 
 void socktab__bind_prealloc_free(struct socktab__bind_prealloc *pa)
 {
-	if (pa->tb && !spare.tb)
-		spare.tb = pa->tb;
-	else
-		free(pa->tb);
-	if (pa->tb2 && !spare.tb2)
-		spare.tb2 = pa->tb2;
-	else
-		free(pa->tb2);
+	socktab__bucket_free(pa->tb);
+	socktab__bucket_free(pa->tb2);
 	pa->tb = NULL;
 	pa->tb2 = NULL;
 }
 
-void socktab__bind_spare_release(void)
-{
-	free(spare.tb);
-	free(spare.tb2);
-	spare.tb = NULL;
-	spare.tb2 = NULL;
-}
-
-/* Take the preallocated object if there is one, else allocate. */
+/* Take the preallocated block if there is one, else allocate one. */
 static void *take_or_alloc(void **slot, size_t size)
 {
 	void *p = *slot;
 
 	if (!p)
-		return calloc(1, size);
+		return socktab__bucket_alloc(size);
 	*slot = NULL;
-	memset(p, 0, size);
 	return p;
 }
 
@@ -220,7 +198,7 @@ struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struc
 	struct socktab__tb *tb;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhead_lock(net->tab, head));
-	tb = pa ? take_or_alloc((void **)&pa->tb, sizeof(*tb)) : calloc(1, sizeof(*tb));
+	tb = pa ? take_or_alloc((void **)&pa->tb, sizeof(*tb)) : socktab__bucket_alloc(sizeof(*tb));
 	if (!tb)
 		return NULL;
 	tb->net = net;
@@ -233,14 +211,6 @@ struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struc
 	atomic_store_explicit(&head->chain, tb, memory_order_release);
 	SOCKTAB__STAT_ADD(net, bind_buckets, 1);
 	return tb;
-}
-
-static void tb_free_rcu(struct rcu_head *head)
-{
-	struct socktab__tb *tb = caa_container_of(head, struct socktab__tb, rcu);
-
-	socktab__rcu_cb_enter(tb);
-	free(tb);
 }
 
 /* Caller holds head->lock. Frees @tb (after a grace period) once it has no address bucket. */
@@ -260,7 +230,7 @@ void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct sockta
 		}
 	}
 	SOCKTAB__STAT_ADD(tb->net, bind_buckets, -1);
-	socktab__call_rcu(tb, &tb->rcu, tb_free_rcu);
+	socktab__bucket_free_rcu(&tb->rcu);
 }
 
 static int sk_addr_type(const struct socktab_sock *sk, struct in6_addr *a, uint32_t *v4)
@@ -341,7 +311,8 @@ static struct socktab__tb2 *tb2_get(struct socktab_net *net, struct socktab__tb 
 			return NULL;
 		}
 	}
-	tb2 = pa ? take_or_alloc((void **)&pa->tb2, sizeof(*tb2)) : calloc(1, sizeof(*tb2));
+	tb2 = pa ? take_or_alloc((void **)&pa->tb2, sizeof(*tb2))
+		 : socktab__bucket_alloc(sizeof(*tb2));
 	if (!tb2) {
 		if (feed != SOCKTAB__FEED_CLAIMED && socktab__feed_on(net)) {
 			struct socktab_port_key k;
@@ -415,7 +386,7 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 			*pp = tb2->tb_next;
 			break;
 		}
-	free(tb2);
+	socktab__bucket_free(tb2);
 }
 
 /* Caller holds the bhash lock. Makes @sk an owner of @tb2 on @port. */

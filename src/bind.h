@@ -16,6 +16,7 @@ enum { SOCKTAB__ADDR_ANY = 0, SOCKTAB__ADDR_MAPPED = 1, SOCKTAB__ADDR_V6 = 2 };
 
 /* bhash entry: one per (net, port, L3 master) in use (kernel inet_bind_bucket, R14, R98). */
 struct socktab__tb {
+	struct socktab__bucket_rcu rcu;    /* freed after a grace period (R14); first: the block */
 	_Atomic(struct socktab__tb *) next; /* (r,b) bhash chain, walked under RCU by connect() */
 	struct socktab_net *net;           /* (c) */
 	uint16_t port;                     /* (c) */
@@ -28,7 +29,6 @@ struct socktab__tb {
 	uint32_t fast_rcv_saddr;           /* (b) */
 	struct in6_addr fast_v6_rcv_saddr; /* (b) */
 	struct socktab__tb2 *tb2_list;     /* (b) address buckets of this port */
-	struct rcu_head rcu;               /* freed after a grace period (R14) */
 };
 
 /* bhash2 entry: one per (net, port, local address) in use (kernel inet_bind2_bucket). */
@@ -57,8 +57,6 @@ struct socktab__bind_prealloc {
 };
 int socktab__bind_prealloc(struct socktab__bind_prealloc *pa);
 void socktab__bind_prealloc_free(struct socktab__bind_prealloc *pa);
-/* Free the calling thread's cached spare buckets (thread unregistration). */
-void socktab__bind_spare_release(void);
 
 /* Bucket lookups: caller holds head->lock (the _rcu form: inside an RCU read-side section). */
 struct socktab__tb *socktab__tb_find_locked(struct socktab__bhead *head, struct socktab_net *net,

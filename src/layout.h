@@ -16,6 +16,7 @@
 #include "net.h"
 #include "sock.h"
 #include "udp.h"
+#include "bind.h"
 
 /* The byte after @field of @type. */
 #define SOCKTAB__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
@@ -45,14 +46,16 @@ _Static_assert(_Alignof(struct socktab_sock) <= SOCKTAB__CACHELINE, "socket line
 _Static_assert(sizeof(struct socktab_sock) % SOCKTAB__CACHELINE == 0, "caller area line-aligned");
 
 /*
- * Memory per socket: the line, the caller's area, and a cold part of at most 56 bytes for a TCP
- * IPv4 socket (plus the IPv6 key for AF_INET6, plus the UDP links for UDP). An AF_INET6 socket's
- * key and cold part still fit in 96 bytes (three 32-byte units), so only IPv4 sockets pay for
- * SO_INCOMING_CPU's value.
+ * Memory per socket: the line, the caller's area, and a cold part of at most 96 bytes for a TCP
+ * IPv4 socket (plus the IPv6 key for AF_INET6, plus the UDP links for UDP): 56 bytes of control
+ * state and the socket's own lock. A lock of its own, not a stripe shared with other sockets,
+ * keeps the lines a control call writes with the thread that uses the socket. An AF_INET6
+ * socket's key and cold part fit in 128 bytes (four 32-byte units).
  */
-_Static_assert(sizeof(struct socktab__sk_cold) <= 56, "cold part of a socket");
-_Static_assert(sizeof(struct socktab__v6key) + sizeof(struct socktab__sk_cold) <= 96,
-	       "an IPv6 socket's key and cold part: three 32-byte units");
+_Static_assert(sizeof(struct socktab__sk_cold) - sizeof(pthread_mutex_t) <= 56,
+	       "cold part of a socket, its lock aside");
+_Static_assert(sizeof(struct socktab__v6key) + sizeof(struct socktab__sk_cold) <= 128,
+	       "an IPv6 socket's key and cold part: four 32-byte units");
 _Static_assert(sizeof(struct socktab__v6key) == 32, "IPv6 key");
 
 /* The slab header is the slab's first line, and socktab__sk_v6()'s reciprocal
@@ -99,5 +102,10 @@ _Static_assert(SOCKTAB__END(struct socktab_net, hash_mix) <= 64, "net: netns mix
 _Static_assert(SOCKTAB__END(struct socktab_net, lport_inside) <= 64, "net: variant flag");
 _Static_assert(SOCKTAB__END(struct socktab_net, has_priv) <= 64, "net: caller-area flag");
 _Static_assert(SOCKTAB__END(struct socktab_net, tag) <= 64, "net: tag among sharing nets");
+
+/* Bind buckets live in blocks of the bucket cache (pool.c), the tb's reclaim link first. */
+_Static_assert(sizeof(struct socktab__tb) <= SOCKTAB__BUCKET_BYTES, "port bucket in a block");
+_Static_assert(sizeof(struct socktab__tb2) <= SOCKTAB__BUCKET_BYTES, "address bucket in a block");
+_Static_assert(offsetof(struct socktab__tb, rcu) == 0, "a port bucket begins with its link");
 
 #endif /* SOCKTAB_SRC_LAYOUT_H */

@@ -890,7 +890,7 @@ static void thread_exit(void *arg)
 #endif
 	socktab__online = 0; /* its section ends with the unregistration below */
 	socktab__registered = 1;
-	socktab__bind_spare_release();
+	socktab__bucket_cache_release();
 	socktab__stat_give_back();
 	socktab__rcu_unregister_thread();
 	socktab__registered = 0;
@@ -984,7 +984,7 @@ void socktab_thread_unregister(void)
 {
 	if (socktab__registered > 0 && --socktab__registered == 0) {
 		socktab_thread_offline();
-		socktab__bind_spare_release();
+		socktab__bucket_cache_release();
 		socktab__stat_give_back();
 		socktab__rcu_unregister_thread();
 		(void)pthread_setspecific(exit_key, NULL); /* nothing left for its exit to do */

@@ -86,15 +86,21 @@ struct socktab__slab {
  */
 /*
  * A thread's cache of one pool (socktab__pool.cache, indexed by the thread's counter slot,
- * common.h): objects to hand out without the pool's lock, and the batch of freed ones waiting for
- * its grace period. Only the slot's owner touches it (net teardown flushes every cache, when no
- * other thread uses the net).
+ * common.h): objects to hand out without the pool's lock, the batch of freed ones waiting for
+ * its grace period, and the batches whose grace period is over. A batch comes back to the cache
+ * of the thread that freed it, so a thread that frees and allocates its own objects (a
+ * connection's sockets, opened and closed on one core) reuses lines it already holds, and the
+ * call_rcu thread touches one object per batch, not each. Only the slot's owner touches @free
+ * and the limbo batch (net teardown flushes every cache, when no other thread uses the net);
+ * @returned is a Treiber stack pushed by the call_rcu thread, taken whole by the owner, or by
+ * another thread that found the pool empty (socktab__pool_alloc).
  */
 struct socktab__pool_cache {
 	_Alignas(SOCKTAB__CACHELINE) struct socktab_sock *free; /* through pool_next */
 	struct socktab_sock *limbo;       /* freed, newest first */
 	struct socktab_sock *limbo_tail;  /* its oldest */
-	uint32_t nfree, nlimbo;
+	uint32_t nlimbo;
+	struct socktab_sock *_Atomic returned; /* (a) batches back from their grace period */
 };
 
 struct socktab__pool {
@@ -107,7 +113,11 @@ struct socktab__pool {
 	struct socktab_sock *free;         /* (p) */
 	struct socktab_sock *_Atomic returned; /* (a) freed after their grace period, pushed by
 					    * the call_rcu thread without the lock; taken whole
-					    * into @free under it */
+					    * into @free under it (the batches of threads
+					    * without a cache, and single objects) */
+	_Atomic bool cache_returned;       /* (a) a cache's @returned may hold objects: set by
+					    * each push there, cleared by a thread that looks
+					    * through the caches for objects to take */
 	struct socktab_sock *limbo;        /* (p) freed, waiting for a batch's grace period */
 	struct socktab_sock *limbo_tail;   /* (p) its oldest member */
 	uint32_t nlimbo;                   /* (p) */
@@ -196,7 +206,8 @@ struct socktab_net {
 	_Atomic uint32_t *perturb;         /* (a) table_perturb (R54, R57) */
 
 	struct socktab__pool pools[SOCKTAB__K_NR];
-	struct socktab__stripes sk_locks;  /* (c) SOCKTAB__SK_LOCKS of them */
+	struct socktab__stripes sk_locks;  /* (c) SOCKTAB__SK_LOCKS of them, for TIME_WAIT and
+					    * request entries (a socket has its own) */
 	struct socktab__sk_cold tw_cold;   /* (c) all zero: what a TIME_WAIT entry's cold pointer names */
 
 	pthread_mutex_t tw_lock;
@@ -334,5 +345,30 @@ void socktab__pool_flush(struct socktab__pool *p);
 void socktab__pool_walk(struct socktab__pool *p, void (*fn)(struct socktab_sock *, void *),
 			void *arg);
 void socktab__pool_destroy(struct socktab__pool *p);
+
+/*
+ * Bind buckets' memory (bind.c): blocks of SOCKTAB__BUCKET_BYTES, any net's, cached by the
+ * thread that frees them. A block freed after a grace period comes back, in a batch of 32, to the
+ * cache of the thread that freed it: a thread that opens and closes connections reuses its own
+ * buckets, calls call_rcu once per batch, and gives malloc nothing to move between threads. What
+ * a thread's cache holds goes back to malloc when it unregisters (socktab_thread_unregister()).
+ * A block freed after a grace period begins with its struct socktab__bucket_rcu, which shares
+ * no bytes with what its readers read.
+ */
+#define SOCKTAB__BUCKET_BYTES 128
+struct socktab__bucket_home;
+struct socktab__bucket_rcu {
+	struct rcu_head head;               /* a batch's carrier (its oldest block) */
+	struct socktab__bucket_rcu *next;   /* the batch, newest first; the carrier's: the newest */
+	struct socktab__bucket_home *home;  /* the carrier's: the cache the batch goes back to */
+};
+/* A zeroed block for @size bytes (at most SOCKTAB__BUCKET_BYTES), or NULL (-ENOMEM). */
+void *socktab__bucket_alloc(size_t size);
+/* Free @b now: no reader can still hold it. */
+void socktab__bucket_free(void *b);
+/* Free the block @r begins after a grace period. */
+void socktab__bucket_free_rcu(struct socktab__bucket_rcu *r);
+/* Give the calling thread's cached blocks back to malloc (thread unregistration). */
+void socktab__bucket_cache_release(void);
 
 #endif /* SOCKTAB_SRC_NET_H */

@@ -268,7 +268,8 @@ int socktab__pool_reserve(struct socktab__pool *p, size_t n)
 	return err;
 }
 
-/* Carve the next object of slab @s: zeroed, with its kind, family and cold part. */
+/* Carve the next object of slab @s: zeroed, with its kind, family and cold part (with its
+ * socket lock); NULL if that lock cannot be made. */
 static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab__slab *s)
 {
 	size_t i = s->used++;
@@ -288,6 +289,10 @@ static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab
 
 		memset(c, 0, p->cold_size);
 		sk->cold = (struct socktab__sk_cold *)(c + p->v6_off);
+		if (socktab__mutex_init(&sk->cold->lock)) {
+			s->used--;
+			return NULL;
+		}
 		SOCKTAB__ASSERT(!p->v6_off || (unsigned char *)socktab__sk_v6(sk) == c);
 		if (udp)
 			socktab__sk_udp(sk)->sk = sk;
@@ -302,19 +307,29 @@ static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab
 	return sk;
 }
 
+/* Whether some thread's cache holds objects back from their grace period (any thread). */
+static bool caches_returned(struct socktab__pool *p)
+{
+	for (int i = 0; i < SOCKTAB__STAT_SLOTS - 1; i++)
+		if (atomic_load_explicit(&p->cache[i].returned, memory_order_relaxed))
+			return true;
+	return false;
+}
+
 bool socktab__pool_has_room(struct socktab__pool *p)
 {
 	bool room;
 
 	socktab__lock(&p->lock);
-	room = p->free || atomic_load_explicit(&p->returned, memory_order_relaxed);
+	room = p->free || atomic_load_explicit(&p->returned, memory_order_relaxed) ||
+	       caches_returned(p);
 	for (size_t i = p->cur; i < p->nslabs && !room; i++)
 		room = p->slabs[i].used < p->slabs[i].nobj;
 	socktab__unlock(&p->lock);
 	return room;
 }
 
-/* How many free objects a thread's cache takes from the pool at a time. */
+/* How many free objects a thread's cache takes from the pool's free list at a time. */
 #define CACHE_BATCH 32
 
 /* The calling thread's cache of @p, or NULL when it shares the last counter slot. */
@@ -325,21 +340,66 @@ static struct socktab__pool_cache *pool_cache(struct socktab__pool *p)
 	return slot < SOCKTAB__STAT_SLOTS - 1 ? &p->cache[slot] : NULL;
 }
 
-/* Move up to CACHE_BATCH free objects of @p into the cache @c (empty). */
+/* Take the whole of the Treiber stack @top (acquire: its links and flags were written before
+ * the push that published them). */
+static struct socktab_sock *stack_take(struct socktab_sock *_Atomic *top)
+{
+	if (!atomic_load_explicit(top, memory_order_relaxed))
+		return NULL;
+	return atomic_exchange_explicit(top, NULL, memory_order_acquire);
+}
+
+/*
+ * Fill the pool's empty free list: from its own returned stack, else from the first cache whose
+ * returned stack holds objects (a thread that frees more than it allocates keeps the rest
+ * there). The caches are looked through only when a push has been made to one since the last
+ * look, so a pool that grows (every list empty) pays for no look.
+ */
+static void pool_refill_locked(struct socktab__pool *p)
+{
+	SOCKTAB__ASSERT_LOCKED(&p->lock);
+	p->free = stack_take(&p->returned);
+	if (p->free || !atomic_load_explicit(&p->cache_returned, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&p->cache_returned, false, memory_order_relaxed);
+	/* seq_cst: the flag's clearing comes before the looks, so a push after a look that found
+	 * nothing sets it again (a push the look misses costs a carve, not an object: its cache's
+	 * owner takes it). */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (int i = 0; i < SOCKTAB__STAT_SLOTS - 1 && !p->free; i++)
+		p->free = stack_take(&p->cache[i].returned);
+}
+
+/* Refill the empty cache @c: its own returned batches, whole, without a lock; else up to
+ * CACHE_BATCH objects from the pool's free list. */
 static void cache_refill(struct socktab__pool *p, struct socktab__pool_cache *c)
 {
+	c->free = stack_take(&c->returned);
+	if (c->free)
+		return;
 	socktab__lock(&p->lock);
 	if (!p->free)
-		p->free = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
-	while (p->free && c->nfree < CACHE_BATCH) {
+		pool_refill_locked(p);
+	for (int n = 0; p->free && n < CACHE_BATCH; n++) {
 		struct socktab_sock *sk = p->free;
 
 		p->free = socktab__sk_bl(sk)->pool_next;
 		socktab__sk_bl(sk)->pool_next = c->free;
 		c->free = sk;
-		c->nfree++;
 	}
 	socktab__unlock(&p->lock);
+}
+
+/* Hand out @sk, taken from a free list: no longer freed, no bind links. Only the pool writes
+ * the kind's IN_POOL bit, and only the thread that holds the object: a load and a store. */
+static struct socktab_sock *hand_out(struct socktab_sock *sk)
+{
+	uint8_t kind = atomic_load_explicit(&sk->kind, memory_order_relaxed);
+
+	SOCKTAB__ASSERT(kind & SOCKTAB__IN_POOL);
+	atomic_store_explicit(&sk->kind, kind & (uint8_t)~SOCKTAB__IN_POOL, memory_order_relaxed);
+	memset(socktab__sk_bl(sk), 0, sizeof(struct socktab__bindlink));
+	return sk;
 }
 
 struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
@@ -354,27 +414,21 @@ struct socktab_sock *socktab__pool_alloc(struct socktab__pool *p)
 		/* The thread's own objects: no lock, no line another thread writes. */
 		sk = c->free;
 		c->free = socktab__sk_bl(sk)->pool_next;
-		c->nfree--;
-		atomic_fetch_and_explicit(&sk->kind, (uint8_t)~SOCKTAB__IN_POOL, memory_order_relaxed);
-		memset(socktab__sk_bl(sk), 0, sizeof(struct socktab__bindlink));
-		return sk;
+		return hand_out(sk);
 	}
 	socktab__lock(&p->lock);
 	if (!p->free)
-		p->free = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
+		pool_refill_locked(p);
 	if (p->free) {
 		sk = p->free;
 		p->free = socktab__sk_bl(sk)->pool_next;
-		atomic_fetch_and_explicit(&sk->kind, (uint8_t)~SOCKTAB__IN_POOL, memory_order_relaxed);
+		hand_out(sk);
 	} else {
 		s = carve_slab_locked(p);
-		if (!s) {
-			socktab__unlock(&p->lock);
-			return NULL;
-		}
-		sk = carve_locked(p, s);
+		sk = s ? carve_locked(p, s) : NULL;
+		if (sk)
+			memset(socktab__sk_bl(sk), 0, sizeof(struct socktab__bindlink));
 	}
-	memset(socktab__sk_bl(sk), 0, sizeof(struct socktab__bindlink));
 	socktab__unlock(&p->lock);
 	return sk;
 }
@@ -424,49 +478,59 @@ static bool naive_push(void)
 #endif
 
 /*
- * A batch's grace period is over: every object of it goes back to the pool, onto the returned
- * stack (a Treiber stack taken whole by socktab__pool_alloc() under the pool lock, so a push
- * never meets ABA). The batch is a ring through pool_next; the head passed in is its oldest
- * member's, whose pool_next names the newest. The call_rcu thread takes no lock here, so a
- * caller of socktab__pool_alloc() or socktab__pool_free_rcu() never waits for it.
+ * A batch's grace period is over: the whole batch goes back, onto the returned stack of the
+ * cache it names, else of its pool (a Treiber stack taken whole, so a push never meets ABA).
+ * The batch is a ring through pool_next; the head passed in is its oldest member's, whose
+ * pool_next names the newest, whose bind link names the cache (unless the batch has one
+ * member). Its members were marked freed when they joined it, so this reads two objects
+ * whatever the batch's size. The call_rcu thread takes no lock here, so a caller of
+ * socktab__pool_alloc() or socktab__pool_free_rcu() never waits for it.
  */
 static void limbo_free_rcu(struct rcu_head *head)
 {
-	struct socktab__bindlink *bl = caa_container_of(head, struct socktab__bindlink, rcu);
-	struct socktab_sock *newest, *sk, *oldest = NULL;
+	struct socktab__bindlink *oldest = caa_container_of(head, struct socktab__bindlink, rcu);
+	struct socktab_sock *newest;
+	struct socktab__bindlink *nbl;
+	struct socktab__pool_cache *home;
+	struct socktab_sock *_Atomic *stack;
 	struct socktab__pool *p;
 
-	socktab__rcu_cb_enter(bl); /* before the first read of the batch (TSan's hand-off) */
-	newest = sk = bl->pool_next;
+	socktab__rcu_cb_enter(oldest); /* before the first read of the batch (TSan's hand-off) */
+	newest = oldest->pool_next;
+	nbl = socktab__sk_bl(newest);
+	home = nbl != oldest ? nbl->home : NULL;
 	p = sk_pool(newest);
-	do {
-		atomic_fetch_or_explicit(&sk->kind, SOCKTAB__IN_POOL, memory_order_relaxed);
-		oldest = sk;
-		sk = socktab__sk_bl(sk)->pool_next;
-	} while (sk != newest);
-	/* Release: the links and flags above are visible to whoever takes the stack (acquire). */
-	struct socktab_sock *top = atomic_load_explicit(&p->returned, memory_order_relaxed);
+	stack = home ? &home->returned : &p->returned;
+	/* Release: the links and flags of the batch are visible to whoever takes the stack. */
+	struct socktab_sock *top = atomic_load_explicit(stack, memory_order_relaxed);
 
 #ifdef SOCKTAB_NAIVE_ORDER
 	if (naive_push()) {
 		for (volatile int i = 0; i < 20000; i++)
 			;
-		socktab__sk_bl(oldest)->pool_next = top;
-		atomic_store_explicit(&p->returned, newest, memory_order_release);
-		return;
+		oldest->pool_next = top;
+		atomic_store_explicit(stack, newest, memory_order_release);
+		goto pushed;
 	}
 #endif
 	do
-		socktab__sk_bl(oldest)->pool_next = top;
-	while (!atomic_compare_exchange_weak_explicit(&p->returned, &top, newest,
-						      memory_order_release, memory_order_relaxed));
+		oldest->pool_next = top;
+	while (!atomic_compare_exchange_weak_explicit(stack, &top, newest, memory_order_release,
+						      memory_order_relaxed));
+#ifdef SOCKTAB_NAIVE_ORDER
+pushed:
+#endif
+	/* seq_cst: the push comes before the flag, for pool_refill_locked()'s look. */
+	if (home && !atomic_load_explicit(&p->cache_returned, memory_order_relaxed))
+		atomic_store_explicit(&p->cache_returned, true, memory_order_seq_cst);
 }
 
 /*
  * Objects are freed after a grace period, in batches: one call_rcu per LIMBO_BATCH objects, so a
  * connection-churning workload does not pay a callback per close. A batch is a list through
  * pool_next (newest first); on submission its oldest member links back to the newest, closing a
- * ring, and carries the batch with its rcu head (which shares no bytes with pool_next).
+ * ring, and carries the batch with its rcu head (which shares no bytes with pool_next); the
+ * newest names the cache the batch returns to.
  */
 #define LIMBO_BATCH 64
 
@@ -475,6 +539,8 @@ static void limbo_submit_locked(struct socktab__pool *p, struct socktab__bindlin
 	struct socktab__bindlink *bl = socktab__sk_bl(p->limbo_tail);
 
 	SOCKTAB__ASSERT_LOCKED(&p->lock);
+	if (p->limbo != p->limbo_tail)
+		socktab__sk_bl(p->limbo)->home = NULL;
 	bl->pool_next = p->limbo;
 	p->limbo = p->limbo_tail = NULL;
 	p->nlimbo = 0;
@@ -486,23 +552,37 @@ void socktab__pool_free_rcu(struct socktab_sock *sk)
 	socktab__pool_free_rcu_many(&sk, 1);
 }
 
-/*
- * Each run of objects of one pool is pushed under one hold of its lock: a reaper that frees a
- * budget of entries takes the lock once per run, not once per entry, so another thread's
- * socktab_socket() or close() waits for it at most once per run. A run of at most LIMBO_BATCH
- * objects fills at most one batch (the batch in progress held at most LIMBO_BATCH - 1).
- */
-/* Close the cache's batch into a ring carried by its oldest member (as limbo_submit_locked). */
+/* Close the cache's batch into a ring carried by its oldest member (as limbo_submit_locked),
+ * its newest naming the cache. */
 static struct socktab__bindlink *cache_submit(struct socktab__pool_cache *c)
 {
 	struct socktab__bindlink *bl = socktab__sk_bl(c->limbo_tail);
 
+	if (c->limbo != c->limbo_tail)
+		socktab__sk_bl(c->limbo)->home = c;
 	bl->pool_next = c->limbo;
 	c->limbo = c->limbo_tail = NULL;
 	c->nlimbo = 0;
 	return bl;
 }
 
+/* Mark @sk freed, checking it was not already (no double free) and is in no table. */
+static void mark_freed(struct socktab_sock *sk)
+{
+	uint8_t kind = atomic_load_explicit(&sk->kind, memory_order_relaxed);
+	struct socktab__bindlink *bl = socktab__sk_bl(sk);
+
+	SOCKTAB__ASSERT(!(kind & SOCKTAB__IN_POOL));
+	SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !bl->tb2 && !bl->pprev);
+	atomic_store_explicit(&sk->kind, kind | SOCKTAB__IN_POOL, memory_order_relaxed);
+}
+
+/*
+ * Each run of objects of one pool is pushed under one hold of its lock: a reaper that frees a
+ * budget of entries takes the lock once per run, not once per entry, so another thread's
+ * socktab_socket() or close() waits for it at most once per run. A run of at most LIMBO_BATCH
+ * objects fills at most one batch (the batch in progress held at most LIMBO_BATCH - 1).
+ */
 void socktab__pool_free_rcu_many(struct socktab_sock *const *sks, size_t n)
 {
 	SOCKTAB__ASSERT(n <= LIMBO_BATCH);
@@ -515,12 +595,9 @@ void socktab__pool_free_rcu_many(struct socktab_sock *const *sks, size_t n)
 			/* The thread's own batch: no lock. */
 			for (; i < n && sk_pool(sks[i]) == p; i++) {
 				struct socktab_sock *sk = sks[i];
-				struct socktab__bindlink *bl = socktab__sk_bl(sk);
 
-				SOCKTAB__ASSERT(!(atomic_load(&sk->kind) & SOCKTAB__IN_POOL));
-				SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !bl->tb2 &&
-						!bl->pprev);
-				bl->pool_next = c->limbo;
+				mark_freed(sk);
+				socktab__sk_bl(sk)->pool_next = c->limbo;
 				if (!c->limbo)
 					c->limbo_tail = sk;
 				c->limbo = sk;
@@ -536,12 +613,9 @@ void socktab__pool_free_rcu_many(struct socktab_sock *const *sks, size_t n)
 		socktab__lock(&p->lock);
 		for (; i < n && sk_pool(sks[i]) == p; i++) {
 			struct socktab_sock *sk = sks[i];
-			struct socktab__bindlink *bl = socktab__sk_bl(sk);
 
-			/* no double free */
-			SOCKTAB__ASSERT(!(atomic_load(&sk->kind) & SOCKTAB__IN_POOL));
-			SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !bl->tb2 && !bl->pprev);
-			bl->pool_next = p->limbo;
+			mark_freed(sk);
+			socktab__sk_bl(sk)->pool_next = p->limbo;
 			if (!p->limbo)
 				p->limbo_tail = sk;
 			p->limbo = sk;
@@ -600,9 +674,161 @@ void socktab__pool_walk(struct socktab__pool *p, void (*fn)(struct socktab_sock 
 
 void socktab__pool_destroy(struct socktab__pool *p)
 {
-	for (size_t i = 0; i < p->nslabs; i++)
-		slab_free(p->slabs[i].base - SOCKTAB__CACHELINE);
+	for (size_t i = 0; i < p->nslabs; i++) {
+		struct socktab__slab *s = &p->slabs[i];
+
+		for (size_t j = 0; p->cold_size && j < s->used; j++)
+			pthread_mutex_destroy(&((struct socktab_sock *)(s->base + j * p->stride))->cold->lock);
+		slab_free(s->base - SOCKTAB__CACHELINE);
+	}
 	free(p->slabs);
 	pthread_mutex_destroy(&p->lock);
 	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Bind buckets' memory. A thread's cache: a free list, the batch of blocks waiting for their
+ * grace period, and its home, where the call_rcu thread returns the batches (a Treiber stack,
+ * taken whole by the thread). The home outlives the thread while batches are in flight: it
+ * counts the thread and each batch, and the last of them frees it.
+ */
+#define BUCKET_BATCH 32
+
+struct socktab__bucket_home {
+	struct socktab__bucket_rcu *_Atomic returned;
+	_Atomic uint32_t refs; /* the thread while it has the cache, and each batch in flight */
+};
+
+static _Thread_local struct {
+	struct socktab__bucket_rcu *free;   /* through next */
+	struct socktab__bucket_rcu *limbo;  /* newest first */
+	struct socktab__bucket_rcu *limbo_oldest;
+	uint32_t nlimbo;
+	struct socktab__bucket_home *home;
+} bucket_cache;
+
+static void bucket_list_free(struct socktab__bucket_rcu *r)
+{
+	while (r) {
+		struct socktab__bucket_rcu *next = r->next;
+
+		free(r);
+		r = next;
+	}
+}
+
+static struct socktab__bucket_rcu *stack_take_bucket(struct socktab__bucket_rcu *_Atomic *top)
+{
+	if (!atomic_load_explicit(top, memory_order_relaxed))
+		return NULL;
+	return atomic_exchange_explicit(top, NULL, memory_order_acquire);
+}
+
+static void bucket_free_one_rcu(struct rcu_head *head)
+{
+	struct socktab__bucket_rcu *r = caa_container_of(head, struct socktab__bucket_rcu, head);
+
+	socktab__rcu_cb_enter(r);
+	free(r);
+}
+
+void *socktab__bucket_alloc(size_t size)
+{
+	struct socktab__bucket_rcu *r = bucket_cache.free;
+
+	SOCKTAB__ASSERT(size <= SOCKTAB__BUCKET_BYTES && size >= sizeof(*r));
+	if (!r && bucket_cache.home)
+		r = stack_take_bucket(&bucket_cache.home->returned);
+	if (!r)
+		return calloc(1, SOCKTAB__BUCKET_BYTES);
+	bucket_cache.free = r->next;
+	memset(r, 0, size);
+	return r;
+}
+
+void socktab__bucket_free(void *b)
+{
+	struct socktab__bucket_rcu *r = b;
+
+	if (!r)
+		return;
+	r->next = bucket_cache.free;
+	bucket_cache.free = r;
+}
+
+/* A batch's grace period is over: onto its home's stack; the home's last reference frees it. */
+static void bucket_batch_rcu(struct rcu_head *head)
+{
+	struct socktab__bucket_rcu *oldest = caa_container_of(head, struct socktab__bucket_rcu, head);
+	struct socktab__bucket_home *home;
+	struct socktab__bucket_rcu *newest, *top;
+
+	socktab__rcu_cb_enter(oldest);
+	home = oldest->home;
+	newest = oldest->next;
+	top = atomic_load_explicit(&home->returned, memory_order_relaxed);
+	do
+		oldest->next = top;
+	while (!atomic_compare_exchange_weak_explicit(&home->returned, &top, newest,
+						      memory_order_release, memory_order_relaxed));
+	/* acq_rel: the last holder sees every push before it. */
+	if (atomic_fetch_sub_explicit(&home->refs, 1, memory_order_acq_rel) == 1) {
+		bucket_list_free(atomic_exchange_explicit(&home->returned, NULL,
+							  memory_order_acquire));
+		free(home);
+	}
+}
+
+/* Hand the batch in progress to call_rcu: its oldest block carries it, naming the newest. */
+static void bucket_submit(void)
+{
+	struct socktab__bucket_rcu *oldest = bucket_cache.limbo_oldest;
+
+	oldest->next = bucket_cache.limbo;
+	oldest->home = bucket_cache.home;
+	bucket_cache.limbo = bucket_cache.limbo_oldest = NULL;
+	bucket_cache.nlimbo = 0;
+	atomic_fetch_add_explicit(&bucket_cache.home->refs, 1, memory_order_relaxed);
+	socktab__call_rcu(oldest, &oldest->head, bucket_batch_rcu);
+}
+
+void socktab__bucket_free_rcu(struct socktab__bucket_rcu *r)
+{
+	if (!bucket_cache.home) {
+		struct socktab__bucket_home *home = calloc(1, sizeof(*home));
+
+		if (!home) {
+			/* No cache: the block goes alone, back to malloc. */
+			r->home = NULL;
+			socktab__call_rcu(r, &r->head, bucket_free_one_rcu);
+			return;
+		}
+		atomic_init(&home->refs, 1);
+		bucket_cache.home = home;
+	}
+	r->next = bucket_cache.limbo;
+	if (!bucket_cache.limbo)
+		bucket_cache.limbo_oldest = r;
+	bucket_cache.limbo = r;
+	if (++bucket_cache.nlimbo >= BUCKET_BATCH)
+		bucket_submit();
+}
+
+void socktab__bucket_cache_release(void)
+{
+	struct socktab__bucket_home *home = bucket_cache.home;
+
+	bucket_list_free(bucket_cache.free);
+	bucket_cache.free = NULL;
+	if (!home)
+		return;
+	if (bucket_cache.limbo)
+		bucket_submit();
+	bucket_cache.home = NULL;
+	bucket_list_free(atomic_exchange_explicit(&home->returned, NULL, memory_order_acquire));
+	if (atomic_fetch_sub_explicit(&home->refs, 1, memory_order_acq_rel) == 1) {
+		bucket_list_free(atomic_exchange_explicit(&home->returned, NULL,
+							  memory_order_acquire));
+		free(home);
+	}
 }

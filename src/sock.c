@@ -23,11 +23,14 @@ bool socktab__sock_hold_not_zero(struct socktab_sock *sk)
 	return true;
 }
 
-/* A multiplicative hash of the object's address picks its stripe. */
+/* A socket's own lock; for an entry, a multiplicative hash of its address picks a stripe. The
+ * kind never changes while the memory belongs to the pool, so neither does the lock. */
 pthread_mutex_t *socktab__sk_lock(const struct socktab_sock *sk)
 {
 	uint64_t h = ((uintptr_t)sk >> 6) * 0x9e3779b97f4a7c15ull;
 
+	if (socktab__sk_kind(sk) < SOCKTAB__K_TW4)
+		return &sk->cold->lock;
 	return socktab__stripe(&socktab__sk_net(sk)->sk_locks, (uint32_t)(h >> 56));
 }
 

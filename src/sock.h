@@ -54,7 +54,7 @@ enum socktab__kind {
 };
 #define SOCKTAB__KIND_MASK 0x3f
 #define SOCKTAB__HAS_PRIV 0x40 /* kind bit (c): the net gives sockets a caller area */
-#define SOCKTAB__IN_POOL 0x80  /* kind bit (p): on the pool's free list */
+#define SOCKTAB__IN_POOL 0x80  /* kind bit (p): freed (waiting for its grace period, or free) */
 
 /* sk->tw_flags of a TIME_WAIT entry: substate in the low bits. */
 #define SOCKTAB__TWF_SUBSTATE 0x0f /* SOCKTAB_TCP_FIN_WAIT2 or SOCKTAB_TCP_TIME_WAIT */
@@ -80,6 +80,7 @@ enum socktab__kind {
 #define SOCKTAB__SOCKF_ACTIVE 0x08
 
 struct socktab__tb2;
+struct socktab__pool_cache;
 struct socktab__reuseport;
 struct socktab__sk_cold;
 struct socktab__listenq;
@@ -127,7 +128,13 @@ struct socktab__bindlink {
 			struct socktab_sock **pprev;        /* (b) */
 		};
 		struct {
-			struct rcu_head rcu;                /* back to the pool after a grace period */
+			union {
+				/* A batch's oldest member carries it through call_rcu, */
+				struct rcu_head rcu;
+				/* its newest names the cache the batch goes back to (NULL:
+				 * the pool's own stack). */
+				struct socktab__pool_cache *home;
+			};
 			struct socktab_sock *pool_next;     /* (p) free list / limbo batch link */
 		};
 	};
@@ -161,6 +168,8 @@ struct socktab__sk_cold {
 					    * stable reuseport member id (reqsk.h); made by the
 					    * object's first listen() or id and kept, like the cold
 					    * part itself, for the life of the net */
+	pthread_mutex_t lock;              /* the socket lock (socktab__sk_lock): made when the
+					    * object is carved, kept while it is pooled */
 };
 
 /* IPv6 key of an AF_INET6 socket or entry (v4-mapped while it talks IPv4). An AF_INET socket
@@ -626,7 +635,9 @@ static inline bool socktab__bound_dev_eq(bool l3mdev_accept, uint32_t bound, int
 }
 
 /* ---- sock.c: the object ---- */
-/* The lock of @sk's control calls: one of its net's striped locks. No code holds two. */
+/* The lock of @sk's control calls: a socket's own (in its cold part), so the lines it takes
+ * stay with the thread that uses the socket; a TIME_WAIT or request entry's, one of its net's
+ * striped locks. No code holds two. */
 pthread_mutex_t *socktab__sk_lock(const struct socktab_sock *sk);
 /* The socket's lock is held (debug builds). */
 #define SOCKTAB__ASSERT_SK_LOCKED(sk) SOCKTAB__ASSERT_LOCKED(socktab__sk_lock(sk))
