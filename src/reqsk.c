@@ -711,39 +711,27 @@ static void accq_queue_locked(struct socktab_sock *l, struct socktab_sock *req)
 	cnt_add(&q->ack_backlog, 1);
 }
 
-int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock **childp)
+/*
+ * tcp_v4_syn_recv_sock -> inet_ehash_nolisten, and the SYN queue's half of
+ * inet_csk_complete_hashdance: the child of @req (in the SYN queue of @l, locked, whose accept
+ * queue has room) in @state with @refs references takes the request's place in ehash with one
+ * store (R117, transition B above) and the listener's port, and the request leaves the SYN
+ * queue, remembering its child. NULL: no memory, nothing changed. @pa holds the port's buckets.
+ */
+static struct socktab_sock *promote_locked(struct socktab_sock *l, struct socktab_sock *req,
+					   int state, uint32_t refs,
+					   struct socktab__bind_prealloc *pa)
 {
-	struct socktab__bind_prealloc pa;
-	struct socktab_sock *l, *child;
-	struct socktab__listenq *q;
-	struct socktab__tables *t;
-	struct socktab_net *net;
+	struct socktab_net *net = socktab__sk_net(l);
+	struct socktab__tables *t = net->tab;
+	struct socktab_sock *child;
 	struct syn_key k;
 	pthread_mutex_t *el, *bl;
 	uint16_t port;
-	int err;
 
-	if (!is_req(req) || !child_state_ok(state) || !childp)
-		return -EINVAL;
-	if (socktab__bind_prealloc(&pa))
-		return -ENOMEM;
-	err = lock_synq_req(req, &l);
-	if (err)
-		goto out;
-	net = socktab__sk_net(l);
-	t = net->tab;
-	q = socktab__sk_lq(l);
-	/* tcp_v4_syn_recv_sock: a full accept queue drops the ACK (exit_overflow), the request
-	 * stays for the peer's retransmission. */
-	err = -EAGAIN;
-	if (acceptq_full(q))
-		goto out_unlock;
-	/* The open reference (the accept queue's until socktab_accept() hands it over), the one
-	 * the accept queue entry holds, and the caller's. */
-	err = -ENOMEM;
-	child = child_alloc(net, l, state, 3);
+	child = child_alloc(net, l, state, refs);
 	if (!child)
-		goto out_unlock;
+		return NULL;
 	req_key(req, &k);
 	set_key(child, &k);
 	WR(child->portpair, RD(req->portpair));
@@ -766,16 +754,43 @@ int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock
 	socktab__ehash_replace_locked(t, req, child);
 #endif
 	socktab__unlock(el);
-	inherit_port_locked(net, l, child, head, port, &pa);
+	inherit_port_locked(net, l, child, head, port, pa);
 	socktab__unlock(bl);
 
-	/* inet_csk_complete_hashdance: out of the SYN queue, into the accept queue (R118). */
 	synq_del(req);
-	synq_count(q, req, -1);
+	synq_count(socktab__sk_lq(l), req, -1);
 	reqof(req)->child = child;
-	accq_queue_locked(l, req);
 	SOCKTAB__STAT_ADD(net, requests, -1);
 	SOCKTAB__STAT_ADD(net, established, 1);
+	return child;
+}
+
+int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock **childp)
+{
+	struct socktab__bind_prealloc pa;
+	struct socktab_sock *l, *child;
+	int err;
+
+	if (!is_req(req) || !child_state_ok(state) || !childp)
+		return -EINVAL;
+	if (socktab__bind_prealloc(&pa))
+		return -ENOMEM;
+	err = lock_synq_req(req, &l);
+	if (err)
+		goto out;
+	/* tcp_v4_syn_recv_sock: a full accept queue drops the ACK (exit_overflow), the request
+	 * stays for the peer's retransmission. */
+	err = -EAGAIN;
+	if (acceptq_full(socktab__sk_lq(l)))
+		goto out_unlock;
+	/* The open reference (the accept queue's until socktab_accept() hands it over), the one
+	 * the accept queue entry holds, and the caller's. */
+	err = -ENOMEM;
+	child = promote_locked(l, req, state, 3, &pa);
+	if (!child)
+		goto out_unlock;
+	/* inet_csk_complete_hashdance: into the accept queue (R118). */
+	accq_queue_locked(l, req);
 	*childp = child;
 	err = 0;
 out_unlock:
@@ -783,6 +798,97 @@ out_unlock:
 out:
 	socktab__bind_prealloc_free(&pa); /* what the child's port did not need, or all of it */
 	return err;
+}
+
+#define REQ_COMPLETE_FLAGS (SOCKTAB_REQ_ABORT_ON_OVERFLOW | SOCKTAB_REQ_ACCEPT)
+
+/*
+ * tcp_v4_rcv on a request entry (TCP_NEW_SYN_RECV) with an acceptable final ACK, through
+ * tcp_check_req, syn_recv_sock and inet_csk_complete_hashdance, in one call under the
+ * listener's lock, so its outcome is that of one instant: the request in no queue (its
+ * listener closed, or another thread dropped or completed it), in the accept queue (another
+ * thread completed it), or in the SYN queue, where this call completes it or refuses.
+ */
+int socktab_req_complete(struct socktab_sock *req, int state, unsigned int flags,
+			 struct socktab_sock **childp, struct socktab_sock **listenerp,
+			 struct socktab_req_counters *cnt)
+{
+	struct socktab__bind_prealloc pa;
+	struct socktab_sock *l, *child = NULL;
+	bool accept = flags & SOCKTAB_REQ_ACCEPT, nomem, full;
+	int v;
+
+	if (!is_req(req) || !child_state_ok(state) || !childp || (flags & ~REQ_COMPLETE_FLAGS))
+		return -EINVAL;
+	SOCKTAB__ASSERT_NOT_IN_DISPATCH("a request entry's call");
+	*childp = NULL;
+	if (listenerp)
+		*listenerp = NULL;
+	nomem = socktab__bind_prealloc(&pa) != 0;
+	l = lock_req_listener(req);
+	if (!l) {
+		/*
+		 * In no queue: accepted after another thread completed it (its child was written
+		 * before the request forgot its listener, and the acquire load that read NULL
+		 * orders this read after that), or dropped: a RST or timeout on another thread, or
+		 * its listener's close without migration. The kernel drops the request and looks
+		 * the segment up again (tcp_v4_rcv: a closed listener, a stolen request); what it
+		 * finds then is the child, or nothing, which answers an ACK with a reset.
+		 */
+		v = reqof(req)->child ? SOCKTAB_REQ_STOLEN : SOCKTAB_REQ_RESET;
+		goto out;
+	}
+	if (req_where(req) != SOCKTAB__REQ_SYNQ) { /* in the accept queue: completed already */
+		unlock_listener(l);
+		v = SOCKTAB_REQ_STOLEN;
+		goto out;
+	}
+	/* tcp_v4_syn_recv_sock: a full accept queue (exit_overflow: ListenOverflows) or no
+	 * memory for the child (exit_nonewsk) is ListenDrops, and no child. */
+	full = acceptq_full(socktab__sk_lq(l));
+	if (!full && !nomem)
+		child = promote_locked(l, req, state, accept ? 1 : 3, &pa);
+	if (!child) {
+		if (cnt) {
+			cnt->listen_overflows += full;
+			cnt->listen_drops++;
+		}
+		if (!(flags & SOCKTAB_REQ_ABORT_ON_OVERFLOW)) {
+			/* tcp_check_req, listen_overflow: the request stays (acked) for the peer's
+			 * next ACK. */
+			unlock_listener(l);
+			v = SOCKTAB_REQ_DROP;
+			goto out;
+		}
+		/* tcp_abort_on_overflow: embryonic_reset, the request dropped (EmbryonicRsts). */
+		req_unqueue_locked(l, req);
+		unlock_listener(l);
+		socktab_sock_put(req); /* the queue's */
+		if (cnt)
+			cnt->embryonic_rsts++;
+		v = SOCKTAB_REQ_RESET;
+		goto out;
+	}
+	if (listenerp) {
+		(void)socktab__sock_hold_not_zero(l); /* it listens: a reference is open */
+		*listenerp = l;
+	}
+	if (accept) {
+		/* Handed over at once, as socktab_accept() would: the request leaves every
+		 * queue, and the child's one reference, the open one, is the caller's. */
+		req_forget_listener(req);
+		unlock_listener(l);
+		socktab_sock_put(req); /* the queue's */
+	} else {
+		accq_queue_locked(l, req); /* R118 */
+		unlock_listener(l);
+	}
+	*childp = child;
+	v = SOCKTAB_REQ_CHILD;
+out:
+	if (!nomem)
+		socktab__bind_prealloc_free(&pa);
+	return v;
 }
 
 struct socktab_sock *socktab_req_cookie_child(struct socktab_sock *listener,

@@ -7,7 +7,7 @@
  *   listener         socktab_syn_decide() says what a SYN gets: a request entry and a
  *                    SYN-ACK (syncookie.c), a SYN cookie, or nothing; an ACK with a valid
  *                    cookie makes an established child (socktab_req_cookie_child)
- *   request entry    the handshake's final ACK: socktab_req_promote() makes the child
+ *   request entry    the handshake's final ACK: socktab_req_complete() makes the child
  *   connection       the state machine below, on the struct conn in the socket's area
  * Every state change goes through socktab_set_state(), so that socktab's view (lookups, ss,
  * what close() leaves behind) is the connection's.
@@ -92,30 +92,15 @@ static void set_mss(struct conn *c, uint16_t peer_mss)
 static void sync_input(struct stack *st, const struct seg *s, struct conn *c);
 
 /*
- * A child the library made ESTABLISHED in @listener's accept queue (socktab_req_promote or
- * socktab_req_cookie_child): serve has no accept step of its own, so socktab_accept() takes it
- * at once and the child's area becomes a connection (peer sequence number @irs + 1, ours
- * @iss + 1). The accept queue therefore never holds more than this one child, and what bounds
- * the stack's connections is --max-conns, checked before. The child comes with the caller's
- * reference, which is released here. NULL: none (counted).
+ * An ESTABLISHED child of @listener the stack owns (accepted): its area becomes a connection
+ * (peer sequence number @irs + 1, ours @iss + 1).
  */
-static struct conn *child_accept(struct stack *st, const struct pkt *p, const struct seg *s,
-				 struct socktab_sock *listener, struct socktab_sock *child,
-				 uint32_t iss, uint32_t irs)
+static struct conn *child_conn(struct stack *st, const struct pkt *p, const struct seg *s,
+			       struct socktab_sock *listener, struct socktab_sock *child,
+			       uint32_t iss, uint32_t irs)
 {
-	struct socktab_sock *sk;
-	struct conn *c;
+	struct conn *c = socktab_sock_priv(child);
 
-	/* Older children first (there are none while each is accepted as it is made): closed. */
-	while ((sk = socktab_accept(listener)) && sk != child)
-		socktab_close(sk);
-	if (!sk) {
-		socktab_sock_put(child);
-		st->c.tcp_syn_dropped++;
-		return NULL;
-	}
-	socktab_sock_put(child); /* the accept queue's hand-over: the stack owns it now */
-	c = socktab_sock_priv(child);
 	memset(c, 0, sizeof(*c)); /* the request's area was copied to its start */
 	conn_link(st, c, child, p->family, &p->dst, s->dport, &p->src, s->sport);
 	c->app = ((struct conn *)socktab_sock_priv(listener))->app;
@@ -127,6 +112,31 @@ static struct conn *child_accept(struct stack *st, const struct pkt *p, const st
 	src_enter(st, c);
 	st->c.tcp_accepted++;
 	return c;
+}
+
+/*
+ * A child the library made ESTABLISHED in @listener's accept queue (socktab_req_cookie_child):
+ * serve has no accept step of its own, so socktab_accept() takes it at once and it becomes a
+ * connection (child_conn). The accept queue therefore never holds more than this one child, and
+ * what bounds the stack's connections is --max-conns, checked before. The child comes with the
+ * caller's reference, which is released here. NULL: none (counted).
+ */
+static struct conn *child_accept(struct stack *st, const struct pkt *p, const struct seg *s,
+				 struct socktab_sock *listener, struct socktab_sock *child,
+				 uint32_t iss, uint32_t irs)
+{
+	struct socktab_sock *sk;
+
+	/* Older children first (there are none while each is accepted as it is made): closed. */
+	while ((sk = socktab_accept(listener)) && sk != child)
+		socktab_close(sk);
+	if (!sk) {
+		socktab_sock_put(child);
+		st->c.tcp_syn_dropped++;
+		return NULL;
+	}
+	socktab_sock_put(child); /* the accept queue's hand-over: the stack owns it now */
+	return child_conn(st, p, s, listener, child, iss, irs);
 }
 
 /*
@@ -221,12 +231,14 @@ void tcp_listen_input(struct stack *st, const struct pkt *p, const struct seg *s
 /*
  * A segment found request entry @req (SOCKTAB_TCP_NEW_SYN_RECV): the SYN again (our SYN-ACK was
  * lost: send it again), a RST at the peer's next sequence number (drop the request), or the
- * final ACK. An ACK of our SYN-ACK promotes the request: the child takes its place in ehash
- * and is accepted, ESTABLISHED, and the rest of the segment (data, FIN) is taken as in any
- * connection; an ACK of anything else gets a reset. While --max-conns connections are open,
- * or the accept queue is full (-EAGAIN), the ACK is dropped and the request stays: the peer's
- * retransmission, or its data, tries again. -ENOENT from promotion (the request left its
- * queue since the lookup) is returned: the caller looks the segment up again. 0 otherwise.
+ * final ACK. An ACK of our SYN-ACK completes the handshake (socktab_req_complete): the child
+ * takes the request's place in ehash and is handed over at once, ESTABLISHED, and the rest of
+ * the segment (data, FIN) is taken as in any connection; an ACK of anything else gets a reset.
+ * While --max-conns connections are open, or the accept queue is full (SOCKTAB_REQ_DROP), the
+ * ACK is dropped and the request stays: the peer's retransmission, or its data, tries again. A
+ * request that left its queue without a child (its listener closed, or it was dropped) gets a
+ * reset (SOCKTAB_REQ_RESET). -ENOENT when another thread completed it first
+ * (SOCKTAB_REQ_STOLEN): the caller looks the segment up again. 0 otherwise.
  */
 static int req_input(struct stack *st, const struct pkt *p, const struct seg *s,
 		     struct socktab_sock *req)
@@ -234,7 +246,6 @@ static int req_input(struct stack *st, const struct pkt *p, const struct seg *s,
 	struct req_part *r = socktab_req_priv(req), rq;
 	struct socktab_sock *listener, *child = NULL;
 	struct conn *c;
-	int err;
 
 	if (!r)
 		return 0;
@@ -261,27 +272,24 @@ static int req_input(struct stack *st, const struct pkt *p, const struct seg *s,
 		st->c.tcp_syn_dropped++;
 		return 0;
 	}
-	socktab_rcu_read_lock();
-	listener = socktab_req_listener(req);
-	if (listener && socktab_sock_hold(listener))
-		listener = NULL;
-	socktab_rcu_read_unlock();
-	if (!listener)
-		return -ENOENT;
 	rq = *r;
-	err = socktab_req_promote(req, SOCKTAB_TCP_ESTABLISHED, &child);
-	if (err) {
-		socktab_sock_put(listener);
-		if (err == -ENOENT)
-			return err;
-		st->c.tcp_syn_dropped++; /* -EAGAIN: the accept queue is full; or no memory */
+	switch (socktab_req_complete(req, SOCKTAB_TCP_ESTABLISHED, SOCKTAB_REQ_ACCEPT, &child,
+				     &listener, NULL)) {
+	case SOCKTAB_REQ_CHILD:
+		break;
+	case SOCKTAB_REQ_STOLEN:
+		return -ENOENT;
+	case SOCKTAB_REQ_RESET:
+		req_done(st, req, &rq);
+		tcp_send_reset(st, p, s);
+		return 0;
+	default: /* SOCKTAB_REQ_DROP: the accept queue is full, or no memory */
+		st->c.tcp_syn_dropped++;
 		return 0;
 	}
 	req_done(st, req, &rq);
-	c = child_accept(st, p, s, listener, child, rq.iss, rq.irs);
+	c = child_conn(st, p, s, listener, child, rq.iss, rq.irs);
 	socktab_sock_put(listener);
-	if (!c)
-		return 0;
 	c->mss = rq.mss;
 	app_open(st, c);
 	sync_input(st, s, c);

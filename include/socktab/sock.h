@@ -201,6 +201,64 @@ int socktab_req_retransmit(struct socktab_sock *req);
  */
 int socktab_req_promote(struct socktab_sock *req, int state, struct socktab_sock **child);
 
+/* What socktab_req_complete() did, and what the caller does with the ACK. */
+enum socktab_req_outcome {
+	SOCKTAB_REQ_CHILD = 0,  /* the child is made: hand it the segment */
+	SOCKTAB_REQ_DROP = 1,   /* no child: drop the ACK; the request stays for the peer's next */
+	SOCKTAB_REQ_RESET = 2,  /* no child and no request: answer the ACK with a reset */
+	SOCKTAB_REQ_STOLEN = 3, /* completed by another thread: look the segment up again */
+};
+/* socktab_req_complete() flags. */
+#define SOCKTAB_REQ_ABORT_ON_OVERFLOW 0x1 /* the kernel's net.ipv4.tcp_abort_on_overflow 1 */
+#define SOCKTAB_REQ_ACCEPT 0x2            /* hand the child over at once (no accept queue wait) */
+
+/* The kernel's counters (nstat's names) of the handshakes a caller completes: its own, one per
+ * thread if it likes, added to by socktab_req_complete() without atomics. Zero it before use;
+ * later versions count in the reserved words. */
+struct socktab_req_counters {
+	uint64_t listen_overflows; /* TcpExtListenOverflows: final ACKs a full accept queue refused */
+	uint64_t listen_drops;     /* TcpExtListenDrops: final ACKs that made no child */
+	uint64_t embryonic_rsts;   /* TcpExtEmbryonicRsts: requests reset (abort on overflow) */
+	uint64_t reserved[5];
+};
+
+/*
+ * The handshake's final ACK reached request entry @req (a lookup's SOCKTAB_HIT_REQUEST), and the
+ * caller found it acceptable (its ACK number acknowledges the SYN-ACK): the kernel's tcp_v4_rcv
+ * on a TCP_NEW_SYN_RECV entry through tcp_check_req, syn_recv_sock and
+ * inet_csk_complete_hashdance, in one call under the listener's lock. Outcomes:
+ * - SOCKTAB_REQ_CHILD: the child is made in @state (SOCKTAB_TCP_SYN_RECV or
+ *   SOCKTAB_TCP_ESTABLISHED) as socktab_req_promote() makes it (it takes the request's place in
+ *   ehash with one store, R117, and its area starts with the request's) and *@child is set.
+ *   Without SOCKTAB_REQ_ACCEPT it joins the tail of the listener's accept queue (R118) and
+ *   *@child holds a reference (socktab_sock_put()), the accept queue owning it until
+ *   socktab_accept(); with SOCKTAB_REQ_ACCEPT it is handed over at once, as socktab_accept()
+ *   would hand it (the caller owns it: close it with socktab_close(); no other reference), for
+ *   a stack with no accept step. With @listener non-NULL, *@listener is the listener that took
+ *   it (after a tcp_migrate_req move, not the one the SYN found), referenced.
+ * - SOCKTAB_REQ_DROP: the listener's accept queue is full (sk_acceptq_is_full, R115:
+ *   ListenOverflows and ListenDrops), or there is no memory for the child (ListenDrops): drop the
+ *   ACK; the request stays, and the peer's next ACK or data segment tries again.
+ * - SOCKTAB_REQ_RESET: answer the ACK with a reset. Either the queue refused it as above and
+ *   SOCKTAB_REQ_ABORT_ON_OVERFLOW is given (the request is dropped: EmbryonicRsts, besides the
+ *   counters above), or the request was dropped before this call without a child: its
+ *   listener closed without migrating it (R119), or another thread dropped it (a RST, its
+ *   timeout). The kernel drops such a request and looks the segment up again, which finds no
+ *   entry of the 4-tuple and resets.
+ * - SOCKTAB_REQ_STOLEN: another thread completed the handshake first (the kernel's req_stolen):
+ *   the child holds the 4-tuple; look the segment up again and hand it to what the lookup finds.
+ * In every case but SOCKTAB_REQ_CHILD, *@child (and *@listener) is NULL. @counters, when
+ * non-NULL, is added to. -EINVAL (not a request entry, bad @state, NULL @child, unknown flag):
+ * nothing changed. The form new code should use for a final ACK (socktab_req_promote() keeps
+ * working).
+ * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
+ * callback. @req referenced, or found in the caller's read-side section; it takes its
+ * listener's lock and bucket locks.
+ */
+int socktab_req_complete(struct socktab_sock *req, int state, unsigned int flags,
+			 struct socktab_sock **child, struct socktab_sock **listener,
+			 struct socktab_req_counters *counters);
+
 /*
  * Drop request entry @req (its timer gave up, or a RST or bad ACK arrived;
  * inet_csk_reqsk_queue_drop): it leaves ehash and its SYN queue; the caller's reference stays
