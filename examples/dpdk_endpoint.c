@@ -25,12 +25,13 @@
  *     rte_eth_dev_rss_reta_query) into socktab_net_set_rss(); a port without RSS (the virtual
  *     ones) gets a software key, and an lcore hands a packet whose 4-tuple another lcore's queue
  *     owns (socktab_net_rss_queue()) to that lcore's ring, so one lcore sees all of a flow;
- *   - mbuf headers to lookup keys (struct socktab_tuple4/6), a burst looked up with
- *     socktab_lookup_batch4/6() and SOCKTAB_LOOKUP_NOREF (or socktab_lookup_one4/6() per packet
- *     with --lookup single), a 4-tuple repeated inside the burst looked up again at its turn;
+ *   - mbuf headers to lookup keys (struct socktab_key), the whole burst, TCP and UDP, IPv4 and
+ *     IPv6, looked up with socktab_lookup_mixed() and SOCKTAB_LOOKUP_NOREF (or
+ *     socktab_lookup_one4/6() per packet with --lookup single), the rest of the burst looked up
+ *     again where a repeated 4-tuple ends the call;
  *   - TCP: a listener with request entries (socktab_syn_decide, socktab_req_new,
- *     socktab_req_promote, socktab_accept) and SYN cookies (socktab_req_cookie_child), echo on
- *     the established connections, the passive close; outgoing flows whose local port
+ *     socktab_req_complete) and SYN cookies (socktab_req_cookie_child), echo on the
+ *     established connections, the passive close; outgoing flows whose local port
  *     socktab_connect() chooses (socktab_sock_set_rss_queue(): the reply comes to this lcore);
  *   - UDP: an echo service that gives every new peer a connected socket of its own (hash4);
  *   - TIME_WAIT expiry with socktab_net_tick_budget() on one lcore every 100 ms.
@@ -178,6 +179,7 @@ struct lcore {
 	uint16_t ip_id;
 	uint64_t rng;
 	struct stats st;
+	struct socktab_req_counters reqc;   /* ListenOverflows, ListenDrops of this lcore */
 	struct rte_mbuf *tx[BURST];
 	unsigned int ntx;
 } __rte_cache_aligned;
@@ -598,21 +600,14 @@ static void send_reset(struct lcore *lc, const struct pkt *p, const struct seg *
 }
 
 /* An established child of a listener (from a request or a cookie): set up and accepted. */
-static void child_ready(struct lcore *lc, struct socktab_sock *listener, struct socktab_sock *child,
-			const struct pkt *p, uint32_t iss, uint32_t irs)
+static void child_ready(struct lcore *lc, struct socktab_sock *child, const struct pkt *p,
+			uint32_t iss, uint32_t irs)
 {
 	struct conn *c = socktab_sock_priv(child);
-	struct socktab_sock *acc;
 
 	conn_init(c, child, p, iss, irs, APP_ECHO);
 	conn_link(lc, c);
 	lc->st.tcp_accepted++;
-	/* The stack keeps no accept queue of its own: one accept() per child made keeps the
-	 * listener's queue empty. The child it returns may be another lcore's; each is owned by
-	 * the lcore that set it up, whichever accepted it. */
-	acc = socktab_accept(listener);
-	(void)acc;
-	socktab_sock_put(child);     /* the reference the promotion returned */
 }
 
 static void listener_input(struct lcore *lc, struct socktab_sock *l, const struct pkt *p,
@@ -668,7 +663,13 @@ static void listener_input(struct lcore *lc, struct socktab_sock *l, const struc
 		if (!child)
 			return;   /* accept queue full: the peer's data or retransmission retries */
 		lc->st.tcp_cookies_ok++;
-		child_ready(lc, l, child, p, s->ack - 1, s->seq - 1);
+		/* The cookie's child waits in the accept queue, as a promoted one would: one
+		 * accept() per child keeps the queue empty. The child it hands over may be
+		 * another lcore's; each is the child of the lcore that made it, whichever took it
+		 * out of the queue, and ours is ours by the reference the call returned. */
+		socktab_accept(l);
+		child_ready(lc, child, p, s->ack - 1, s->seq - 1);
+		socktab_sock_put(child);
 		return;   /* data in the cookie's ACK is left to the peer's retransmission */
 	}
 	send_reset(lc, p, s);
@@ -692,19 +693,23 @@ static bool request_input(struct lcore *lc, struct socktab_sock *req, struct req
 		send_reset(lc, p, s);
 		return false;
 	}
-	struct socktab_sock *l = socktab_req_listener(req), *child;
+	/* The final ACK: child, accept, or the verdict, in one call with the kernel's rules. */
+	struct socktab_sock *child;
 	uint32_t iss = r->iss, irs = r->irs;
-	int err;
 
-	if (!l)
-		return true;
-	err = socktab_req_promote(req, SOCKTAB_TCP_ESTABLISHED, &child);
-	if (err == -ENOENT)
-		return true;
-	if (err)
-		return false;    /* accept queue full: drop the ACK, the request stays */
-	child_ready(lc, l, child, p, iss, irs);
-	return s->len > 0 || (s->flags & TH_FIN);  /* data behind the ACK: the child takes it */
+	switch (socktab_req_complete(req, SOCKTAB_TCP_ESTABLISHED, SOCKTAB_REQ_ACCEPT, &child,
+				     NULL, &lc->reqc)) {
+	case SOCKTAB_REQ_CHILD:
+		child_ready(lc, child, p, iss, irs);   /* ours: accepted, no reference to drop */
+		return s->len > 0 || (s->flags & TH_FIN);  /* data behind the ACK: the child's */
+	case SOCKTAB_REQ_STOLEN:
+		return true;                           /* another lcore made the child */
+	case SOCKTAB_REQ_RESET:
+		send_reset(lc, p, s);
+		return false;
+	default:
+		return false;   /* SOCKTAB_REQ_DROP: the request stays for the peer's next ACK */
+	}
 }
 
 /* An outgoing flow's echo: false when it was wrong (the connection is reset and gone). */
@@ -969,7 +974,12 @@ static void tcp_input(struct lcore *lc, const struct pkt *p, struct socktab_hit 
 	*again = false;
 	switch (h->kind) {
 	case SOCKTAB_HIT_ESTABLISHED:
-		conn_input(lc, h->priv, p, &s);
+		/* An earlier packet of the burst may have closed it (a RST, the last ACK): its
+		 * state says so, and a lookup now finds what holds the 4-tuple instead. */
+		if (socktab_get_state(h->sk) < 0 || socktab_get_state(h->sk) == SOCKTAB_TCP_CLOSE)
+			*again = true;
+		else
+			conn_input(lc, h->priv, p, &s);
 		break;
 	case SOCKTAB_HIT_REQUEST:
 		*again = request_input(lc, h->sk, h->priv, p, &s);
@@ -994,129 +1004,113 @@ static void tcp_input(struct lcore *lc, const struct pkt *p, struct socktab_hit 
  * (ARP and neighbour solicitations are answered here and give -1 too). */
 static int parse(struct lcore *lc, struct rte_mbuf *m, struct pkt *p);
 
-static void tuple4(const struct pkt *p, struct socktab_tuple4 *k)
+/* A packet's lookup key: its own fields in network order, the peer's side first; its device
+ * is the call's (the port's ifindex). */
+static void key_of(const struct pkt *p, struct socktab_key *k)
 {
-	k->saddr = p->src.v4;
-	k->daddr = p->dst.v4;
+	memset(k, 0, sizeof(*k));
+	if (p->family == AF_INET) {
+		k->saddr.v4 = p->src.v4;
+		k->daddr.v4 = p->dst.v4;
+	} else {
+		k->saddr.v6 = p->src.v6;
+		k->daddr.v6 = p->dst.v6;
+	}
 	k->sport = p->sport;
 	k->dport = p->dport;
-	k->dif = ifindex;
-	k->sdif = 0;
+	k->proto = p->proto == IPPROTO_TCP ? SOCKTAB_TCP : SOCKTAB_UDP;
+	k->family = (uint8_t)p->family;
+	k->dif = SOCKTAB_KEY_CALL_DEV;
 }
 
-static void tuple6(const struct pkt *p, struct socktab_tuple6 *k)
-{
-	k->saddr = p->src.v6;
-	k->daddr = p->dst.v6;
-	k->sport = p->sport;
-	k->dport = p->dport;
-	k->dif = ifindex;
-	k->sdif = 0;
-}
-
-static bool same_flow(const struct pkt *a, const struct pkt *b)
-{
-	return a->sport == b->sport && a->dport == b->dport && a->proto == b->proto &&
-	       a->family == b->family &&
-	       !memcmp(&a->src, &b->src, a->family == AF_INET ? 4 : 16) &&
-	       !memcmp(&a->dst, &b->dst, a->family == AF_INET ? 4 : 16);
-}
-
+/* One packet looked up on its own (--lookup single, and again after handling changed what
+ * its 4-tuple holds). */
 static void lookup_one(const struct pkt *p, struct socktab_hit *h)
 {
 	int proto = p->proto == IPPROTO_TCP ? SOCKTAB_TCP : SOCKTAB_UDP;
 
 	if (p->family == AF_INET) {
-		struct socktab_tuple4 k;
+		struct socktab_tuple4 k = { .saddr = p->src.v4, .daddr = p->dst.v4,
+					    .sport = p->sport, .dport = p->dport, .dif = ifindex };
 
-		tuple4(p, &k);
 		socktab_lookup_one4(net, proto, &k, h, SOCKTAB_LOOKUP_NOREF);
 	} else {
-		struct socktab_tuple6 k;
+		struct socktab_tuple6 k = { .saddr = p->src.v6, .daddr = p->dst.v6,
+					    .sport = p->sport, .dport = p->dport, .dif = ifindex };
 
-		tuple6(p, &k);
 		socktab_lookup_one6(net, proto, &k, h, SOCKTAB_LOOKUP_NOREF);
 	}
 }
 
+/* One packet with what its lookup found; looked up again (at most twice) when handling it
+ * says the table changed under it. */
+static void handle(struct lcore *lc, const struct pkt *p, struct socktab_hit *h)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		bool again;
+
+		if (p->proto == IPPROTO_UDP) {
+			udp_input(lc, p, h);
+			return;
+		}
+		tcp_input(lc, p, h, &again);
+		if (!again)
+			return;
+		lc->st.tcp_relookups++;
+		lookup_one(p, h);
+	}
+}
+
 /*
- * One burst: keys by protocol and family, four batch lookups (or one single lookup per packet),
- * then every packet in arrival order. The whole burst runs inside the lcore's online section,
- * so what the lookups found stays valid until the loop's next quiescent state. A packet whose
- * 4-tuple an earlier packet of the burst had is looked up again at its turn: the earlier one
- * may have made, promoted or closed what it finds (a SYN and its retransmission, a data segment
- * behind the ACK that makes its connection, a new UDP peer's second datagram).
+ * One burst: every packet's key, one socktab_lookup_mixed() call for TCP and UDP, IPv4 and
+ * IPv6 together (or one socktab_lookup_one4/6() per packet with --lookup single), then the
+ * packets in arrival order. The lcore is online, so SOCKTAB_LOOKUP_NOREF: what the lookups
+ * found stays valid until the loop's next quiescent state. The mixed call answers as if the
+ * keys were looked up one after the other: it stops before a key that repeats the 4-tuple of
+ * an earlier one whose handling may change what it finds (a SYN and its retransmission, the
+ * final ACK and the data behind it, with SOCKTAB_LOOKUP_UDP_ORDER a new UDP peer's second
+ * datagram), and the rest of the burst is looked up once the packets before it are handled.
  */
 static void process_burst(struct lcore *lc, struct pkt *pk, unsigned int n)
 {
-	struct socktab_tuple4 k4[2][BURST];
-	struct socktab_tuple6 k6[2][BURST];
-	struct socktab_hit h4[2][BURST], h6[2][BURST], hits[BURST];
-	unsigned int n4[2] = { 0, 0 }, n6[2] = { 0, 0 }, at[BURST];
-	bool repeat[BURST];
-	uint64_t t0 = rte_get_tsc_cycles();
+	struct socktab_key keys[BURST];
+	struct socktab_hit hits[BURST];
+	unsigned int done = 0;
 
-	for (unsigned int i = 0; i < n; i++) {
-		int u = pk[i].proto == IPPROTO_UDP;
+	for (unsigned int i = 0; i < n; i++)
+		key_of(&pk[i], &keys[i]);
+	while (done < n) {
+		unsigned int r = n - done;
 
-		repeat[i] = false;
-		for (unsigned int j = 0; j < i && !repeat[i]; j++)
-			repeat[i] = same_flow(&pk[i], &pk[j]);
-		if (repeat[i] || cfg.single)
-			continue;
-		if (pk[i].family == AF_INET) {
-			at[i] = n4[u];
-			tuple4(&pk[i], &k4[u][n4[u]++]);
-		} else {
-			at[i] = n6[u];
-			tuple6(&pk[i], &k6[u][n6[u]++]);
+		if (!cfg.single) {
+			uint64_t t0 = rte_get_tsc_cycles();
+			int got = socktab_lookup_mixed(net, keys + done, n - done, ifindex, 0,
+						       hits + done,
+						       SOCKTAB_LOOKUP_NOREF | SOCKTAB_LOOKUP_UDP_ORDER);
+
+			lc->st.lookup_cycles += rte_get_tsc_cycles() - t0;
+			lc->st.lookups += n - done;
+			if (got <= 0)
+				break;   /* cannot happen with these keys; the packets are dropped */
+			r = (unsigned int)got;
+			for (unsigned int i = done; i < done + r; i++)
+				rte_prefetch0(hits[i].priv);   /* the stack's state, on its way */
 		}
-	}
-	for (int u = 0; u < 2; u++) {
-		int proto = u ? SOCKTAB_UDP : SOCKTAB_TCP;
+		for (unsigned int i = done; i < done + r; i++) {
+			if (cfg.single) {
+				uint64_t t1 = rte_get_tsc_cycles();
 
-		if (n4[u])
-			socktab_lookup_batch4(net, proto, k4[u], n4[u], h4[u], SOCKTAB_LOOKUP_NOREF);
-		if (n6[u])
-			socktab_lookup_batch6(net, proto, k6[u], n6[u], h6[u], SOCKTAB_LOOKUP_NOREF);
-	}
-	lc->st.lookup_cycles += rte_get_tsc_cycles() - t0;
-	lc->st.lookups += n4[0] + n4[1] + n6[0] + n6[1];
-	/* The stack's state of each socket found, on its way while the first packets run. */
-	for (int u = 0; u < 2; u++) {
-		for (unsigned int i = 0; i < n4[u]; i++)
-			rte_prefetch0(h4[u][i].priv);
-		for (unsigned int i = 0; i < n6[u]; i++)
-			rte_prefetch0(h6[u][i].priv);
-	}
-	for (unsigned int i = 0; i < n; i++) {
-		struct pkt *p = &pk[i];
-		int u = p->proto == IPPROTO_UDP;
-		struct socktab_hit *h = &hits[i];
-		bool again;
-
-		if (repeat[i] || cfg.single) {
-			uint64_t t1 = rte_get_tsc_cycles();
-
-			lookup_one(p, h);
-			lc->st.lookup_cycles += rte_get_tsc_cycles() - t1;
-			lc->st.lookups++;
-		} else {
-			*h = p->family == AF_INET ? h4[u][at[i]] : h6[u][at[i]];
-		}
-		for (int tries = 0; tries < 3; tries++) {
-			if (u) {
-				udp_input(lc, p, h);
-				break;
+				lookup_one(&pk[i], &hits[i]);
+				lc->st.lookup_cycles += rte_get_tsc_cycles() - t1;
+				lc->st.lookups++;
 			}
-			tcp_input(lc, p, h, &again);
-			if (!again)
-				break;
-			lc->st.tcp_relookups++;
-			lookup_one(p, h);
+			handle(lc, &pk[i], &hits[i]);
+			rte_pktmbuf_free(pk[i].m);
 		}
-		rte_pktmbuf_free(p->m);
+		done += r;
 	}
+	for (unsigned int i = done; i < n; i++)
+		rte_pktmbuf_free(pk[i].m);
 }
 
 /* The transport checksum of @len bytes at @l4 under IP header @l3: the sum of the pseudo
@@ -1681,10 +1675,14 @@ static void print_stats(void)
 	       t.lookups ? (double)t.lookup_cycles * 1e9 / (double)hz / (double)t.lookups : 0.0,
 	       t.loops, t.busy_loops,
 	       t.loops ? (double)t.qs_cycles * 1e9 / (double)hz / (double)t.loops : 0.0);
-	uint64_t qmax = 0;
+	uint64_t qmax = 0, overflows = 0, drops = 0;
 
-	for (unsigned int i = 0; i < nb_queues; i++)
+	for (unsigned int i = 0; i < nb_queues; i++) {
 		qmax = RTE_MAX(qmax, lcores[i].st.qs_max_cycles);
+		overflows += lcores[i].reqc.listen_overflows;
+		drops += lcores[i].reqc.listen_drops;
+	}
+	printf("listen_overflows=%" PRIu64 "\nlisten_drops=%" PRIu64 "\n", overflows, drops);
 	t.qs_max_cycles = qmax;
 	printf("quiescent_ns_max=%.0f\n", (double)qmax * 1e9 / (double)hz);
 	printf("tcp_open_at_exit=%" PRIu64 "\n", t.open_at_exit);
