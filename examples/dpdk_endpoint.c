@@ -1682,6 +1682,7 @@ static void print_stats(void)
 		overflows += lcores[i].reqc.listen_overflows;
 		drops += lcores[i].reqc.listen_drops;
 	}
+	printf("mbufs_free=%u of %u\n", rte_mempool_avail_count(pool), pool->size);
 	printf("listen_overflows=%" PRIu64 "\nlisten_drops=%" PRIu64 "\n", overflows, drops);
 	t.qs_max_cycles = qmax;
 	printf("quiescent_ns_max=%.0f\n", (double)qmax * 1e9 / (double)hz);
