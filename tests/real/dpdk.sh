@@ -10,7 +10,10 @@
 # the vdev has no RSS, so the lcores hand packets over by socktab_net_rss_queue()).
 # Only documentation addresses: the endpoint is 192.0.2.2 / 2001:db8::2 on dpdk0, the kernel
 # 192.0.2.1 / 2001:db8::1 on dpdk1 in the peer namespace.
-# Usage: dpdk.sh ENDPOINT PEER XDP_GEN [N] (ENDPOINT "none": built without libdpdk-dev).
+# Usage: dpdk.sh ENDPOINT PEER XDP_GEN [N] (ENDPOINT "none": built without libdpdk-dev; N, or
+# DPDK_TEST_CONNS, the connections held at once). Above about 14,000 the kernel peer's own
+# connect() from its one address slows down (its 14,116 even ports are used up, and each later
+# connect walks them before an odd one): 20,000 did not finish in tcp-hold's 60 s here.
 # Exit 77 with one line saying why where DPDK, root or the vdev is missing.
 set -u
 skip() {
