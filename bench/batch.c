@@ -15,8 +15,10 @@
  * Per --batch keys, one section around either socktab_lookup_mixed() on the burst as it came
  * (mixed), or the four per-kind calls socktab_lookup_batch4/6() on the same keys sorted by kind
  * beforehand, as a stack that parses into per-kind arrays has them (per_kind); both read the
- * areas. mixed_vs_per_kind is mixed / per_kind in nanoseconds per key, of the thread's CPU
- * time (a loaded machine's preemptions then fall in neither mode). A stack's keys are in the
+ * areas. The modes take turns every 64 bursts, and swap turns from one round to the next, so
+ * two rounds look every key up in each mode and a change of the machine's load falls on both
+ * alike; each is timed by the thread's CPU time (preemptions fall in neither). mixed_vs_per_kind
+ * is mixed / per_kind, the medians of the rounds' nanoseconds per key. A stack's keys are in the
  * cache, just parsed from its packets: each burst's keys are prefetched during the burst
  * before, in both modes.
  */
@@ -429,18 +431,18 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* One timed round of the mixed (@mixed) or per-kind mode over @q. Returns CPU ns per key. Each
- * burst's keys are prefetched during the burst before it, in both modes. */
-static double mixed_round(struct socktab_net *net, const struct mixed_q *q, bool mixed,
-			  unsigned words, uint64_t *hits)
+/* Bursts @j0 to @j1 - 1 of @q in the mixed (@mixed) or per-kind mode. Returns the CPU ns they
+ * took; *@hits counts hits. Each burst's keys are prefetched during the burst before it. */
+static uint64_t mixed_span(struct socktab_net *net, const struct mixed_q *q, bool mixed,
+			   uint32_t j0, uint32_t j1, unsigned words, uint64_t *hits)
 {
 	struct socktab_hit out[MAX_BATCH];
 	uint64_t t0 = thread_ns(), sum = 0, h = 0;
 
-	for (uint32_t j = 0; j < q->bursts; j++) {
+	for (uint32_t j = j0; j < j1; j++) {
 		uint32_t first = j * q->b, m = q->n - first < q->b ? q->n - first : q->b;
 
-		if (j + 1 < q->bursts) {
+		if (j + 1 < j1) {
 			uint32_t f2 = first + q->b, m2 = q->n - f2 < q->b ? q->n - f2 : q->b;
 
 			if (mixed) {
@@ -493,8 +495,37 @@ static double mixed_round(struct socktab_net *net, const struct mixed_q *q, bool
 		socktab_rcu_read_unlock();
 	}
 	atomic_fetch_add_explicit(&sink, sum, memory_order_relaxed);
-	*hits = h;
-	return (double)(thread_ns() - t0) / (double)q->n;
+	*hits += h;
+	return thread_ns() - t0;
+}
+
+/* Bursts per span of one mode: the modes take turns span by span, so a change in the machine's
+ * load falls on both alike. */
+#define MIXED_SPAN 64
+
+/*
+ * One round over @q: spans of MIXED_SPAN bursts, the mixed mode taking every other one (the
+ * even ones when @odd is false), the per-kind mode the rest; a round with @odd true swaps them,
+ * so two rounds look up every key in each mode. ns[1] and ns[0]: CPU ns per key of the mixed
+ * and the per-kind mode; hits[] and keys[] add up each mode's.
+ */
+static void mixed_round(struct socktab_net *net, const struct mixed_q *q, bool odd,
+			unsigned words, double ns[2], uint64_t hits[2], uint64_t keys[2])
+{
+	uint64_t t[2] = { 0, 0 }, k[2] = { 0, 0 };
+
+	for (uint32_t j = 0, s = 0; j < q->bursts; j += MIXED_SPAN, s++) {
+		uint32_t j1 = q->bursts - j < MIXED_SPAN ? q->bursts : j + MIXED_SPAN;
+		uint32_t last = j1 * q->b < q->n ? j1 * q->b : q->n;
+		int mixed = (int)((s & 1) ^ odd);
+
+		t[mixed] += mixed_span(net, q, mixed, j, j1, words, &hits[mixed]);
+		k[mixed] += last - j * q->b;
+	}
+	for (int x = 0; x < 2; x++) {
+		ns[x] = k[x] ? (double)t[x] / (double)k[x] : 0;
+		keys[x] += k[x];
+	}
 }
 
 static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_bytes,
@@ -504,8 +535,8 @@ static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_byte
 	uint32_t per_kind = n / NKINDS ? n / NKINDS : 1, per = lookups / (uint32_t)rounds;
 	unsigned words = (unsigned)(touch_bytes + 7) / 8;
 	struct socktab_net *net = build((1u << NKINDS) - 1, per_kind, area);
-	double mixed[MAX_ROUNDS], kinds[MAX_ROUNDS];
-	uint64_t hits_mixed = 0, hits_kinds = 0, h;
+	double mixed[MAX_ROUNDS], kinds[MAX_ROUNDS], ns[2];
+	uint64_t hits[2] = { 0, 0 }, keys[2] = { 0, 0 }, h[2] = { 0, 0 }, k[2] = { 0, 0 };
 	struct mixed_q q;
 
 	if (!net)
@@ -515,13 +546,11 @@ static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_byte
 		socktab_net_free(net);
 		return 1;
 	}
-	mixed_round(net, &q, false, words, &h);
-	mixed_round(net, &q, true, words, &h);
+	mixed_round(net, &q, false, words, ns, h, k); /* warm-up */
 	for (int r = 0; r < rounds; r++) {
-		kinds[r] = mixed_round(net, &q, false, words, &h);
-		hits_kinds += h;
-		mixed[r] = mixed_round(net, &q, true, words, &h);
-		hits_mixed += h;
+		mixed_round(net, &q, r & 1, words, ns, hits, keys);
+		kinds[r] = ns[0];
+		mixed[r] = ns[1];
 	}
 	qsort(mixed, (size_t)rounds, sizeof(double), cmp_dbl);
 	qsort(kinds, (size_t)rounds, sizeof(double), cmp_dbl);
@@ -533,14 +562,15 @@ static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_byte
 	bench_out_dbl(o, "mixed_ns_per_key", "%.1f", mixed[rounds / 2]);
 	bench_out_dbl(o, "per_kind_ns_per_key", "%.1f", kinds[rounds / 2]);
 	bench_out_dbl(o, "mixed_vs_per_kind", "%.2f", mixed[rounds / 2] / kinds[rounds / 2]);
-	bench_out_u64(o, "hits_mixed", hits_mixed);
-	bench_out_u64(o, "hits_per_kind", hits_kinds);
-	bench_out_u64(o, "lookups_per_mode", (uint64_t)per * (uint64_t)rounds);
+	bench_out_u64(o, "hits_mixed", hits[1]);
+	bench_out_u64(o, "hits_per_kind", hits[0]);
+	bench_out_u64(o, "lookups_mixed", keys[1]);
+	bench_out_u64(o, "lookups_per_kind", keys[0]);
 	bench_out_end(o);
 	mixed_q_free(&q);
 	socktab_net_free(net);
 	/* Every key is a socket's: a miss in either mode is a bug, not noise. */
-	return hits_kinds != (uint64_t)per * (uint64_t)rounds || hits_mixed != hits_kinds;
+	return hits[0] != keys[0] || hits[1] != keys[1];
 }
 
 int bench_batch_main(int argc, char **argv)
