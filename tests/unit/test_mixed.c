@@ -559,6 +559,52 @@ TEST(mixed_v4mapped_repeat)
 	socktab_net_free(net);
 }
 
+/* Which answers end the call at their flow's repeat: a listener, a request, a TIME_WAIT entry;
+ * with SOCKTAB_LOOKUP_ESTABLISHED a TCP miss; with SOCKTAB_LOOKUP_UDP_ORDER an unconnected UDP
+ * socket. A connection, a connected UDP socket and any other miss do not. */
+TEST(mixed_stop_kinds)
+{
+	static const struct {
+		int g;          /* stream_key() group */
+		unsigned flags;
+		int kind, r;    /* the first key's kind; what a pair of it returns */
+	} c[] = {
+		{ 0, 0, SOCKTAB_HIT_ESTABLISHED, 2 },
+		{ 4, 0, SOCKTAB_HIT_TIME_WAIT, 1 },
+		{ 5, 0, SOCKTAB_HIT_REQUEST, 1 },
+		{ 6, 0, SOCKTAB_HIT_LISTENER, 1 },
+		{ 6, SOCKTAB_LOOKUP_ESTABLISHED, SOCKTAB_HIT_NONE, 1 },
+		{ 8, 0, SOCKTAB_HIT_NONE, 2 },
+		{ 8, SOCKTAB_LOOKUP_ESTABLISHED, SOCKTAB_HIT_NONE, 1 },
+		{ 10, 0, SOCKTAB_HIT_UDP_CONNECTED, 2 },
+		{ 10, SOCKTAB_LOOKUP_UDP_ORDER, SOCKTAB_HIT_UDP_CONNECTED, 2 },
+		{ 13, 0, SOCKTAB_HIT_UDP, 2 },
+		{ 13, SOCKTAB_LOOKUP_UDP_ORDER, SOCKTAB_HIT_UDP, 1 },
+		{ 15, 0, SOCKTAB_HIT_NONE, 2 },
+		{ 15, SOCKTAB_LOOKUP_UDP_ORDER, SOCKTAB_HIT_NONE, 2 },
+	};
+	struct world w;
+
+	CHECK_EQ(world_make(&w), 0);
+	socktab_rcu_read_lock();
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct socktab_key k[3];
+		struct socktab_hit out[3];
+
+		k[0] = stream_key((unsigned int)c[i].g);
+		k[1] = key(SOCKTAB_TCP, AF_INET, "192.0.2.7", 9, "192.0.2.8", 9); /* between */
+		k[2] = k[0];
+		CHECK_EQ(socktab_lookup_mixed(w.net, k, 3, LO, 0, out,
+					      c[i].flags | SOCKTAB_LOOKUP_NOREF),
+			 c[i].r == 1 ? 2 : 3);
+		CHECK_EQ(out[0].kind, c[i].kind);
+		if (c[i].r == 2)
+			CHECK(out[2].sk == out[0].sk && out[2].kind == out[0].kind);
+	}
+	socktab_rcu_read_unlock();
+	socktab_net_free(w.net);
+}
+
 /* The answers from the stop on are dropped with their references, and out[] past the stop is
  * not written. */
 TEST(mixed_stop_releases)
@@ -637,4 +683,4 @@ TEST(mixed_errors)
 }
 
 CHECK_MAIN(mixed_is_single_lookups, mixed_devices, mixed_repeats_in_order,
-	   mixed_v4mapped_repeat, mixed_stop_releases, mixed_errors)
+	   mixed_v4mapped_repeat, mixed_stop_kinds, mixed_stop_releases, mixed_errors)
