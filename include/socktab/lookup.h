@@ -256,11 +256,12 @@ struct socktab_key {
 
 /*
  * The lookup of a poll loop's whole burst, TCP and UDP, IPv4 and IPv6 mixed: out[i] is what
- * socktab_lookup_one4/6() (same @flags) returns for keys[i], with the device of the key or of the
- * call (@dif, @sdif), for every i below the return value r. The keys run through the pipelines
- * of socktab_lookup_batch4/6(), one per protocol and family, in one read-side section: a mixed
- * burst costs what its keys cost sorted into the four per-kind calls. The form new code should
- * use for a burst (socktab_lookup_batch4/6() and socktab_lookup_tcp_burst() keep working).
+ * socktab_lookup_one4/6() (the same @flags, less SOCKTAB_LOOKUP_UDP_ORDER) returns for keys[i],
+ * with the device of the key or of the call (@dif, @sdif), for every i below the return value r.
+ * The keys run through the pipelines of socktab_lookup_batch4/6(), one per protocol over the
+ * keys of both families, in one read-side section: a mixed burst costs about what its keys cost
+ * sorted into the four per-kind calls. The form new code should use for a burst
+ * (socktab_lookup_batch4/6() and socktab_lookup_tcp_burst() keep working).
  *
  * Repeats: a burst's keys are answered as if looked up one after the other, with the caller's
  * handling of each key before the next. A lookup changes no table, so the answers of the keys
