@@ -6,6 +6,7 @@
  * (stolen), one whose listener closed or that was dropped (reset), one that migrated to another
  * listener; and bad input that changes nothing.
  */
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "check.h"
@@ -324,6 +325,88 @@ TEST(complete_after_migration)
 	socktab_net_free(net);
 }
 
+/* Two threads answer the same final ACK at once (a retransmission taken by another queue):
+ * one makes the child, the other is told it was stolen. Or one closes the listener while the
+ * other answers: the child (then forgotten by the close) or a reset. Bounded rounds. */
+struct racer {
+	pthread_barrier_t *go;
+	struct socktab_sock *req, *l;
+	bool close;
+	int v;
+	struct socktab_sock *child;
+};
+
+static void *racer_run(void *arg)
+{
+	struct racer *r = arg;
+
+	socktab_thread_register();
+	pthread_barrier_wait(r->go);
+	if (r->close)
+		r->v = socktab_close(r->l);
+	else
+		r->v = socktab_req_complete(r->req, SOCKTAB_TCP_ESTABLISHED, 0, &r->child, NULL,
+					    NULL);
+	socktab_thread_unregister();
+	return NULL;
+}
+
+TEST(complete_races)
+{
+	struct socktab_net *net = new_net();
+	int seen[2][4] = { { 0 } };
+
+	CHECK(net);
+	for (int round = 0; round < 400; round++) {
+		bool close = round % 2;
+		struct socktab_sock *l = listener4(net, 7200 + round, 8, 0), *req;
+		pthread_barrier_t go;
+		struct racer a, b;
+		pthread_t ta, tb;
+
+		CHECK(l);
+		req = req4(l, 1000);
+		CHECK(req);
+		CHECK_EQ(pthread_barrier_init(&go, NULL, 2), 0);
+		a = (struct racer){ &go, req, l, false, -1, NULL };
+		b = (struct racer){ &go, req, l, close, -1, NULL };
+		CHECK_EQ(pthread_create(&ta, NULL, racer_run, &a), 0);
+		CHECK_EQ(pthread_create(&tb, NULL, racer_run, &b), 0);
+		pthread_join(ta, NULL);
+		pthread_join(tb, NULL);
+		pthread_barrier_destroy(&go);
+		if (!close) {
+			/* Exactly one child; the other answer is "stolen". */
+			CHECK((a.v == SOCKTAB_REQ_CHILD) != (b.v == SOCKTAB_REQ_CHILD));
+			CHECK(a.v == SOCKTAB_REQ_STOLEN || b.v == SOCKTAB_REQ_STOLEN);
+			seen[0][a.v]++;
+			CHECK(socktab_accept(l) == (a.child ? a.child : b.child));
+			socktab_sock_put(a.child ? a.child : b.child);
+			socktab_close(a.child ? a.child : b.child);
+			socktab_close(l);
+		} else {
+			/* Before the close: a child the close then forgets; after: a reset. */
+			CHECK_EQ(b.v, 0);
+			CHECK(a.v == SOCKTAB_REQ_CHILD || a.v == SOCKTAB_REQ_RESET);
+			seen[1][a.v]++;
+			if (a.v == SOCKTAB_REQ_CHILD) {
+				CHECK_EQ(socktab_get_state(a.child), -EBADF);
+				socktab_sock_put(a.child);
+			}
+		}
+		/* The child's own close left a TIME_WAIT entry; the listener's close
+		 * forgets its child abortively. */
+		CHECK_EQ(lookup(net, 7200 + round, 1000, NULL),
+			 close ? SOCKTAB_HIT_NONE : SOCKTAB_HIT_TIME_WAIT);
+		socktab_sock_put(req);
+	}
+	printf("complete_races: two ACKs: the first thread made the child %d times, was told "
+	       "stolen %d; a close beside an ACK: child %d, reset %d\n",
+	       seen[0][SOCKTAB_REQ_CHILD], seen[0][SOCKTAB_REQ_STOLEN], seen[1][SOCKTAB_REQ_CHILD],
+	       seen[1][SOCKTAB_REQ_RESET]);
+	socktab_net_free(net);
+}
+
 /* Bad input: -EINVAL and nothing changed. */
 TEST(complete_bad_input)
 {
@@ -350,4 +433,4 @@ TEST(complete_bad_input)
 
 CHECK_MAIN(complete_child, complete_accept_at_once, complete_overflow_drops,
 	   complete_overflow_aborts, complete_stolen, complete_gone_resets,
-	   complete_after_migration, complete_bad_input)
+	   complete_after_migration, complete_races, complete_bad_input)
