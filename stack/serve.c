@@ -32,6 +32,7 @@
 
 #include "opt.h"
 #include "serve.h"
+#include "share.h"
 #include "stack.h"
 
 #define CMD "socktab serve"
@@ -540,7 +541,7 @@ int stack_open(struct stack *st)
 	st->rng = st_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
 	st->icmp_tokens = 50;
 	st->now_ns = st_now_ns();
-	if (open_services(st))
+	if (share_open(st) || open_services(st))
 		return -1;
 	return cfg->bench_conns ? bench_conns_open(st) : 0;
 }
@@ -645,6 +646,7 @@ static void print_counters(struct stack *st)
 		P("lookup_ns", c->lookup_ns);
 		P("clock_ns", clock_cost_ns());
 		xsk_print_stats(st, stdout);
+		share_print_stats(stdout);
 	}
 #undef P
 	printf("lookup_ns_mean=%.1f\n", c->lookups ? (double)c->lookup_ns / (double)c->lookups : 0.0);
@@ -792,6 +794,7 @@ int serve_main(int argc, char **argv)
 	print_counters(st);
 	rc = 0;
 out:
+	share_close(st);
 	xsk_close(st);
 	stack_close(st);
 	if (st->tun_fd >= 0)

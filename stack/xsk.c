@@ -32,6 +32,7 @@
 
 #include <arpa/inet.h>
 
+#include "share.h"
 #include "stack.h"
 
 #ifdef ST_HAVE_XDP
@@ -269,11 +270,18 @@ static void nd_send(struct stack *st, const uint8_t *dmac, const struct in6_addr
 	frame_send(st, dmac, ET_IP6, p, sizeof(p));
 }
 
-/* Ask who has @ip (ARP request, or a solicitation to its solicited-node group). */
+/* Ask who has @ip (ARP request, or a solicitation to its solicited-node group). On a device
+ * shared with the kernel the answer would go to the kernel: ask the kernel instead. */
 static void solicit(struct stack *st, int family, const union st_addr *ip)
 {
 	static const uint8_t zero[6];
+	uint8_t ll[6];
 
+	if (share_active()) {
+		if (!share_neigh(family, ip, ll))
+			neigh_learn(st->xsk, family, ip, ll);
+		return;
+	}
 	if (family == AF_INET) {
 		arp_send(st, bcast, 1, zero, &ip->v4);
 	} else if (st->cfg.have6) {
@@ -291,6 +299,10 @@ void xsk_output(struct stack *st, int family, const union st_addr *dst, const vo
 {
 	const uint8_t *mac = neigh_find(st->xsk, family, dst);
 
+	if (!mac && share_active()) {
+		solicit(st, family, dst);
+		mac = neigh_find(st->xsk, family, dst);
+	}
 	if (!mac) {
 		/* Ask, and drop the packet: TCP retransmits, a datagram is lost as on a wire. */
 		st->c.xdp_no_neigh++;
@@ -602,6 +614,9 @@ static int open_mode(struct stack *st, struct st_xsk *xs, bool native)
 		.tx_size = RING_N,
 		.xdp_flags = native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE,
 		.bind_flags = XDP_COPY,
+		/* A device shared with the kernel gets the steering program (share.c), not
+		 * libxdp's default one. */
+		.libxdp_flags = share_active() ? XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD : 0,
 	};
 
 	xs->native = native;
@@ -659,6 +674,8 @@ int xsk_open(struct stack *st)
 		return -1;
 	}
 	xs->fd = xsk_socket__fd(xs->xsk);
+	if (share_active() && share_attach(st, xs->fd))
+		return -1;
 	if (xsk_ring_prod__reserve(&xs->fill, FILL_N, &idx) != FILL_N) {
 		fprintf(stderr, "socktab serve: the fill ring is short\n");
 		return -1;
