@@ -43,6 +43,9 @@ command -v ip >/dev/null 2>&1 || opt+=(iproute2) # ip(8): serve's TUN peer side
 # --xdp`, tests/real/xdp.sh, scripts/xdp-pps.sh); without them the build leaves it out.
 pkg-config --exists libxdp 2>/dev/null || opt+=(libxdp-dev)
 pkg-config --exists libbpf 2>/dev/null || opt+=(libbpf-dev)
+# clang's BPF target compiles serve's steering program for a device shared with the kernel
+# (bpf/steer.bpf.c, tests/real/share.sh); without clang serve keeps libxdp's default program.
+command -v clang >/dev/null 2>&1 || opt+=(clang)
 if [ ${#opt[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		echo "deps: installing optional ${opt[*]}" >&2
