@@ -35,6 +35,22 @@ _Thread_local struct socktab__lock_counts socktab__lock_counts
 	__attribute__((tls_model("initial-exec")));
 #endif
 
+int socktab_thread_counts(struct socktab_thread_counts *c)
+{
+	if (!c)
+		return -EINVAL;
+#ifdef SOCKTAB_CONTENTION_COUNTERS
+	memset(c, 0, sizeof(*c));
+	c->locks = socktab__lock_counts.locks;
+	c->locks_contended = socktab__lock_counts.contended;
+	c->atomic_rmw = socktab__lock_counts.rmw;
+	c->atomic_stores = socktab__lock_counts.stores;
+	return 0;
+#else
+	return -ENOTSUP;
+#endif
+}
+
 int socktab_thread_counters(struct socktab_thread_counters *c)
 {
 	if (!c)

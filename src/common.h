@@ -71,13 +71,79 @@ _Noreturn void socktab__misuse(const char *what);
 int socktab__mutex_init(pthread_mutex_t *m);
 
 #ifdef SOCKTAB_CONTENTION_COUNTERS
-/* The calling thread's lock acquisitions and those that found the lock taken
- * (socktab_thread_counters()); only in builds with -Dcontention_counters=true. */
+/* The calling thread's lock acquisitions and those that found the lock taken, its atomic
+ * read-modify-writes and its stores to atomic objects (socktab_thread_counts()); only in builds
+ * with -Dcontention_counters=true. */
 struct socktab__lock_counts {
-	uint64_t locks, contended;
+	uint64_t locks, contended, rmw, stores;
 };
 extern _Thread_local struct socktab__lock_counts socktab__lock_counts
 	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Every atomic read-modify-write and store of the library, counted: <stdatomic.h>'s generic
+ * functions again, as GCC's header spells them, with a count in front. An atomic object is one
+ * another thread reads or writes, so a store to one is a store to a shared line (a per-thread
+ * counter slot's too: socktab_net_stats() reads it). Loads are not counted. GCC only (the
+ * meson option refuses other compilers).
+ */
+#define SOCKTAB__COUNTED(kind, e) (socktab__lock_counts.kind++, (e))
+#undef atomic_store_explicit
+#define atomic_store_explicit(P, V, MO)                                                            \
+	__extension__({                                                                            \
+		__auto_type socktab__p = (P);                                                      \
+		__typeof__((void)0, *socktab__p) socktab__v = (V);                                 \
+		socktab__lock_counts.stores++;                                                     \
+		__atomic_store(socktab__p, &socktab__v, (MO));                                     \
+	})
+#undef atomic_store
+#define atomic_store(P, V) atomic_store_explicit(P, V, __ATOMIC_SEQ_CST)
+#undef atomic_exchange_explicit
+#define atomic_exchange_explicit(P, V, MO)                                                         \
+	__extension__({                                                                            \
+		__auto_type socktab__p = (P);                                                      \
+		__typeof__((void)0, *socktab__p) socktab__v = (V), socktab__r;                     \
+		socktab__lock_counts.rmw++;                                                        \
+		__atomic_exchange(socktab__p, &socktab__v, &socktab__r, (MO));                     \
+		socktab__r;                                                                        \
+	})
+#undef atomic_exchange
+#define atomic_exchange(P, V) atomic_exchange_explicit(P, V, __ATOMIC_SEQ_CST)
+#define SOCKTAB__CAS(P, E, D, WEAK, S, F)                                                          \
+	__extension__({                                                                            \
+		__auto_type socktab__p = (P);                                                      \
+		__typeof__((void)0, *socktab__p) socktab__d = (D);                                 \
+		socktab__lock_counts.rmw++;                                                        \
+		__atomic_compare_exchange(socktab__p, (E), &socktab__d, WEAK, (S), (F));           \
+	})
+#undef atomic_compare_exchange_weak_explicit
+#define atomic_compare_exchange_weak_explicit(P, E, D, S, F) SOCKTAB__CAS(P, E, D, 1, S, F)
+#undef atomic_compare_exchange_strong_explicit
+#define atomic_compare_exchange_strong_explicit(P, E, D, S, F) SOCKTAB__CAS(P, E, D, 0, S, F)
+#undef atomic_compare_exchange_weak
+#define atomic_compare_exchange_weak(P, E, D)                                                      \
+	SOCKTAB__CAS(P, E, D, 1, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
+#undef atomic_compare_exchange_strong
+#define atomic_compare_exchange_strong(P, E, D)                                                    \
+	SOCKTAB__CAS(P, E, D, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
+#undef atomic_fetch_add_explicit
+#define atomic_fetch_add_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_add((P), (V), (MO)))
+#undef atomic_fetch_add
+#define atomic_fetch_add(P, V) atomic_fetch_add_explicit(P, V, __ATOMIC_SEQ_CST)
+#undef atomic_fetch_sub_explicit
+#define atomic_fetch_sub_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_sub((P), (V), (MO)))
+#undef atomic_fetch_sub
+#define atomic_fetch_sub(P, V) atomic_fetch_sub_explicit(P, V, __ATOMIC_SEQ_CST)
+#undef atomic_fetch_or_explicit
+#define atomic_fetch_or_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_or((P), (V), (MO)))
+#undef atomic_fetch_or
+#define atomic_fetch_or(P, V) atomic_fetch_or_explicit(P, V, __ATOMIC_SEQ_CST)
+#undef atomic_fetch_and_explicit
+#define atomic_fetch_and_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_and((P), (V), (MO)))
+#undef atomic_fetch_and
+#define atomic_fetch_and(P, V) atomic_fetch_and_explicit(P, V, __ATOMIC_SEQ_CST)
+#undef atomic_fetch_xor_explicit
+#define atomic_fetch_xor_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_xor((P), (V), (MO)))
 
 static inline void socktab__lock(pthread_mutex_t *m)
 {

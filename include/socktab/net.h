@@ -298,6 +298,26 @@ struct socktab_thread_counters {
  */
 int socktab_thread_counters(struct socktab_thread_counters *c);
 
+/* The calling thread's counts of what makes work scale or not (socktab_thread_counts). */
+struct socktab_thread_counts {
+	uint64_t locks;           /* lock acquisitions since the thread's first call */
+	uint64_t locks_contended; /* of those, the ones that found the lock taken */
+	uint64_t atomic_rmw;      /* atomic read-modify-writes (exchange, compare-and-swap, fetch-op) */
+	uint64_t atomic_stores;   /* stores to atomic objects: memory another thread reads */
+	uint64_t reserved[4];     /* zero */
+};
+
+/*
+ * Read the calling thread's counts into @c: what a call costs in locks, atomic
+ * read-modify-writes and stores to memory other threads read (`socktab bench scale` divides them
+ * by the operations). The form new code should use; socktab_thread_counters() gives the lock
+ * counts alone. Counts the library's own code (liburcu's is not counted). Only a library built
+ * with -Dcontention_counters=true counts (each lock then costs a trylock first and each counted
+ * operation a thread-local add); otherwise -ENOTSUP and @c is left alone. -EINVAL for a NULL @c.
+ * Context: any thread, registered or not. It reads the calling thread's own counts.
+ */
+int socktab_thread_counts(struct socktab_thread_counts *c);
+
 /*
  * Kernel variants: rules on which builds of the same Linux release differ, with no sysctl to
  * show which kind a kernel is (docs/rules.md, "Kernel variants", names each with the kernels seen
