@@ -55,8 +55,10 @@ struct bench_crr_result {
 	int rcu_precheck, lport_inside; /* the switches in effect */
 	uint64_t full_walk_transactions; /* with full_walk: how many transactions the flows on
 					  * second-parity ports give (see crr.c) */
-	bool counted;                    /* the library counts locks (-Dcontention_counters) */
+	bool counted;                    /* the library counts (-Dcontention_counters) */
 	uint64_t locks, locks_contended; /* the workers' lock acquisitions while measured */
+	uint64_t rmw, stores;            /* their atomic read-modify-writes and stores */
+	uint64_t counted_connects, connect_locks; /* their connect()s, the locks those took */
 };
 
 void bench_crr_cfg_init(struct bench_crr_cfg *c);
@@ -113,6 +115,7 @@ struct bench_lookup_cfg {
 	int slots_per_socket; /* socktab's ehash: pow2 >= this x sockets slots (0: 2) */
 	int threads;    /* reader threads (0 or 1: the calling thread only) */
 	int mode;       /* enum bench_lookup_mode */
+	bool writer;    /* socktab tables: a writer thread churns connections beside the readers */
 };
 struct bench_lookup_result {
 	double lookups_per_sec, ns_per_lookup; /* threads > 1: the N threads' aggregate */
@@ -127,6 +130,11 @@ struct bench_lookup_result {
 	int rounds;
 	bool skipped;         /* the table could not be built (a peer only); why says why */
 	char why[160];
+	/* The reader threads' rounds (threads > 1 or writer): lookups, and the library's counts
+	 * over them when it counts (-Dcontention_counters); the writer's connections per second. */
+	bool counted;
+	uint64_t reader_ops, reader_locks, reader_rmw, reader_stores;
+	double writer_ops_per_sec;
 };
 /* Build table @t with the cfg's sockets, time its lookups. 0 or negative errno. */
 int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,

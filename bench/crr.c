@@ -94,8 +94,9 @@ struct crr_thread {
 	uint64_t t_end; /* when the thread's last transaction ended */
 	uint64_t warmup; /* -N mode: untimed transactions before the measurement */
 	uint16_t port;   /* the server port of its flows (host order) */
-	bool counted;    /* socktab_thread_counters() counts in this build */
-	uint64_t locks, locks_contended; /* while measured */
+	bool counted;    /* socktab_thread_counts() counts in this build */
+	uint64_t locks, locks_contended, rmw, stores; /* while measured */
+	uint64_t counted_connects, connect_locks; /* measured connect()s, the locks they took */
 };
 
 struct crr_ctx {
@@ -245,7 +246,14 @@ static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
 		socktab_setsockopt(c, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &range, sizeof(range));
 	}
 	alen = addr(x, &dst, lport);
+	struct socktab_thread_counts c0, c1;
+	bool counting = t->counted && !pin && !socktab_thread_counts(&c0);
+
 	err = socktab_connect(c, (struct sockaddr *)&dst, alen);
+	if (counting && !socktab_thread_counts(&c1)) {
+		t->counted_connects++;
+		t->connect_locks += c1.locks - c0.locks;
+	}
 	if (err) {
 		socktab_close(c);
 		t->connect_errors++;
@@ -328,9 +336,9 @@ static void *crr_thread_main(void *arg)
 	t->connect_errors = t->wire_errors = 0;
 	pthread_barrier_wait(&x->ready);
 	pthread_barrier_wait(&x->go);
-	struct socktab_thread_counters c0, c1;
+	struct socktab_thread_counts c0, c1;
 
-	t->counted = socktab_thread_counters(&c0) == 0;
+	t->counted = socktab_thread_counts(&c0) == 0;
 	last_snap = bench_now_ns();
 	snapshot(t, last_snap);
 	while (!atomic_load_explicit(&x->stop, memory_order_relaxed)) {
@@ -350,9 +358,11 @@ static void *crr_thread_main(void *arg)
 		}
 	}
 	t->t_end = bench_now_ns();
-	if (t->counted && socktab_thread_counters(&c1) == 0) {
+	if (t->counted && socktab_thread_counts(&c1) == 0) {
 		t->locks = c1.locks - c0.locks;
 		t->locks_contended = c1.locks_contended - c0.locks_contended;
+		t->rmw = c1.atomic_rmw - c0.atomic_rmw;
+		t->stores = c1.atomic_stores - c0.atomic_stores;
 	}
 	snapshot(t, t->t_end);
 	atomic_fetch_add(&x->finished, 1);
@@ -577,6 +587,10 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		r->counted = t->counted;
 		r->locks += t->locks;
 		r->locks_contended += t->locks_contended;
+		r->rmw += t->rmw;
+		r->stores += t->stores;
+		r->counted_connects += t->counted_connects;
+		r->connect_locks += t->connect_locks;
 		r->connect_errors += t->connect_errors;
 		r->wire_errors += t->wire_errors;
 		r->num_samples += t->nsnap;
@@ -630,6 +644,10 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 	acc->transactions += r->transactions;
 	acc->locks += r->locks;
 	acc->locks_contended += r->locks_contended;
+	acc->rmw += r->rmw;
+	acc->stores += r->stores;
+	acc->counted_connects += r->counted_connects;
+	acc->connect_locks += r->connect_locks;
 	acc->connect_errors += r->connect_errors;
 	acc->wire_errors += r->wire_errors;
 	acc->elapsed_s += r->elapsed_s;
@@ -724,6 +742,13 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 			      (double)r->locks / (double)r->transactions);
 		bench_out_dbl(o, "contended_locks_per_transaction", "%.4f",
 			      (double)r->locks_contended / (double)r->transactions);
+		bench_out_dbl(o, "atomic_rmw_per_transaction", "%.2f",
+			      (double)r->rmw / (double)r->transactions);
+		bench_out_dbl(o, "atomic_stores_per_transaction", "%.2f",
+			      (double)r->stores / (double)r->transactions);
+		if (r->counted_connects)
+			bench_out_dbl(o, "locks_per_connect", "%.2f",
+				      (double)r->connect_locks / (double)r->counted_connects);
 	}
 	bench_out_end(o);
 }

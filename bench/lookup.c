@@ -47,9 +47,13 @@
  * only. An established lookup is a receipt (R107): the connection takes the looking-up thread's
  * CPU as its SO_INCOMING_CPU and is written when that changes, so keys drawn by every thread would
  * move sockets' values back and forth between the threads' CPUs, a write for about (N-1)/N of the
- * lookups, which no stack that steers its flows makes. Partitioned, a socket is written at most
- * once per pass while its thread stays on one CPU (the one-thread pass, on the main thread's CPU,
- * and the readers' may differ), after which its lookups only read. Before every timed pass the
+ * lookups, which no stack that steers its flows makes. So every thread of the benchmark (the one
+ * that builds the table, the one-thread pass's, the readers) names one receive queue, 0, with
+ * socktab_set_rx_cpu(), as the pollers of a stack whose flows each arrive on one queue do: a
+ * connection takes that value when it is made, and its lookups only compare it. (Named by the
+ * CPU they run on instead, the one-thread pass and the readers would move each socket's value
+ * once per pass, and a reader that the scheduler moves would write each socket it then finds.)
+ * Before every timed pass the
  * benchmark reads a buffer of twice the last-level cache, so no pass starts with the previous
  * pass's lines (the one-thread pass over the same keys, or socktab's pass over the table
  * socktab-ref shares).
@@ -806,7 +810,85 @@ struct reader {
 	pthread_barrier_t *go;
 	uint64_t hits, t0, t1, cpu_ns; /* cpu_ns: the thread's CPU time in its pass */
 	bool native;
+	bool counted; /* the library counts (-Dcontention_counters): the pass's counts below */
+	struct socktab_thread_counts counts;
 };
+
+/* The library's counts of the calling thread since @c0 into @d (false: it does not count). */
+static bool counts_since(const struct socktab_thread_counts *c0, struct socktab_thread_counts *d)
+{
+	struct socktab_thread_counts c1;
+
+	if (socktab_thread_counts(&c1))
+		return false;
+	d->locks = c1.locks - c0->locks;
+	d->locks_contended = c1.locks_contended - c0->locks_contended;
+	d->atomic_rmw = c1.atomic_rmw - c0->atomic_rmw;
+	d->atomic_stores = c1.atomic_stores - c0->atomic_stores;
+	return true;
+}
+
+/*
+ * The writer beside the readers (--writer): connections of its own come and go on the table the
+ * readers look up (a child of the same listener, closed at once), from 198.51.100.0/24 (or
+ * 2001:db8::/96), which no query's key has: every insert and removal takes the locks and writes
+ * the slots readers walk.
+ */
+struct writer {
+	pthread_t th;
+	const struct built *b;
+	_Atomic bool stop;
+	uint64_t ops;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	struct st_table *st = w->b->st;
+	struct sockaddr_storage la = { 0 }, ra = { 0 };
+	socklen_t len;
+
+	socktab_thread_register();
+	if (lk_v6()) {
+		struct sockaddr_in6 *l6 = (struct sockaddr_in6 *)&la, *r6 = (struct sockaddr_in6 *)&ra;
+
+		l6->sin6_family = r6->sin6_family = AF_INET6;
+		l6->sin6_port = htons(80);
+		l6->sin6_addr = in6addr_loopback;
+		inet_pton(AF_INET6, "2001:db8::", &r6->sin6_addr);
+		len = sizeof(*l6);
+	} else {
+		struct sockaddr_in *l4 = (struct sockaddr_in *)&la, *r4 = (struct sockaddr_in *)&ra;
+
+		l4->sin_family = r4->sin_family = AF_INET;
+		l4->sin_port = htons(80);
+		l4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*l4);
+	}
+	/* Bounded: the readers stop it, or 100 M connections do. */
+	for (uint64_t j = 0; !atomic_load(&w->stop) && j < 100000000ull; j++) {
+		uint32_t a = 0xc6336400u | (uint32_t)(j & 0xff); /* 198.51.100.x */
+		uint16_t port = htons((uint16_t)(1024 + ((j >> 8) & 0x3ff)));
+		struct socktab_sock *child;
+
+		if (lk_v6()) {
+			((struct sockaddr_in6 *)&ra)->sin6_addr.s6_addr32[3] = htonl(a);
+			((struct sockaddr_in6 *)&ra)->sin6_port = port;
+		} else {
+			((struct sockaddr_in *)&ra)->sin_addr.s_addr = htonl(a);
+			((struct sockaddr_in *)&ra)->sin_port = port;
+		}
+		child = socktab_sock_new_child(st->listener, (const struct sockaddr *)&la,
+					       (const struct sockaddr *)&ra, len,
+					       SOCKTAB_LOOPBACK_IFINDEX, 0);
+		if (child) {
+			socktab_close(child);
+			w->ops++;
+		}
+	}
+	socktab_thread_unregister();
+	return NULL;
+}
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -820,13 +902,18 @@ static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
 
+	struct socktab_thread_counts c0;
+
 	socktab_thread_register();
+	socktab_set_rx_cpu(0); /* the table's queue (top comment) */
 	pthread_barrier_wait(r->go);
+	r->counted = socktab_thread_counts(&c0) == 0;
 	r->cpu_ns = thread_cpu_ns();
 	r->t0 = bench_now_ns();
 	r->hits = pass(r->b, r->c, r->q, r->n, &r->native);
 	r->t1 = bench_now_ns();
 	r->cpu_ns = thread_cpu_ns() - r->cpu_ns;
+	r->counted = r->counted && counts_since(&c0, &r->counts);
 	socktab_thread_unregister();
 	return NULL;
 }
@@ -875,16 +962,22 @@ static void share_by_key(const void *q, uint64_t n, int nt, void *out, uint64_t 
  * threads. */
 static double run_readers(const struct built *b, const struct bench_lookup_cfg *c,
 			  const void *q, const uint64_t *off, uint64_t *hits,
-			  double *cpu_share)
+			  double *cpu_share, struct bench_lookup_result *r)
 {
 	struct reader rd[64];
 	pthread_barrier_t go;
+	struct writer w = { .b = b };
 	int nt = c->threads;
 	uint64_t n = off[nt], t0 = UINT64_MAX, t1 = 0, cpu = 0;
+	bool writer = c->writer && b->st;
 
 	*hits = 0;
 	if (pthread_barrier_init(&go, NULL, (unsigned)nt))
 		return 0;
+	if (writer && pthread_create(&w.th, NULL, writer_main, &w)) {
+		pthread_barrier_destroy(&go);
+		return 0;
+	}
 	for (int i = 0; i < nt; i++) {
 		rd[i] = (struct reader){
 			.b = b, .c = c, .q = qat(q, off[i]), .n = off[i + 1] - off[i], .go = &go
@@ -903,6 +996,16 @@ static double run_readers(const struct built *b, const struct bench_lookup_cfg *
 			t0 = rd[i].t0;
 		if (rd[i].t1 > t1)
 			t1 = rd[i].t1;
+		r->counted = rd[i].counted;
+		r->reader_locks += rd[i].counts.locks;
+		r->reader_rmw += rd[i].counts.atomic_rmw;
+		r->reader_stores += rd[i].counts.atomic_stores;
+		r->reader_ops += rd[i].n;
+	}
+	if (writer) {
+		atomic_store(&w.stop, true);
+		pthread_join(w.th, NULL);
+		r->writer_ops_per_sec += (double)w.ops * 1e9 / (double)(t1 - t0);
 	}
 	pthread_barrier_destroy(&go);
 	*cpu_share = (double)cpu / ((double)(t1 - t0) * nt);
@@ -985,11 +1088,13 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	cc.lookups = per * (uint64_t)rounds; /* the queries the rounds time */
 	if (!(q = malloc(cc.lookups * key_size())))
 		return -ENOMEM;
-	if (cc.threads > 1 && !(qt = malloc(per * key_size()))) {
+	if ((cc.threads > 1 || cc.writer) && !(qt = malloc(per * key_size()))) {
 		free(q);
 		return -ENOMEM;
 	}
 	make_queries(&cc, rounds, q, rexp);
+	/* One receive queue for every thread (top comment): the connections are made with it. */
+	socktab_set_rx_cpu(0);
 	/* DPDK's EAL pins the thread that starts it to its lcore; every table is timed with the
 	 * CPUs this thread had before (and the reader threads inherit them). */
 	have_cpus = !sched_getaffinity(0, sizeof(cpus), &cpus);
@@ -1032,22 +1137,33 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 	for (int rd = 0; rd < rounds && !err; rd++) {
 		const void *qq = qat(q, (uint64_t)rd * per);
 
-		if (cc.threads > 1)
+		if (cc.threads > 1 || cc.writer)
 			share_by_key(qq, per, cc.threads, qt, off);
 		for (int i = 0; i < n && !err; i++) {
 			uint64_t t0, h, hn;
 
 			if (r[i].skipped)
 				continue;
+			struct socktab_thread_counts c0, d;
+			bool counting;
+
 			flush_caches(&fl);
+			counting = !socktab_thread_counts(&c0);
 			t0 = bench_now_ns();
 			h = pass(&b[i], &cc, qq, per, &r[i].burst_native);
 			rate[i][rd] = (double)per * 1e9 / (double)(bench_now_ns() - t0);
+			if (counting && counts_since(&c0, &d)) {
+				r[i].counted = true;
+				r[i].reader_locks += d.locks;
+				r[i].reader_rmw += d.atomic_rmw;
+				r[i].reader_stores += d.atomic_stores;
+				r[i].reader_ops += per;
+			}
 			r[i].hits += h;
-			if (cc.threads == 1)
+			if (cc.threads == 1 && !cc.writer)
 				continue;
 			flush_caches(&fl);
-			rate_n[i][rd] = run_readers(&b[i], &cc, qt, off, &hn, &share[i][rd]);
+			rate_n[i][rd] = run_readers(&b[i], &cc, qt, off, &hn, &share[i][rd], &r[i]);
 			if (rate_n[i][rd] == 0) {
 				err = -EAGAIN;
 			} else if (hn != rexp[rd]) {
@@ -1058,6 +1174,7 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 			}
 		}
 	}
+	socktab_set_rx_cpu(-1); /* the calling thread's default again */
 	for (int i = nb; i-- > 0;) /* socktab-ref's table is socktab's: free it last */
 		unbuild(&b[i]);
 	free(fl.buf);
@@ -1073,7 +1190,8 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 		if (r[i].skipped)
 			continue;
 		r[i].lookups_per_sec = median(rate[i], rounds);
-		if (cc.threads > 1) {
+		r[i].writer_ops_per_sec /= rounds;
+		if (cc.threads > 1 || cc.writer) {
 			r[i].lookups_per_sec_1thread = r[i].lookups_per_sec;
 			r[i].lookups_per_sec = median(rate_n[i], rounds);
 			r[i].scaling = r[i].lookups_per_sec / r[i].lookups_per_sec_1thread;

@@ -33,10 +33,15 @@
 struct scale_row {
 	int threads;
 	double lookup, lookup_1thread; /* lookups/s: T threads' total; one thread, same run */
+	double lookup_w, writer_ops;   /* lookups/s with one writer beside; its connections/s */
+	bool lookup_counted;           /* per lookup, readers only and with the writer: */
+	double lookup_rmw, lookup_stores, lookup_locks, lookup_w_rmw, lookup_w_stores;
 	double crr;                    /* transactions/s, T threads' total */
 	uint64_t crr_wire_errors, crr_connect_errors;
 	bool counted;
 	double crr_locks, crr_contended; /* per transaction (contention_counters builds) */
+	double crr_rmw, crr_stores;
+	double connect95_locks; /* locks per connect() with 95 % of the range taken (counted) */
 	double kernel_crr;               /* the live kernel's churn, same threads and flows; 0: not run */
 };
 
@@ -76,7 +81,7 @@ int bench_scale_main(int argc, char **argv)
 	int counts[MAX_COUNTS] = { 1, 2 }, ncounts = 2, flows = 1000, family = AF_INET, touch = 64;
 	int opt, err = 0;
 	bool kernel = true, ppt = false;
-	double seconds = 2, one_lookup = 0, one_crr = 0;
+	double seconds = 2, one_crr = 0;
 	uint64_t sockets = 250000, seed = (uint64_t)time(NULL);
 	struct scale_row rows[MAX_COUNTS];
 	struct bench_out o = { 0 };
@@ -145,6 +150,23 @@ int bench_scale_main(int argc, char **argv)
 			break;
 		r->lookup = lr.lookups_per_sec;
 		r->lookup_1thread = counts[i] > 1 ? lr.lookups_per_sec_1thread : lr.lookups_per_sec;
+		r->lookup_counted = lr.counted && lr.reader_ops;
+		if (r->lookup_counted) {
+			r->lookup_rmw = (double)lr.reader_rmw / (double)lr.reader_ops;
+			r->lookup_stores = (double)lr.reader_stores / (double)lr.reader_ops;
+			r->lookup_locks = (double)lr.reader_locks / (double)lr.reader_ops;
+		}
+		fprintf(stderr, "scale: %d reader thread%s and a writer: lookups\n", counts[i],
+			counts[i] > 1 ? "s" : "");
+		lc.writer = true;
+		if ((err = bench_lookup_run(&lc, BENCH_TABLE_SOCKTAB, &lr)))
+			break;
+		r->lookup_w = lr.lookups_per_sec;
+		r->writer_ops = lr.writer_ops_per_sec;
+		if (r->lookup_counted && lr.counted && lr.reader_ops) {
+			r->lookup_w_rmw = (double)lr.reader_rmw / (double)lr.reader_ops;
+			r->lookup_w_stores = (double)lr.reader_stores / (double)lr.reader_ops;
+		}
 		fprintf(stderr, "scale: %d thread%s: crr -F %d -l %g\n", counts[i],
 			counts[i] > 1 ? "s" : "", flows, seconds);
 		bench_crr_cfg_init(&cc);
@@ -164,6 +186,24 @@ int bench_scale_main(int argc, char **argv)
 		if (r->counted) {
 			r->crr_locks = (double)cr.locks / (double)cr.transactions;
 			r->crr_contended = (double)cr.locks_contended / (double)cr.transactions;
+			r->crr_rmw = (double)cr.rmw / (double)cr.transactions;
+			r->crr_stores = (double)cr.stores / (double)cr.transactions;
+		}
+		if (r->counted) {
+			/* connect() under port pressure: crr with flows holding 95 % of the range. */
+			struct bench_crr_result c95;
+
+			cc.flows = (int)(0.95 * (cc.hi - cc.lo + 1));
+			cc.seconds = 0.5;
+			fprintf(stderr, "scale: %d thread%s: crr -F %d (95 %% of the ports)\n",
+				counts[i], counts[i] > 1 ? "s" : "", cc.flows);
+			if ((err = bench_crr_run(&cc, &c95)))
+				break;
+			r->connect95_locks = c95.counted_connects ? (double)c95.connect_locks /
+									  (double)c95.counted_connects
+								  : 0;
+			cc.flows = flows < counts[i] ? counts[i] : flows;
+			cc.seconds = seconds;
 		}
 		if (kernel) {
 			struct bench_kcrr_result kr;
@@ -182,7 +222,6 @@ int bench_scale_main(int argc, char **argv)
 			}
 		}
 		if (counts[i] == 1) {
-			one_lookup = r->lookup;
 			one_crr = r->crr;
 		}
 	}
@@ -193,8 +232,8 @@ int bench_scale_main(int argc, char **argv)
 	}
 	for (int i = 0; i < ncounts; i++) {
 		const struct scale_row *r = &rows[i];
-		/* Without a one-thread row, lookups compare with the same run's one thread. */
-		double l1 = one_lookup > 0 ? one_lookup : r->lookup_1thread;
+		/* Lookups compare with the same run's one thread (the same table, the same rounds). */
+		double l1 = r->lookup_1thread;
 		char key[64];
 
 		bench_out_begin(&o);
@@ -210,6 +249,25 @@ int bench_scale_main(int argc, char **argv)
 		bench_out_dbl(&o, "lookup_1thread_same_run", "%.0f", r->lookup_1thread);
 		bench_out_dbl(&o, "lookup_efficiency", "%.2f",
 			      l1 > 0 ? r->lookup / (r->threads * l1) : 0);
+		bench_out_dbl(&o, "lookup_with_writer_per_sec", "%.0f", r->lookup_w);
+		bench_out_dbl(&o, "lookup_with_writer_vs_without", "%.2f",
+			      r->lookup > 0 ? r->lookup_w / r->lookup : 0);
+		bench_out_dbl(&o, "writer_connections_per_sec", "%.0f", r->writer_ops);
+		if (r->lookup_counted) {
+			/* A shared write: an atomic read-modify-write or a store to an atomic
+			 * object (memory another thread reads). */
+			bench_out_dbl(&o, "lookup_atomics_per_op", "%.3f", r->lookup_rmw);
+			bench_out_dbl(&o, "lookup_shared_writes_per_op", "%.3f",
+				      r->lookup_rmw + r->lookup_stores);
+			bench_out_dbl(&o, "lookup_locks_per_op", "%.3f", r->lookup_locks);
+			bench_out_dbl(&o, "lookup_with_writer_atomics_per_op", "%.3f",
+				      r->lookup_w_rmw);
+			bench_out_dbl(&o, "lookup_with_writer_shared_writes_per_op", "%.3f",
+				      r->lookup_w_rmw + r->lookup_w_stores);
+		} else {
+			bench_out_str(&o, "lookup_atomics_per_op",
+				      "not counted (meson -Dcontention_counters=true)");
+		}
 		bench_out_dbl(&o, "crr_per_sec", "%.0f", r->crr);
 		bench_out_dbl(&o, "crr_per_thread", "%.0f", r->crr / r->threads);
 		if (one_crr > 0)
@@ -224,6 +282,10 @@ int bench_scale_main(int argc, char **argv)
 		if (r->counted) {
 			bench_out_dbl(&o, "crr_locks_per_op", "%.2f", r->crr_locks);
 			bench_out_dbl(&o, "crr_contended_locks_per_op", "%.4f", r->crr_contended);
+			bench_out_dbl(&o, "crr_atomics_per_op", "%.2f", r->crr_rmw);
+			bench_out_dbl(&o, "crr_shared_writes_per_op", "%.2f",
+				      r->crr_rmw + r->crr_stores);
+			bench_out_dbl(&o, "connect_locks_per_op", "%.2f", r->connect95_locks);
 		} else {
 			bench_out_str(&o, "crr_locks_per_op",
 				      "not counted (meson -Dcontention_counters=true)");
@@ -242,7 +304,7 @@ int bench_scale_main(int argc, char **argv)
 		       "efficiency", "kernel crr/s");
 		for (int i = 0; i < ncounts; i++) {
 			const struct scale_row *r = &rows[i];
-			double l1 = one_lookup > 0 ? one_lookup : r->lookup_1thread;
+			double l1 = r->lookup_1thread;
 
 			printf("%7d | %14.0f | %12.0f | %10.2f | %12.0f | %10.0f | %10.2f | %12.0f\n",
 			       r->threads, r->lookup, r->lookup / r->threads,
