@@ -5,7 +5,7 @@
 # (-Dpacket_path_checks=true, src/common.h):
 #   build        gcc: unit, stress, conformance, bench, install (and real, when present)
 #   build-clang  clang: unit
-#   build-asan   gcc, AddressSanitizer + UndefinedBehaviorSanitizer: unit, stress
+#   build-asan   gcc, AddressSanitizer + UndefinedBehaviorSanitizer, counting (contention_counters): unit, stress
 #   build-tsan   gcc, ThreadSanitizer: stress
 #   build-fuzz   clang, libFuzzer + ASan/UBSan: fuzz (30 s per target)
 # Each test prints "N passed, M failed" as its last line (a test without one counts as one
@@ -103,7 +103,7 @@ fi
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)"
 step "build (asan+ubsan)" setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-	-Dc_args=-fno-sanitize-recover=all -Dpacket_path_checks=true
+	-Dc_args=-fno-sanitize-recover=all -Dpacket_path_checks=true -Dcontention_counters=true
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 suite build-asan asan unit stress
