@@ -99,19 +99,21 @@ struct crr_thread {
 	uint64_t counted_connects, connect_locks; /* measured connect()s, the locks they took */
 };
 
+/* What every transaction reads comes first; the lines the threads write are their own (th[])
+ * or apart (the progress count, whose adds would otherwise take the read lines away). */
 struct crr_ctx {
 	const struct bench_crr_cfg *cfg;
 	struct socktab_net *cli, *srv;
-	struct socktab_sock *listeners[MAX_THREADS];
-	struct crr_thread th[MAX_THREADS];
-	pthread_barrier_t ready, go;
-	atomic_bool stop;
-	atomic_int finished;
-	atomic_uint_fast64_t done; /* transactions so far, for progress */
 	uint32_t loop;             /* 127.0.0.1, network order */
 	struct in6_addr loop6;     /* ::1 */
 	int family;                /* AF_INET or AF_INET6 */
 	uint64_t clock0;           /* bench_now_ns() when the run began (the nets' clock) */
+	atomic_bool stop;
+	struct socktab_sock *listeners[MAX_THREADS];
+	struct crr_thread th[MAX_THREADS];
+	pthread_barrier_t ready, go;
+	atomic_int finished;
+	_Alignas(64) atomic_uint_fast64_t done; /* transactions so far, for progress */
 };
 
 /* The nets' clock: 1000 s (a multiple of the 10-s time slot) when the run begins, so a run's
