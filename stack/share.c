@@ -18,7 +18,12 @@
  *                walk on;
  *              - the ephemeral ranges are split at start: the kernel keeps the lower half of its
  *                net.ipv4.ip_local_port_range, socktab's connect() the upper half, so neither
- *                side's connect() picks a port the other is choosing at the same moment.
+ *                side's connect() picks a port the other is choosing at the same moment;
+ *              - the ports of socktab's half that kernel sockets hold at start (a kernel server
+ *                on a high port, read from /proc/net/{tcp,udp}{,6}) are reserved in socktab's
+ *                net, so its connect() and bind(0) never take them; so is a port whose
+ *                placeholder a kernel socket refused when socktab's connect() had taken it
+ *                (the claim of a connect() cannot be refused: that one connection stays).
  *   neighbours The stack no longer sees ARP and neighbour discovery: it takes its neighbours'
  *              link addresses from the kernel (/proc/net/arp; a datagram to the discard port
  *              makes the kernel resolve one it does not know) and from the frames it receives.
@@ -70,7 +75,7 @@ static struct {
 	struct held *held[HELD_BUCKETS];
 	struct socktab_port_feed feed;
 	int kernel_lo, kernel_hi;    /* the kernel's range before the split (restored at close) */
-	uint64_t claims, releases, refused, no_placeholder, map_errors;
+	uint64_t claims, releases, refused, no_placeholder, map_errors, conflicts, reserved;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static uint32_t key_hash(const struct steer_key *k)
@@ -137,7 +142,6 @@ static int feed_claim(void *arg, const struct socktab_port_key *pk, unsigned fla
 	uint32_t one = 1;
 	int fd;
 
-	(void)arg;
 	if (pk->l3mdev) /* a VRF's port space is not the kernel's default one */
 		return 0;
 	to_steer_key(pk, &k);
@@ -145,6 +149,12 @@ static int feed_claim(void *arg, const struct socktab_port_key *pk, unsigned fla
 	if (fd == -EADDRINUSE && !(flags & SOCKTAB_FEED_F_FORCED)) {
 		S.refused++;
 		return -EADDRINUSE;
+	}
+	if (fd == -EADDRINUSE) {
+		/* A connect() took a port a kernel socket holds: keep the next ones off it (the
+		 * reservation is a few atomic bits, no lock of the net). */
+		S.conflicts++;
+		socktab_net_set_reserved(arg, pk->port, pk->port, 1);
 	}
 	h = malloc(sizeof(*h));
 	if (!h) {
@@ -221,6 +231,34 @@ static int write_range(int lo, int hi)
 	return 0;
 }
 
+/* Reserve in socktab's net the ports of [lo, hi] that kernel sockets hold now (any state, any
+ * address: what /proc/net/{tcp,udp}{,6} list). */
+static void reserve_kernel_ports(struct stack *st, int lo, int hi)
+{
+	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp",
+					     "/proc/net/udp6" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f = fopen(files[i], "r");
+		char line[512];
+		unsigned int port;
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char *colon = strchr(line, ':'); /* after "sl" */
+
+			colon = colon ? strchr(colon + 1, ':') : NULL; /* local address:port */
+			if (!colon || sscanf(colon + 1, "%x", &port) != 1 || (int)port < lo ||
+			    (int)port > hi)
+				continue;
+			socktab_net_set_reserved(st->net, (int)port, (int)port, 1);
+			S.reserved++;
+		}
+		fclose(f);
+	}
+}
+
 /* The kernel keeps the lower half of its ephemeral range, socktab takes the upper half; the
  * kernel gets its whole range back when serve exits (not when it crashes). */
 static int split_ports(struct stack *st)
@@ -247,8 +285,10 @@ static int split_ports(struct stack *st)
 		fprintf(stderr, "socktab serve: share: port range: %s\n", strerror(-err));
 		return -1;
 	}
-	fprintf(stderr, "socktab serve: share: ephemeral ports: kernel %d-%d, socktab %d-%d\n", lo,
-		mid - 1, mid, hi);
+	reserve_kernel_ports(st, mid, hi);
+	fprintf(stderr, "socktab serve: share: ephemeral ports: kernel %d-%d, socktab %d-%d (%llu "
+		"held by kernel sockets, reserved)\n", lo, mid - 1, mid, hi,
+		(unsigned long long)S.reserved);
 	return 0;
 }
 
@@ -280,7 +320,7 @@ int share_open(struct stack *st)
 	S.on = true; /* from here share_close() undoes what was done */
 	if (split_ports(st))
 		return -1;
-	S.feed = (struct socktab_port_feed){ feed_claim, feed_release, NULL };
+	S.feed = (struct socktab_port_feed){ feed_claim, feed_release, st->net };
 	err = socktab_net_set_port_feed(st->net, &S.feed);
 	if (err) {
 		fprintf(stderr, "socktab serve: share: port feed: %s\n", strerror(-err));
@@ -386,10 +426,12 @@ void share_print_stats(FILE *f)
 		fprintf(f, "share_%s=%llu\n", names[i], (unsigned long long)sum);
 	}
 	fprintf(f, "share_claims=%llu\nshare_releases=%llu\nshare_refused=%llu\n"
-		"share_no_placeholder=%llu\nshare_map_errors=%llu\n",
+		"share_no_placeholder=%llu\nshare_map_errors=%llu\nshare_conflicts=%llu\n"
+		"share_reserved=%llu\n",
 		(unsigned long long)S.claims, (unsigned long long)S.releases,
 		(unsigned long long)S.refused, (unsigned long long)S.no_placeholder,
-		(unsigned long long)S.map_errors);
+		(unsigned long long)S.map_errors, (unsigned long long)S.conflicts,
+		(unsigned long long)S.reserved);
 }
 
 void share_close(struct stack *st)

@@ -142,11 +142,28 @@ check "socktab bind on the kernel's 8080: EADDRINUSE" \
 kill -TERM $KHTTP_PID
 wait $KHTTP_PID 2>/dev/null
 
-# 5,000 + 5,000 outgoing connections to the same peer address and port.
+# 5,000 + 5,000 outgoing connections to the same peer address and port, beside a kernel server
+# on a port of socktab's half of the ephemeral range (50000), which socktab's connect() must
+# leave alone (else the steering would take that server's SYNs).
 nsenter -t "$NS_PID" -n "$PEER" echo-server 9000 >"$TMP/server" &
 SERVER_PID=$!
 check "peer echo server listens" wait_for '^listening=1' "$TMP/server" 5
+"$PEER" http-server 50000 >"$TMP/khttp2" &
+KHTTP_PID=$!
+check "kernel HTTP server on 50000" wait_for '^listening=1' "$TMP/khttp2" 5
+# And kernel listeners on every 128th port of socktab's half: 5,000 flows on even ports span
+# some 10,000 ports, so without the reservation socktab's connect() would meet dozens of them.
+python3 -c 'import socket, sys, time
+ls = []
+for p in range(46884, 61000, 128):
+    s = socket.socket(); s.bind(("0.0.0.0", p)); s.listen(1); ls.append(s)
+print("listening=1", flush=True)
+time.sleep(120)' >"$TMP/klisten" &
+KLISTEN_PID=$!
+check "kernel listeners on every 128th port of 46884-60999" wait_for '^listening=1' "$TMP/klisten" 5
 check "serve starts (flows)" start_share --connect 192.0.2.1:9000 --flows 5000
+check "socktab reserved the kernel's ports of its half" \
+	grep -q 'socktab 46884-60999 (1[0-9][0-9] held' "$TMP/serve.err"
 timeout 40 "$PEER" tcp-hold 192.0.2.1 9000 5000 256 >"$TMP/hold" &
 HOLD_PID=$!
 # The 4-tuples (all to 192.0.2.1:9000: the source address and port tell them apart): the peer's
@@ -161,6 +178,9 @@ done
 wait $HOLD_PID
 hold_rc=$?
 check "socktab: 5000 flows echo-checked" wait_for '^connect_done=1' "$OUT" 30
+check "kernel HTTP on 50000 beside socktab's 5000 flows: 10 of 10" \
+	[ "$(for _ in $(seq 10); do inB curl -s -m 2 -o /dev/null -w '%{http_code}\n' \
+		http://192.0.2.2:50000/; done | grep -c 200)" = 10 ]
 check "kernel: 5000 connections held at once, echo-checked" \
 	grep -q '^held=5000 echo_ok=5000 failed=0' "$TMP/hold"
 inB ss -tanH state established '( sport = :9000 )' | awk '{ print $4 }' >>"$TMP/tuples"
@@ -172,7 +192,9 @@ check "no RST at the peer" [ "$(inB nstat -az TcpOutRsts TcpInRsts |
 check "serve exits cleanly (flows)" stop_serve
 check "socktab tcp_active_ok=5000" [ "$(counter tcp_active_ok)" = 5000 ]
 check "no RST at socktab" [ "$(counter tcp_rst_rcvd)" = 0 ] && [ "$(counter tcp_rst_sent)" = 0 ]
-kill -TERM "$SERVER_PID"
+check "no port conflict with the kernel" [ "$(counter share_conflicts)" = 0 ]
+kill -TERM "$KHTTP_PID" "$KLISTEN_PID" "$SERVER_PID"
+wait "$KHTTP_PID" 2>/dev/null
 wait "$SERVER_PID"
 kill "$NS_PID"
 wait "$NS_PID" 2>/dev/null
