@@ -26,8 +26,8 @@
  * keeps the port from the socket: bind() and listen() then fail with -EADDRINUSE, and bind(0),
  * listen() without bind() and UDP's automatic bind (sendto, connect) go on to the next port of
  * their walk, as for a port another socket holds. A forced claim (a TCP connect()'s port, an
- * accepted child's address, a source address that connect() gave to a socket bound to the
- * wildcard, a connected UDP socket) is a report: its return value is ignored.
+ * accepted child's address, the source address that a TCP connect() gave to a socket bound to
+ * the wildcard) is a report: its return value is ignored. UDP claims are never forced.
  *
  * Cost: a net without a feed pays one load and one predictable branch per bucket created or
  * destroyed (bind, listen, connect, accept, close; no branch when a bucket is reused), and
