@@ -141,6 +141,52 @@ TEST(connect_and_time_wait)
 	socktab_net_free(net);
 }
 
+/* connect() of a socket bound to the wildcard: its new source address is claimed (forced)
+ * before the wildcard key goes; a listener's child on a new local address is claimed (forced)
+ * and released with it, the listener's key staying. */
+TEST(address_moves_and_children)
+{
+	struct socktab_net *net = check_net(40000, 40009, NULL);
+	struct rec r = { .n = 0 };
+	struct socktab_port_feed f = feed_of(&r);
+	struct socktab_sock *sk, *l, *child;
+	struct sockaddr_in loc = check_sin("127.0.0.1", 80), rem = check_sin("127.0.0.9", 5555);
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+	sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_bind4(sk, "0.0.0.0", 5000), 0);
+	CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), 0);
+	CHECK_EQ(r.n, 3);
+	CHECK(ev_is(&r, 0, 'c', SOCKTAB_TCP, AF_INET, "0.0.0.0", 5000));
+	CHECK(ev_is(&r, 1, 'c', SOCKTAB_TCP, AF_INET, "127.0.0.1", 5000));
+	CHECK_EQ(r.ev[1].flags, SOCKTAB_FEED_F_FORCED);
+	CHECK(ev_is(&r, 2, 'r', SOCKTAB_TCP, AF_INET, "0.0.0.0", 5000));
+	CHECK_EQ(socktab_close(sk), 0); /* SYN_SENT: no TIME_WAIT entry */
+	CHECK(ev_is(&r, 3, 'r', SOCKTAB_TCP, AF_INET, "127.0.0.1", 5000));
+	r.n = 0;
+	l = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_bind4(l, "0.0.0.0", 80), 0);
+	CHECK_EQ(socktab_listen(l, 8), 0);
+	child = socktab_sock_new_child(l, (struct sockaddr *)&loc, (struct sockaddr *)&rem,
+				       sizeof(loc), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	CHECK(child);
+	CHECK_EQ(r.n, 2);
+	CHECK(ev_is(&r, 1, 'c', SOCKTAB_TCP, AF_INET, "127.0.0.1", 80));
+	CHECK_EQ(r.ev[1].flags, SOCKTAB_FEED_F_FORCED);
+	CHECK_EQ(socktab_close(l), 0);
+	CHECK_EQ(r.n, 3);
+	CHECK(ev_is(&r, 2, 'r', SOCKTAB_TCP, AF_INET, "0.0.0.0", 80));
+	if (child) {
+		CHECK_EQ(socktab_set_state(child, SOCKTAB_TCP_CLOSE), 0);
+		CHECK_EQ(socktab_close(child), 0);
+	}
+	CHECK_EQ(r.n, 4);
+	CHECK(ev_is(&r, 3, 'r', SOCKTAB_TCP, AF_INET, "127.0.0.1", 80));
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	socktab_net_free(net);
+}
+
 /* UDP: one key per (address as bound, port), whatever the number of sockets on it; a connect()
  * of a wildcard-bound socket keeps its wildcard key. */
 TEST(udp_claims)
@@ -314,4 +360,5 @@ TEST(bad_input)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(listener_claim_release, connect_and_time_wait, udp_claims, refusal, dump, bad_input)
+CHECK_MAIN(listener_claim_release, connect_and_time_wait, address_moves_and_children, udp_claims,
+	   refusal, dump, bad_input)
