@@ -109,6 +109,21 @@ check "ping 192.0.2.2: 3 of 3 (the kernel answers)" [ "$(inB bash -c "$(declare 
 mac=$(ip -br link show xdp0 | awk '{ print $3 }')
 check "peer's ARP entry of 192.0.2.2 is xdp0's $mac (the kernel's answer)" \
 	bash -c "nsenter -t $NS_PID -n ip neigh show 192.0.2.2 dev xdp1 | grep -q 'lladdr $mac'"
+check "socktab's UDP echo on 7: 10 of 10" [ "$(inB python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1); n = 0
+for i in range(10):
+    s.sendto(b"ping%d" % i, ("192.0.2.2", 7))
+    try:
+        n += s.recv(100) == b"ping%d" % i
+    except socket.timeout:
+        pass
+print(n)')" = 10 ]
+check "kernel UDP bind(0.0.0.0:7) while socktab holds it: EADDRINUSE" [ "$(python3 -c 'import errno, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.bind(("0.0.0.0", 7)); print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])')" = EADDRINUSE ]
 check "kernel bind(192.0.2.2:80) while socktab listens: EADDRINUSE" \
 	[ "$(kbind 192.0.2.2 80)" = EADDRINUSE ]
 check "kernel bind(0.0.0.0:80): EADDRINUSE" [ "$(kbind 0.0.0.0 80)" = EADDRINUSE ]
