@@ -6,7 +6,8 @@
 # xdp1 (192.0.2.1/24) is in a peer namespace. socktab answers HTTP on 80, a kernel HTTP server
 # on 8080; from the peer: 100 requests to each, ping, the kernel's ARP; the program's counters;
 # EADDRINUSE both ways; then 5,000 outgoing connections of socktab and 5,000 of the kernel to
-# the same peer address and port at once: 10,000 distinct 4-tuples, no RST.
+# the same peer address and port at once: 10,000 distinct 4-tuples, no RST. IPv6 too
+# (2001:db8::2 / 2001:db8::1): 10 requests to each server.
 # Usage: share.sh SOCKTAB PEER XDP_GEN STEER (STEER "none": built without the steering program).
 if [ "${4:-none}" = none ]; then
 	echo "SKIP: built without the steering program (needs libxdp, libbpf-dev and clang)"
@@ -27,17 +28,19 @@ done
 inB() { nsenter -t "$NS_PID" -n "$@"; }
 ip link add xdp0 type veth peer name xdp1 || skip "no veth"
 ip link set xdp1 netns "$NS_PID"
-sysctl -qw net.ipv6.conf.xdp0.disable_ipv6=1 2>/dev/null
 ip addr add 192.0.2.2/24 dev xdp0
+ip -6 addr add 2001:db8::2/64 dev xdp0 nodad
 ip link set xdp0 up
 inB ip link set lo up
 inB ip addr add 192.0.2.1/24 dev xdp1
+inB ip -6 addr add 2001:db8::1/64 dev xdp1 nodad
 inB ip link set xdp1 up
 inB "$GEN" offload-off xdp1 || skip "cannot turn xdp1's offloads off"
 "$GEN" offload-off xdp0 || skip "cannot turn xdp0's offloads off"
 
 start_share() {
-	"$SOCKTAB" serve --xdp xdp0 --peer-addr 192.0.2.1/24 --addr 192.0.2.2 "$@" \
+	"$SOCKTAB" serve --xdp xdp0 --peer-addr 192.0.2.1/24 --addr 192.0.2.2 \
+		--peer-addr6 2001:db8::1/64 --addr6 2001:db8::2 "$@" \
 		>"$OUT" 2>"$TMP/serve.err" &
 	SERVE_PID=$!
 	wait_ready && return 0
@@ -105,6 +108,14 @@ done
 echo "curl: $ok80 + $ok8080 in $((SECONDS + 30 - DEADLINE)) s"
 check "socktab HTTP on 80: 100 of 100 ($ok80)" [ "$ok80" = 100 ]
 check "kernel HTTP on 8080: 100 of 100 ($ok8080)" [ "$ok8080" = 100 ]
+ok6=0
+for _ in $(seq 10); do
+	[ "$(inB curl -s -m 2 -o /dev/null -w '%{http_code}' 'http://[2001:db8::2]/')" = 200 ] &&
+		ok6=$((ok6 + 1))
+	[ "$(inB curl -s -m 2 -o /dev/null -w '%{http_code}' 'http://[2001:db8::2]:8080/')" = 200 ] &&
+		ok6=$((ok6 + 1))
+done
+check "IPv6: socktab on 80 and the kernel on 8080, 20 of 20 ($ok6)" [ "$ok6" = 20 ]
 check "ping 192.0.2.2: 3 of 3 (the kernel answers)" [ "$(inB bash -c "$(declare -f pingpy); pingpy 192.0.2.2 3")" = 3 ]
 mac=$(ip -br link show xdp0 | awk '{ print $3 }')
 check "peer's ARP entry of 192.0.2.2 is xdp0's $mac (the kernel's answer)" \
@@ -142,7 +153,7 @@ check "program: kernel flows passed ($(counter share_pass_kernel))" \
 	[ "$(counter share_pass_kernel)" -ge 500 ]
 check "program: ARP passed ($(counter share_pass_arp))" [ "$(counter share_pass_arp)" -ge 1 ]
 check "program: ICMP passed ($(counter share_pass_icmp))" [ "$(counter share_pass_icmp)" -ge 3 ]
-check "socktab accepted 100" [ "$(counter tcp_accepted)" = 100 ]
+check "socktab accepted 110 (100 + 10 over IPv6)" [ "$(counter tcp_accepted)" = 110 ]
 check "the kernel's port 80 is free again after serve" [ "$(kbind 192.0.2.2 80)" = ok ]
 
 # socktab's bind() on the kernel's listening port.
