@@ -4,6 +4,8 @@
  * connect()ed TCP sockets, TIME_WAIT entries and bound UDP sockets; refusals (bind() gets
  * -EADDRINUSE, bind(0) and UDP's automatic bind walk past the port); the dump; bad input.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "check.h"
@@ -360,5 +362,82 @@ TEST(bad_input)
 	socktab_net_free(net);
 }
 
+/* ---- replacing the feed while other threads bind and close ---- */
+
+static atomic_int live;         /* 1 while the feed below may be called */
+static atomic_int late_calls;   /* calls after socktab_net_set_port_feed() removed it */
+static atomic_int calls;
+static atomic_int stop;
+
+static int race_claim(void *arg, const struct socktab_port_key *k, unsigned flags)
+{
+	(void)arg, (void)k, (void)flags;
+	/* A call still running when the feed's removal returned is late too: stay a while. */
+	for (volatile int spin = 0; spin < 5000; spin++)
+		;
+	if (!atomic_load(&live))
+		atomic_fetch_add(&late_calls, 1);
+	atomic_fetch_add(&calls, 1);
+	return 0;
+}
+
+static void race_release(void *arg, const struct socktab_port_key *k)
+{
+	race_claim(arg, k, 0);
+}
+
+struct binder_arg {
+	struct socktab_net *net;
+	int base;
+};
+
+static void *binder(void *p)
+{
+	struct binder_arg *a = p;
+	struct socktab_net *net = a->net;
+	int base = a->base;
+
+	socktab_thread_register();
+	for (int i = 0; i < 2000000 && !atomic_load(&stop); i++) {
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+		if (!sk)
+			break;
+		check_bind4(sk, "127.0.0.1", base + i % 500);
+		socktab_close(sk);
+	}
+	socktab_thread_unregister();
+	return NULL;
+}
+
+/* When socktab_net_set_port_feed() returns, no call of the feed it replaced runs any more. */
+TEST(replace_under_writers)
+{
+	struct socktab_net *net = check_net(40000, 40009, NULL);
+	struct socktab_port_feed f = { race_claim, race_release, NULL };
+	struct binder_arg args[2] = { { net, 20000 }, { net, 21000 } };
+	pthread_t t[2];
+
+	CHECK(net);
+	atomic_store(&stop, 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, binder, &args[i]), 0);
+	/* 200 rounds, and on until the feed was called in some (at most 10,000 rounds). */
+	for (int round = 0; round < 10000 && (round < 200 || !atomic_load(&calls)); round++) {
+		atomic_store(&live, 1);
+		CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+		for (volatile int spin = 0; spin < 20000; spin++)
+			;
+		CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+		atomic_store(&live, 0);
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	CHECK(atomic_load(&calls) > 0);
+	CHECK_EQ(atomic_load(&late_calls), 0);
+	socktab_net_free(net);
+}
+
 CHECK_MAIN(listener_claim_release, connect_and_time_wait, address_moves_and_children, udp_claims,
-	   refusal, dump, bad_input)
+	   refusal, dump, bad_input, replace_under_writers)
