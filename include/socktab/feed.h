@@ -63,8 +63,10 @@ struct socktab_port_key {
 /*
  * The callbacks. claim(): @key is about to be owned; return 0, or a negative errno to refuse
  * (see above). release(): @key is no longer owned. Both run on the thread of the call that
- * changes the table, under a bind lock of the net: they must not call socktab's control
- * functions on the same net (bind, connect, close...), and should be quick. The struct and
+ * changes the table, inside a read-side section it opens and under a bind lock of the net: they
+ * must not call the functions that take a socket or table lock of the same net (bind,
+ * connect, close, the dump...) nor wait for a grace period; the settings that take no lock
+ * (socktab_net_set_reserved(), say) are fine. They should be quick. The struct and
  * @arg stay the caller's: they must stay valid until socktab_net_set_port_feed() replaced them
  * and returned.
  */
