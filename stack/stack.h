@@ -9,6 +9,8 @@
  *   tun.c     the TUN device: open, configure the kernel side, read and write packets
  *   xsk.c     the other packet I/O: an AF_XDP socket on an Ethernet device (libxdp), ARP and
  *             neighbour discovery for our addresses, and the batch poll loop (--xdp)
+ *   share.c   a device shared with the kernel (--xdp when the kernel holds --addr): the
+ *             steering program (bpf/), the port feed and the kernel's placeholder sockets
  *   bench_conns.c  synthetic connections for the AF_XDP packet-rate benchmark (--bench-conns)
  *   ip.c      IPv4/IPv6 input checks and output headers, Internet checksums
  *   lookup.c  the socktab lookups of the packet path, timed
