@@ -346,16 +346,40 @@ static struct socktab__tb2 *tb2_get(struct socktab_net *net, struct socktab__tb 
 }
 
 /* The callers that cannot take a refusal (connect, an accepted child, connect()'s source
- * address move): the feed is told, forced. */
+ * address move): the feed is told, forced, unless @claimed (connect()'s walk claimed the key
+ * already, socktab__feed_claim_locked()). */
 struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
 							struct socktab__tb *tb,
 							const struct socktab_sock *sk,
 							struct socktab__bind_prealloc *pa,
-							bool *created)
+							bool *created, bool claimed)
 {
 	int err;
 
-	return tb2_get(net, tb, sk, pa, created, SOCKTAB__FEED_FORCED, &err);
+	return tb2_get(net, tb, sk, pa, created,
+		       claimed ? SOCKTAB__FEED_CLAIMED : SOCKTAB__FEED_FORCED, &err);
+}
+
+int socktab__feed_claim_locked(struct socktab_net *net, const struct socktab__tb *tb,
+			       const struct socktab_sock *sk, uint16_t port, int l3mdev)
+{
+	struct socktab_port_key k;
+
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, port));
+	if (!socktab__feed_on(net) || (tb && socktab__tb2_find_locked(net, tb, sk)))
+		return 0;
+	sk_feed_key(sk, port, l3mdev, &k);
+	return socktab__feed_tell(net, &k, SOCKTAB__FEED_REFUSABLE) ? -EADDRINUSE : 1;
+}
+
+void socktab__feed_unclaim_locked(struct socktab_net *net, const struct socktab_sock *sk,
+				  uint16_t port, int l3mdev)
+{
+	struct socktab_port_key k;
+
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, port));
+	sk_feed_key(sk, port, l3mdev, &k);
+	socktab__feed_tell(net, &k, SOCKTAB__FEED_RELEASE);
 }
 
 /* Caller holds the bhash lock. Frees @tb2 when it has no owner. */
@@ -524,7 +548,7 @@ int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr 
 		return 0;
 	head = socktab__bhash_head(net, old->port);
 	socktab__lock(socktab__bhead_lock(net->tab, head));
-	tb2 = socktab__tb2_find_or_create_locked(net, old->tb, sk, NULL, &created);
+	tb2 = socktab__tb2_find_or_create_locked(net, old->tb, sk, NULL, &created, false);
 	if (!tb2) {
 		socktab__unlock(socktab__bhead_lock(net->tab, head));
 		socktab__sk_set_v6_saddr(sk, &saved);

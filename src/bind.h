@@ -80,7 +80,18 @@ struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
 							struct socktab__tb *tb,
 							const struct socktab_sock *sk,
 							struct socktab__bind_prealloc *pa,
-							bool *created);
+							bool *created, bool claimed);
+/*
+ * connect()'s port walk, under the bhash lock of @port (@tb its bucket, or NULL): claim @sk's
+ * key on @port through the port feed when the net has one and @sk's address has no bucket on
+ * the port yet, so that a port the feed refuses (one a kernel socket holds, say) is passed over
+ * like a busy one. 1: claimed (create the bucket with @claimed, or give the claim back with
+ * socktab__feed_unclaim_locked()); 0: nothing to claim; -EADDRINUSE: refused.
+ */
+int socktab__feed_claim_locked(struct socktab_net *net, const struct socktab__tb *tb,
+			       const struct socktab_sock *sk, uint16_t port, int l3mdev);
+void socktab__feed_unclaim_locked(struct socktab_net *net, const struct socktab_sock *sk,
+				  uint16_t port, int l3mdev);
 void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__tb2 *tb2);
 
 /* Owners. Caller holds the bhash lock of the port. */

@@ -94,6 +94,7 @@ struct choice {
 	struct socktab__tb *tb;
 	struct socktab_sock *tw; /* TIME_WAIT entry taken over (R61), with a reference */
 	bool inserted;           /* sk is already in ehash (the R56 check inserted it) */
+	bool claimed;            /* the port feed took sk's key on the port (bind.h) */
 	int l3mdev;              /* the bind-bucket domain of sk (R98), set before the walk */
 	uint16_t port;
 	uint32_t i;              /* position of the port in its pass (R57) */
@@ -125,10 +126,23 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 	socktab__lock(lock);
 	tb = socktab__tb_find_locked(head, net, port, c->l3mdev);
 	c->tw = NULL;
+	if (tb && (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0)) {
+		socktab__unlock(lock);
+		return 0;
+	}
+	/* A port feed may refuse the port (one the host's kernel holds): busy, then. */
+	int claim = socktab__feed_claim_locked(net, tb, sk, port, c->l3mdev);
+
+	if (claim < 0) {
+		socktab__unlock(lock);
+		return 0;
+	}
+	c->claimed = claim > 0;
 	if (tb) {
-		if (RD(tb->fastreuse) >= 0 || RD(tb->fastreuseport) >= 0 ||
-		    socktab__check_established_locked(net, sk, port, h, false, &c->tw) !=
-			    SOCKTAB__UNIQUE) {
+		if (socktab__check_established_locked(net, sk, port, h, false, &c->tw) !=
+		    SOCKTAB__UNIQUE) {
+			if (c->claimed)
+				socktab__feed_unclaim_locked(net, sk, port, c->l3mdev);
 			socktab__unlock(lock);
 			return 0;
 		}
@@ -292,7 +306,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	}
 
 	/* ok: (R57) */
-	tb2 = socktab__tb2_find_or_create_locked(net, c.tb, sk, &pa, &created);
+	tb2 = socktab__tb2_find_or_create_locked(net, c.tb, sk, &pa, &created, c.claimed);
 	socktab__bind_prealloc_free(&pa); /* what the chosen port did not need */
 	{
 		/* R57: the next search starts past this one's position, plus a little randomness

@@ -396,7 +396,7 @@ static void inherit_port_locked(struct socktab_net *net, struct socktab_sock *l,
 		if (!tb)
 			tb = socktab__tb_create_locked(head, net, port, l3mdev, pa);
 	}
-	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create_locked(net, tb, child, pa, &created);
+	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create_locked(net, tb, child, pa, &created, false);
 
 	if (created) {
 		tb2->fastreuse = socktab__sk_bl(l)->tb2->fastreuse;

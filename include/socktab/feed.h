@@ -24,13 +24,15 @@
  *
  * Refusal: a claim() that may refuse (no SOCKTAB_FEED_F_FORCED) and returns a negative errno
  * keeps the port from the socket: bind() and listen() then fail with -EADDRINUSE, and bind(0),
- * listen() without bind() and UDP's automatic bind (sendto, connect) go on to the next port of
- * their walk, as for a port another socket holds. A forced claim (a TCP connect()'s port, an
- * accepted child's address, the source address that a TCP connect() gave to a socket bound to
- * the wildcard) is a report: its return value is ignored. UDP claims are never forced.
+ * listen() without bind(), UDP's automatic bind (sendto, connect) and a TCP connect()'s port walk
+ * go on to the next port of their walk, as for a port another socket holds (connect() fails
+ * with -EADDRNOTAVAIL when the feed refuses every free port). A forced claim (an accepted
+ * child's address, the source address that a TCP connect() gave to a socket bound to the
+ * wildcard) is a report: its return value is ignored. UDP claims are never forced.
  *
  * Cost: a net without a feed pays one load and one predictable branch per bucket created or
- * destroyed (bind, listen, connect, accept, close; no branch when a bucket is reused), and
+ * destroyed (bind, listen, connect, accept, close; no branch when a bucket is reused) and per
+ * port connect()'s walk locks to take, and
  * lookups pay nothing: the packet path never reads the feed. A net with a feed calls it under
  * the port's bind lock: a slow callback holds up every bind, connect and close of the ports
  * that share that lock stripe.

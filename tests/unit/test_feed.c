@@ -131,7 +131,7 @@ TEST(connect_and_time_wait)
 	CHECK_EQ(check_connect4(sk, "127.0.0.1", 80), 0);
 	CHECK_EQ(r.n, 1);
 	CHECK(ev_is(&r, 0, 'c', SOCKTAB_TCP, AF_INET, "127.0.0.1", 40000));
-	CHECK_EQ(r.ev[0].flags, SOCKTAB_FEED_F_FORCED);
+	CHECK_EQ(r.ev[0].flags, 0); /* connect()'s walk may be refused (connect_walks_past) */
 	CHECK_EQ(socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED), 0);
 	CHECK_EQ(socktab_close(sk), 0); /* active close: a TIME_WAIT entry keeps the port */
 	CHECK_EQ(r.n, 1);
@@ -139,6 +139,43 @@ TEST(connect_and_time_wait)
 	CHECK(socktab_net_tick(net) >= 1);
 	CHECK_EQ(r.n, 2);
 	CHECK(ev_is(&r, 1, 'r', SOCKTAB_TCP, AF_INET, "127.0.0.1", 40000));
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	socktab_net_free(net);
+}
+
+/* connect()'s port walk passes over the ports the feed refuses, as over busy ones: each is
+ * claimed (refusable) before it is taken, a refused one is not taken, and with every free port
+ * refused connect() fails with -EADDRNOTAVAIL and leaves no bucket. */
+TEST(connect_walks_past)
+{
+	struct socktab_net *net = check_net(40000, 40003, NULL);
+	struct rec r = { .n = 0, .refuse = { 40000, 40001, 40002 } };
+	struct socktab_port_feed f = feed_of(&r);
+	struct socktab_sock *a, *b;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+	a = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_connect4(a, "127.0.0.1", 80), 0);
+	CHECK_EQ(check_port(a), 40003);
+	CHECK(r.refused >= 1);
+	CHECK_EQ(r.n, 1);
+	CHECK(ev_is(&r, 0, 'c', SOCKTAB_TCP, AF_INET, "127.0.0.1", 40003));
+	CHECK_EQ(bound_buckets(net), 1);
+	/* 40003 is taken toward :80, the rest refused: another connect() there finds nothing. */
+	b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_connect4(b, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	CHECK_EQ(check_port(b), 0);
+	CHECK_EQ(bound_buckets(net), 1);
+	CHECK_EQ(r.n, 1);
+	/* Toward another port the key (127.0.0.1, 40003) is owned already: no new claim. */
+	CHECK_EQ(check_connect4(b, "127.0.0.1", 81), 0);
+	CHECK_EQ(check_port(b), 40003);
+	CHECK_EQ(r.n, 1);
+	CHECK_EQ(socktab_close(b), 0);
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK_EQ(r.n, 2);
+	CHECK(ev_is(&r, 1, 'r', SOCKTAB_TCP, AF_INET, "127.0.0.1", 40003));
 	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
 	socktab_net_free(net);
 }
@@ -439,5 +476,5 @@ TEST(replace_under_writers)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(listener_claim_release, connect_and_time_wait, address_moves_and_children, udp_claims,
-	   refusal, dump, bad_input, replace_under_writers)
+CHECK_MAIN(listener_claim_release, connect_and_time_wait, connect_walks_past,
+	   address_moves_and_children, udp_claims, refusal, dump, bad_input, replace_under_writers)
