@@ -35,6 +35,20 @@ _Thread_local struct socktab__lock_counts socktab__lock_counts
 	__attribute__((tls_model("initial-exec")));
 #endif
 
+_Atomic uint64_t socktab__rcu_queued, socktab__rcu_run, socktab__rcu_waits;
+
+int socktab_rcu_stats(struct socktab_rcu_stats *st)
+{
+	if (!st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	/* Run first: a callback is counted queued before it can run, so run <= queued. */
+	st->callbacks_run = atomic_load_explicit(&socktab__rcu_run, memory_order_acquire);
+	st->callbacks_queued = atomic_load_explicit(&socktab__rcu_queued, memory_order_relaxed);
+	st->waits = atomic_load_explicit(&socktab__rcu_waits, memory_order_relaxed);
+	return 0;
+}
+
 int socktab_thread_counts(struct socktab_thread_counts *c)
 {
 	if (!c)

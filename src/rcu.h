@@ -10,7 +10,9 @@
 #define SOCKTAB_SRC_RCU_H
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #if defined(__SANITIZE_THREAD__)
 #define SOCKTAB_TSAN 1
@@ -35,6 +37,13 @@
 #define _LGPL_SOURCE
 #endif
 #include <urcu/urcu-memb.h>
+
+/*
+ * Process-wide reclamation counts (socktab_rcu_stats()): callbacks handed to call_rcu, callbacks
+ * run, and grace periods socktab's own calls waited for. One add per callback or wait: a batch of
+ * freed objects is one callback.
+ */
+extern _Atomic uint64_t socktab__rcu_queued, socktab__rcu_run, socktab__rcu_waits;
 
 #ifdef SOCKTAB_TSAN
 void __tsan_acquire(void *addr);
@@ -100,6 +109,7 @@ static inline void socktab__rcu_worker_use(struct call_rcu_data *w)
 static inline void socktab__rcu_barrier(void)
 {
 	SOCKTAB__ASSERT_CAN_WAIT();
+	atomic_fetch_add_explicit(&socktab__rcu_waits, 1, memory_order_relaxed);
 	urcu_memb_barrier();
 }
 
@@ -157,6 +167,7 @@ static inline void socktab__rcu_read_unlock(void)
 static inline void socktab__synchronize_rcu(void)
 {
 	SOCKTAB__ASSERT_CAN_WAIT();
+	atomic_fetch_add_explicit(&socktab__rcu_waits, 1, memory_order_relaxed);
 	urcu_memb_synchronize_rcu();
 #ifdef SOCKTAB_TSAN
 	socktab__tsan_acquire(&socktab__tsan_gp_token);
@@ -187,6 +198,7 @@ static inline void socktab__rcu_wait_end(bool left)
 #define socktab__call_rcu(obj, head, cb)                                                           \
 	do {                                                                                       \
 		socktab__tsan_release(obj);                                                        \
+		atomic_fetch_add_explicit(&socktab__rcu_queued, 1, memory_order_relaxed);          \
 		urcu_memb_call_rcu((head), (cb));                                                  \
 	} while (0)
 
@@ -197,6 +209,7 @@ static inline void socktab__rcu_cb_enter(void *obj)
 	 * workers socktab makes at its first callback. */
 	if (caa_unlikely(!socktab__reclaim_named))
 		socktab__reclaim_name();
+	atomic_fetch_add_explicit(&socktab__rcu_run, 1, memory_order_release);
 #ifdef SOCKTAB_TSAN
 	socktab__tsan_acquire(obj);
 	socktab__tsan_acquire(&socktab__tsan_gp_token);

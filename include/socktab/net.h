@@ -95,6 +95,29 @@ void socktab_thread_offline(void);
  */
 int socktab_rcu_reclaim_cpu(int cpu);
 
+/* What reclamation did in this process (socktab_rcu_stats), since it started. */
+struct socktab_rcu_stats {
+	uint64_t callbacks_queued; /* callbacks handed to liburcu's call_rcu: a batch of up to 64
+				    * freed sockets or entries of one pool, a batch of up to 32
+				    * bind buckets, or one object of another kind */
+	uint64_t callbacks_run;    /* of those, run by the reclamation worker, each after a grace
+				    * period; queued - run is what waits now */
+	uint64_t waits;            /* grace periods (and waits for the callbacks, at a net's free)
+				    * that socktab's own calls waited for: socktab_net_free(),
+				    * socktab_net_set_port_feed(), socktab_sk_lookup_detach() */
+	uint64_t reserved[5];      /* zero */
+};
+
+/*
+ * Read the process's reclamation counts into @st. The worker runs one grace period for all the
+ * callbacks queued when it wakes, then sleeps 10 ms (liburcu's call_rcu thread), so a busy
+ * process sees at most about 100 of its grace periods a second, each costing every CPU that runs
+ * a registered thread one membarrier interrupt (docs/embedding.md, "DPDK"). 0, or -EINVAL for a
+ * NULL @st. The form new code should use for these counts.
+ * Context: any thread, registered or not. It reads three counters.
+ */
+int socktab_rcu_stats(struct socktab_rcu_stats *st);
+
 /*
  * connect() port-choice variants. LINUX is the kernel's algorithm since Linux 6.15 (a lockless
  * pre-check of each candidate 4-tuple before the locked check, and the local port added after

@@ -5,7 +5,8 @@
  * takes no lock, does no atomic read-modify-write and stores to no atomic object, and a
  * referenced one does exactly the two read-modify-writes of its reference; the control calls
  * around them do count (so a counter stuck at zero fails). In a build without counting the call
- * answers -ENOTSUP and leaves its argument alone; NULL is -EINVAL either way.
+ * answers -ENOTSUP and leaves its argument alone; NULL is -EINVAL either way. And
+ * socktab_rcu_stats(): callbacks queued, run (never more than queued) and grace-period waits.
  */
 #include "check.h"
 
@@ -168,4 +169,32 @@ TEST(lookups_write_nothing)
 	CHECK_EQ(socktab_set_rx_cpu(-1), 0);
 }
 
-CHECK_MAIN(counts_errors, lookups_write_nothing)
+/* socktab_rcu_stats(): closing sockets queues reclamation callbacks (a batch per 64 of a pool),
+ * a net's free waits for grace periods and for every callback, and no callback runs twice. */
+TEST(rcu_stats_count)
+{
+	struct socktab_rcu_stats a, b;
+	struct socktab_net *net = check_net(32768, 60999, NULL);
+
+	CHECK_EQ(socktab_rcu_stats(NULL), -EINVAL);
+	CHECK(net != NULL);
+	CHECK_EQ(socktab_rcu_stats(&a), 0);
+	CHECK(a.callbacks_run <= a.callbacks_queued);
+	for (int i = 0; i < 200; i++) {
+		struct socktab_sock *sk = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+		CHECK(sk != NULL);
+		CHECK_EQ(socktab_close(sk), 0);
+	}
+	CHECK_EQ(socktab_rcu_stats(&b), 0);
+	CHECK(b.callbacks_queued >= a.callbacks_queued + 3); /* 200 sockets: three full batches */
+	socktab_net_free(net);
+	CHECK_EQ(socktab_rcu_stats(&a), 0);
+	CHECK(a.waits >= b.waits + 2);                    /* a grace period, then the callbacks */
+	CHECK(a.callbacks_run >= b.callbacks_queued);    /* every callback queued before ran */
+	CHECK(a.callbacks_run <= a.callbacks_queued);
+	CHECK_EQ(a.reserved[0], 0);
+	CHECK_EQ(a.reserved[4], 0);
+}
+
+CHECK_MAIN(counts_errors, lookups_write_nothing, rcu_stats_count)
