@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # The scaling curve in one run: socktab bench scale at 1, 2, 4, 8 and 16 threads (lookups, and
 # tcp_crr at -F 1000 and at -F 20000, IPv4), with the live kernel's own crr churn beside it when
-# run as root, plus a lock-counting build's locks per transaction. Made for a many-core machine
+# run as root, plus a counting build's locks, atomics and shared writes per operation (lookups,
+# crr, connect() at 95 % occupancy). Made for a many-core machine
 # (about 6 minutes on 16 cores); on a 2-vCPU one it shows what oversubscription costs.
 #   scripts/scale-device.sh [OUTDIR]      (default: $OUT when set, else ./scale-out)
 # Writes OUTDIR/machine.txt, OUTDIR/scale-F1000.txt, OUTDIR/scale-F20000.txt,
