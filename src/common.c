@@ -67,16 +67,18 @@ int socktab_thread_counts(struct socktab_thread_counts *c)
 
 int socktab_thread_counters(struct socktab_thread_counters *c)
 {
+	struct socktab_thread_counts n;
+	int err;
+
 	if (!c)
 		return -EINVAL;
-#ifdef SOCKTAB_CONTENTION_COUNTERS
+	err = socktab_thread_counts(&n);
+	if (err)
+		return err;
 	memset(c, 0, sizeof(*c));
-	c->locks = socktab__lock_counts.locks;
-	c->locks_contended = socktab__lock_counts.contended;
+	c->locks = n.locks;
+	c->locks_contended = n.locks_contended;
 	return 0;
-#else
-	return -ENOTSUP;
-#endif
 }
 
 /* Bit i: counter slot i has an owner (the last slot is shared and has no bit). */

@@ -18,8 +18,9 @@ skip() {
 	exit 77
 }
 
-[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, TUN)"
-[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
+# REAL_NO_TUN=1: a test whose endpoint has no TUN device (AF_XDP, DPDK) runs without one.
+[ "${REAL_NO_TUN:-0}" = 1 ] || [ -c /dev/net/tun ] || skip "no /dev/net/tun"
 command -v ip >/dev/null && command -v unshare >/dev/null || skip "needs ip and unshare"
 if [ -z "${SOCKTAB_REAL_NS:-}" ]; then
 	exec env SOCKTAB_REAL_NS=1 unshare -n bash "$0" "$@"
@@ -91,6 +92,25 @@ stop_serve() {
 	local rc=$?
 	SERVE_PID=
 	return $rc
+}
+
+# peer_ns SECONDS: the peer namespace of the kernel peers, held by a process of its own
+# ($NS_PID) for SECONDS at most; inB COMMAND... runs a command there.
+peer_ns() {
+	command -v nsenter >/dev/null || skip "needs nsenter"
+	unshare -n sleep "$1" &
+	NS_PID=$!
+	for _ in $(seq 50); do
+		[ "$(readlink /proc/$NS_PID/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.1
+	done
+}
+inB() { nsenter -t "$NS_PID" -n "$@"; }
+
+# veth_pair HERE THERE: a veth pair, THERE moved into the peer namespace (skipped without veth).
+veth_pair() {
+	ip link add "$1" type veth peer name "$2" || skip "no veth"
+	ip link set "$2" netns "$NS_PID"
 }
 
 # counter NAME: a key=value the stack printed at exit.

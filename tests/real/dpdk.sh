@@ -15,68 +15,20 @@
 # connect() from its one address slows down (its 14,116 even ports are used up, and each later
 # connect walks them before an odd one): 20,000 did not finish in tcp-hold's 60 s here.
 # Exit 77 with one line saying why where DPDK, root or the vdev is missing.
-set -u
-skip() {
-	echo "SKIP: $1"
+if [ "${1:-none}" = none ]; then
+	echo "SKIP: built without libdpdk-dev"
 	echo "0 passed, 0 failed, 1 skipped"
 	exit 77
-}
-[ "${1:-none}" = none ] && skip "built without libdpdk-dev"
-[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, AF_PACKET)"
-command -v ip >/dev/null && command -v unshare >/dev/null && command -v nsenter >/dev/null &&
-	command -v ss >/dev/null || skip "needs ip, ss, unshare and nsenter"
-if [ -z "${SOCKTAB_REAL_NS:-}" ]; then
-	exec env SOCKTAB_REAL_NS=1 unshare -n bash "$0" "$@"
 fi
-EP=$(realpath "$1")
-PEER=$(realpath "$2")
+REAL_NO_TUN=1 . "$(dirname "$0")/common.sh" "$@"
+command -v ss >/dev/null || skip "needs ss"
+EP=$SOCKTAB
 GEN=$(realpath "$3")
 N=${4:-${DPDK_TEST_CONNS:-10000}}
-ip link set lo up
-pass=0
-fail=0
-TMP=$(mktemp -d)
 OUT=$TMP/ep.out
-EP_PID=
-cleanup() {
-	[ -n "$EP_PID" ] && kill -KILL "$EP_PID" 2>/dev/null
-	jobs -p | xargs -r kill -KILL 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-check() {
-	local what=$1
-	shift
-	if "$@"; then
-		pass=$((pass + 1))
-		echo "PASS $what"
-	else
-		fail=$((fail + 1))
-		echo "FAIL $what"
-	fi
-}
-counter() {
-	grep "^$1=" "$OUT" | tail -n1 | cut -d= -f2
-}
-wait_for() {
-	local end=$((SECONDS + $3))
-	while [ $SECONDS -lt $end ]; do
-		grep -q "$1" "$2" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
-# The peer namespace: a process of its own holds it; nsenter runs the kernel peers there.
-unshare -n sleep 300 &
-NS_PID=$!
-for _ in $(seq 50); do
-	[ "$(readlink /proc/$NS_PID/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
-	sleep 0.1
-done
-inB() { nsenter -t "$NS_PID" -n "$@"; }
-ip link add dpdk0 type veth peer name dpdk1 || skip "no veth"
-ip link set dpdk1 netns "$NS_PID"
+peer_ns 300
+veth_pair dpdk0 dpdk1
 sysctl -qw net.ipv6.conf.dpdk0.disable_ipv6=1 2>/dev/null
 ip link set dpdk0 up
 inB ip link set lo up
@@ -96,15 +48,15 @@ EAL=(-l "$LCORES" --no-huge --no-pci -m 512 --no-shconf --log-level=lib.eal:erro
 start_ep() {
 	"$EP" "${EAL[@]}" -- --addr 192.0.2.2 --peer 192.0.2.1/24 \
 		--addr6 2001:db8::2 --peer6 2001:db8::1/64 "$@" >"$OUT" 2>"$TMP/ep.err" &
-	EP_PID=$!
+	SERVE_PID=$!
 	for _ in $(seq 200); do
 		grep -q '^ready=1' "$OUT" 2>/dev/null && return 0
-		kill -0 "$EP_PID" 2>/dev/null || break
+		kill -0 "$SERVE_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	wait "$EP_PID"
+	wait "$SERVE_PID"
 	local rc=$?
-	EP_PID=
+	SERVE_PID=
 	if [ $rc = 3 ]; then
 		NO_START="$(grep -v '^EAL: \(Detected\|Selected\|Physical\)\|^TELEMETRY' "$TMP/ep.err" | tail -n1)"
 		[ -n "${OPTIONAL:-}" ] && return 3
@@ -114,10 +66,10 @@ start_ep() {
 	return 1
 }
 stop_ep() {
-	kill -TERM "$EP_PID" 2>/dev/null
-	wait "$EP_PID"
+	kill -TERM "$SERVE_PID" 2>/dev/null
+	wait "$SERVE_PID"
 	local rc=$?
-	EP_PID=
+	SERVE_PID=
 	return $rc
 }
 

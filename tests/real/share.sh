@@ -19,15 +19,8 @@ GEN=$(realpath "$3")
 command -v curl >/dev/null || skip "needs curl"
 command -v python3 >/dev/null || skip "needs python3"
 
-unshare -n sleep 120 &
-NS_PID=$!
-for _ in $(seq 50); do
-	[ "$(readlink /proc/$NS_PID/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
-	sleep 0.1
-done
-inB() { nsenter -t "$NS_PID" -n "$@"; }
-ip link add xdp0 type veth peer name xdp1 || skip "no veth"
-ip link set xdp1 netns "$NS_PID"
+peer_ns 120
+veth_pair xdp0 xdp1
 ip addr add 192.0.2.2/24 dev xdp0
 ip -6 addr add 2001:db8::2/64 dev xdp0 nodad
 ip link set xdp0 up

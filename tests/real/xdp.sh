@@ -16,16 +16,8 @@ fi
 . "$(dirname "$0")/common.sh" "$@"
 GEN=$(realpath "$3")
 
-# The peer namespace: a process of its own holds it; nsenter runs the kernel peers there.
-unshare -n sleep 300 &
-NS_PID=$!
-for _ in $(seq 50); do
-	[ "$(readlink /proc/$NS_PID/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
-	sleep 0.1
-done
-inB() { nsenter -t "$NS_PID" -n "$@"; }
-ip link add xdp0 type veth peer name xdp1 || skip "no veth"
-ip link set xdp1 netns "$NS_PID"
+peer_ns 300
+veth_pair xdp0 xdp1
 sysctl -qw net.ipv6.conf.xdp0.disable_ipv6=1 2>/dev/null
 ip link set xdp0 up
 inB ip link set lo up
