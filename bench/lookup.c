@@ -368,7 +368,7 @@ static struct socktab_sock *st_connection(const struct bench_lookup_cfg *c,
 }
 
 /* A generous estimate of a socktab net of @sockets connections (a socket is 64 bytes, its
- * caller data and a 48-byte cold part, plus ehash slots; the estimate leaves room for a larger
+ * caller data and a 96-byte cold part, plus ehash slots; the estimate leaves room for a larger
  * layout). */
 static uint64_t st_bytes_estimate(const struct bench_lookup_cfg *c, uint64_t sockets)
 {

@@ -152,7 +152,7 @@ struct socktab__bindlink {
 					* only by connect(AF_UNSPEC); connect() then says EISCONN */
 #define SOCKTAB__SKF_RSS 0x80          /* rss_queue names a queue */
 
-/* Control-path state of a socket (56 bytes), in its slab's cold array. */
+/* Control-path state of a socket (56 bytes) and its lock, in its slab's cold array. */
 struct socktab__sk_cold {
 	struct socktab__bindlink bl;
 	struct socktab__reuseport *_Atomic reuseport_cb; /* (r, reuseport lock) listener group */
