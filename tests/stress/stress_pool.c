@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Stress: the pool's lock-free hand-back (src/pool.c). Objects freed after a grace period go
- * back onto the pool's returned stack from the call_rcu thread, which takes no lock; an
- * allocation takes that stack whole under the pool lock. Several threads open sockets of one
- * pool and close them in waves (each fills its hand to a random size, then empties it), so the
- * free list runs dry and allocations take the returned stack while batches are being pushed.
+ * back onto a returned stack (the freeing thread's cache's, or the pool's) from the call_rcu
+ * thread, which takes no lock; the cache's owner takes its stack whole without a lock, and a
+ * thread that finds the pool empty takes another cache's or the pool's. Several threads open
+ * sockets of one pool and close them in waves (each fills its hand to a random size, then
+ * empties it), so the free lists run dry and allocations take returned stacks while batches are
+ * being pushed.
  *
  * Checked while running: no socket is handed out while another thread holds it. Each thread
  * stamps a word of a socket's caller area with its own mark when socktab_socket() returns it
  * and reads it back before close(); socktab_socket() zeroes the area, so a socket handed to a
  * second thread loses the first one's mark. The negative control: the -Dnaive_order=true build
  * run with SOCKTAB_NAIVE_POOL set (as meson runs this test) pushes with a load and a store
- * instead of a compare-and-swap, and hands sockets out twice. Bounded by --duration seconds.
+ * instead of a compare-and-swap, and hands sockets out twice (a build with assertions stops at
+ * the second hand-out of a free object first). Bounded by --duration seconds.
  * Prints a summary line and "N passed, M failed".
  */
 #include <pthread.h>
