@@ -157,9 +157,12 @@ int socktab__mutex_init(pthread_mutex_t *m)
 	return -pthread_mutex_init(m, &adaptive);
 }
 
-int socktab__stripes_init(struct socktab__stripes *st, uint32_t n)
+int socktab__stripes_init(struct socktab__stripes *st, uint32_t n, uint32_t slots)
 {
 	st->mask = 0;
+	st->shift = 0;
+	while (slots > n << st->shift)
+		st->shift++;
 	if (posix_memalign((void **)&st->s, SOCKTAB__CACHELINE, n * sizeof(*st->s))) {
 		st->s = NULL;
 		return -ENOMEM;

@@ -166,7 +166,8 @@ static inline void socktab__unlock(pthread_mutex_t *m)
 }
 
 /*
- * Striped locks: @mask + 1 mutexes, one per cache line; object or slot i takes stripe i & mask.
+ * Striped locks: @mask + 1 mutexes, one per cache line; object or slot i takes stripe
+ * (i >> shift) & mask.
  * Every striped table and the sockets use it; no code holds two stripes of one array, so slots
  * sharing a stripe only serialise.
  */
@@ -177,16 +178,26 @@ struct socktab__lock_stripe {
 struct socktab__stripes {
 	struct socktab__lock_stripe *s;    /* (c) */
 	uint32_t mask;                     /* (c) stripes - 1 */
+	uint32_t shift;                    /* (c) log2 of the consecutive slots one stripe covers */
 };
 
-/* Allocate and initialise @n stripes (a power of two): 0, or -ENOMEM with @st empty. */
-int socktab__stripes_init(struct socktab__stripes *st, uint32_t n);
+/*
+ * Allocate and initialise @n stripes (a power of two): 0, or -ENOMEM with @st empty. With
+ * @slots (a power of two, at least @n) stripe i covers the @slots / @n consecutive slots from
+ * i x @slots / @n; with 0, slot j takes stripe j mod @n. Consecutive suits ehash, where
+ * lport-after-hash puts a thread's connections toward one destination on consecutive slots:
+ * they take a few stripes, and another thread's, elsewhere in the table, other ones, where
+ * stripes taken in turn would give every thread's run every stripe, each lock line moving
+ * between cores. Not the bind tables: two listeners on adjacent ports, one per thread, would
+ * share a stripe that every child of both takes.
+ */
+int socktab__stripes_init(struct socktab__stripes *st, uint32_t n, uint32_t slots);
 /* Destroy and free them; an empty (zeroed or failed) set is fine. */
 void socktab__stripes_free(struct socktab__stripes *st);
 
 static inline pthread_mutex_t *socktab__stripe(const struct socktab__stripes *st, uint32_t i)
 {
-	return &st->s[i & st->mask].m;
+	return &st->s[(i >> st->shift) & st->mask].m;
 }
 
 /*

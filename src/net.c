@@ -152,11 +152,11 @@ static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 	t->lhash2_mask = nb - 1;
 	t->lhash2 = calloc(nb, sizeof(*t->lhash2));
 	/* Each set is tried even when an earlier one failed: tables_free() takes them all. */
-	int locks_err = socktab__stripes_init(&t->ehash_locks, nl);
+	int locks_err = socktab__stripes_init(&t->ehash_locks, nl, ne);
 
-	locks_err |= socktab__stripes_init(&t->bhash_locks, nbl);
-	locks_err |= socktab__stripes_init(&t->bhash2_locks, nbl);
-	locks_err |= socktab__stripes_init(&t->lhash2_locks, nbl);
+	locks_err |= socktab__stripes_init(&t->bhash_locks, nbl, 0);
+	locks_err |= socktab__stripes_init(&t->bhash2_locks, nbl, 0);
+	locks_err |= socktab__stripes_init(&t->lhash2_locks, nbl, 0);
 	if (!t->ehash || !t->bhash || !t->bhash2 || !t->lhash2 || locks_err) {
 		tables_free(t);
 		return NULL;
@@ -331,7 +331,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		net->stat = NULL;
 	else
 		memset(net->stat, 0, SOCKTAB__STAT_SLOTS * sizeof(*net->stat));
-	if (socktab__stripes_init(&net->sk_locks, SOCKTAB__SK_LOCKS) || !net->tab || !net->perturb ||
+	if (socktab__stripes_init(&net->sk_locks, SOCKTAB__SK_LOCKS, 0) || !net->tab || !net->perturb ||
 	    !net->stat) {
 		if (net->tab && atomic_fetch_sub(&net->tab->refs, 1) == 1)
 			tables_free(net->tab);

@@ -101,8 +101,9 @@ struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint3
 	t->log = log;
 	uint32_t nl = n < SOCKTAB__UDP_LOCKS ? n : SOCKTAB__UDP_LOCKS;
 
-	if (socktab__stripes_init(&t->hash_locks, nl) || socktab__stripes_init(&t->hash2_locks, nl) ||
-	    socktab__stripes_init(&t->hash4_locks, nl)) {
+	if (socktab__stripes_init(&t->hash_locks, nl, 0) ||
+	    socktab__stripes_init(&t->hash2_locks, nl, 0) ||
+	    socktab__stripes_init(&t->hash4_locks, nl, 0)) {
 		socktab__stripes_free(&t->hash_locks);
 		socktab__stripes_free(&t->hash2_locks);
 		socktab__stripes_free(&t->hash4_locks);

@@ -168,7 +168,8 @@ struct socktab_net_params {
 	size_t size;                 /* sizeof(struct socktab_net_params), set by _init() */
 	uint32_t ehash_entries;      /* established table slots (default 65536, max 1<<24) */
 	uint32_t ehash_locks;        /* striped ehash locks (default 1024, max 1<<24; more than
-				      * ehash_entries are cut to ehash_entries) */
+				      * ehash_entries are cut to ehash_entries), each over a run
+				      * of consecutive slots */
 	uint32_t bhash_entries;      /* bhash, bhash2 and lhash2 slots each (default 65536, max 65536) */
 	uint16_t port_low;           /* ephemeral range, net.ipv4.ip_local_port_range (32768) */
 	uint16_t port_high;          /* (60999) */
