@@ -92,8 +92,10 @@ struct socktab__slab {
  * connection's sockets, opened and closed on one core) reuses lines it already holds, and the
  * call_rcu thread touches one object per batch, not each. Only the slot's owner touches @free
  * and the limbo batch (net teardown flushes every cache, when no other thread uses the net);
- * @returned is a Treiber stack pushed by the call_rcu thread, taken whole by the owner, or by
- * another thread that found the pool empty (socktab__pool_alloc).
+ * @returned is a Treiber stack pushed by the call_rcu thread, taken whole by the owner when its
+ * free list runs dry, or by another thread that found the pool empty (socktab__pool_alloc) and
+ * takes such stacks before it carves new objects. What the owner took stays its own: a thread
+ * that frees far more than it allocates holds, between its allocations, at most one such take.
  */
 struct socktab__pool_cache {
 	_Alignas(SOCKTAB__CACHELINE) struct socktab_sock *free; /* through pool_next */
@@ -350,8 +352,10 @@ void socktab__pool_destroy(struct socktab__pool *p);
  * Bind buckets' memory (bind.c): blocks of SOCKTAB__BUCKET_BYTES, any net's, cached by the
  * thread that frees them. A block freed after a grace period comes back, in a batch of 32, to the
  * cache of the thread that freed it: a thread that opens and closes connections reuses its own
- * buckets, calls call_rcu once per batch, and gives malloc nothing to move between threads. What
- * a thread's cache holds goes back to malloc when it unregisters (socktab_thread_unregister()).
+ * buckets, calls call_rcu once per batch, and gives malloc nothing to move between threads. A
+ * thread keeps at most 4,096 free blocks (512 KiB; more go back to malloc, so a thread that
+ * frees the buckets other threads made does not hoard them), and what it holds goes back to
+ * malloc when it unregisters (socktab_thread_unregister()).
  * A block freed after a grace period begins with its struct socktab__bucket_rcu, which shares
  * no bytes with what its readers read.
  */

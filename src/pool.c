@@ -366,8 +366,15 @@ static void pool_refill_locked(struct socktab__pool *p)
 	 * nothing sets it again (a push the look misses costs a carve, not an object: its cache's
 	 * owner takes it). */
 	atomic_thread_fence(memory_order_seq_cst);
-	for (int i = 0; i < SOCKTAB__STAT_SLOTS - 1 && !p->free; i++)
-		p->free = stack_take(&p->cache[i].returned);
+	for (int i = 0; i < SOCKTAB__STAT_SLOTS - 1; i++) {
+		if (!p->free) {
+			p->free = stack_take(&p->cache[i].returned);
+		} else if (atomic_load_explicit(&p->cache[i].returned, memory_order_relaxed)) {
+			/* More to take another time: the next look must not skip it. */
+			atomic_store_explicit(&p->cache_returned, true, memory_order_relaxed);
+			break;
+		}
+	}
 }
 
 /* Refill the empty cache @c: its own returned batches, whole, without a lock; else up to
@@ -520,9 +527,14 @@ static void limbo_free_rcu(struct rcu_head *head)
 #ifdef SOCKTAB_NAIVE_ORDER
 pushed:
 #endif
-	/* seq_cst: the push comes before the flag, for pool_refill_locked()'s look. */
-	if (home && !atomic_load_explicit(&p->cache_returned, memory_order_relaxed))
-		atomic_store_explicit(&p->cache_returned, true, memory_order_seq_cst);
+	/* The push comes before the flag's load (a fence: the push may be a release only), and the
+	 * refiller's clearing before its look, so either the look sees the push or this sees
+	 * the flag cleared and sets it. */
+	if (home) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!atomic_load_explicit(&p->cache_returned, memory_order_relaxed))
+			atomic_store_explicit(&p->cache_returned, true, memory_order_relaxed);
+	}
 }
 
 /*
@@ -693,6 +705,9 @@ void socktab__pool_destroy(struct socktab__pool *p)
  * counts the thread and each batch, and the last of them frees it.
  */
 #define BUCKET_BATCH 32
+/* The most free blocks a thread keeps (512 KiB): about what a connection-churning thread frees
+ * in the grace period its batches wait for; past it, blocks go back to malloc. */
+#define BUCKET_CACHE_MAX 4096
 
 struct socktab__bucket_home {
 	struct socktab__bucket_rcu *_Atomic returned;
@@ -701,6 +716,7 @@ struct socktab__bucket_home {
 
 static _Thread_local struct {
 	struct socktab__bucket_rcu *free;   /* through next */
+	uint32_t nfree;
 	struct socktab__bucket_rcu *limbo;  /* newest first */
 	struct socktab__bucket_rcu *limbo_oldest;
 	uint32_t nlimbo;
@@ -732,16 +748,39 @@ static void bucket_free_one_rcu(struct rcu_head *head)
 	free(r);
 }
 
+void socktab__bucket_free(void *b);
+
+/* The blocks back from their grace period onto the free list, up to the cap (the rest to
+ * malloc): called when the list runs dry and whenever the thread hands a batch over, so a thread
+ * that frees more buckets than it makes keeps no more than the cap. */
+static void bucket_take_returned(void)
+{
+	struct socktab__bucket_rcu *r;
+
+	if (!bucket_cache.home)
+		return;
+	r = stack_take_bucket(&bucket_cache.home->returned);
+	while (r) {
+		struct socktab__bucket_rcu *next = r->next;
+
+		socktab__bucket_free(r);
+		r = next;
+	}
+}
+
 void *socktab__bucket_alloc(size_t size)
 {
 	struct socktab__bucket_rcu *r = bucket_cache.free;
 
 	SOCKTAB__ASSERT(size <= SOCKTAB__BUCKET_BYTES && size >= sizeof(*r));
-	if (!r && bucket_cache.home)
-		r = stack_take_bucket(&bucket_cache.home->returned);
+	if (!r) {
+		bucket_take_returned();
+		r = bucket_cache.free;
+	}
 	if (!r)
 		return calloc(1, SOCKTAB__BUCKET_BYTES);
 	bucket_cache.free = r->next;
+	bucket_cache.nfree--;
 	memset(r, 0, size);
 	return r;
 }
@@ -752,8 +791,13 @@ void socktab__bucket_free(void *b)
 
 	if (!r)
 		return;
+	if (bucket_cache.nfree >= BUCKET_CACHE_MAX) {
+		free(r);
+		return;
+	}
 	r->next = bucket_cache.free;
 	bucket_cache.free = r;
+	bucket_cache.nfree++;
 }
 
 /* A batch's grace period is over: onto its home's stack; the home's last reference frees it. */
@@ -790,6 +834,7 @@ static void bucket_submit(void)
 	bucket_cache.nlimbo = 0;
 	atomic_fetch_add_explicit(&bucket_cache.home->refs, 1, memory_order_relaxed);
 	socktab__call_rcu(oldest, &oldest->head, bucket_batch_rcu);
+	bucket_take_returned();
 }
 
 void socktab__bucket_free_rcu(struct socktab__bucket_rcu *r)
@@ -818,12 +863,13 @@ void socktab__bucket_cache_release(void)
 {
 	struct socktab__bucket_home *home = bucket_cache.home;
 
+	if (home && bucket_cache.limbo)
+		bucket_submit(); /* before the free list goes: it may refill it */
 	bucket_list_free(bucket_cache.free);
 	bucket_cache.free = NULL;
+	bucket_cache.nfree = 0;
 	if (!home)
 		return;
-	if (bucket_cache.limbo)
-		bucket_submit();
 	bucket_cache.home = NULL;
 	bucket_list_free(atomic_exchange_explicit(&home->returned, NULL, memory_order_acquire));
 	if (atomic_fetch_sub_explicit(&home->refs, 1, memory_order_acq_rel) == 1) {

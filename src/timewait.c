@@ -390,10 +390,11 @@ int socktab_tw_kill(struct socktab_tw *t)
  * The work is bounded by @budget, whatever the list holds: one hold of tw_lock for at most
  * @budget unlinks, then per entry its bhash lock and its ehash stripe lock (the unhash with its
  * port-index update, socktab__tw_kill_locked()); the dead entries go back to their pool 64 at a
- * time, one hold of the pool lock each (the lock the call_rcu thread takes to return batches:
- * once per entry, the two threads met there often). Per entry at most two objects go to
- * call_rcu (an emptied bind bucket, an emptied port index) and an emptied address bucket to
- * free(); every 64 entries one limbo batch goes to call_rcu (pool.c). Nothing else is walked.
+ * time (the calling thread's cache takes them without a lock; a thread without a cache slot
+ * holds the pool lock once per 64). Per entry at most an emptied bind bucket (to the thread's
+ * bucket cache after a grace period, one call_rcu per 32), an emptied port index (call_rcu)
+ * and an emptied address bucket (the thread's bucket cache); every 64 entries one limbo batch
+ * goes to call_rcu (pool.c). Nothing else is walked.
  */
 /* Dead entries handed back to their pools at once (at most what one run may be). */
 #define TW_FREE_BATCH 64
