@@ -2,8 +2,9 @@
 /*
  * socktab_rcu_reclaim_cpu(): the call_rcu worker that returns freed sockets to their pools runs
  * on the CPU the caller names, not on the CPU of the first thread that frees (a pinned poll
- * thread), which is where liburcu's default worker would inherit its affinity from. Each case
- * runs in a child process of its own, so liburcu starts fresh in each.
+ * thread), which is where liburcu's default worker would inherit its affinity from. Those cases
+ * run in child processes of their own, so liburcu starts fresh in each. And a thread's cache of
+ * bind buckets stays bounded when the buckets it frees were made on another thread.
  */
 #include <dirent.h>
 #include <malloc.h>
