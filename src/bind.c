@@ -33,11 +33,6 @@
  * bucket is created or destroyed (one load, one branch), and only then open a read-side section
  * to call it, so that socktab_net_set_port_feed() can wait for every call of the feed it replaced.
  */
-bool socktab__feed_on(const struct socktab_net *net)
-{
-	return __builtin_expect(atomic_load_explicit(&net->port_feed, memory_order_relaxed) != NULL, 0);
-}
-
 int socktab__feed_tell(struct socktab_net *net, const struct socktab_port_key *key, int what)
 {
 	const struct socktab_port_feed *f;
@@ -366,7 +361,7 @@ int socktab__feed_claim_locked(struct socktab_net *net, const struct socktab__tb
 	struct socktab_port_key k;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, port));
-	if (!socktab__feed_on(net) || (tb && socktab__tb2_find_locked(net, tb, sk)))
+	if (tb && socktab__tb2_find_locked(net, tb, sk))
 		return 0;
 	sk_feed_key(sk, port, l3mdev, &k);
 	return socktab__feed_tell(net, &k, SOCKTAB__FEED_REFUSABLE) ? -EADDRINUSE : 1;

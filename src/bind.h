@@ -82,9 +82,9 @@ struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
 							struct socktab__bind_prealloc *pa,
 							bool *created, bool claimed);
 /*
- * connect()'s port walk, under the bhash lock of @port (@tb its bucket, or NULL): claim @sk's
- * key on @port through the port feed when the net has one and @sk's address has no bucket on
- * the port yet, so that a port the feed refuses (one a kernel socket holds, say) is passed over
+ * connect()'s port walk, under the bhash lock of @port (@tb its bucket, or NULL), when the net
+ * has a port feed (socktab__feed_on(): the walk without one makes no call): claim @sk's key on
+ * @port through the feed when @sk's address has no bucket on the port yet, so that a port the feed refuses (one a kernel socket holds, say) is passed over
  * like a busy one. 1: claimed (create the bucket with @claimed, or give the claim back with
  * socktab__feed_unclaim_locked()); 0: nothing to claim; -EADDRINUSE: refused.
  */
@@ -131,7 +131,10 @@ enum {
 	SOCKTAB__FEED_CLAIMED = 3,   /* tb2_get() only: the caller claimed the bucket already */
 };
 struct socktab_port_key;
-bool socktab__feed_on(const struct socktab_net *net);
+static inline bool socktab__feed_on(const struct socktab_net *net)
+{
+	return __builtin_expect(atomic_load_explicit(&net->port_feed, memory_order_relaxed) != NULL, 0);
+}
 int socktab__feed_tell(struct socktab_net *net, const struct socktab_port_key *key, int what);
 /* socktab_net_port_feed_dump()'s TCP half: every address bucket of @net, under its bind lock. */
 int socktab__tcp_feed_dump(struct socktab_net *net,

@@ -131,7 +131,8 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 		return 0;
 	}
 	/* A port feed may refuse the port (one the host's kernel holds): busy, then. */
-	int claim = socktab__feed_claim_locked(net, tb, sk, port, c->l3mdev);
+	int claim = socktab__feed_on(net) ? socktab__feed_claim_locked(net, tb, sk, port, c->l3mdev)
+					  : 0;
 
 	if (claim < 0) {
 		socktab__unlock(lock);
