@@ -84,6 +84,13 @@ struct socktab__slab {
  * Object pool of one kind (pool.c). A freed object returns to the free list after a grace
  * period; slabs are freed with the net.
  */
+/* A batch of freed objects filling up (pool.c): a list through pool_next, newest first. */
+struct socktab__limbo {
+	struct socktab_sock *head;         /* the newest */
+	struct socktab_sock *tail;         /* the oldest */
+	uint32_t n;
+};
+
 /*
  * A thread's cache of one pool (socktab__pool.cache, indexed by the thread's counter slot,
  * common.h): objects to hand out without the pool's lock, the batch of freed ones waiting for
@@ -99,9 +106,7 @@ struct socktab__slab {
  */
 struct socktab__pool_cache {
 	_Alignas(SOCKTAB__CACHELINE) struct socktab_sock *free; /* through pool_next */
-	struct socktab_sock *limbo;       /* freed, newest first */
-	struct socktab_sock *limbo_tail;  /* its oldest */
-	uint32_t nlimbo;
+	struct socktab__limbo limbo;
 	struct socktab_sock *_Atomic returned; /* (a) batches back from their grace period */
 };
 
@@ -120,9 +125,7 @@ struct socktab__pool {
 	_Atomic bool cache_returned;       /* (a) a cache's @returned may hold objects: set by
 					    * each push there, cleared by a thread that looks
 					    * through the caches for objects to take */
-	struct socktab_sock *limbo;        /* (p) freed, waiting for a batch's grace period */
-	struct socktab_sock *limbo_tail;   /* (p) its oldest member */
-	uint32_t nlimbo;                   /* (p) */
+	struct socktab__limbo limbo;       /* (p) the batch of threads without a cache */
 	struct socktab__slab *slabs;       /* (p) */
 	size_t nslabs, slab_cap;           /* (p) */
 	size_t cur;                        /* (p) the slab new objects are carved from: slabs

@@ -352,8 +352,9 @@ static struct socktab_sock *stack_take(struct socktab_sock *_Atomic *top)
 /*
  * Fill the pool's empty free list: from its own returned stack, else from the first cache whose
  * returned stack holds objects (a thread that frees more than it allocates keeps the rest
- * there). The caches are looked through only when a push has been made to one since the last
- * look, so a pool that grows (every list empty) pays for no look.
+ * there); the flag stays set while another cache's stack holds some. The caches are looked
+ * through only when a push has been made to one since the last look, so a pool that grows
+ * (every list empty) pays for no look.
  */
 static void pool_refill_locked(struct socktab__pool *p)
 {
@@ -362,9 +363,8 @@ static void pool_refill_locked(struct socktab__pool *p)
 	if (p->free || !atomic_load_explicit(&p->cache_returned, memory_order_relaxed))
 		return;
 	atomic_store_explicit(&p->cache_returned, false, memory_order_relaxed);
-	/* seq_cst: the flag's clearing comes before the looks, so a push after a look that found
-	 * nothing sets it again (a push the look misses costs a carve, not an object: its cache's
-	 * owner takes it). */
+	/* seq_cst: the flag's clearing comes before the looks, so a push the looks miss sets it
+	 * again (limbo_free_rcu()'s fence on its side). */
 	atomic_thread_fence(memory_order_seq_cst);
 	for (int i = 0; i < SOCKTAB__STAT_SLOTS - 1; i++) {
 		if (!p->free) {
@@ -546,36 +546,35 @@ pushed:
  */
 #define LIMBO_BATCH 64
 
-static void limbo_submit_locked(struct socktab__pool *p, struct socktab__bindlink **carrier)
+/* Close batch @l into a ring carried by its oldest member, its newest naming @home (the cache
+ * it returns to; NULL: the pool), and return the carrier. */
+static struct socktab__bindlink *limbo_close(struct socktab__limbo *l,
+					     struct socktab__pool_cache *home)
 {
-	struct socktab__bindlink *bl = socktab__sk_bl(p->limbo_tail);
+	struct socktab__bindlink *bl = socktab__sk_bl(l->tail);
 
-	SOCKTAB__ASSERT_LOCKED(&p->lock);
-	if (p->limbo != p->limbo_tail)
-		socktab__sk_bl(p->limbo)->home = NULL;
-	bl->pool_next = p->limbo;
-	p->limbo = p->limbo_tail = NULL;
-	p->nlimbo = 0;
-	*carrier = bl;
+	if (l->head != l->tail)
+		socktab__sk_bl(l->head)->home = home;
+	bl->pool_next = l->head;
+	l->head = l->tail = NULL;
+	l->n = 0;
+	return bl;
+}
+
+/* Add @sk to batch @l (of @home, as limbo_close()); the carrier when that filled it, else NULL. */
+static struct socktab__bindlink *limbo_push(struct socktab__limbo *l, struct socktab_sock *sk,
+					    struct socktab__pool_cache *home)
+{
+	socktab__sk_bl(sk)->pool_next = l->head;
+	if (!l->head)
+		l->tail = sk;
+	l->head = sk;
+	return ++l->n >= LIMBO_BATCH ? limbo_close(l, home) : NULL;
 }
 
 void socktab__pool_free_rcu(struct socktab_sock *sk)
 {
 	socktab__pool_free_rcu_many(&sk, 1);
-}
-
-/* Close the cache's batch into a ring carried by its oldest member (as limbo_submit_locked),
- * its newest naming the cache. */
-static struct socktab__bindlink *cache_submit(struct socktab__pool_cache *c)
-{
-	struct socktab__bindlink *bl = socktab__sk_bl(c->limbo_tail);
-
-	if (c->limbo != c->limbo_tail)
-		socktab__sk_bl(c->limbo)->home = c;
-	bl->pool_next = c->limbo;
-	c->limbo = c->limbo_tail = NULL;
-	c->nlimbo = 0;
-	return bl;
 }
 
 /* Mark @sk freed, checking it was not already (no double free) and is in no table. */
@@ -600,43 +599,25 @@ void socktab__pool_free_rcu_many(struct socktab_sock *const *sks, size_t n)
 	SOCKTAB__ASSERT(n <= LIMBO_BATCH);
 	for (size_t i = 0; i < n;) {
 		struct socktab__pool *p = sk_pool(sks[i]);
+		/* The thread's own batch takes no lock; a thread without a cache, the pool's. */
 		struct socktab__pool_cache *c = pool_cache(p);
+		struct socktab__limbo *l = c ? &c->limbo : &p->limbo;
 		struct socktab__bindlink *carrier = NULL;
 
-		if (c) {
-			/* The thread's own batch: no lock. */
-			for (; i < n && sk_pool(sks[i]) == p; i++) {
-				struct socktab_sock *sk = sks[i];
-
-				mark_freed(sk);
-				socktab__sk_bl(sk)->pool_next = c->limbo;
-				if (!c->limbo)
-					c->limbo_tail = sk;
-				c->limbo = sk;
-				if (++c->nlimbo >= LIMBO_BATCH) {
-					SOCKTAB__ASSERT(!carrier);
-					carrier = cache_submit(c);
-				}
-			}
-			if (carrier)
-				socktab__call_rcu(carrier, &carrier->rcu, limbo_free_rcu);
-			continue;
-		}
-		socktab__lock(&p->lock);
+		if (!c)
+			socktab__lock(&p->lock);
 		for (; i < n && sk_pool(sks[i]) == p; i++) {
-			struct socktab_sock *sk = sks[i];
+			struct socktab__bindlink *full;
 
-			mark_freed(sk);
-			socktab__sk_bl(sk)->pool_next = p->limbo;
-			if (!p->limbo)
-				p->limbo_tail = sk;
-			p->limbo = sk;
-			if (++p->nlimbo >= LIMBO_BATCH) {
+			mark_freed(sks[i]);
+			full = limbo_push(l, sks[i], c);
+			if (full) {
 				SOCKTAB__ASSERT(!carrier);
-				limbo_submit_locked(p, &carrier);
+				carrier = full;
 			}
 		}
-		socktab__unlock(&p->lock);
+		if (!c)
+			socktab__unlock(&p->lock);
 		if (carrier)
 			socktab__call_rcu(carrier, &carrier->rcu, limbo_free_rcu);
 	}
@@ -649,13 +630,13 @@ void socktab__pool_flush(struct socktab__pool *p)
 	struct socktab__bindlink *carrier = NULL;
 
 	socktab__lock(&p->lock);
-	if (p->limbo)
-		limbo_submit_locked(p, &carrier);
+	if (p->limbo.head)
+		carrier = limbo_close(&p->limbo, NULL);
 	for (int i = 0; i < SOCKTAB__STAT_SLOTS - 1; i++) {
 		struct socktab__pool_cache *c = &p->cache[i];
 
-		if (c->limbo) {
-			struct socktab__bindlink *bl = cache_submit(c);
+		if (c->limbo.head) {
+			struct socktab__bindlink *bl = limbo_close(&c->limbo, c);
 
 			socktab__call_rcu(bl, &bl->rcu, limbo_free_rcu);
 		}
