@@ -64,14 +64,16 @@ established_rx(struct socktab_sock *sk)
 
 #ifndef SOCKTAB_NAIVE_ORDER
 /* A dying match was met (below): walk again from the head and pin, until a match is pinned or
- * none is left. Cold: the hot paths keep one copy of the walk inline. */
+ * none is left. Cold: the hot paths keep one copy of the walk inline. The key comes by value,
+ * so the hot path's key never has its address taken and can live in registers: only this
+ * call stores it. */
 static __attribute__((noinline, cold)) struct socktab_sock *
-established_rewalk(struct socktab_net *net, uint32_t hash, const struct socktab__lookup_key *k)
+established_rewalk(struct socktab_net *net, uint32_t hash, struct socktab__lookup_key k)
 {
 	struct socktab_sock *sk;
 
 	do
-		sk = socktab__ehash_lookup_rcu(net, hash, k);
+		sk = socktab__ehash_lookup_rcu(net, hash, &k);
 	while (sk && !socktab__sock_hold_not_zero(sk));
 	return sk;
 }
@@ -94,7 +96,7 @@ established_pin(struct socktab_net *net, uint32_t hash, const struct socktab__lo
 	(void)k;
 	return NULL; /* the negative control: "not found", as the kernel's established lookup */
 #else
-	return established_rewalk(net, hash, k);
+	return established_rewalk(net, hash, *k);
 #endif
 }
 
@@ -342,9 +344,9 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
  * (and the caller's area after it) prefetched, key i - D1 - D2 is matched against that first
  * entry. A key whose first entry is another connection's (a chain of two or more: a fifth of the
  * keys at two slots per socket) does not walk on at once, which would stall the pipeline on one
- * dependent miss per such key: the next entry is prefetched and the key waits in a queue for D3
- * more keys, then the single lookup's walk (socktab__ehash_walk_rcu) goes on from there, and the
- * result is pinned by its rule. The distances give each miss a few keys' worth of work to hide
+ * dependent miss per such key: the next entry is prefetched and the key waits for D3 more keys,
+ * then the single lookup's walk (socktab__ehash_walk_rcu) goes on from there, and the result is
+ * pinned by its rule. The distances give each miss a few keys' worth of work to hide
  * behind, and bound the lines in flight (three stages of D lines, plus the areas) to what a core
  * can track. Keys not found in ehash fall back to the listener lookup unless
  * SOCKTAB_LOOKUP_ESTABLISHED is given. The result of each key is exactly what the single lookup
@@ -354,7 +356,7 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 #define D1 16
 #define D2 16
 #define D3 8
-#define RING 64 /* > D1 + D2, > D3, a power of two */
+#define RING 64 /* > D1 + D2 + D3, a power of two */
 
 /* Start the misses of chain entry @p: its socket's line and the caller's area after it. */
 static inline __attribute__((always_inline)) void
@@ -399,16 +401,12 @@ burst_key(struct socktab_net *net, struct burst_keys ks, unsigned int j,
 	return k;
 }
 
-/* Walk key @j's chain on from @p (an entry or a nulls marker), unless @sk already matched, and
- * pin the result by its rule. */
+/* Walk @k's chain on from @p (an entry or a nulls marker), unless @sk already matched, and pin
+ * the result by its rule. */
 static inline __attribute__((always_inline)) struct socktab_sock *
-burst_finish(struct socktab_net *net, struct burst_keys ks, unsigned int j,
-	     const struct socktab__lookup_key *ring, uint32_t h, uintptr_t p,
-	     struct socktab_sock *sk, bool ref)
+burst_finish(struct socktab_net *net, uint32_t h, const struct socktab__lookup_key *k,
+	     uintptr_t p, struct socktab_sock *sk, bool ref)
 {
-	struct socktab__lookup_key kb;
-	const struct socktab__lookup_key *k = burst_key(net, ks, j, ring, &kb);
-
 	if (!sk)
 		sk = socktab__ehash_walk_rcu(net, h, k, p);
 	return established_rx(ref ? established_pin(net, h, k, sk) : sk);
@@ -444,10 +442,11 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 {
 	uint32_t hash[RING];
 	uintptr_t first[RING];
-	struct socktab__lookup_key ring[RING]; /* IPv6 keys, made once (IPv4 ones: refilled) */
-	/* The queue of keys walking on from their second entry: key, entry, when queued. */
-	unsigned int q_key[RING], q_at[RING], q_head = 0, q_tail = 0;
-	uintptr_t q_next[RING];
+	/* IPv6 keys, made once; an IPv4 key is filled when it is matched (again if it walks on) */
+	struct socktab__lookup_key ring[RING];
+	/* The keys that walk on from their second entry: whether key j does, and that entry. */
+	bool walk[RING];
+	uintptr_t next[RING];
 	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
 	int found = 0;
 
@@ -468,7 +467,7 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 			}
 			__builtin_prefetch(&net->ehash[hash[i % RING] & net->ehash_mask]);
 		}
-		if (i >= D1 && i - D1 < n) {
+		if (i - D1 < n) { /* unsigned: false while i < D1 */
 			unsigned int j = i - D1;
 			/* socktab__ehash_first_rcu(), with the entry's own line prefetched first: the
 			 * first match reads it a whole stage before the caller reads its area. */
@@ -484,38 +483,39 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 			unsigned int j = i - D1 - D2;
 			uint32_t h = hash[j % RING];
 			uintptr_t p = first[j % RING];
+			struct socktab__lookup_key kb;
+			const struct socktab__lookup_key *k = burst_key(net, ks, j, ring, &kb);
 			struct socktab_sock *sk = NULL;
+			bool on = false;
 
 			if (!socktab__is_nulls(p)) {
-				struct socktab__lookup_key kb;
-
-				sk = socktab__ehash_step_rcu(net, h, burst_key(net, ks, j, ring, &kb),
-							     p, &p);
-				if (!sk && !socktab__is_nulls(p)) {
-					burst_prefetch_entry(net, p);
-					q_key[q_tail % RING] = j;
-					q_next[q_tail % RING] = p;
-					q_at[q_tail % RING] = i;
-					q_tail++;
-					goto queued;
-				}
+				sk = socktab__ehash_step_rcu(net, h, k, p, &p);
+				on = !sk && !socktab__is_nulls(p);
 			}
-			out[j] = burst_finish(net, ks, j, ring, h, p, sk, ref);
+			walk[j % RING] = on;
+			if (on) {
+				burst_prefetch_entry(net, p);
+				next[j % RING] = p;
+			} else {
+				out[j] = burst_finish(net, h, k, p, sk, ref);
+			}
 		}
-queued:
-		while (q_head != q_tail && i - q_at[q_head % RING] >= D3) {
-			unsigned int j = q_key[q_head % RING];
+		/* The key matched D3 keys ago walks on now if it has to; the last D3 keys do
+		 * after the loop. */
+		if (i >= D1 + D2 + D3 && walk[(i - D1 - D2 - D3) % RING]) {
+			unsigned int j = i - D1 - D2 - D3;
+			struct socktab__lookup_key kb;
 
-			out[j] = burst_finish(net, ks, j, ring, hash[j % RING],
-					      q_next[q_head % RING], NULL, ref);
-			q_head++;
+			out[j] = burst_finish(net, hash[j % RING], burst_key(net, ks, j, ring, &kb),
+					      next[j % RING], NULL, ref);
 		}
 	}
-	for (; q_head != q_tail; q_head++) {
-		unsigned int j = q_key[q_head % RING];
+	for (unsigned int j = n > D3 ? n - D3 : 0; j < n; j++) {
+		struct socktab__lookup_key kb;
 
-		out[j] = burst_finish(net, ks, j, ring, hash[j % RING], q_next[q_head % RING], NULL,
-				      ref);
+		if (walk[j % RING])
+			out[j] = burst_finish(net, hash[j % RING], burst_key(net, ks, j, ring, &kb),
+					      next[j % RING], NULL, ref);
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		bool l = !out[i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED);
