@@ -6,7 +6,12 @@
  *           socktab row: online threads, no reference), and the same table's one-thread rate
  *           from the same run;
  *   crr     neper's tcp_crr by T threads over two shared nets (bench crr's socktab variant) at
- *           -F flows;
+ *           -F flows; with --rounds R, R rounds of -l seconds each, every round visiting the
+ *           thread counts in turn (in reverse order every other round), so a change of the
+ *           machine's speed, which on a shared virtual machine comes and goes over seconds,
+ *           falls on each count alike. A count's figure is the median of its rounds, and
+ *           crr_scaling_2 the median of the rounds' own ratios (two threads over the same
+ *           round's one thread), with the smallest and largest beside it;
  *   kernel  the live kernel's own tcp_crr churn with the same threads, flows and port range
  *           (bench kernel-crr, as root: the process moves into a network namespace of its own).
  * Per thread count: the total, the total per thread, and the efficiency against one thread
@@ -29,6 +34,7 @@
 #include "opt.h"
 
 #define MAX_COUNTS 16
+#define MAX_ROUNDS 25
 
 struct scale_row {
 	int threads;
@@ -36,7 +42,8 @@ struct scale_row {
 	double lookup_w, writer_ops;   /* lookups/s with one writer beside; its connections/s */
 	bool lookup_counted;           /* per lookup, readers only and with the writer: */
 	double lookup_rmw, lookup_stores, lookup_locks, lookup_w_rmw, lookup_w_stores;
-	double crr;                    /* transactions/s, T threads' total */
+	double crr;                    /* transactions/s, T threads' total: median of the rounds */
+	double crr_round[MAX_ROUNDS];  /* each round's */
 	uint64_t crr_wire_errors, crr_connect_errors;
 	bool counted;
 	double crr_locks, crr_contended; /* per transaction (contention_counters builds) */
@@ -45,17 +52,61 @@ struct scale_row {
 	double kernel_crr;               /* the live kernel's churn, same threads and flows; 0: not run */
 };
 
+/* A crr run of @threads threads as the scale rows take it (the socktab variant). */
+static void crr_cfg(struct bench_crr_cfg *cc, int threads, int flows, double seconds,
+		    uint64_t seed, int family, bool ppt)
+{
+	bench_crr_cfg_init(cc);
+	cc->threads = threads;
+	cc->flows = flows < threads ? threads : flows;
+	cc->seconds = seconds;
+	cc->seed = seed;
+	cc->family = family;
+	cc->port_per_thread = ppt;
+	cc->variant = bench_variant_find("socktab");
+}
+
+struct spread {
+	double min, max;
+};
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of @in[0..n), n <= MAX_ROUNDS (the mean of the middle two for an even n), and
+ * the smallest and largest in *@sp when it is not NULL. */
+static double median(const double *in, int n, struct spread *sp)
+{
+	double v[MAX_ROUNDS];
+
+	memcpy(v, in, (size_t)n * sizeof(*v));
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	if (sp) {
+		sp->min = v[0];
+		sp->max = v[n - 1];
+	}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static void help(void)
 {
 	printf("usage: socktab bench scale [--threads 1,2,...] [-6] [-F FLOWS] [-l SECONDS]\n"
 	       "                           [--sockets N] [--touch BYTES] [--seed S] [--json]\n"
-	       "                           [--no-kernel] [--port-per-thread]\n"
-	       "defaults: --threads 1,2 -F 1000 -l 2 --sockets 250000 --touch 64\n"
+	       "                           [--no-kernel] [--port-per-thread] [--rounds R]\n"
+	       "defaults: --threads 1,2 -F 1000 -l 2 --sockets 250000 --touch 64 --rounds 1\n"
 	       "For each thread count: established lookups by that many reader threads (socktab's\n"
 	       "table, online threads, no reference) and neper tcp_crr by that many threads over\n"
 	       "two shared nets (-F flows, -l seconds, the socktab variant). Prints each total,\n"
 	       "per thread, and the efficiency against one thread; lookup_scaling_2 and\n"
 	       "crr_scaling_2 are two threads' totals over one thread's.\n"
+	       "--rounds R: crr runs R rounds of -l seconds per thread count, the counts taking\n"
+	       "turns round by round; each count's total is the median of its rounds and\n"
+	       "crr_scaling_2 the median of the rounds' two-over-one ratios (crr_scaling_2_min=,\n"
+	       "crr_scaling_2_max= beside it), so a machine whose speed drifts moves both alike.\n"
 	       "-6: IPv6 crr (both hosts ::1). As root, the live kernel's own crr churn runs\n"
 	       "beside (bench kernel-crr: same threads, flows and port range, in a namespace of\n"
 	       "its own; crr_vs_kernel is socktab's over the kernel's); --no-kernel leaves it out.\n"
@@ -65,7 +116,7 @@ static void help(void)
 
 int bench_scale_main(int argc, char **argv)
 {
-	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON, O_NO_KERNEL, O_PPT };
+	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON, O_NO_KERNEL, O_PPT, O_ROUNDS };
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "sockets", required_argument, NULL, O_SOCKETS },
@@ -74,16 +125,20 @@ int bench_scale_main(int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "no-kernel", no_argument, NULL, O_NO_KERNEL },
 		{ "port-per-thread", no_argument, NULL, O_PPT },
+		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct opt_parser op = { "socktab bench scale", "h6F:l:", longopts };
 	int counts[MAX_COUNTS] = { 1, 2 }, ncounts = 2, flows = 1000, family = AF_INET, touch = 64;
-	int opt, err = 0;
+	int opt, err = 0, rounds = 1;
 	bool kernel = true, ppt = false;
-	double seconds = 2, one_crr = 0;
+	double seconds = 2, one_crr = 0, scaling2 = 0;
+	struct spread spread = { 0, 0 };
+	int one = -1;
 	uint64_t sockets = 250000, seed = (uint64_t)time(NULL);
 	struct scale_row rows[MAX_COUNTS];
+	static struct bench_crr_result acc[MAX_COUNTS]; /* each count's rounds, merged */
 	struct bench_out o = { 0 };
 
 	opt_start();
@@ -125,6 +180,9 @@ int bench_scale_main(int argc, char **argv)
 		case O_PPT:
 			ppt = true;
 			break;
+		case O_ROUNDS:
+			bad = opt_count_int(&op, "--rounds", optarg, 1, MAX_ROUNDS, &rounds);
+			break;
 		default:
 			return 2;
 		}
@@ -134,17 +192,18 @@ int bench_scale_main(int argc, char **argv)
 	if (opt_no_operands(&op, argc, argv))
 		return 2;
 	socktab_thread_register();
-	for (int i = 0; i < ncounts; i++) {
+	memset(rows, 0, sizeof(rows));
+	memset(acc, 0, sizeof(acc));
+	for (int i = 0; i < ncounts && !err; i++) {
 		struct scale_row *r = &rows[i];
 		struct bench_lookup_cfg lc = { .sockets = sockets, .burst = 1, .seed = seed,
 					       .rounds = 3, .touch = touch, .threads = counts[i],
 					       .lookups = 2000000 };
 		struct bench_lookup_result lr;
-		struct bench_crr_cfg cc;
-		struct bench_crr_result cr;
 
-		memset(r, 0, sizeof(*r));
 		r->threads = counts[i];
+		if (counts[i] == 1 && one < 0)
+			one = i;
 		fprintf(stderr, "scale: %d thread%s: lookups\n", counts[i], counts[i] > 1 ? "s" : "");
 		if ((err = bench_lookup_run(&lc, BENCH_TABLE_SOCKTAB, &lr)))
 			break;
@@ -167,32 +226,40 @@ int bench_scale_main(int argc, char **argv)
 			r->lookup_w_rmw = (double)lr.reader_rmw / (double)lr.reader_ops;
 			r->lookup_w_stores = (double)lr.reader_stores / (double)lr.reader_ops;
 		}
-		fprintf(stderr, "scale: %d thread%s: crr -F %d -l %g\n", counts[i],
-			counts[i] > 1 ? "s" : "", flows, seconds);
-		bench_crr_cfg_init(&cc);
-		cc.threads = counts[i];
-		cc.flows = flows < counts[i] ? counts[i] : flows;
-		cc.seconds = seconds;
-		cc.seed = seed;
-		cc.family = family;
-		cc.port_per_thread = ppt;
-		cc.variant = bench_variant_find("socktab");
-		if ((err = bench_crr_run(&cc, &cr)))
-			break;
-		r->crr = cr.throughput;
-		r->crr_wire_errors = cr.wire_errors;
-		r->crr_connect_errors = cr.connect_errors;
-		r->counted = cr.counted && cr.transactions;
-		if (r->counted) {
-			r->crr_locks = (double)cr.locks / (double)cr.transactions;
-			r->crr_contended = (double)cr.locks_contended / (double)cr.transactions;
-			r->crr_rmw = (double)cr.rmw / (double)cr.transactions;
-			r->crr_stores = (double)cr.stores / (double)cr.transactions;
+	}
+	/* crr: the thread counts take turns round by round, forwards then backwards. */
+	for (int rd = 0; rd < rounds && !err; rd++)
+		for (int k = 0; k < ncounts && !err; k++) {
+			int i = rd % 2 ? ncounts - 1 - k : k;
+			struct bench_crr_cfg cc;
+			struct bench_crr_result cr;
+
+			fprintf(stderr, "scale: %d thread%s: crr -F %d -l %g (round %d/%d)\n",
+				counts[i], counts[i] > 1 ? "s" : "", flows, seconds, rd + 1, rounds);
+			crr_cfg(&cc, counts[i], flows, seconds, seed + (uint64_t)rd, family, ppt);
+			if ((err = bench_crr_run(&cc, &cr)))
+				break;
+			rows[i].crr_round[rd] = cr.throughput;
+			bench_crr_merge(&acc[i], &cr);
 		}
+	for (int i = 0; i < ncounts && !err; i++) {
+		struct scale_row *r = &rows[i];
+		const struct bench_crr_result *cr = &acc[i];
+		struct bench_crr_cfg cc;
+
+		r->crr = median(r->crr_round, rounds, NULL);
+		r->crr_wire_errors = cr->wire_errors;
+		r->crr_connect_errors = cr->connect_errors;
+		r->counted = cr->counted && cr->transactions;
+		crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt);
 		if (r->counted) {
 			/* connect() under port pressure: crr with flows holding 95 % of the range. */
 			struct bench_crr_result c95;
 
+			r->crr_locks = (double)cr->locks / (double)cr->transactions;
+			r->crr_contended = (double)cr->locks_contended / (double)cr->transactions;
+			r->crr_rmw = (double)cr->rmw / (double)cr->transactions;
+			r->crr_stores = (double)cr->stores / (double)cr->transactions;
 			cc.flows = (int)(0.95 * (cc.hi - cc.lo + 1));
 			cc.seconds = 0.5;
 			fprintf(stderr, "scale: %d thread%s: crr -F %d (95 %% of the ports)\n",
@@ -202,8 +269,7 @@ int bench_scale_main(int argc, char **argv)
 			r->connect95_locks = c95.counted_connects ? (double)c95.connect_locks /
 									  (double)c95.counted_connects
 								  : 0;
-			cc.flows = flows < counts[i] ? counts[i] : flows;
-			cc.seconds = seconds;
+			crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt);
 		}
 		if (kernel) {
 			struct bench_kcrr_result kr;
@@ -221,8 +287,19 @@ int bench_scale_main(int argc, char **argv)
 				r->kernel_crr = kr.throughput;
 			}
 		}
-		if (counts[i] == 1) {
-			one_crr = r->crr;
+	}
+	if (!err && one >= 0) {
+		one_crr = rows[one].crr;
+		for (int i = 0; i < ncounts; i++) {
+			double q[MAX_ROUNDS];
+
+			if (rows[i].threads != 2)
+				continue;
+			for (int rd = 0; rd < rounds; rd++)
+				q[rd] = rows[one].crr_round[rd] > 0
+						? rows[i].crr_round[rd] / rows[one].crr_round[rd]
+						: 0;
+			scaling2 = median(q, rounds, &spread);
 		}
 	}
 	socktab_thread_unregister();
@@ -293,8 +370,12 @@ int bench_scale_main(int argc, char **argv)
 		if (r->threads == 2) {
 			snprintf(key, sizeof(key), "lookup_scaling_2");
 			bench_out_dbl(&o, key, "%.2f", l1 > 0 ? r->lookup / l1 : 0);
-			if (one_crr > 0)
-				bench_out_dbl(&o, "crr_scaling_2", "%.2f", r->crr / one_crr);
+			if (one_crr > 0) {
+				bench_out_dbl(&o, "crr_scaling_2", "%.2f", scaling2);
+				bench_out_dbl(&o, "crr_scaling_2_min", "%.2f", spread.min);
+				bench_out_dbl(&o, "crr_scaling_2_max", "%.2f", spread.max);
+				bench_out_u64(&o, "crr_rounds", (uint64_t)rounds);
+			}
 		}
 		bench_out_end(&o);
 	}
