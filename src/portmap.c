@@ -34,8 +34,15 @@
  * when the new one is added and then the old one unlinked.
  *
  * Who gets an index (lazily). Every ehash add/unlink in a net that uses the index bumps two cells
- * of a count-min sketch (two rows of PM_SKETCH counters, indexed by hash0 bits). The sketch never
- * undercounts, so a destination with PM_BUILD entries is always noticed. connect() builds D's
+ * of a count-min sketch (two rows of PM_SKETCH counters, indexed by hash0 bits), except an unbound
+ * entry of a destination whose index is LIVE: the index counts those (nports), and bumping D's two
+ * cells too would have every thread that connects to one hot destination write the same two
+ * lines twice per connection. The sketch keeps what it had counted for D when the index went
+ * LIVE (at least PM_BUILD, recorded as @frozen), and when the index leaves LIVE it gets the ports
+ * D gained meanwhile (nports - frozen, when positive): D's later unlinks then take off no more
+ * than was put in. The sketch never undercounts (up to the few entries a hook racing with the
+ * change of state puts on the wrong side, which can only delay a rebuild), so a destination with
+ * PM_BUILD entries is always noticed. connect() builds D's
  * index when the sketch says >= PM_BUILD and D has none: it links the index (state BUILDING) so
  * the hooks maintain it from then on, then probes each port of the covered range under that
  * port's stripe lock (the lock orders the probe against every hook on that port, so the bit ends
@@ -102,6 +109,8 @@ struct socktab__portmap {
 	uint64_t v6_saddr[2], v6_daddr[2]; /* (c) IPv6 key */
 	_Atomic int state;                 /* (a) PM_BUILDING -> PM_LIVE -> PM_DYING */
 	_Atomic uint32_t nports;           /* (a) set bits */
+	_Atomic uint32_t frozen;           /* (a) nports when it went LIVE: from then the sketch does
+					    * not count D's unbound entries */
 	_Atomic(struct socktab__rssidx *) rss; /* (a) per-queue summaries of the free ports for
 						* the current RSS state (rss.c), replaced whole */
 	struct rcu_head rcu;
@@ -126,6 +135,13 @@ static inline uint16_t sk_lport(const struct socktab_sock *sk)
 static inline _Atomic uint32_t *sketch_cell(struct socktab_net *net, int row, uint32_t hash0)
 {
 	return &net->pm_sketch[row][(row ? hash0 >> 12 : hash0) & (SOCKTAB__PM_SKETCH - 1)];
+}
+
+/* Add @v (two's complement: -1 takes one off) to both of D's cells. */
+static void sketch_add(struct socktab_net *net, uint32_t hash0, uint32_t v)
+{
+	atomic_fetch_add_explicit(sketch_cell(net, 0, hash0), v, memory_order_relaxed);
+	atomic_fetch_add_explicit(sketch_cell(net, 1, hash0), v, memory_order_relaxed);
 }
 
 static uint32_t sketch_get(struct socktab_net *net, uint32_t hash0)
@@ -291,8 +307,14 @@ static void pm_drop(struct socktab_net *net, struct socktab__portmap *pm)
 {
 	int live = PM_LIVE;
 
-	if (atomic_compare_exchange_strong(&pm->state, &live, PM_DYING))
+	if (atomic_compare_exchange_strong(&pm->state, &live, PM_DYING)) {
+		/* The hooks count D in the sketch again: give it the ports it did not see come. */
+		uint32_t n = atomic_load(&pm->nports), f = atomic_load(&pm->frozen);
+
+		if (n > f)
+			sketch_add(net, pm->hash0, n - f);
 		pm_unlink_free(net, pm);
+	}
 }
 
 /*
@@ -304,22 +326,24 @@ void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
 	struct socktab_net *net = socktab__sk_net(sk);
 	uint32_t hash0;
 	struct socktab__portmap *pm;
+	bool indexed = false;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(net->tab, RD(sk->hash)));
 	if (!pm_enabled(net))
 		return;
 	hash0 = RD(sk->hash) - sk_lport(sk);
-	atomic_fetch_add_explicit(sketch_cell(net, 0, hash0), 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(sketch_cell(net, 1, hash0), 1, memory_order_relaxed);
-	if (!atomic_load_explicit(&net->pm_live, memory_order_relaxed))
-		return;
-	if (RD(sk->bound_dev_if))
-		return; /* not busy for the unbound sockets the index serves */
-	socktab__rcu_read_lock();
-	pm = pm_find_rcu(net, sk, hash0);
-	if (pm)
-		pm_set(pm, sk_lport(sk));
-	socktab__rcu_read_unlock();
+	/* A bound entry is not busy for the unbound sockets the index serves. */
+	if (atomic_load_explicit(&net->pm_live, memory_order_relaxed) && !RD(sk->bound_dev_if)) {
+		socktab__rcu_read_lock();
+		pm = pm_find_rcu(net, sk, hash0);
+		if (pm) {
+			pm_set(pm, sk_lport(sk));
+			indexed = atomic_load(&pm->state) == PM_LIVE;
+		}
+		socktab__rcu_read_unlock();
+	}
+	if (!indexed)
+		sketch_add(net, hash0, 1);
 }
 
 /*
@@ -332,17 +356,20 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 	struct socktab_net *net = socktab__sk_net(sk);
 	uint32_t hash = RD(sk->hash), hash0;
 	struct socktab__portmap *pm;
+	bool indexed;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(sk->hash)));
 	if (!pm_enabled(net))
 		return;
 	hash0 = hash - sk_lport(sk);
-	atomic_fetch_sub_explicit(sketch_cell(net, 0, hash0), 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(sketch_cell(net, 1, hash0), 1, memory_order_relaxed);
-	if (!atomic_load_explicit(&net->pm_live, memory_order_relaxed))
+	if (!atomic_load_explicit(&net->pm_live, memory_order_relaxed)) {
+		sketch_add(net, hash0, (uint32_t)-1);
 		return;
+	}
 	socktab__rcu_read_lock();
 	pm = pm_find_rcu(net, sk, hash0);
+	/* As the add hook decided: an unbound entry of a LIVE index's destination is its. */
+	indexed = pm && !RD(sk->bound_dev_if) && atomic_load(&pm->state) == PM_LIVE;
 	if (pm) {
 		/* Another unbound entry with the same 4-tuple keeps the port busy (it is in this
 		 * chain). */
@@ -360,6 +387,8 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 	}
 out:
 	socktab__rcu_read_unlock();
+	if (!indexed)
+		sketch_add(net, hash0, (uint32_t)-1);
 }
 
 /* Probe @port of @pm's destination: set its bit if the chain holds D's 4-tuple on it. */
@@ -432,6 +461,8 @@ static struct socktab__portmap *pm_build(struct socktab_net *net, struct socktab
 	for (int port = lo; port <= hi; port++)
 		probe_port(net, pm, (uint16_t)port);
 
+	/* Recorded first: a hook between the two counts a port twice (harmless), never not. */
+	atomic_store(&pm->frozen, atomic_load(&pm->nports));
 	atomic_compare_exchange_strong(&pm->state, &building, PM_LIVE);
 	if (atomic_load(&pm->nports) < PM_FREE) {
 		/* A sketch collision, or D cooled down while we built: remember it, so as not
@@ -461,10 +492,9 @@ struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struc
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!pm_enabled(net) || RD(sk->bound_dev_if))
 		return NULL;
-	sketch = sketch_get(net, hash0);
-	if (sketch < PM_BUILD && !atomic_load_explicit(&net->pm_live, memory_order_relaxed))
-		return NULL;
-	pm = pm_find_rcu(net, sk, hash0);
+	/* An index first: a hot destination's cells are not read, nor written by its sockets. */
+	pm = atomic_load_explicit(&net->pm_live, memory_order_relaxed) ? pm_find_rcu(net, sk, hash0)
+									: NULL;
 	if (pm) {
 		if (atomic_load(&pm->state) != PM_LIVE)
 			return NULL; /* being built by another connect(): walk this time */
@@ -472,6 +502,7 @@ struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struc
 			return pm;
 		pm_drop(net, pm); /* the range grew past what was probed: rebuild below */
 	}
+	sketch = sketch_get(net, hash0);
 	if (sketch < PM_BUILD)
 		return NULL;
 	memo = atomic_load_explicit(&net->pm_memo[hash0 % SOCKTAB__PM_BUCKETS],
