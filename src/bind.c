@@ -238,7 +238,7 @@ static int sk_addr_type(const struct socktab_sock *sk, struct in6_addr *a, uint3
 }
 
 /* R15: AF_INET6 compares the full v6 address; AF_INET matches MAPPED buckets by v4 address. */
-static bool tb2_addr_match(const struct socktab__tb2 *tb2, const struct socktab_sock *sk)
+bool socktab__tb2_addr_match(const struct socktab__tb2 *tb2, const struct socktab_sock *sk)
 {
 	if (sk->family == AF_INET6) {
 		struct in6_addr a = socktab__sk_v6_saddr(sk);
@@ -270,7 +270,7 @@ struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const str
 	h2 = bhash2_head(net, &a, tb->port);
 	socktab__lock(socktab__bhead2_lock(net->tab, h2));
 	for (tb2 = h2->chain; tb2; tb2 = tb2->next)
-		if (tb2->tb == tb && tb2_addr_match(tb2, sk))
+		if (tb2->tb == tb && socktab__tb2_addr_match(tb2, sk))
 			break;
 	socktab__unlock(socktab__bhead2_lock(net->tab, h2));
 	return tb2;

@@ -73,6 +73,8 @@ int socktab__sk_bound_l3mdev(const struct socktab_sock *sk);
 /* Caller holds head->lock. Frees @tb (after a grace period) once it has no address bucket. */
 void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct socktab__tb *tb);
 /* Caller holds the bhash lock of tb->port; takes the bhash2 lock. */
+/* Is @tb2 the address bucket of @sk's local address (on its port)? */
+bool socktab__tb2_addr_match(const struct socktab__tb2 *tb2, const struct socktab_sock *sk);
 struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net,
 					      const struct socktab__tb *tb,
 					      const struct socktab_sock *sk);

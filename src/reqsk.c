@@ -396,8 +396,16 @@ static void inherit_port_locked(struct socktab_net *net, struct socktab_sock *l,
 		if (!tb)
 			tb = socktab__tb_create_locked(head, net, port, l3mdev, pa);
 	}
-	struct socktab__tb2 *tb2 = socktab__tb2_find_or_create_locked(net, tb, child, pa, &created, false);
+	struct socktab__tb2 *ltb2 = socktab__sk_bl(l)->tb2, *tb2;
 
+	/* A listener bound to an address gives its children its own bucket: no bhash2 walk (nor
+	 * its lock, which every child of the port would take). */
+	if (ltb2->tb == tb && socktab__tb2_addr_match(ltb2, child)) {
+		tb2 = ltb2;
+		created = false;
+	} else {
+		tb2 = socktab__tb2_find_or_create_locked(net, tb, child, pa, &created, false);
+	}
 	if (created) {
 		tb2->fastreuse = socktab__sk_bl(l)->tb2->fastreuse;
 		tb2->fastreuseport = socktab__sk_bl(l)->tb2->fastreuseport;
