@@ -478,8 +478,19 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	struct socktab__listenq *q;
 	struct syn_key k;
 	int err = -EINVAL;
+	bool nomem;
 
-	if (!local || !remote || dif < 0 || sdif < 0 || lock_listener(listener, &q)) {
+	if (!local || !remote || dif < 0 || sdif < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* The child's address bucket may be new: allocated before the listener's lock (which
+	 * every SYN to the listener takes, from every thread), so nothing fails once the child is
+	 * in ehash. */
+	nomem = socktab__bind_prealloc(&pa) != 0;
+	if (lock_listener(listener, &q)) {
+		if (!nomem)
+			socktab__bind_prealloc_free(&pa);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -487,27 +498,25 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 		goto out;
 	net = socktab__sk_net(listener);
 	err = -ENOMEM;
-	/* The child's address bucket may be new: allocated now, so nothing fails once the child
-	 * is in ehash. */
-	if (socktab__bind_prealloc(&pa))
+	if (nomem)
 		goto out;
 	child = child_alloc(net, listener, SOCKTAB_TCP_SYN_RECV, 1);
-	if (!child) {
-		socktab__bind_prealloc_free(&pa);
+	if (!child)
 		goto out;
-	}
 	set_key(child, &k);
 	err = hash_new_entry(net, listener, child, true, &pa);
-	socktab__bind_prealloc_free(&pa);
 	if (err) {
 		child_discard(child);
 		goto out;
 	}
 	SOCKTAB__STAT_ADD(net, established, 1);
 	unlock_listener(listener);
+	socktab__bind_prealloc_free(&pa);
 	return child;
 out:
 	unlock_listener(listener);
+	if (!nomem)
+		socktab__bind_prealloc_free(&pa);
 	errno = -err;
 	return NULL;
 }
