@@ -154,13 +154,11 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
  * R56: locked uniqueness check of sk's 4-tuple on @lport. If unique, sets sk's local port and
  * hash and inserts sk into ehash (publishing it), and unlinks a matching TIME_WAIT entry that may
  * be taken over (R61; an expired one always may) and returns it in *twp with a reference (the
- * caller, which holds the bhash lock of @lport, finishes the takeover and drops the reference).
- * @port_was_bound: the caller bound the port
- * (R53: no tw_reuse delay). Caller holds the bhash lock of @lport.
+ * caller finishes the takeover under the bhash lock of @lport and drops the reference).
+ * @port_was_bound: the caller bound the port (R53: no tw_reuse delay).
  */
-int socktab__check_established_locked(struct socktab_net *net, struct socktab_sock *sk,
-				      uint16_t lport, uint32_t hash, bool port_was_bound,
-				      struct socktab_sock **twp)
+static int check_established(struct socktab_net *net, struct socktab_sock *sk, uint16_t lport,
+			     uint32_t hash, bool port_was_bound, struct socktab_sock **twp)
 {
 	struct socktab__tables *t = net->tab;
 	pthread_mutex_t *l = socktab__ehash_lock(t, hash);
@@ -168,7 +166,6 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	struct socktab__dev_key d = sk_dev_key(net, sk);
 	struct socktab_sock *tw = NULL;
 
-	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, lport)); /* a TIME_WAIT taken over leaves it */
 	*twp = NULL;
 	socktab__lock(l);
 	uintptr_t p;
@@ -207,4 +204,20 @@ int socktab__check_established_locked(struct socktab_net *net, struct socktab_so
 	socktab__unlock(l);
 	*twp = tw;
 	return SOCKTAB__UNIQUE;
+}
+
+/* check_established() for connect(), which holds the bhash lock of @lport across its port
+ * choice and the check, and finishes a takeover under it. */
+int socktab__check_established_locked(struct socktab_net *net, struct socktab_sock *sk,
+				      uint16_t lport, uint32_t hash, bool port_was_bound,
+				      struct socktab_sock **twp)
+{
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, lport)); /* a TIME_WAIT taken over leaves it */
+	return check_established(net, sk, lport, hash, port_was_bound, twp);
+}
+
+int socktab__ehash_insert_passive(struct socktab_net *net, struct socktab_sock *sk, uint16_t lport,
+				  uint32_t hash, struct socktab_sock **twp)
+{
+	return check_established(net, sk, lport, hash, true, twp);
 }

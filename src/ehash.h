@@ -41,6 +41,15 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
 int socktab__check_established_locked(struct socktab_net *net, struct socktab_sock *sk,
 				      uint16_t lport, uint32_t hash, bool port_was_bound,
 				      struct socktab_sock **twp);
+/*
+ * The same check and insertion for a passive entry (a child or a request on its listener's port,
+ * which the port_was_bound rule covers), holding no bhash lock: the ehash lock makes the check
+ * and the insertion one step. A TIME_WAIT entry returned in *@twp is out of ehash but still in
+ * its bind bucket until the caller's socktab__tw_takeover_locked(), under the bhash lock; the
+ * reaper may kill it first, which that call allows for.
+ */
+int socktab__ehash_insert_passive(struct socktab_net *net, struct socktab_sock *sk, uint16_t lport,
+				  uint32_t hash, struct socktab_sock **twp);
 
 /* The device part of a key: the ingress device and its L3 master, and whether unbound sockets
  * take VRF traffic (net.ipv4.tcp_l3mdev_accept, read only when the packet came through one). */

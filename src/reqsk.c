@@ -417,6 +417,12 @@ static void inherit_port_locked(struct socktab_net *net, struct socktab_sock *l,
  * Hash new entry @sk (a child or a request, key written) with the uniqueness check of its
  * 4-tuple (R56: a TIME_WAIT entry that may be taken over is, R61), and with @child give it the
  * listener's port. 0 or -EADDRINUSE. Caller holds the listener's lock.
+ *
+ * The check and the insertion hold only the 4-tuple's ehash lock, as the kernel's
+ * inet_ehash_insert() does: the port is the listener's and stays taken while it listens, so
+ * unlike connect() there is no port choice to keep atomic with them. The port's bhash lock,
+ * which every child of the port takes, is held only for the bind bucket: the child's place
+ * among the port's owners, and a TIME_WAIT entry's leaving them.
  */
 static int hash_new_entry(struct socktab_net *net, struct socktab_sock *l, struct socktab_sock *sk,
 			  bool child, struct socktab__bind_prealloc *pa)
@@ -426,17 +432,22 @@ static int hash_new_entry(struct socktab_net *net, struct socktab_sock *l, struc
 	pthread_mutex_t *lock = socktab__bhead_lock(net->tab, head);
 	struct socktab_sock *tw = NULL;
 
-	socktab__lock(lock);
-	if (socktab__check_established_locked(net, sk, port, socktab__sk_ehashfn(net, sk, port),
-					      true, &tw) != SOCKTAB__UNIQUE) {
-		socktab__unlock(lock);
+	if (socktab__ehash_insert_passive(net, sk, port, socktab__sk_ehashfn(net, sk, port),
+					  &tw) != SOCKTAB__UNIQUE)
 		return -EADDRINUSE;
+#ifdef SOCKTAB_NAIVE_ORDER
+	if (tw && socktab__naive_takeover())
+		for (volatile int i = 0; i < 20000; i++)
+			;
+#endif
+	if (child || tw) {
+		socktab__lock(lock);
+		if (child)
+			inherit_port_locked(net, l, sk, head, port, pa);
+		if (tw)
+			socktab__tw_takeover_locked(net, tw);
+		socktab__unlock(lock);
 	}
-	if (child)
-		inherit_port_locked(net, l, sk, head, port, pa);
-	if (tw)
-		socktab__tw_takeover_locked(net, tw);
-	socktab__unlock(lock);
 	if (tw)
 		socktab__tw_deschedule_put(net, tw);
 	return 0;

@@ -14,9 +14,12 @@ int socktab__tw_create_and_swap(struct socktab_net *net, struct socktab_sock *sk
 bool socktab__tw_unique(struct socktab_net *net, struct socktab_sock *tw, bool port_was_bound);
 /* Unhash @tw. Caller holds the bhash lock of tw's port. */
 void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw);
-/* A new connection took @tw's place in ehash: it leaves its bind bucket. Caller holds the
- * bhash lock of tw's port. */
+/* A new connection took @tw's place in ehash: it leaves its bind bucket, unless a kill took it
+ * out first (a passive entry's takeover). Caller holds the bhash lock of tw's port. */
 void socktab__tw_takeover_locked(struct socktab_net *net, struct socktab_sock *tw);
+#ifdef SOCKTAB_NAIVE_ORDER
+bool socktab__naive_takeover(void); /* the negative control's switch (timewait.c) */
+#endif
 /* Take @tw off the list and drop the list's and the caller's references. */
 void socktab__tw_deschedule_put(struct socktab_net *net, struct socktab_sock *tw);
 /* Remove at most @budget entries due at @now, oldest first; *@next_due (if not NULL) gets the
