@@ -18,7 +18,8 @@
  *           child to CLOSE_WAIT and closed (LAST_ACK, no TIME_WAIT), its FIN -> client lookup
  *           finds the client's TIME_WAIT entry.
  *   connect socket(), socktab_connect() (the variant's port choice; SYN_SENT in the client's
- *           ehash), SYN -> server lookup (established miss, then the listener), child from
+ *           ehash), SYN -> server lookup (established miss, then the listener, which is used
+ *           inside the read-side section without a reference, as the kernel does), child from
  *           socktab_sock_new_child(, SOCKTAB_LOOPBACK_IFINDEX, 0); SYN-ACK -> client lookup (SYN_SENT -> ESTABLISHED); ACK ->
  *           server lookup (child -> ESTABLISHED, accepted).
  *   request server lookup finds the child; response: client lookup finds the client socket.
@@ -152,6 +153,19 @@ static struct socktab_sock *wire(struct crr_ctx *x, struct socktab_net *net, uin
 	return socktab_lookup_tcp4(net, x->loop, sport, x->loop, dport, SOCKTAB_LOOPBACK_IFINDEX, 0);
 }
 
+/* wire() inside the caller's read-side section, without a reference: a SYN's listener, as the
+ * kernel's receive path takes it (listeners are freed after a grace period, and
+ * __inet_lookup_skb() takes no reference on one). */
+static struct socktab_sock *wire_rcu(struct crr_ctx *x, struct socktab_net *net, uint16_t sport,
+				     uint16_t dport)
+{
+	if (x->family == AF_INET6)
+		return socktab_lookup_tcp6_rcu(net, &x->loop6, sport, &x->loop6, dport,
+					       SOCKTAB_LOOPBACK_IFINDEX, 0);
+	return socktab_lookup_tcp4_rcu(net, x->loop, sport, x->loop, dport,
+				       SOCKTAB_LOOPBACK_IFINDEX, 0);
+}
+
 /* Deliver and check that @want gets it; then move it to @state (0: leave it). */
 static void deliver(struct crr_thread *t, struct socktab_net *net, uint16_t sport, uint16_t dport,
 		    struct socktab_sock *want, int state)
@@ -264,11 +278,14 @@ static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
 	socktab_getsockname(c, (struct sockaddr *)&local, &len);
 	f->c = c;
 	f->cport = addr_port(&local);
-	/* SYN: no established entry, so the listener lookup answers. */
-	ln = wire(x, x->srv, f->cport, lport);
+	/* SYN: no established entry, so the listener lookup answers; the listener is used
+	 * inside the read-side section, without a reference, as the kernel uses it. Every
+	 * thread's SYNs reach every listener of the group (the reuseport hash picks), so a
+	 * reference would be two atomic writes per transaction to a line all threads write. */
+	socktab_rcu_read_lock();
+	ln = wire_rcu(x, x->srv, f->cport, lport);
 	if (!ln || socktab_get_state(ln) != SOCKTAB_TCP_LISTEN) {
-		if (ln)
-			socktab_sock_put(ln);
+		socktab_rcu_read_unlock();
 		t->wire_errors++;
 		socktab_close(c);
 		f->c = NULL;
@@ -278,7 +295,7 @@ static int open_flow(struct crr_thread *t, struct flow *f, uint16_t pin)
 	addr(x, &remote, f->cport);
 	child = socktab_sock_new_child(ln, (struct sockaddr *)&local, (struct sockaddr *)&remote,
 				       alen, SOCKTAB_LOOPBACK_IFINDEX, 0);
-	socktab_sock_put(ln);
+	socktab_rcu_read_unlock();
 	if (!child) {
 		err = -errno;
 		t->wire_errors++;
