@@ -42,6 +42,8 @@ struct bench_crr_cfg {
 	bool full_walk;         /* recycle the flows on second-parity ports first (crr.c) */
 	int family;             /* AF_INET (127.0.0.1) or AF_INET6 (::1) */
 	bool port_per_thread;   /* thread i's flows go to a listener of its own on port 12867 + i */
+	double paired_ms;       /* > 0: thread 0 alone and all threads take turns in phases of this
+				 * many ms (crr.c); the result's paired_* figures */
 };
 
 struct bench_crr_result {
@@ -59,6 +61,10 @@ struct bench_crr_result {
 	uint64_t locks, locks_contended; /* the workers' lock acquisitions while measured */
 	uint64_t rmw, stores;            /* their atomic read-modify-writes and stores */
 	uint64_t counted_connects, connect_locks; /* their connect()s, the locks those took */
+	/* With paired_ms: transactions and seconds of the phases where thread 0 ran alone [0] and
+	 * where every thread ran [1]; paired_scaling is the [1] rate over the [0] rate. */
+	uint64_t paired_n[2];
+	double paired_s[2], paired_scaling;
 };
 
 void bench_crr_cfg_init(struct bench_crr_cfg *c);

@@ -52,6 +52,15 @@
  * transactions (full_walk_transactions=, warm-up included); with -N at most that, every variant
  * examines the same ports.
  *
+ * --paired MS (two threads or more, -l mode): one run measures how the threads scale. Thread 0
+ * runs throughout; the others run only in every other phase of MS milliseconds and sleep in
+ * 0.1-ms naps between, so phases of thread 0 alone and phases of all threads take turns. Each
+ * transaction counts in the phase it ends in; paired_scaling is all threads' rate over thread 0's
+ * alone. On a shared virtual machine the memory system's speed drifts over seconds with the
+ * neighbours' load (single-thread runs of the same binary here differ by 2x from one second to
+ * the next), so two runs at -T 1 and -T 2 compare two machines; phases a few tens of ms apart
+ * see the same one.
+ *
  * Output: seed and parameters, then neper's tcp_crr client keys (utime/stime, num_transactions,
  * latency_* in seconds, num_samples, correlation_coefficient, throughput), then socktab's own:
  * ports_tried_mean (candidate ports examined per connect), connect_errors, wire_errors.
@@ -98,6 +107,7 @@ struct crr_thread {
 	bool counted;    /* socktab_thread_counts() counts in this build */
 	uint64_t locks, locks_contended, rmw, stores; /* while measured */
 	uint64_t counted_connects, connect_locks; /* measured connect()s, the locks they took */
+	uint64_t ph_n[2]; /* --paired: transactions that ended in a phase of thread 0 alone, of all */
 };
 
 /* What every transaction reads comes first; the lines the threads write are their own (th[])
@@ -110,7 +120,9 @@ struct crr_ctx {
 	int family;                /* AF_INET or AF_INET6 */
 	uint64_t clock0;           /* bench_now_ns() when the run began (the nets' clock) */
 	atomic_bool stop;
-	struct socktab_sock *listeners[MAX_THREADS];
+	_Alignas(64) atomic_int phase; /* --paired: 0 thread 0 alone, 1 all threads (a line apart:
+					* every transaction reads it, the phase changes write it) */
+	_Alignas(64) struct socktab_sock *listeners[MAX_THREADS];
 	struct crr_thread th[MAX_THREADS];
 	pthread_barrier_t ready, go;
 	atomic_int finished;
@@ -363,8 +375,16 @@ static void *crr_thread_main(void *arg)
 	while (!atomic_load_explicit(&x->stop, memory_order_relaxed)) {
 		if (x->cfg->transactions && t->transactions >= t->quota)
 			break;
+		if (x->cfg->paired_ms > 0 && t != &x->th[0] &&
+		    !atomic_load_explicit(&x->phase, memory_order_relaxed)) {
+			struct timespec nap = { 0, 100000 };
+
+			nanosleep(&nap, NULL);
+			continue;
+		}
 		uint64_t ns = transact(t);
 
+		t->ph_n[atomic_load_explicit(&x->phase, memory_order_relaxed)]++;
 		bench_histo_add(&t->histo, ns);
 		/* The progress count is shared by every thread: add to it every 64th time only. */
 		if (++t->transactions % 64 == 0)
@@ -387,6 +407,15 @@ static void *crr_thread_main(void *arg)
 	atomic_fetch_add(&x->finished, 1);
 	socktab_thread_unregister();
 	return NULL;
+}
+
+/* paired_scaling from the phases' counts and times (0 when a phase never ran). */
+static void paired_rate(struct bench_crr_result *r)
+{
+	double solo = r->paired_s[0] > 0 ? (double)r->paired_n[0] / r->paired_s[0] : 0;
+	double all = r->paired_s[1] > 0 ? (double)r->paired_n[1] / r->paired_s[1] : 0;
+
+	r->paired_scaling = solo > 0 ? all / solo : 0;
 }
 
 /* Least-squares slope of transactions against time, and the correlation coefficient. */
@@ -569,8 +598,10 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 	t_start = bench_now_ns();
 	pthread_barrier_wait(&x->go);
 	bench_progress_init(&prog, 1500000000ull);
+	uint64_t ph_start = t_start, ph_ns = (uint64_t)(c->paired_ms * 1e6);
+
 	for (;;) {
-		struct timespec ts = { 0, 5000000 };
+		struct timespec ts = { 0, ph_ns && ph_ns < 5000000 ? (long)ph_ns : 5000000 };
 		uint64_t now;
 
 		nanosleep(&ts, NULL);
@@ -579,6 +610,16 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 			break;
 		if (!c->transactions && now - t_start >= (uint64_t)(c->seconds * 1e9))
 			atomic_store(&x->stop, true);
+		if (ph_ns && (now - ph_start >= ph_ns || atomic_load(&x->stop))) {
+			int ph = atomic_load(&x->phase);
+
+			r->paired_s[ph] += (double)(now - ph_start) / 1e9;
+			ph_start = now;
+			if (atomic_load(&x->stop))
+				ph_ns = 0; /* the last transactions end in the phase they began in */
+			else
+				atomic_store(&x->phase, !ph);
+		}
 		if (c->progress)
 			bench_progress(&prog, "crr %s -F %d: %llu transactions",
 				       bench_variants[c->variant].name, c->flows,
@@ -610,6 +651,8 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		r->stores += t->stores;
 		r->counted_connects += t->counted_connects;
 		r->connect_locks += t->connect_locks;
+		r->paired_n[0] += t->ph_n[0];
+		r->paired_n[1] += t->ph_n[1];
 		r->connect_errors += t->connect_errors;
 		r->wire_errors += t->wire_errors;
 		r->num_samples += t->nsnap;
@@ -619,6 +662,7 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		if (rr < r->correlation)
 			r->correlation = rr;
 	}
+	paired_rate(r);
 	if (r->throughput <= 0 && r->elapsed_s > 0)
 		r->throughput = (double)r->transactions / r->elapsed_s;
 	{
@@ -667,6 +711,11 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 	acc->stores += r->stores;
 	acc->counted_connects += r->counted_connects;
 	acc->connect_locks += r->connect_locks;
+	for (int p = 0; p < 2; p++) {
+		acc->paired_n[p] += r->paired_n[p];
+		acc->paired_s[p] += r->paired_s[p];
+	}
+	paired_rate(acc);
 	acc->connect_errors += r->connect_errors;
 	acc->wire_errors += r->wire_errors;
 	acc->elapsed_s += r->elapsed_s;
@@ -693,7 +742,7 @@ static void help(void)
 	       "                         [--variant socktab|linux|linux-6.1|all]\n"
 	       "                         [--rcu-precheck on|off] [--lport-hash inside|after]\n"
 	       "                         [--time-wait] [--full-walk] [-p 50,90,99] [--seed S]\n"
-	       "                         [--json] [--rounds R] [--plot FILE.png]\n"
+	       "                         [--json] [--rounds R] [--plot FILE.png] [--paired MS]\n"
 	       "defaults: -T 1 -F THREADS -l 3 --range 32768-60999 --variant all -p 50,90,99\n"
 	       "          --rounds 3 when several variants or flow counts run, else 1\n"
 	       "neper tcp_crr over two socktab nets (client, server); prints neper's client keys,\n"
@@ -701,6 +750,9 @@ static void help(void)
 	       "--port-per-thread: thread i's flows go to a listener of its own on port 12867+i\n"
 	       "(else one SO_REUSEPORT listener per thread, all on 12867, whose bind buckets every\n"
 	       "child of every thread shares), as bench kernel-crr's threads have.\n"
+	       "--paired MS (-T 2 or more, -l): thread 0 runs alone and all threads run in turns\n"
+	       "of MS ms; paired_scaling= is all threads' rate over thread 0's alone, both from\n"
+	       "the same seconds of the same run.\n"
 	       "then ports_tried_mean. --sweep runs each flow count; --plot draws throughput vs\n"
 	       "flows, one line per variant (gnuplot). With R rounds, -l and -N are split over R\n"
 	       "runs per row, visited in turn (fresh nets each), so load bursts on a shared\n"
@@ -756,6 +808,14 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_dbl(o, "ports_tried_mean", "%.2f", r->ports_tried_mean);
 	bench_out_u64(o, "connect_errors", r->connect_errors);
 	bench_out_u64(o, "wire_errors", r->wire_errors);
+	if (c->paired_ms > 0) {
+		bench_out_dbl(o, "paired_phase_ms", "%g", c->paired_ms);
+		bench_out_dbl(o, "paired_thread0_alone_per_sec", "%.0f",
+			      r->paired_s[0] > 0 ? (double)r->paired_n[0] / r->paired_s[0] : 0);
+		bench_out_dbl(o, "paired_all_threads_per_sec", "%.0f",
+			      r->paired_s[1] > 0 ? (double)r->paired_n[1] / r->paired_s[1] : 0);
+		bench_out_dbl(o, "paired_scaling", "%.2f", r->paired_scaling);
+	}
 	if (r->counted && r->transactions) {
 		bench_out_dbl(o, "locks_per_transaction", "%.2f",
 			      (double)r->locks / (double)r->transactions);
@@ -775,7 +835,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 int bench_crr_main(int argc, char **argv)
 {
 	enum { O_SWEEP = 256, O_RANGE, O_VARIANT, O_PRECHECK, O_LPORT, O_SEED, O_PLOT, O_ROUNDS,
-	       O_JSON, O_TIME_WAIT, O_FULL_WALK, O_PORT_PER_THREAD };
+	       O_JSON, O_TIME_WAIT, O_FULL_WALK, O_PORT_PER_THREAD, O_PAIRED };
 	static const struct option longopts[] = {
 		{ "sweep", required_argument, NULL, O_SWEEP },
 		{ "range", required_argument, NULL, O_RANGE },
@@ -789,6 +849,7 @@ int bench_crr_main(int argc, char **argv)
 		{ "time-wait", no_argument, NULL, O_TIME_WAIT },
 		{ "full-walk", no_argument, NULL, O_FULL_WALK },
 		{ "port-per-thread", no_argument, NULL, O_PORT_PER_THREAD },
+		{ "paired", required_argument, NULL, O_PAIRED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -828,6 +889,9 @@ int bench_crr_main(int argc, char **argv)
 			break;
 		case O_PORT_PER_THREAD:
 			c.port_per_thread = true;
+			break;
+		case O_PAIRED:
+			bad = opt_real(&op, "--paired", optarg, 1, 10000, &c.paired_ms);
 			break;
 		case 'T':
 			bad = opt_count_int(&op, "-T", optarg, 1, MAX_THREADS, &c.threads);
@@ -879,6 +943,10 @@ int bench_crr_main(int argc, char **argv)
 	}
 	if (opt_no_operands(&op, argc, argv))
 		return 2;
+	if (c.paired_ms > 0 && (c.threads < 2 || c.transactions)) {
+		opt_fail(&op, "--paired: needs -T 2 or more and -l (thread 0 alone against all)");
+		return 2;
+	}
 	if (!nflows) /* one flow per thread */
 		flows[nflows++] = c.threads;
 	for (int b = 0; b < nflows; b++) {
