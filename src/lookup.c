@@ -341,13 +341,16 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
  * The lookups of socktab_lookup_tcp4() for a batch of IPv4 4-tuples, arranged so the batch's
  * cache misses overlap instead of running one after the other: a software pipeline over the
  * keys. Key i is hashed and its slot prefetched, key i - D1's slot is read and its first entry
- * (and the caller's area after it) prefetched, key i - D1 - D2 is matched against that first
- * entry. A key whose first entry is another connection's (a chain of two or more: a fifth of the
- * keys at two slots per socket) does not walk on at once, which would stall the pipeline on one
- * dependent miss per such key: the next entry is prefetched and the key waits for D3 more keys,
- * then the single lookup's walk (socktab__ehash_walk_rcu) goes on from there, and the result is
- * pinned by its rule. The distances give each miss a few keys' worth of work to hide
- * behind, and bound the lines in flight (three stages of D lines, plus the areas) to what a core
+ * prefetched, key i - D1 - D2 is matched against that first entry. A key whose first entry is
+ * another connection's (a chain of two or more: a fifth of the keys at two slots per socket)
+ * does not walk on at once, which would stall the pipeline on one dependent miss per such key:
+ * the next entry is prefetched and the key waits for D3 more keys, then the single lookup's walk
+ * (socktab__ehash_walk_rcu) goes on from there. Each result is pinned by its rule, and the miss
+ * on the caller's area after it starts then: the caller reads the areas only after the call, so
+ * their misses wait until the entries' misses the pipeline itself waits on are out, and the
+ * last keys' areas arrive while the caller works on the first ones (prefetched with the entry,
+ * they made the burst slower). The distances give each miss a few keys' worth of work to hide
+ * behind, and bound the lines in flight (two stages of D lines, plus the areas) to what a core
  * can track. Keys not found in ehash fall back to the listener lookup unless
  * SOCKTAB_LOOKUP_ESTABLISHED is given. The result of each key is exactly what the single lookup
  * would return at some instant during the call. The kernel has no burst lookup (one skb at a
@@ -357,15 +360,6 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
 #define D2 16
 #define D3 8
 #define RING 64 /* > D1 + D2 + D3, a power of two */
-
-/* Start the misses of chain entry @p: its socket's line and the caller's area after it. */
-static inline __attribute__((always_inline)) void
-burst_prefetch_entry(const struct socktab_net *net, uintptr_t p)
-{
-	__builtin_prefetch(socktab__node_sk(p));
-	if (net->has_priv)
-		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));
-}
 
 /* The keys of a pipeline: IPv4 tuples (@v4) or IPv6 tuples (@v6), the other NULL; or both (a
  * mixed burst's): keys 0 to @n4 - 1 are v4[0..n4), the rest v6[0..). */
@@ -401,14 +395,16 @@ burst_key(struct socktab_net *net, struct burst_keys ks, unsigned int j,
 	return k;
 }
 
-/* Walk @k's chain on from @p (an entry or a nulls marker), unless @sk already matched, and pin
- * the result by its rule. */
+/* Walk @k's chain on from @p (an entry or a nulls marker), unless @sk already matched, start
+ * the miss on the result's caller area, and pin the result by its rule. */
 static inline __attribute__((always_inline)) struct socktab_sock *
 burst_finish(struct socktab_net *net, uint32_t h, const struct socktab__lookup_key *k,
 	     uintptr_t p, struct socktab_sock *sk, bool ref)
 {
 	if (!sk)
 		sk = socktab__ehash_walk_rcu(net, h, k, p);
+	if (sk && net->has_priv)
+		__builtin_prefetch((const char *)sk + sizeof(struct socktab_sock));
 	return established_rx(ref ? established_pin(net, h, k, sk) : sk);
 }
 
@@ -469,15 +465,15 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 		}
 		if (i - D1 < n) { /* unsigned: false while i < D1 */
 			unsigned int j = i - D1;
-			/* socktab__ehash_first_rcu(), with the entry's own line prefetched first: the
-			 * first match reads it a whole stage before the caller reads its area. */
+			/* socktab__ehash_first_rcu(), but for the entry's line instead of the caller's
+			 * area: the match reads that first, the caller its area after the call. */
 			uintptr_t f = socktab__chead_load(
 				&net->ehash[hash[j % RING] & net->ehash_mask],
 				memory_order_acquire);
 
 			first[j % RING] = f;
 			if (!socktab__is_nulls(f))
-				burst_prefetch_entry(net, f);
+				__builtin_prefetch(socktab__node_sk(f));
 		}
 		if (i >= D1 + D2) {
 			unsigned int j = i - D1 - D2;
@@ -494,7 +490,7 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 			}
 			walk[j % RING] = on;
 			if (on) {
-				burst_prefetch_entry(net, p);
+				__builtin_prefetch(socktab__node_sk(p));
 				next[j % RING] = p;
 			} else {
 				out[j] = burst_finish(net, h, k, p, sk, ref);
