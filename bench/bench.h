@@ -65,6 +65,8 @@ struct bench_crr_result {
 	 * where every thread ran [1]; paired_scaling is the [1] rate over the [0] rate. */
 	uint64_t paired_n[2];
 	double paired_s[2], paired_scaling;
+	double line_ns; /* two threads or more: bench_line_transfer_ns() before and after the run,
+			 * the larger (of every merged run); 0: not measured */
 };
 
 void bench_crr_cfg_init(struct bench_crr_cfg *c);

@@ -2,6 +2,9 @@
 /* Helpers shared by the `socktab bench` subcommands (common.h). */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,4 +339,96 @@ uint64_t bench_mem_available_bytes(void)
 			break;
 	fclose(f);
 	return (uint64_t)kb * 1024;
+}
+
+/* ---- a line between two cores ---- */
+
+#define PINGPONG_ROUNDS 20000
+#define PINGPONG_MAX_NS 200000000ull /* a run that takes longer gives up (one CPU, or a stall) */
+
+static _Alignas(64) _Atomic uint64_t pingpong_line;
+static _Alignas(64) atomic_bool pingpong_stop;
+
+/* Wait until the line holds @v; false when told to stop. */
+static bool pingpong_wait(uint64_t v)
+{
+	while (atomic_load_explicit(&pingpong_line, memory_order_acquire) != v)
+		if (atomic_load_explicit(&pingpong_stop, memory_order_relaxed))
+			return false;
+	return true;
+}
+
+/* The other side: answer each odd value with the next even one. */
+static void *pingpong_peer(void *arg)
+{
+	(void)arg;
+	for (uint64_t v = 1; v < 2 * PINGPONG_ROUNDS && pingpong_wait(v); v += 2)
+		atomic_store_explicit(&pingpong_line, v + 1, memory_order_release);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double bench_line_transfer_ns(void)
+{
+	cpu_set_t allowed, one;
+	pthread_attr_t a;
+	double ns[3];
+	int cpu[2], n = 0;
+
+	/* The two threads on the first two CPUs the process may use, the calling thread for the
+	 * probe only: left to the scheduler, both could start on one CPU and measure switches. */
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpu[n++] = c;
+	if (n < 2 || pthread_attr_init(&a))
+		return 0;
+	CPU_ZERO(&one);
+	CPU_SET(cpu[1], &one);
+	pthread_attr_setaffinity_np(&a, sizeof(one), &one);
+	CPU_ZERO(&one);
+	CPU_SET(cpu[0], &one);
+	if (sched_setaffinity(0, sizeof(one), &one)) {
+		pthread_attr_destroy(&a);
+		return 0;
+	}
+	for (int r = 0; r < 3; r++) {
+		pthread_t t;
+		uint64_t t0, t1, v;
+
+		atomic_store(&pingpong_line, 0);
+		atomic_store(&pingpong_stop, false);
+		if (pthread_create(&t, &a, pingpong_peer, NULL)) {
+			ns[1] = 0;
+			break;
+		}
+		t0 = bench_now_ns();
+		for (v = 0; v < 2 * PINGPONG_ROUNDS; v += 2) {
+			if (!pingpong_wait(v))
+				break;
+			atomic_store_explicit(&pingpong_line, v + 1, memory_order_release);
+			if (v % 1024 == 0 && bench_now_ns() - t0 > PINGPONG_MAX_NS)
+				atomic_store(&pingpong_stop, true);
+		}
+		t1 = bench_now_ns();
+		atomic_store(&pingpong_stop, true);
+		pthread_join(t, NULL);
+		if (v < 2 * PINGPONG_ROUNDS) {
+			ns[1] = 0;
+			break;
+		}
+		ns[r] = (double)(t1 - t0) / (2.0 * PINGPONG_ROUNDS);
+		if (r == 2)
+			qsort(ns, 3, sizeof(ns[0]), cmp_double);
+	}
+	pthread_attr_destroy(&a);
+	sched_setaffinity(0, sizeof(allowed), &allowed);
+	return ns[1];
 }

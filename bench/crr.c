@@ -590,6 +590,9 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 	}
 	pthread_barrier_init(&x->ready, NULL, (unsigned)c->threads + 1);
 	pthread_barrier_init(&x->go, NULL, (unsigned)c->threads + 1);
+	/* Where the host has the vCPUs now decides what the threads' shared lines cost. */
+	if (c->threads > 1)
+		r->line_ns = bench_line_transfer_ns();
 	for (int i = 0; i < c->threads; i++)
 		pthread_create(&x->th[i].tid, NULL, crr_thread_main, &x->th[i]);
 	pthread_barrier_wait(&x->ready);
@@ -635,6 +638,12 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 	}
 	pthread_barrier_destroy(&x->ready);
 	pthread_barrier_destroy(&x->go);
+	if (c->threads > 1) {
+		double after = bench_line_transfer_ns();
+
+		if (after > r->line_ns)
+			r->line_ns = after;
+	}
 
 	r->elapsed_s = (double)(t_end - t_start) / 1e9;
 	r->correlation = 1;
@@ -716,6 +725,8 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 		acc->paired_s[p] += r->paired_s[p];
 	}
 	paired_rate(acc);
+	if (r->line_ns > acc->line_ns)
+		acc->line_ns = r->line_ns;
 	acc->connect_errors += r->connect_errors;
 	acc->wire_errors += r->wire_errors;
 	acc->elapsed_s += r->elapsed_s;
@@ -808,6 +819,8 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_dbl(o, "ports_tried_mean", "%.2f", r->ports_tried_mean);
 	bench_out_u64(o, "connect_errors", r->connect_errors);
 	bench_out_u64(o, "wire_errors", r->wire_errors);
+	if (r->line_ns > 0)
+		bench_out_dbl(o, "line_transfer_ns", "%.0f", r->line_ns);
 	if (c->paired_ms > 0) {
 		bench_out_dbl(o, "paired_phase_ms", "%g", c->paired_ms);
 		bench_out_dbl(o, "paired_thread0_alone_per_sec", "%.0f",

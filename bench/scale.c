@@ -44,6 +44,7 @@ struct scale_row {
 	double lookup_rmw, lookup_stores, lookup_locks, lookup_w_rmw, lookup_w_stores;
 	double crr;                    /* transactions/s, T threads' total: median of the rounds */
 	double crr_round[MAX_ROUNDS];  /* each round's */
+	double line_round[MAX_ROUNDS]; /* each round's line transfer (bench_line_transfer_ns) */
 	uint64_t crr_wire_errors, crr_connect_errors;
 	bool counted;
 	double crr_locks, crr_contended; /* per transaction (contention_counters builds) */
@@ -92,6 +93,23 @@ static double median(const double *in, int n, struct spread *sp)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* crr_scaling_2_rounds=: each round's ratio, with what a line between the two threads' cores
+ * cost in that round (where the host had the vCPUs). */
+static void crr_rounds_out(struct bench_out *o, const struct scale_row *two,
+			   const struct scale_row *one, int rounds)
+{
+	char buf[MAX_ROUNDS * 20] = "";
+	size_t n = 0;
+
+	for (int rd = 0; rd < rounds && n < sizeof(buf); rd++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%.2f@%.0fns", rd ? "," : "",
+				      one->crr_round[rd] > 0
+					      ? two->crr_round[rd] / one->crr_round[rd]
+					      : 0,
+				      two->line_round[rd]);
+	bench_out_str(o, "crr_scaling_2_rounds", buf);
+}
+
 static void help(void)
 {
 	printf("usage: socktab bench scale [--threads 1,2,...] [-6] [-F FLOWS] [-l SECONDS]\n"
@@ -106,7 +124,9 @@ static void help(void)
 	       "--rounds R: crr runs R rounds of -l seconds per thread count, the counts taking\n"
 	       "turns round by round; each count's total is the median of its rounds and\n"
 	       "crr_scaling_2 the median of the rounds' two-over-one ratios (crr_scaling_2_min=,\n"
-	       "crr_scaling_2_max= beside it), so a machine whose speed drifts moves both alike.\n"
+	       "crr_scaling_2_max= beside it), so a machine whose speed drifts moves both alike;\n"
+	       "crr_scaling_2_rounds= lists each round's ratio with what a cache line took\n"
+	       "between the two threads' cores then (where the host had the vCPUs).\n"
 	       "-6: IPv6 crr (both hosts ::1). As root, the live kernel's own crr churn runs\n"
 	       "beside (bench kernel-crr: same threads, flows and port range, in a namespace of\n"
 	       "its own; crr_vs_kernel is socktab's over the kernel's); --no-kernel leaves it out.\n"
@@ -240,6 +260,7 @@ int bench_scale_main(int argc, char **argv)
 			if ((err = bench_crr_run(&cc, &cr)))
 				break;
 			rows[i].crr_round[rd] = cr.throughput;
+			rows[i].line_round[rd] = cr.line_ns;
 			bench_crr_merge(&acc[i], &cr);
 		}
 	for (int i = 0; i < ncounts && !err; i++) {
@@ -375,6 +396,7 @@ int bench_scale_main(int argc, char **argv)
 				bench_out_dbl(&o, "crr_scaling_2_min", "%.2f", spread.min);
 				bench_out_dbl(&o, "crr_scaling_2_max", "%.2f", spread.max);
 				bench_out_u64(&o, "crr_rounds", (uint64_t)rounds);
+				crr_rounds_out(&o, r, &rows[one], rounds);
 			}
 		}
 		bench_out_end(&o);
