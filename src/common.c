@@ -209,3 +209,16 @@ void socktab__prefault(void *p, size_t len)
 	if (len)
 		c[len - 1] = 0;
 }
+
+#ifdef SOCKTAB_NAIVE_ORDER
+bool socktab__naive_env(_Atomic int *cache, const char *var)
+{
+	int v = atomic_load_explicit(cache, memory_order_relaxed);
+
+	if (v < 0) {
+		v = getenv(var) != NULL;
+		atomic_store_explicit(cache, v, memory_order_relaxed);
+	}
+	return v;
+}
+#endif

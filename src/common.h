@@ -412,4 +412,10 @@ uint32_t socktab__random_below(uint32_t n);
 /* Tests: make this thread's socktab__random_below() sequence repeatable (0 reseeds). */
 void socktab__random_seed(uint64_t seed);
 
+#ifdef SOCKTAB_NAIVE_ORDER
+/* Whether the environment names @var, read once into *@cache (-1 until then): the switch of a
+ * negative control that only its own test turns on (common.c). */
+bool socktab__naive_env(_Atomic int *cache, const char *var);
+#endif
+
 #endif /* SOCKTAB_SRC_COMMON_H */

@@ -474,13 +474,8 @@ static struct socktab__pool *sk_pool(struct socktab_sock *sk)
 static bool naive_push(void)
 {
 	static _Atomic int on = -1;
-	int v = atomic_load_explicit(&on, memory_order_relaxed);
 
-	if (v < 0) {
-		v = getenv("SOCKTAB_NAIVE_POOL") != NULL;
-		atomic_store_explicit(&on, v, memory_order_relaxed);
-	}
-	return v;
+	return socktab__naive_env(&on, "SOCKTAB_NAIVE_POOL");
 }
 #endif
 

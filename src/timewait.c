@@ -243,13 +243,8 @@ void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw)
 bool socktab__naive_takeover(void)
 {
 	static _Atomic int on = -1;
-	int v = atomic_load_explicit(&on, memory_order_relaxed);
 
-	if (v < 0) {
-		v = getenv("SOCKTAB_NAIVE_TAKEOVER") != NULL;
-		atomic_store_explicit(&on, v, memory_order_relaxed);
-	}
-	return v;
+	return socktab__naive_env(&on, "SOCKTAB_NAIVE_TAKEOVER");
 }
 #endif
 
