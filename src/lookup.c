@@ -432,6 +432,19 @@ static struct socktab_sock *burst_listener(struct socktab_net *net, struct burst
  * @listener, listener[i] tells whether out[i] came from the listener fallback. Caller checked
  * the arguments and is a registered thread.
  */
+/* Start the misses of chain entry @p (not a nulls marker) that its match takes: its socket's
+ * line, and for an IPv6 key the entry's IPv6 key, which socktab__sk_v6() finds from the entry's
+ * address and its slab's header without the socket's line (an AF_INET socket's is no address
+ * to read; the prefetch of it is harmless). */
+static inline __attribute__((always_inline)) void burst_prefetch_entry(bool v6, uintptr_t p)
+{
+	struct socktab_sock *sk = socktab__node_sk(p);
+
+	__builtin_prefetch(sk);
+	if (v6)
+		__builtin_prefetch(socktab__sk_v6(sk));
+}
+
 static inline __attribute__((always_inline)) int
 tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 	     struct socktab_sock **out, bool *listener, unsigned int flags)
@@ -473,7 +486,7 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 
 			first[j % RING] = f;
 			if (!socktab__is_nulls(f))
-				__builtin_prefetch(socktab__node_sk(f));
+				burst_prefetch_entry(burst_is6(ks, j), f);
 		}
 		if (i >= D1 + D2) {
 			unsigned int j = i - D1 - D2;
@@ -490,7 +503,7 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 			}
 			walk[j % RING] = on;
 			if (on) {
-				__builtin_prefetch(socktab__node_sk(p));
+				burst_prefetch_entry(burst_is6(ks, j), p);
 				next[j % RING] = p;
 			} else {
 				out[j] = burst_finish(net, h, k, p, sk, ref);
