@@ -571,9 +571,13 @@ void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__
 	p = atomic_load_explicit(&t->hash4[pre->k.h4 & t->mask].head.first, memory_order_acquire);
 	if (socktab__is_nulls(p))
 		return;
-	if (sock)
-		__builtin_prefetch(sk_of_node4(p)); /* the socket's line, which the match reads */
-	else
+	if (sock) {
+		struct socktab_sock *sk = sk_of_node4(p);
+
+		__builtin_prefetch(sk); /* the socket's line, which the match reads */
+		if (pre->k.v6) /* and its IPv6 key (found without the line: socktab__sk_v6) */
+			__builtin_prefetch(socktab__sk_v6(sk));
+	} else
 		__builtin_prefetch((const void *)p); /* the UDP part holding the link and ->sk */
 }
 
