@@ -18,7 +18,9 @@
  * areas. The modes take turns every 64 bursts, and swap turns from one round to the next, so
  * two rounds look every key up in each mode and a change of the machine's load falls on both
  * alike; each is timed by the thread's CPU time (preemptions fall in neither). mixed_vs_per_kind
- * is mixed / per_kind, the medians of the rounds' nanoseconds per key. A stack's keys are in the
+ * is mixed / per_kind, the medians of the rounds' nanoseconds per key; mixed_vs_burst_limit is
+ * mixed over bench lookup's burst limit (two loads per key at the memory-level parallelism a
+ * 16-chain pointer chase over as much memory as the net took gets). A stack's keys are in the
  * cache, just parsed from its packets: each burst's keys are prefetched during the burst
  * before, in both modes.
  */
@@ -59,7 +61,9 @@ static void usage(FILE *f)
 		"--mixed: one net with N sockets of the four kinds, keys of random kinds, looked up\n"
 		"B at a time by socktab_lookup_mixed() against the same keys through the four\n"
 		"per-kind calls; prints mixed_ns_per_key=, per_kind_ns_per_key= and\n"
-		"mixed_vs_per_kind= (mixed / per_kind).\n");
+		"mixed_vs_per_kind= (mixed / per_kind), and mixed_vs_burst_limit= (mixed over\n"
+		"two loads per key at mem_parallel_ns=, bench lookup's yardstick over the memory\n"
+		"the net took).\n");
 }
 
 /* The key of socket @i of a kind. Remote ends: TCP 10.0.0.0 + i or 2001:db8::(i + 1) port
@@ -534,8 +538,10 @@ static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_byte
 	size_t area = ((size_t)touch_bytes + 63) & ~(size_t)63;
 	uint32_t per_kind = n / NKINDS ? n / NKINDS : 1, per = lookups / (uint32_t)rounds;
 	unsigned words = (unsigned)(touch_bytes + 7) / 8;
+	uint64_t rss0 = bench_rss_bytes();
 	struct socktab_net *net = build((1u << NKINDS) - 1, per_kind, area);
-	double mixed[MAX_ROUNDS], kinds[MAX_ROUNDS], ns[2];
+	uint64_t bytes = bench_rss_bytes() - rss0;
+	double mixed[MAX_ROUNDS], kinds[MAX_ROUNDS], ns[2], par;
 	uint64_t hits[2] = { 0, 0 }, keys[2] = { 0, 0 }, h[2] = { 0, 0 }, k[2] = { 0, 0 };
 	struct mixed_q q;
 
@@ -566,6 +572,14 @@ static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_byte
 	bench_out_u64(o, "hits_per_kind", hits[0]);
 	bench_out_u64(o, "lookups_mixed", keys[1]);
 	bench_out_u64(o, "lookups_per_kind", keys[0]);
+	/* bench lookup's yardstick for a burst, over the memory this net took: two loads per key
+	 * (slot and socket) at the machine's memory-level parallelism. */
+	par = bench_mem_parallel_ns(bytes, seed);
+	bench_out_u64(o, "table_bytes", bytes);
+	bench_out_dbl(o, "mem_parallel_ns", "%.1f", par);
+	bench_out_dbl(o, "burst_limit_ns_per_lookup", "%.1f", 2 * par);
+	if (par > 0)
+		bench_out_dbl(o, "mixed_vs_burst_limit", "%.2f", mixed[rounds / 2] / (2 * par));
 	bench_out_end(o);
 	mixed_q_free(&q);
 	socktab_net_free(net);

@@ -169,5 +169,8 @@ int bench_lookup_timewait(const struct bench_lookup_cfg *c, uint64_t n,
 			  struct bench_timewait_result *r);
 /* Mean ns of one dependent load in a random pointer chase over @bytes. */
 double bench_mem_latency_ns(uint64_t bytes, uint64_t seed);
+/* The same chase by 16 independent chains at once, ns per load: the machine's
+ * memory-level-parallelism limit over that much memory (bench lookup's mem_parallel_ns). */
+double bench_mem_parallel_ns(uint64_t bytes, uint64_t seed);
 
 #endif

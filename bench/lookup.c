@@ -1395,6 +1395,11 @@ double bench_mem_latency_ns(uint64_t bytes, uint64_t seed)
 	return chase_ns(bytes, seed, 1);
 }
 
+double bench_mem_parallel_ns(uint64_t bytes, uint64_t seed)
+{
+	return chase_ns(bytes, seed, MLP_CHAINS);
+}
+
 /* A cache level's size in KiB (sysfs, as lscpu reads it), or 0. */
 static uint64_t cache_kib(int index)
 {
@@ -1751,7 +1756,7 @@ int bench_lookup_main(int argc, char **argv)
 		bench_out_dbl(&o, key, "%.2f", sec->lookups_per_sec / res[t].lookups_per_sec);
 	}
 	double lat = bench_mem_latency_ns(res[BENCH_TABLE_SOCKTAB].bytes, c.seed);
-	double par = chase_ns(res[BENCH_TABLE_SOCKTAB].bytes, c.seed, MLP_CHAINS);
+	double par = bench_mem_parallel_ns(res[BENCH_TABLE_SOCKTAB].bytes, c.seed);
 
 	bench_out_dbl(&o, "mem_latency_ns", "%.1f", lat);
 	bench_out_u64(&o, "mem_latency_bytes", res[BENCH_TABLE_SOCKTAB].bytes);
