@@ -97,6 +97,8 @@ bad 2 "-T: '0'" "$socktab" bench crr -T 0
 bad 2 "--threads: '0'" "$socktab" bench scale --threads 0
 bad 2 "-F: 'x'" "$socktab" bench scale -F x
 bad 2 "--rounds: '26' is not a count" "$socktab" bench scale --rounds 26
+bad 2 "--paired: needs -T 2 or more" "$socktab" bench crr --paired 50
+bad 2 "--paired: '0'" "$socktab" bench crr -T 2 --paired 0
 bad 2 "-T: '0'" "$socktab" bench kernel-crr -T 0
 bad 2 "need THREADS <= FLOWS" "$socktab" bench kernel-crr -T 4 -F 2
 bad 2 "-N: ''" "$socktab" bench connect -N ''
