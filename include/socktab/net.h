@@ -112,7 +112,10 @@ struct socktab_rcu_stats {
  * Read the process's reclamation counts into @st. The worker runs one grace period for all the
  * callbacks queued when it wakes, then sleeps 10 ms (liburcu's call_rcu thread), so a busy
  * process sees at most about 100 of its grace periods a second, each costing every CPU that runs
- * a registered thread one membarrier interrupt (docs/embedding.md, "DPDK"). 0, or -EINVAL for a
+ * a registered thread one membarrier interrupt (docs/embedding.md, "DPDK"), or several when a
+ * reader the worker waits for is preempted inside a read-side section: the wait then loops
+ * through membarrier() and a futex (a worker that must take a CPU from a busy thread meets
+ * that often: docs/benchmarks.md, "bench scale"). 0, or -EINVAL for a
  * NULL @st. The form new code should use for these counts.
  * Context: any thread, registered or not. It reads three counters.
  */
