@@ -272,13 +272,6 @@ static double round_run(struct socktab_net *net, enum kind k, bool batched, unsi
 	return (double)(bench_now_ns() - t0) / (double)n;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int run_kind(struct bench_out *o, enum kind k, uint32_t n, unsigned b, int touch_bytes,
 		    uint32_t lookups, int rounds, uint64_t seed)
 {
@@ -322,8 +315,8 @@ static int run_kind(struct bench_out *o, enum kind k, uint32_t n, unsigned b, in
 				     &h);
 		hits_batch += h;
 	}
-	qsort(single, (size_t)rounds, sizeof(double), cmp_dbl);
-	qsort(batch, (size_t)rounds, sizeof(double), cmp_dbl);
+	qsort(single, (size_t)rounds, sizeof(double), bench_cmp_double);
+	qsort(batch, (size_t)rounds, sizeof(double), bench_cmp_double);
 	bench_out_begin(o);
 	bench_out_str(o, "kind", kind_names[k]);
 	bench_out_u64(o, "sockets", n);
@@ -558,8 +551,8 @@ static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_byte
 		kinds[r] = ns[0];
 		mixed[r] = ns[1];
 	}
-	qsort(mixed, (size_t)rounds, sizeof(double), cmp_dbl);
-	qsort(kinds, (size_t)rounds, sizeof(double), cmp_dbl);
+	qsort(mixed, (size_t)rounds, sizeof(double), bench_cmp_double);
+	qsort(kinds, (size_t)rounds, sizeof(double), bench_cmp_double);
 	bench_out_begin(o);
 	bench_out_str(o, "kind", "mixed");
 	bench_out_u64(o, "sockets", (uint64_t)per_kind * NKINDS);

@@ -367,7 +367,7 @@ static void *pingpong_peer(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
+int bench_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
@@ -426,7 +426,7 @@ double bench_line_transfer_ns(void)
 		}
 		ns[r] = (double)(t1 - t0) / (2.0 * PINGPONG_ROUNDS);
 		if (r == 2)
-			qsort(ns, 3, sizeof(ns[0]), cmp_double);
+			qsort(ns, 3, sizeof(ns[0]), bench_cmp_double);
 	}
 	pthread_attr_destroy(&a);
 	sched_setaffinity(0, sizeof(allowed), &allowed);

@@ -26,6 +26,8 @@ extern const struct bench_variant bench_variants[3];
 int bench_variant_find(const char *name);
 
 uint64_t bench_now_ns(void);
+/* qsort() comparator of doubles, ascending. */
+int bench_cmp_double(const void *a, const void *b);
 
 /*
  * Latency histogram: exact count, min, max, sum and sum of squares, and 64 x 32 log buckets for

@@ -1047,16 +1047,9 @@ static void flush_caches(const struct flusher *f)
 	atomic_fetch_add_explicit(&touch_sink, sum, memory_order_relaxed);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static double median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(double), cmp_dbl);
+	qsort(v, (size_t)n, sizeof(double), bench_cmp_double);
 	return v[n / 2];
 }
 

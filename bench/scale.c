@@ -71,13 +71,6 @@ struct spread {
 	double min, max;
 };
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The median of @in[0..n), n <= MAX_ROUNDS (the mean of the middle two for an even n), and
  * the smallest and largest in *@sp when it is not NULL. */
 static double median(const double *in, int n, struct spread *sp)
@@ -85,7 +78,7 @@ static double median(const double *in, int n, struct spread *sp)
 	double v[MAX_ROUNDS];
 
 	memcpy(v, in, (size_t)n * sizeof(*v));
-	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	qsort(v, (size_t)n, sizeof(*v), bench_cmp_double);
 	if (sp) {
 		sp->min = v[0];
 		sp->max = v[n - 1];

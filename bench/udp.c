@@ -43,13 +43,6 @@ static void usage(FILE *f)
 		"hash4_speedup= (on / off, same run). -l: total seconds (default 2).\n");
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct key {
 	uint32_t saddr;
 	uint16_t sport;
@@ -275,7 +268,7 @@ int bench_udp_main(int argc, char **argv)
 	for (int m = 0; m < 2; m++) {
 		if (!(modes & (1 << m)))
 			continue;
-		qsort(T[m].rate, (size_t)T[m].rounds, sizeof(double), cmp_double);
+		qsort(T[m].rate, (size_t)T[m].rounds, sizeof(double), bench_cmp_double);
 		med[m] = T[m].rate[T[m].rounds / 2];
 		printf("\nhash4=%s\nthroughput=%.0f\nlookup_ns=%.1f\nthroughput_min=%.0f\n"
 		       "throughput_max=%.0f\nlookups=%llu\nhit_connected=%llu\nhit_unconnected=%llu\n"
