@@ -996,7 +996,7 @@ static double run_readers(const struct built *b, const struct bench_lookup_cfg *
 			t0 = rd[i].t0;
 		if (rd[i].t1 > t1)
 			t1 = rd[i].t1;
-		r->counted = rd[i].counted;
+		r->counted = (i == 0 || r->counted) && rd[i].counted;
 		r->reader_locks += rd[i].counts.locks;
 		r->reader_rmw += rd[i].counts.atomic_rmw;
 		r->reader_stores += rd[i].counts.atomic_stores;
@@ -1145,7 +1145,9 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 			t0 = bench_now_ns();
 			h = pass(&b[i], &cc, qq, per, &r[i].burst_native);
 			rate[i][rd] = (double)per * 1e9 / (double)(bench_now_ns() - t0);
-			if (counting && counts_since(&c0, &d)) {
+			/* The one-thread pass counts only when it is the whole measurement: with
+			 * reader threads or a writer, their rounds are (bench.h). */
+			if (cc.threads == 1 && !cc.writer && counting && counts_since(&c0, &d)) {
 				r[i].counted = true;
 				r[i].reader_locks += d.locks;
 				r[i].reader_rmw += d.atomic_rmw;
