@@ -71,6 +71,12 @@ check "bench lookup (IPv4 default names its family)" '^family=ipv4$' '^peer_key_
 check "bench batch, every kind (5k sockets)" '^kind=tcp4$' '^kind=tcp6$' '^kind=udp4$' \
 	'^kind=udp6$' '^batch_speedup=[0-9]' '^cpu=' -- \
 	"$exe" bench batch --sockets 5000 --lookups 50000 --rounds 3 --seed 1
+check "bench batch --mixed (every key found, both modes)" '^mixed_vs_per_kind=[0-9]' \
+	'^mixed_vs_burst_limit=[0-9]' -- \
+	"$exe" bench batch --mixed --sockets 20000 --lookups 100000 --rounds 3 --seed 1
+check "bench scale --rounds (crr rounds taking turns)" '^crr_scaling_2=[0-9]' \
+	'^crr_scaling_2_rounds=[0-9]' -- \
+	"$exe" bench scale --threads 1,2 --sockets 20000 -F 100 -l 0.2 --rounds 3 --no-kernel --seed 1
 check "bench crr -T 2 -F 400, each variant" '^wire_errors=0$' '^throughput=[0-9]' -- \
 	"$exe" bench crr -T 2 -F 400 -N 4000 --seed 1
 # A positive paired_scaling (both phases ran and counted), and with two CPUs the placement probe.
