@@ -38,11 +38,12 @@
  * entry of a destination whose index is LIVE: the index counts those (nports), and bumping D's two
  * cells too would have every thread that connects to one hot destination write the same two
  * lines twice per connection. The sketch keeps what it had counted for D when the index went
- * LIVE (at least PM_BUILD, recorded as @frozen), and when the index leaves LIVE it gets the ports
- * D gained meanwhile (nports - frozen, when positive): D's later unlinks then take off no more
- * than was put in. The sketch never undercounts (up to the few entries a hook racing with the
- * change of state puts on the wrong side, which can only delay a rebuild), so a destination with
- * PM_BUILD entries is always noticed. connect() builds D's
+ * LIVE (the index's ports then recorded as @frozen), and when the index leaves LIVE it gets
+ * nports - frozen, what D gained or (mostly, as an index goes once few ports remain) lost
+ * meanwhile: D's part of its cells is then its entries again, and D's later unlinks take off
+ * what was put in. The sketch never undercounts (up to the few entries a hook racing with the
+ * change of state puts on the wrong side, which can only delay a rebuild; a cell such a race
+ * takes below zero reads as 0), so a destination with PM_BUILD entries is always noticed. connect() builds D's
  * index when the sketch says >= PM_BUILD and D has none: it links the index (state BUILDING) so
  * the hooks maintain it from then on, then probes each port of the covered range under that
  * port's stripe lock (the lock orders the probe against every hook on that port, so the bit ends
@@ -144,11 +145,15 @@ static void sketch_add(struct socktab_net *net, uint32_t hash0, uint32_t v)
 	atomic_fetch_add_explicit(sketch_cell(net, 1, hash0), v, memory_order_relaxed);
 }
 
+/* D's count: the smaller of its cells, a cell below zero (a hook that raced with an index's
+ * change of state took one off that it had not put in) read as 0. */
 static uint32_t sketch_get(struct socktab_net *net, uint32_t hash0)
 {
-	uint32_t a = RD(*sketch_cell(net, 0, hash0)), b = RD(*sketch_cell(net, 1, hash0));
+	int32_t a = (int32_t)RD(*sketch_cell(net, 0, hash0));
+	int32_t b = (int32_t)RD(*sketch_cell(net, 1, hash0));
+	int32_t m = a < b ? a : b;
 
-	return a < b ? a : b;
+	return m > 0 ? (uint32_t)m : 0;
 }
 
 static void pm_lock(struct socktab_net *net)
@@ -308,11 +313,11 @@ static void pm_drop(struct socktab_net *net, struct socktab__portmap *pm)
 	int live = PM_LIVE;
 
 	if (atomic_compare_exchange_strong(&pm->state, &live, PM_DYING)) {
-		/* The hooks count D in the sketch again: give it the ports it did not see come. */
+		/* The hooks count D in the sketch again: give it what D gained or lost while
+		 * the index counted it (a loss mostly: an index is dropped once few ports remain). */
 		uint32_t n = atomic_load(&pm->nports), f = atomic_load(&pm->frozen);
 
-		if (n > f)
-			sketch_add(net, pm->hash0, n - f);
+		sketch_add(net, pm->hash0, n - f);
 		pm_unlink_free(net, pm);
 	}
 }

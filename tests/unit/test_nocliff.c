@@ -368,6 +368,35 @@ TEST(index_freed_below_threshold)
 	socktab_net_free(net);
 }
 
+/*
+ * A destination that was hot and cooled gets its index back at PM_BUILD entries again, not
+ * sooner: the sketch counts what the destination holds, not what it held while its index
+ * counted it. Three cycles of 100 connections up and all of them down again.
+ */
+TEST(sketch_forgets_a_cooled_index)
+{
+	uint64_t clk = 1;
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	struct socktab_sock *s4[100];
+	uint32_t ni;
+	uint64_t bytes;
+
+	CHECK(net);
+	for (int cycle = 0; cycle < 3; cycle++) {
+		for (int k = 0; k < 100; k++) {
+			s4[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+			CHECK_EQ(check_connect4(s4[k], "127.0.0.1", 80), 0);
+			socktab__portmap_stats(net, &ni, &bytes);
+			CHECK_EQ(ni, k < 32 ? 0 : 1);
+		}
+		for (int k = 0; k < 100; k++)
+			abort_close(s4[k]);
+		socktab__portmap_stats(net, &ni, &bytes);
+		CHECK_EQ(ni, 0);
+	}
+	socktab_net_free(net);
+}
+
 /* Many threads connect and close toward one destination: ports unique, never a false failure
  * (the range never fills), index consistent (run under TSan by hand: build-tsan/test_nocliff). */
 struct thr {
@@ -450,4 +479,5 @@ TEST(concurrent_unique)
 }
 
 CHECK_MAIN(same_ports_as_linux, exhaustion_exact, tw_reuse_recycling, index_freed_below_threshold,
+	   sketch_forgets_a_cooled_index,
 	   concurrent_unique)
