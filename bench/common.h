@@ -110,7 +110,7 @@ void bench_cpu_model(char *buf, size_t len);
  * What one cache line takes to go from one thread's core to another's and back, halved: two
  * threads hand a counter back and forth 20,000 times; the median of three such runs, in ns.
  * On a virtual machine it tells where the host has put the vCPUs at the moment (here about
- * 45-60 ns on cores that share a last-level cache, 170-180 ns on cores that do not), which
+ * 45-60 ns on cores that share a last-level cache, 170-240 ns on cores that do not), which
  * decides what every line that threads share costs. 0 on one CPU, or when a thread cannot be
  * made or a run stalls past 200 ms.
  */
