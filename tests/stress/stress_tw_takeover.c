@@ -82,6 +82,7 @@ static void *maker(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (atomic_load(&n_cycles) < MAX_CYCLES && !elapsed(&t0)) {
 		struct socktab_sock *tw = lookup(), *c;
+		int err;
 		bool had_tw = tw && socktab_get_state(tw) == SOCKTAB_TCP_TIME_WAIT;
 
 		if (tw)
@@ -94,19 +95,18 @@ static void *maker(void *arg)
 		}
 		if (had_tw)
 			atomic_fetch_add(&n_takeovers, 1);
-		if (socktab_set_state(c, SOCKTAB_TCP_ESTABLISHED))
-			bad("set_state", EINVAL);
+		if ((err = socktab_set_state(c, SOCKTAB_TCP_ESTABLISHED)))
+			bad("set_state", err);
 		/* The server closes first: a TIME_WAIT entry, which the peer's FIN moves on. */
-		if (socktab_close(c))
-			bad("close", EINVAL);
+		if ((err = socktab_close(c)))
+			bad("close", err);
 		tw = lookup();
 		if (tw) {
 			struct socktab_tw *t = socktab_sock_tw(tw);
 
 			/* The killer may have killed it already: -EINVAL is its contract then. */
 			if (t) {
-				int err = socktab_tw_fin(t);
-
+				err = socktab_tw_fin(t);
 				if (err && err != -EINVAL)
 					bad("tw_fin", err);
 			}
