@@ -299,15 +299,16 @@ void xsk_output(struct stack *st, int family, const union st_addr *dst, const vo
 {
 	const uint8_t *mac = neigh_find(st->xsk, family, dst);
 
-	if (!mac && share_active()) {
-		solicit(st, family, dst);
-		mac = neigh_find(st->xsk, family, dst);
-	}
 	if (!mac) {
-		/* Ask, and drop the packet: TCP retransmits, a datagram is lost as on a wire. */
-		st->c.xdp_no_neigh++;
+		/* Ask (on a shared device the kernel's table answers at once, so look again);
+		 * else drop the packet: TCP retransmits, a datagram is lost as on a wire. */
 		solicit(st, family, dst);
-		return;
+		if (share_active())
+			mac = neigh_find(st->xsk, family, dst);
+		if (!mac) {
+			st->c.xdp_no_neigh++;
+			return;
+		}
 	}
 	frame_send(st, mac, family == AF_INET ? ET_IP4 : ET_IP6, pkt, len);
 	st->c.tx_packets++;
