@@ -106,14 +106,13 @@ struct tw_part {
 	uint32_t snd_nxt, rcv_nxt;
 };
 
-enum { K_LISTEN = 1, K_CONN, K_UDP_SERVER, K_UDP_PEER };
 enum { APP_ECHO = 1, APP_CLIENT };
 
 /* The stack's state of a socket: its socktab area (sock_priv_size). One lcore owns it: the one
  * whose queue the connection's packets belong to. */
 struct conn {
 	struct tw_part tw;
-	uint8_t kind, app, tries, done;
+	uint8_t app, tries, done;
 	uint8_t fin_sent, fin_rcvd;
 	int family;
 	struct socktab_sock *sk;
@@ -131,7 +130,6 @@ struct conn {
 /* A request entry's handshake state (req_priv_size, at most 16 bytes). */
 struct req_part {
 	uint32_t iss, irs;
-	uint16_t mss;
 };
 
 /* The link addresses of the peers, replaced whole: lcores read it without a lock, and the old
@@ -158,7 +156,7 @@ struct cfg {
 };
 
 struct stats {
-	uint64_t rx, tx, tx_drop, handoff, invalid, loops, busy_loops;
+	uint64_t rx, tx, tx_drop, handoff, loops, busy_loops;
 	uint64_t tcp_accepted, tcp_closed, tcp_cookies_sent, tcp_cookies_ok, tcp_rst_sent,
 		tcp_retransmits, tcp_timeouts, tcp_active_ok, tcp_active_failed, tcp_syn_dropped,
 		tcp_relookups;
@@ -539,7 +537,6 @@ static void conn_init(struct conn *c, struct socktab_sock *sk, const struct pkt 
 		      uint32_t irs, uint8_t app)
 {
 	memset(c, 0, sizeof(*c));
-	c->kind = K_CONN;
 	c->app = app;
 	c->sk = sk;
 	c->family = p->family;
@@ -581,7 +578,6 @@ static socklen_t sa_len(int family)
 struct seg {
 	uint32_t seq, ack, len;
 	uint8_t flags;
-	uint16_t mss;
 	const uint8_t *data;
 };
 
@@ -643,7 +639,6 @@ static void listener_input(struct lcore *lc, struct socktab_sock *l, const struc
 
 		r->iss = iss = (uint32_t)rnd(lc);
 		r->irs = s->seq;
-		r->mss = s->mss;
 		tcp_send(lc, p->family, &p->dst, &p->src, p->dport, p->sport, iss, s->seq + 1,
 			 TH_SYN | TH_ACK, 65535, NULL, 0);
 		/* No SYN-ACK timer here: the peer retransmits its SYN, which finds the request.
@@ -940,7 +935,6 @@ static void udp_new_peer(struct lcore *lc, const struct pkt *p)
 		socktab_close(sk);
 		return;
 	}
-	((struct conn *)socktab_sock_priv(sk))->kind = K_UDP_PEER;
 	lc->st.udp_connected_socks++;
 }
 
@@ -968,7 +962,7 @@ static void tcp_input(struct lcore *lc, const struct pkt *p, struct socktab_hit 
 	uint32_t hlen = (uint32_t)(th->data_off >> 4) * 4;
 	struct seg s = {
 		.seq = rte_be_to_cpu_32(th->sent_seq), .ack = rte_be_to_cpu_32(th->recv_ack),
-		.flags = th->tcp_flags, .data = p->l4 + hlen, .len = p->l4_len - hlen, .mss = 536,
+		.flags = th->tcp_flags, .data = p->l4 + hlen, .len = p->l4_len - hlen,
 	};
 
 	*again = false;
@@ -1077,8 +1071,9 @@ static void process_burst(struct lcore *lc, struct pkt *pk, unsigned int n)
 	struct socktab_hit hits[BURST];
 	unsigned int done = 0;
 
-	for (unsigned int i = 0; i < n; i++)
-		key_of(&pk[i], &keys[i]);
+	if (!cfg.single) /* the single lookups make their own tuples */
+		for (unsigned int i = 0; i < n; i++)
+			key_of(&pk[i], &keys[i]);
 	while (done < n) {
 		unsigned int r = n - done;
 
@@ -1551,7 +1546,6 @@ static int services_open(void)
 			    socktab_bind(l, (struct sockaddr *)&ss, sa_len(family)) ||
 			    socktab_listen(l, cfg.backlog))
 				return -1;
-			((struct conn *)socktab_sock_priv(l))->kind = K_LISTEN;
 			listeners[f] = l;
 		}
 		if (cfg.udp_echo) {
@@ -1563,7 +1557,6 @@ static int services_open(void)
 			    socktab_setsockopt(u, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
 			    socktab_bind(u, (struct sockaddr *)&ss, sa_len(family)))
 				return -1;
-			((struct conn *)socktab_sock_priv(u))->kind = K_UDP_SERVER;
 			udp_servers[f] = u;
 		}
 	}
