@@ -234,7 +234,10 @@ void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw)
  * and is counted as recycled, unless a kill came in between (a passive entry's insertion holds
  * no bhash lock until this call), which took it out and counted it gone then.
  * Caller holds the bhash lock of tw's port; socktab__tw_deschedule_put() follows, unlocked. */
-#ifdef SOCKTAB_NAIVE_ORDER
+#ifndef SOCKTAB_NAIVE_ORDER
+#define NAIVE_TAKEOVER() false
+#else
+#define NAIVE_TAKEOVER() socktab__naive_takeover()
 /*
  * The negative control of the check below (tests/stress/stress_tw_takeover.c): with
  * SOCKTAB_NAIVE_TAKEOVER in the environment, a passive insertion waits a while before it takes
@@ -251,13 +254,8 @@ bool socktab__naive_takeover(void)
 void socktab__tw_takeover_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, socktab__sk_num(tw)));
-#ifdef SOCKTAB_NAIVE_ORDER
-	if (!socktab__sk_bl(tw)->tb2 && !socktab__naive_takeover())
+	if (!socktab__sk_bl(tw)->tb2 && !NAIVE_TAKEOVER())
 		return;
-#else
-	if (!socktab__sk_bl(tw)->tb2)
-		return;
-#endif
 	socktab__bind_unhash_locked(net, tw);
 	atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&net->n_tw_recycled, 1, memory_order_relaxed);
