@@ -856,14 +856,11 @@ int socktab__sk_bound_l3mdev(const struct socktab_sock *sk)
 static bool open_port_refused(struct socktab_net *net, struct socktab_sock *sk,
 			      struct socktab__tb *tb, uint16_t port, int l3mdev, bool *claimedp)
 {
-	struct socktab_port_key k;
+	int c = socktab__feed_claim_locked(net, tb, sk, port, l3mdev);
 
-	if (tb && socktab__tb2_find_locked(net, tb, sk))
-		return false;
-	sk_feed_key(sk, port, l3mdev, &k);
-	if (socktab__feed_tell(net, &k, SOCKTAB__FEED_REFUSABLE))
+	if (c < 0)
 		return true;
-	*claimedp = true;
+	*claimedp = c > 0;
 	return false;
 }
 

@@ -724,8 +724,6 @@ static void bucket_free_one_rcu(struct rcu_head *head)
 	free(r);
 }
 
-void socktab__bucket_free(void *b);
-
 /* The blocks back from their grace period onto the free list, up to the cap (the rest to
  * malloc): called when the list runs dry and whenever the thread hands a batch over, so a thread
  * that frees more buckets than it makes keeps no more than the cap. */
@@ -820,7 +818,6 @@ void socktab__bucket_free_rcu(struct socktab__bucket_rcu *r)
 
 		if (!home) {
 			/* No cache: the block goes alone, back to malloc. */
-			r->home = NULL;
 			socktab__call_rcu(r, &r->head, bucket_free_one_rcu);
 			return;
 		}

@@ -498,10 +498,9 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	/* The child's address bucket may be new: allocated before the listener's lock (which
 	 * every SYN to the listener takes, from every thread), so nothing fails once the child is
 	 * in ehash. */
-	nomem = socktab__bind_prealloc(&pa) != 0;
+	nomem = socktab__bind_prealloc(&pa) != 0; /* on failure both blocks are NULL */
 	if (lock_listener(listener, &q)) {
-		if (!nomem)
-			socktab__bind_prealloc_free(&pa);
+		socktab__bind_prealloc_free(&pa);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -526,8 +525,7 @@ struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 	return child;
 out:
 	unlock_listener(listener);
-	if (!nomem)
-		socktab__bind_prealloc_free(&pa);
+	socktab__bind_prealloc_free(&pa);
 	errno = -err;
 	return NULL;
 }
