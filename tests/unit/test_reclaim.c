@@ -28,10 +28,13 @@ static bool pin(int cpu)
 }
 
 /*
- * The CPUs every thread of this process but the main one may run on, as "Cpus_allowed_list"
- * says ("1", "0-1"), if all of them agree; "none" without such a thread, "mixed" otherwise.
+ * The CPUs the reclaim workers of this process may run on (the threads named "socktab-reclaim",
+ * socktab/net.h), as "Cpus_allowed_list" says ("1", "0-1"), if all of them agree; "none"
+ * without such a thread, "mixed" otherwise. Only those threads: a sanitizer's runtime has
+ * threads of its own (ThreadSanitizer's background thread, started again in a forked child
+ * with the CPUs the child had before it pinned itself), which reclaim nothing.
  */
-static void others_cpus(char *out, size_t len)
+static void reclaim_cpus(char *out, size_t len)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
@@ -41,10 +44,18 @@ static void others_cpus(char *out, size_t len)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		char path[300], line[256], cpus[64] = "";
+		char path[300], line[256], comm[32] = "", cpus[64] = "";
 		FILE *f;
 
-		if (e->d_name[0] == '.' || atoi(e->d_name) == getpid())
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+		if (strcmp(comm, "socktab-reclaim"))
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
 		if (!(f = fopen(path, "r")))
@@ -62,7 +73,7 @@ static void others_cpus(char *out, size_t len)
 }
 
 /* In a child: the main thread pinned to CPU 0, maybe the worker placed on @worker_cpu, then
- * sockets opened and closed so that callbacks run. Exits 0 when the other threads' CPUs are
+ * sockets opened and closed so that callbacks run. Exits 0 when the reclaim workers' CPUs are
  * @want. */
 static int child(int worker_cpu, const char *want)
 {
@@ -87,10 +98,10 @@ static int child(int worker_cpu, const char *want)
 		socktab_close(sk);
 	}
 	socktab_net_free(net); /* waits for the callbacks: the worker exists and has run */
-	others_cpus(got, sizeof(got));
+	reclaim_cpus(got, sizeof(got));
 	socktab_thread_unregister();
 	if (strcmp(got, want)) {
-		fprintf(stderr, "worker placed on %d: other threads on \"%s\", want \"%s\"\n",
+		fprintf(stderr, "worker placed on %d: reclaim workers on \"%s\", want \"%s\"\n",
 			worker_cpu, got, want);
 		return 1;
 	}
