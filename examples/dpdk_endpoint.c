@@ -24,7 +24,8 @@
  *   - the RSS key and redirection table taken from the port (rte_eth_dev_rss_hash_conf_get,
  *     rte_eth_dev_rss_reta_query) into socktab_net_set_rss(); a port without RSS (the virtual
  *     ones) gets a software key, and an lcore hands a packet whose 4-tuple another lcore's queue
- *     owns (socktab_net_rss_queue()) to that lcore's ring, so one lcore sees all of a flow;
+ *     owns (socktab_net_rss_queue()) to that lcore's ring, parsed, so one lcore sees all of a
+ *     flow and no packet is parsed twice;
  *   - mbuf headers to lookup keys (struct socktab_key), the whole burst, TCP and UDP, IPv4 and
  *     IPv6, looked up with socktab_lookup_mixed() and SOCKTAB_LOOKUP_NOREF (or
  *     socktab_lookup_one4/6() per packet with --lookup single), the rest of the burst looked up
@@ -284,6 +285,9 @@ struct pkt {
 	uint8_t *l4;
 	uint32_t l4_len;
 };
+
+/* Packets pass between lcores as struct pkt, a slot of rte_ring_create_elem()'s ring. */
+_Static_assert(sizeof(struct pkt) % 4 == 0, "a ring's element size is a multiple of 4 bytes");
 
 static uint32_t cookie_hash(const struct pkt *p, uint32_t irs, uint32_t minute)
 {
@@ -1258,15 +1262,16 @@ static unsigned int owner_of(const struct pkt *p)
 	return q < 0 ? 0 : (unsigned int)q;
 }
 
-/* Receive up to BURST packets (the port's, then those other lcores handed over), keep ours,
- * pass the others on. Returns how many were received. */
+/* Receive up to BURST packets from the port, keep ours and pass the others on, then take
+ * those other lcores passed to us. A packet is passed on parsed (struct pkt, its mbuf
+ * included): the lcore that received it checked its headers and checksum and learnt from it,
+ * and the one that owns it takes it as it is. Returns how many packets came in, from the port
+ * and from the ring. */
 static unsigned int rx_burst(struct lcore *lc, struct pkt *pk, unsigned int *np)
 {
 	struct rte_mbuf *m[BURST];
-	unsigned int n = rte_eth_rx_burst(port_id, (uint16_t)lc->queue, m, BURST), k = 0;
+	unsigned int n = rte_eth_rx_burst(port_id, (uint16_t)lc->queue, m, BURST), k = 0, got = 0;
 
-	if (nb_queues > 1 && n < BURST)
-		n += rte_ring_dequeue_burst(lc->handoff, (void **)(m + n), BURST - n, NULL);
 	for (unsigned int i = 0; i < n; i++)   /* every header's line on its way at once */
 		rte_prefetch0(rte_pktmbuf_mtod(m[i], void *));
 	for (unsigned int i = 0; i < n; i++) {
@@ -1281,16 +1286,22 @@ static unsigned int rx_burst(struct lcore *lc, struct pkt *pk, unsigned int *np)
 
 			if (o != lc->queue) {
 				lc->st.handoff++;
-				if (rte_ring_enqueue(lcores[o].handoff, m[i]))
-					rte_pktmbuf_free(m[i]);
+				if (rte_ring_enqueue_elem(lcores[o].handoff, p, sizeof(*p)))
+					rte_pktmbuf_free(m[i]);   /* that lcore's ring is full */
 				continue;
 			}
 		}
 		k++;
 	}
 	lc->st.rx += n;
-	*np = k;
-	return n;
+	if (nb_queues > 1 && k < BURST) {
+		got = rte_ring_dequeue_burst_elem(lc->handoff, pk + k, sizeof(*pk), BURST - k,
+						  NULL);
+		for (unsigned int i = k; i < k + got; i++)
+			rte_prefetch0(pk[i].l4);   /* last read by the other lcore */
+	}
+	*np = k + got;
+	return n + got;
 }
 
 /* Ask for the peers' link addresses (ARP request, neighbour solicitation). */
@@ -1798,7 +1809,9 @@ int main(int argc, char **argv)
 		lc->queue = i;
 		lc->rng = rte_rand() | 1;
 		snprintf(name, sizeof(name), "handoff%u", i);
-		lc->handoff = rte_ring_create(name, RING_SIZE, (int)rte_socket_id(), RING_F_SC_DEQ);
+		/* Its slots are parsed packets (struct pkt), not bare mbufs. */
+		lc->handoff = rte_ring_create_elem(name, sizeof(struct pkt), RING_SIZE,
+						   (int)rte_socket_id(), RING_F_SC_DEQ);
 		if (!lc->handoff)
 			return 1;
 	}
