@@ -731,10 +731,10 @@ static bool flow_data(struct lcore *lc, struct conn *c, const uint8_t *d, uint32
 	return true;
 }
 
-static void conn_input(struct lcore *lc, struct conn *c, const struct pkt *p, const struct seg *s)
+/* A segment of an open connection, in socket state @state (tcp_input() read it). */
+static void conn_input(struct lcore *lc, struct conn *c, int state, const struct pkt *p,
+		       const struct seg *s)
 {
-	int state = socktab_get_state(c->sk);
-
 	if (s->flags & TH_RST) {
 		conn_end(lc, c, true);
 		return;
@@ -971,14 +971,18 @@ static void tcp_input(struct lcore *lc, const struct pkt *p, struct socktab_hit 
 
 	*again = false;
 	switch (h->kind) {
-	case SOCKTAB_HIT_ESTABLISHED:
+	case SOCKTAB_HIT_ESTABLISHED: {
 		/* An earlier packet of the burst may have closed it (a RST, the last ACK): its
-		 * state says so, and a lookup now finds what holds the 4-tuple instead. */
-		if (socktab_get_state(h->sk) < 0 || socktab_get_state(h->sk) == SOCKTAB_TCP_CLOSE)
+		 * state says so, and a lookup now finds what holds the 4-tuple instead. Only this
+		 * lcore changes the state of its connections, so one read serves the packet. */
+		int state = socktab_get_state(h->sk);
+
+		if (state < 0 || state == SOCKTAB_TCP_CLOSE)
 			*again = true;
 		else
-			conn_input(lc, h->priv, p, &s);
+			conn_input(lc, h->priv, state, p, &s);
 		break;
+	}
 	case SOCKTAB_HIT_REQUEST:
 		*again = request_input(lc, h->sk, h->priv, p, &s);
 		break;
