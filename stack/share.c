@@ -25,8 +25,10 @@
  *                placeholder a kernel socket refused when socktab's connect() had taken it
  *                (the claim of a connect() cannot be refused: that one connection stays).
  *   neighbours The stack no longer sees ARP and neighbour discovery: it takes its neighbours'
- *              link addresses from the kernel (/proc/net/arp; a datagram to the discard port
- *              makes the kernel resolve one it does not know) and from the frames it receives.
+ *              link addresses from the kernel's tables (IPv4: /proc/net/arp; IPv6, which has no
+ *              such file: an rtnetlink get of the one entry on the device) and from the frames
+ *              it receives. A datagram to the discard port makes the kernel resolve one it
+ *              does not know (ARP, or neighbour discovery for IPv6).
  *
  * The placeholder of a key lives from its claim to its release, as the key's map entry.
  */
@@ -49,6 +51,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include "steer.h"
 
@@ -390,20 +395,95 @@ static int arp_find(const struct in_addr *ip, uint8_t mac[6])
 	return found;
 }
 
+/* The neighbour states whose link address is known (the kernel's NUD_VALID; /proc/net/arp
+ * marks the same entries complete). */
+#define NEIGH_KNOWN (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)
+
+/* The kernel's IPv6 neighbour table (what its neighbour discovery learnt) has no /proc file:
+ * ask rtnetlink for the one entry of @ip on the shared device (RTM_GETNEIGH, not a dump of the
+ * table). The kernel queues its answer before sendto() returns, so the receive never waits. */
+static int ndisc_find(const struct in6_addr *ip, uint8_t mac[6])
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ndmsg nd;
+		struct rtattr dst;
+		struct in6_addr addr;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETNEIGH,
+			.nlmsg_flags = NLM_F_REQUEST },
+		.nd = { .ndm_family = AF_INET6, .ndm_ifindex = S.ifindex },
+		.dst = { .rta_len = RTA_LENGTH(sizeof(struct in6_addr)), .rta_type = NDA_DST },
+		.addr = *ip,
+	};
+	union {
+		struct nlmsghdr nh;
+		char buf[512];
+	} ans;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), found = -1;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0 ||
+	    (n = recv(fd, &ans, sizeof(ans), MSG_DONTWAIT)) < 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	/* RTM_NEWNEIGH with the entry, or NLMSG_ERROR (ENOENT: the kernel has none). */
+	if (!NLMSG_OK(&ans.nh, (size_t)n) || ans.nh.nlmsg_type != RTM_NEWNEIGH ||
+	    ans.nh.nlmsg_len < NLMSG_LENGTH(sizeof(struct ndmsg)))
+		return -1;
+	const struct ndmsg *nd = NLMSG_DATA(&ans.nh);
+	const struct rtattr *a = (const struct rtattr *)((const char *)nd +
+							  NLMSG_ALIGN(sizeof(*nd)));
+	int left = (int)(ans.nh.nlmsg_len - NLMSG_LENGTH(sizeof(*nd)));
+
+	if (!(nd->ndm_state & NEIGH_KNOWN))
+		return -1;
+	for (; RTA_OK(a, left); a = RTA_NEXT(a, left))
+		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
+			memcpy(mac, RTA_DATA(a), 6);
+			found = 0;
+		}
+	return found;
+}
+
 int share_neigh(int family, const union st_addr *ip, uint8_t mac[6])
 {
-	struct sockaddr_in d = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct sockaddr_storage d;
+	socklen_t len;
 	int fd;
 
-	if (family != AF_INET)
+	if (family != AF_INET && family != AF_INET6)
 		return -1;
-	if (!arp_find(&ip->v4, mac))
+	if (family == AF_INET ? !arp_find(&ip->v4, mac) : !ndisc_find(&ip->v6, mac))
 		return 0;
-	/* Let the kernel resolve it: a datagram to the discard port starts its ARP. */
-	d.sin_addr = ip->v4;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	/* Let the kernel resolve it: a datagram to the discard port starts its ARP, or its
+	 * neighbour solicitation (to a link-local address: out of the shared device). */
+	memset(&d, 0, sizeof(d));
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&d;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(9);
+		a->sin_addr = ip->v4;
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&d;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(9);
+		a->sin6_addr = ip->v6;
+		if (IN6_IS_ADDR_LINKLOCAL(&ip->v6))
+			a->sin6_scope_id = (uint32_t)S.ifindex;
+		len = sizeof(*a);
+	}
+	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
-		sendto(fd, "", 0, MSG_DONTWAIT, (struct sockaddr *)&d, sizeof(d));
+		sendto(fd, "", 0, MSG_DONTWAIT, (struct sockaddr *)&d, len);
 		close(fd);
 	}
 	return -1;

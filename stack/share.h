@@ -21,8 +21,9 @@ bool share_active(void);
 /* Attach the steering program to the device and put the AF_XDP socket @xsk_fd in its map
  * (queue cfg.xdp_queue). 0 or -1 (said on stderr). */
 int share_attach(struct stack *st, int xsk_fd);
-/* The kernel's link address of neighbour @ip (asking the kernel to resolve it when it has
- * none): 0 with @mac filled, or -1. */
+/* The kernel's link address of neighbour @ip of @family (AF_INET: its ARP table; AF_INET6: its
+ * IPv6 neighbour table, read over rtnetlink), asking the kernel to resolve it when it has none
+ * (ARP, neighbour discovery): 0 with @mac filled, or -1. It never blocks. */
 int share_neigh(int family, const union st_addr *ip, uint8_t mac[6]);
 /* share_* counters (program verdicts, placeholders, refusals) as name=value lines. */
 void share_print_stats(FILE *f);

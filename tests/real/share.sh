@@ -7,7 +7,8 @@
 # on 8080; from the peer: 100 requests to each, ping, the kernel's ARP; the program's counters;
 # EADDRINUSE both ways; then 5,000 outgoing connections of socktab and 5,000 of the kernel to
 # the same peer address and port at once: 10,000 distinct 4-tuples, no RST. IPv6 too
-# (2001:db8::2 / 2001:db8::1): 10 requests to each server.
+# (2001:db8::2 / 2001:db8::1): 10 requests to each server, and 500 outgoing connections of
+# socktab whose neighbour's link address comes from the kernel's IPv6 table.
 # Usage: share.sh SOCKTAB PEER XDP_GEN STEER (STEER "none": built without the steering program).
 if [ "${4:-none}" = none ]; then
 	echo "SKIP: built without the steering program (needs libxdp, libbpf-dev and clang)"
@@ -212,6 +213,24 @@ check "serve exits cleanly (flows)" stop_serve
 check "socktab tcp_active_ok=5000" [ "$(counter tcp_active_ok)" = 5000 ]
 check "no RST at socktab" [ "$(counter tcp_rst_rcvd)/$(counter tcp_rst_sent)" = 0/0 ]
 check "no port conflict with the kernel" [ "$(counter share_conflicts)" = 0 ]
+
+# The same over IPv6, from a neighbour entry the kernel does not have yet. socktab sees no
+# neighbour discovery on the shared device and the peer sends it nothing before the first
+# SYN-ACK, so the link address of 2001:db8::1 can only come from the kernel's IPv6 table,
+# filled by the solicitation that socktab's datagram to the discard port makes the kernel send.
+ip -6 neigh flush dev xdp0
+check "the kernel knows no link address of 2001:db8::1 before serve" \
+	bash -c '! ip -6 neigh show 2001:db8::1 dev xdp0 | grep -q lladdr'
+check "serve starts (flows over IPv6)" start_share --connect "[2001:db8::1]:9000" --flows 500
+check "socktab: 500 flows over IPv6 echo-checked" wait_for '^connect_done=1' "$OUT" 30
+grep '^connect_done' "$OUT"
+peer_mac=$(inB ip -br link show xdp1 | awk '{ print $3 }')
+check "the kernel resolved 2001:db8::1 to xdp1's $peer_mac" \
+	bash -c "ip -6 neigh show 2001:db8::1 dev xdp0 | grep -q 'lladdr $peer_mac'"
+check "serve exits cleanly (flows over IPv6)" stop_serve
+check "socktab tcp_active_ok=500 over IPv6" [ "$(counter tcp_active_ok)" = 500 ]
+check "no packet dropped for want of a neighbour (xdp_no_neigh=$(counter xdp_no_neigh))" \
+	[ "$(counter xdp_no_neigh)" = 0 ]
 kill -TERM "$KHTTP_PID" "$KLISTEN_PID" "$SERVER_PID"
 wait "$KHTTP_PID" 2>/dev/null
 wait "$SERVER_PID"
