@@ -283,13 +283,16 @@ struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const str
 }
 
 /*
- * Caller holds the bhash lock of tb->port. Takes the bhash2 lock. @pa: as tb_create_locked.
- * @feed: how a new bucket is told to the port feed (SOCKTAB__FEED_*; SOCKTAB__FEED_CLAIMED:
- * the caller claimed it already). NULL with *err = -ENOMEM, or -EADDRINUSE when the feed
- * refused it; nothing changed then.
+ * Caller holds the bhash lock of tb->port. Takes the bhash2 lock. @known: the caller looked
+ * @sk's bucket up already under the lock it still holds, and @found is what it got (NULL:
+ * none); otherwise it is looked up here. @pa: as tb_create_locked. @feed: how a new bucket is
+ * told to the port feed (SOCKTAB__FEED_*; SOCKTAB__FEED_CLAIMED: the caller claimed it
+ * already). NULL with *err = -ENOMEM, or -EADDRINUSE when the feed refused it; nothing changed
+ * then.
  */
 static struct socktab__tb2 *tb2_get(struct socktab_net *net, struct socktab__tb *tb,
-				    const struct socktab_sock *sk, struct socktab__bind_prealloc *pa,
+				    const struct socktab_sock *sk, bool known,
+				    struct socktab__tb2 *found, struct socktab__bind_prealloc *pa,
 				    bool *created, int feed, int *err)
 {
 	struct in6_addr a;
@@ -300,7 +303,7 @@ static struct socktab__tb2 *tb2_get(struct socktab_net *net, struct socktab__tb 
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb->port));
 	*created = false;
-	tb2 = socktab__tb2_find_locked(net, tb, sk);
+	tb2 = known ? found : socktab__tb2_find_locked(net, tb, sk);
 	if (tb2)
 		return tb2;
 	if (feed != SOCKTAB__FEED_CLAIMED && socktab__feed_on(net)) {
@@ -357,17 +360,30 @@ struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
 {
 	int err;
 
-	return tb2_get(net, tb, sk, pa, created,
+	return tb2_get(net, tb, sk, false, NULL, pa, created,
 		       claimed ? SOCKTAB__FEED_CLAIMED : SOCKTAB__FEED_FORCED, &err);
 }
 
-int socktab__feed_claim_locked(struct socktab_net *net, const struct socktab__tb *tb,
+struct socktab__tb2 *socktab__tb2_found_or_create_locked(struct socktab_net *net,
+							 struct socktab__tb *tb,
+							 struct socktab__tb2 *found,
+							 const struct socktab_sock *sk,
+							 struct socktab__bind_prealloc *pa,
+							 bool *created, bool claimed)
+{
+	int err;
+
+	return tb2_get(net, tb, sk, true, found, pa, created,
+		       claimed ? SOCKTAB__FEED_CLAIMED : SOCKTAB__FEED_FORCED, &err);
+}
+
+int socktab__feed_claim_locked(struct socktab_net *net, const struct socktab__tb2 *found,
 			       const struct socktab_sock *sk, uint16_t port, int l3mdev)
 {
 	struct socktab_port_key k;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, port));
-	if (tb && socktab__tb2_find_locked(net, tb, sk))
+	if (found)
 		return 0;
 	sk_feed_key(sk, port, l3mdev, &k);
 	return socktab__feed_tell(net, &k, SOCKTAB__FEED_REFUSABLE) ? -EADDRINUSE : 1;
@@ -856,7 +872,8 @@ int socktab__sk_bound_l3mdev(const struct socktab_sock *sk)
 static bool open_port_refused(struct socktab_net *net, struct socktab_sock *sk,
 			      struct socktab__tb *tb, uint16_t port, int l3mdev, bool *claimedp)
 {
-	int c = socktab__feed_claim_locked(net, tb, sk, port, l3mdev);
+	int c = socktab__feed_claim_locked(net, socktab__tb2_find_locked(net, tb, sk), sk, port,
+					   l3mdev);
 
 	if (c < 0)
 		return true;
@@ -1003,7 +1020,7 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		socktab__unlock(socktab__bhead_lock(net->tab, head));
 		return 0;
 	}
-	tb2 = tb2_get(net, tb, sk, NULL, &tb2_created,
+	tb2 = tb2_get(net, tb, sk, false, NULL, NULL, &tb2_created,
 		      claimed ? SOCKTAB__FEED_CLAIMED : SOCKTAB__FEED_REFUSABLE, &ret);
 	if (!tb2)
 		goto fail;

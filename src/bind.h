@@ -72,25 +72,42 @@ struct socktab__tb *socktab__tb_create_locked(struct socktab__bhead *head, struc
 int socktab__sk_bound_l3mdev(const struct socktab_sock *sk);
 /* Caller holds head->lock. Frees @tb (after a grace period) once it has no address bucket. */
 void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct socktab__tb *tb);
-/* Caller holds the bhash lock of tb->port; takes the bhash2 lock. */
 /* Is @tb2 the address bucket of @sk's local address (on its port)? */
 bool socktab__tb2_addr_match(const struct socktab__tb2 *tb2, const struct socktab_sock *sk);
+/*
+ * @sk's address bucket on @tb's port (NULL when it has none, or when @tb is NULL). Caller holds
+ * the bhash lock of tb->port; takes the bhash2 lock. What it returns stays valid only while
+ * the caller keeps that bhash lock: so a caller that needs the bucket again under the same lock
+ * carries it rather than looking it up twice.
+ */
 struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net,
 					      const struct socktab__tb *tb,
 					      const struct socktab_sock *sk);
+/* @sk's address bucket on @tb's port, made when it has none. Caller holds the bhash lock of
+ * tb->port. @pa: as socktab__tb_create_locked(); @claimed: see socktab__feed_claim_locked(). */
 struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
 							struct socktab__tb *tb,
 							const struct socktab_sock *sk,
 							struct socktab__bind_prealloc *pa,
 							bool *created, bool claimed);
+/* The same for a caller that looked the bucket up (socktab__tb2_find_locked()) under the bhash
+ * lock it still holds: @found is what it got; NULL makes one without a second lookup. */
+struct socktab__tb2 *socktab__tb2_found_or_create_locked(struct socktab_net *net,
+							 struct socktab__tb *tb,
+							 struct socktab__tb2 *found,
+							 const struct socktab_sock *sk,
+							 struct socktab__bind_prealloc *pa,
+							 bool *created, bool claimed);
 /*
- * connect()'s port walk, under the bhash lock of @port (@tb its bucket, or NULL), when the net
- * has a port feed (socktab__feed_on(): the walk without one makes no call): claim @sk's key on
- * @port through the feed when @sk's address has no bucket on the port yet, so that a port the feed refuses (one a kernel socket holds, say) is passed over
- * like a busy one. 1: claimed (create the bucket with @claimed, or give the claim back with
+ * The port walks of connect() and bind(0), under the bhash lock of @port, when the net has a
+ * port feed (socktab__feed_on(): a walk without one makes no call): claim @sk's key on @port
+ * through the feed when @sk's address has no bucket on the port yet (@found: that bucket as
+ * socktab__tb2_find_locked() gave it under the same lock, NULL when there is none), so that a
+ * port the feed refuses (one a kernel socket holds, say) is passed over like a busy one. 1:
+ * claimed (create the bucket with @claimed, or give the claim back with
  * socktab__feed_unclaim_locked()); 0: nothing to claim; -EADDRINUSE: refused.
  */
-int socktab__feed_claim_locked(struct socktab_net *net, const struct socktab__tb *tb,
+int socktab__feed_claim_locked(struct socktab_net *net, const struct socktab__tb2 *found,
 			       const struct socktab_sock *sk, uint16_t port, int l3mdev);
 void socktab__feed_unclaim_locked(struct socktab_net *net, const struct socktab_sock *sk,
 				  uint16_t port, int l3mdev);

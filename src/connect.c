@@ -92,6 +92,8 @@ static int connect_bound_port(struct socktab_net *net, struct socktab_sock *sk, 
 struct choice {
 	pthread_mutex_t *lock;   /* the port's bhash lock, held */
 	struct socktab__tb *tb;
+	struct socktab__tb2 *tb2; /* sk's address bucket on the port (NULL: none), if tb2_known */
+	bool tb2_known;          /* tb2 was looked up under lock (valid while it is held) */
 	struct socktab_sock *tw; /* TIME_WAIT entry taken over (R61), with a reference */
 	bool inserted;           /* sk is already in ehash (the R56 check inserted it) */
 	bool claimed;            /* the port feed took sk's key on the port (bind.h) */
@@ -130,10 +132,17 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 		socktab__unlock(lock);
 		return 0;
 	}
-	/* A port feed may refuse the port (one the host's kernel holds): busy, then. */
-	int claim = socktab__feed_on(net) ? socktab__feed_claim_locked(net, tb, sk, port, c->l3mdev)
-					  : 0;
+	/* A port feed may refuse the port (one the host's kernel holds): busy, then. The claim
+	 * needs sk's address bucket, which the commit below reuses rather than looks up again. */
+	int claim = 0;
 
+	c->tb2 = NULL;
+	c->tb2_known = !tb;
+	if (socktab__feed_on(net)) {
+		c->tb2 = socktab__tb2_find_locked(net, tb, sk);
+		c->tb2_known = true;
+		claim = socktab__feed_claim_locked(net, c->tb2, sk, port, c->l3mdev);
+	}
 	if (claim < 0) {
 		socktab__unlock(lock);
 		return 0;
@@ -307,7 +316,9 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	}
 
 	/* ok: (R57) */
-	tb2 = socktab__tb2_find_or_create_locked(net, c.tb, sk, &pa, &created, c.claimed);
+	tb2 = c.tb2_known ? socktab__tb2_found_or_create_locked(net, c.tb, c.tb2, sk, &pa, &created,
+								 c.claimed)
+			  : socktab__tb2_find_or_create_locked(net, c.tb, sk, &pa, &created, c.claimed);
 	socktab__bind_prealloc_free(&pa); /* what the chosen port did not need */
 	{
 		/* R57: the next search starts past this one's position, plus a little randomness

@@ -310,6 +310,70 @@ TEST(refusal)
 	socktab_net_free(net);
 }
 
+/* One port, several addresses: a connect() or bind(0) onto a port whose bucket another address
+ * made claims its own address once (refusable) and is refused like a busy port; a connect()
+ * onto an address bucket that exists claims nothing. */
+TEST(tcp_port_of_other_addresses)
+{
+	struct socktab_net *net = check_net(40000, 40000, NULL);
+	struct rec r = { .n = 0 };
+	struct socktab_port_feed f = feed_of(&r);
+	struct socktab_sock *a, *b, *c, *d, *e;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+	a = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_connect4(a, "127.0.0.1", 80), 0);
+	CHECK_EQ(r.n, 1);
+	/* From 127.0.0.2 onto 40000, whose bucket 127.0.0.1's connect() made. */
+	b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_setint(b, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1), 0);
+	CHECK_EQ(check_bind4(b, "127.0.0.2", 0), 0);
+	CHECK_EQ(r.n, 1);
+	CHECK_EQ(check_connect4(b, "127.0.0.1", 80), 0);
+	CHECK_EQ(check_port(b), 40000);
+	CHECK_EQ(r.n, 2);
+	CHECK(ev_is(&r, 1, 'c', SOCKTAB_TCP, AF_INET, "127.0.0.2", 40000));
+	CHECK_EQ(r.ev[1].flags, 0u);
+	/* Again from 127.0.0.2, elsewhere: its bucket is there, nothing to claim. */
+	c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_setint(c, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1), 0);
+	CHECK_EQ(check_bind4(c, "127.0.0.2", 0), 0);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 81), 0);
+	CHECK_EQ(r.n, 2);
+	/* From 127.0.0.3 with the port refused: no port, no bucket, no claim left behind. */
+	r.refuse[0] = 40000;
+	d = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_setint(d, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1), 0);
+	CHECK_EQ(check_bind4(d, "127.0.0.3", 0), 0);
+	CHECK_EQ(check_connect4(d, "127.0.0.1", 80), -EADDRNOTAVAIL);
+	CHECK_EQ(r.n, 2);
+	/* bind(0) on 127.0.0.4: refused, then taken once the feed lets it. */
+	e = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_bind4(e, "127.0.0.4", 0), -EADDRINUSE);
+	CHECK_EQ(check_port(e), 0);
+	r.refuse[0] = 0;
+	CHECK_EQ(check_bind4(e, "127.0.0.4", 0), 0);
+	CHECK_EQ(check_port(e), 40000);
+	CHECK_EQ(r.n, 3);
+	CHECK(ev_is(&r, 2, 'c', SOCKTAB_TCP, AF_INET, "127.0.0.4", 40000));
+	CHECK_EQ(bound_buckets(net), 1);
+	CHECK_EQ(socktab_close(e), 0);
+	CHECK_EQ(r.n, 4);
+	CHECK(ev_is(&r, 3, 'r', SOCKTAB_TCP, AF_INET, "127.0.0.4", 40000));
+	CHECK_EQ(socktab_close(d), 0);
+	CHECK_EQ(socktab_close(c), 0);
+	CHECK_EQ(r.n, 4); /* b still holds 127.0.0.2 */
+	CHECK_EQ(socktab_close(b), 0);
+	CHECK_EQ(r.n, 5);
+	CHECK(ev_is(&r, 4, 'r', SOCKTAB_TCP, AF_INET, "127.0.0.2", 40000));
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK_EQ(r.n, 6);
+	CHECK_EQ(bound_buckets(net), 0);
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	socktab_net_free(net);
+}
+
 static int dump_rec(void *arg, const struct socktab_port_key *k)
 {
 	return rec_claim(arg, k, 0);
@@ -477,4 +541,5 @@ TEST(replace_under_writers)
 }
 
 CHECK_MAIN(listener_claim_release, connect_and_time_wait, connect_walks_past,
-	   address_moves_and_children, udp_claims, refusal, dump, bad_input, replace_under_writers)
+	   address_moves_and_children, udp_claims, refusal, tcp_port_of_other_addresses, dump,
+	   bad_input, replace_under_writers)
