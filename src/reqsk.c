@@ -634,9 +634,11 @@ static struct socktab_sock *lock_req_listener(struct socktab_sock *req)
 }
 
 /*
- * The entry of the calls on a request entry (drop, retransmit, promote): 0 with the listener
- * whose SYN queue holds @req locked (*@lp; unlock_listener() ends it); -EINVAL for anything
- * but a request entry, -ENOENT when it is in no SYN queue any more; nothing locked then.
+ * The entry of the calls on a request entry (drop, retransmit, promote, complete): 0 with the
+ * listener whose SYN queue holds @req locked (*@lp; unlock_listener() ends it); -EINVAL for
+ * anything but a request entry, -ENOENT when it is in no SYN queue any more; nothing locked
+ * then. The queue is read under the lock: another thread may complete, drop or move the
+ * request up to then, and only one call may take it out of the SYN queue.
  */
 static int lock_synq_req(struct socktab_sock *req, struct socktab_sock **lp)
 {
@@ -846,27 +848,22 @@ int socktab_req_complete(struct socktab_sock *req, int state, unsigned int flags
 
 	if (!is_req(req) || !child_state_ok(state) || !childp || (flags & ~REQ_COMPLETE_FLAGS))
 		return -EINVAL;
-	SOCKTAB__ASSERT_NOT_IN_DISPATCH("a request entry's call");
 	*childp = NULL;
 	if (listenerp)
 		*listenerp = NULL;
 	nomem = socktab__bind_prealloc(&pa) != 0;
-	l = lock_req_listener(req);
-	if (!l) {
+	if (lock_synq_req(req, &l)) {
 		/*
-		 * In no queue: accepted after another thread completed it (its child was written
-		 * before the request forgot its listener, and the acquire load that read NULL
-		 * orders this read after that), or dropped: a RST or timeout on another thread, or
-		 * its listener's close without migration. The kernel drops the request and looks
-		 * the segment up again (tcp_v4_rcv: a closed listener, a stolen request); what it
-		 * finds then is the child, or nothing, which answers an ACK with a reset.
+		 * In no SYN queue. Completed by another thread: in the accept queue (its child was
+		 * written under the listener's lock, which this call took after) or accepted
+		 * already (its child was written before the request forgot its listener, and the
+		 * acquire load that read NULL orders this read after that). Or dropped: a RST or
+		 * timeout on another thread, or its listener's close without migration. The
+		 * kernel drops the request and looks the segment up again (tcp_v4_rcv: a closed
+		 * listener, a stolen request); what it finds then is the child, or nothing, which
+		 * answers an ACK with a reset.
 		 */
 		v = reqof(req)->child ? SOCKTAB_REQ_STOLEN : SOCKTAB_REQ_RESET;
-		goto out;
-	}
-	if (req_where(req) != SOCKTAB__REQ_SYNQ) { /* in the accept queue: completed already */
-		unlock_listener(l);
-		v = SOCKTAB_REQ_STOLEN;
 		goto out;
 	}
 	/* tcp_v4_syn_recv_sock: a full accept queue (exit_overflow: ListenOverflows) or no
