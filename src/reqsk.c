@@ -45,6 +45,7 @@
  */
 #include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "addr.h"
 #include "bind.h"
@@ -633,6 +634,22 @@ static struct socktab_sock *lock_req_listener(struct socktab_sock *req)
 	}
 }
 
+#ifdef SOCKTAB_NAIVE_ORDER
+/*
+ * The negative control of the check below (tests/unit/test_handshake.c, complete_races): with
+ * SOCKTAB_NAIVE_COMPLETE in the environment, lock_synq_req() reads the request's queue before
+ * it takes the listener's lock, sleeps for a millisecond, and trusts what it read. Two threads
+ * with the same final ACK then both find the request in the SYN queue, and both make it a
+ * child.
+ */
+static bool naive_complete(void)
+{
+	static _Atomic int on = -1;
+
+	return socktab__naive_env(&on, "SOCKTAB_NAIVE_COMPLETE");
+}
+#endif
+
 /*
  * The entry of the calls on a request entry (drop, retransmit, promote, complete): 0 with the
  * listener whose SYN queue holds @req locked (*@lp; unlock_listener() ends it); -EINVAL for
@@ -643,14 +660,31 @@ static struct socktab_sock *lock_req_listener(struct socktab_sock *req)
 static int lock_synq_req(struct socktab_sock *req, struct socktab_sock **lp)
 {
 	struct socktab_sock *l;
+	uint8_t w;
 
 	if (!is_req(req))
 		return -EINVAL;
 	SOCKTAB__ASSERT_NOT_IN_DISPATCH("a request entry's call");
+#ifdef SOCKTAB_NAIVE_ORDER
+	bool naive = naive_complete();
+	uint8_t early = naive ? req_where(req) : SOCKTAB__REQ_NONE;
+
+	if (naive) {
+		/* A sleep, not a spin: the other thread gets this CPU if it has no other. */
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+	}
+#endif
 	l = lock_req_listener(req);
 	if (!l)
 		return -ENOENT;
-	if (req_where(req) != SOCKTAB__REQ_SYNQ) {
+	w = req_where(req);
+#ifdef SOCKTAB_NAIVE_ORDER
+	if (naive)
+		w = early;
+#endif
+	if (w != SOCKTAB__REQ_SYNQ) {
 		unlock_listener(l);
 		return -ENOENT;
 	}
@@ -774,8 +808,14 @@ static struct socktab_sock *promote_locked(struct socktab_sock *l, struct sockta
 	el = socktab__ehash_lock(t, RD(req->hash));
 	socktab__lock(el);
 #ifdef SOCKTAB_NAIVE_ORDER
-	/* The negative control: the order before the October 2025 fix (unlink, then link). */
-	socktab__ehash_del_locked(t, req);
+	/*
+	 * The negative control: the order before the October 2025 fix (unlink, then link). A
+	 * request a first completion took out of ehash is not unlinked again: only the naive
+	 * order of lock_synq_req() completes one twice, and complete_races is to see the two
+	 * children that makes, not a crash on the second unlink.
+	 */
+	if (socktab__ehash_hashed(req))
+		socktab__ehash_del_locked(t, req);
 	socktab__ehash_insert_locked(t, child);
 #else
 	/* R117: the child takes the request's place with one store (transition B above). */
