@@ -266,13 +266,18 @@ static struct socktab__bhead2 *bhash2_head(struct socktab_net *net, const struct
 struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const struct socktab__tb *tb,
 				       const struct socktab_sock *sk)
 {
-	struct in6_addr a = socktab__sk_v6_saddr(sk);
+	struct in6_addr a;
 	struct socktab__bhead2 *h2;
 	struct socktab__tb2 *tb2;
 
 	if (!tb)
 		return NULL;
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb->port));
+	/* A port without address buckets (one whose tb was just made) has nothing to find: no
+	 * bhash2 lock, no walk. */
+	if (!tb->tb2_list)
+		return NULL;
+	a = socktab__sk_v6_saddr(sk);
 	h2 = bhash2_head(net, &a, tb->port);
 	socktab__lock(socktab__bhead2_lock(net->tab, h2));
 	for (tb2 = h2->chain; tb2; tb2 = tb2->next)
@@ -862,18 +867,15 @@ int socktab__sk_bound_l3mdev(const struct socktab_sock *sk)
 }
 
 /*
- * R49: bind(0) / listen() without bind. On success returns 0 with *portp set and the bhash lock
- * of that port held (the caller finishes the bind under it).
- */
-/*
- * With a port feed, a port whose address bucket would be new is claimed here, where a refusal
- * sends the walk on to the next port; *claimedp then tells the caller not to claim it again.
+ * With a port feed, a port whose address bucket would be new (@found, @sk's bucket on the port,
+ * is NULL) is claimed here, where a refusal sends the walk on to the next port; *claimedp then
+ * tells the caller not to claim it again.
  */
 static bool open_port_refused(struct socktab_net *net, struct socktab_sock *sk,
-			      struct socktab__tb *tb, uint16_t port, int l3mdev, bool *claimedp)
+			      const struct socktab__tb2 *found, uint16_t port, int l3mdev,
+			      bool *claimedp)
 {
-	int c = socktab__feed_claim_locked(net, socktab__tb2_find_locked(net, tb, sk), sk, port,
-					   l3mdev);
+	int c = socktab__feed_claim_locked(net, found, sk, port, l3mdev);
 
 	if (c < 0)
 		return true;
@@ -881,8 +883,15 @@ static bool open_port_refused(struct socktab_net *net, struct socktab_sock *sk,
 	return false;
 }
 
+/*
+ * R49: bind(0) / listen() without bind. On success returns 0 with *portp set and the bhash lock
+ * of that port held (the caller finishes the bind under it), and the port's buckets as the walk
+ * found them under that lock: *tbp (NULL: none yet) and *tb2p, @sk's address bucket on it (NULL:
+ * none), so that the caller looks neither up again.
+ */
 static int find_open_port(struct socktab_net *net, struct socktab_sock *sk, int l3mdev, int *portp,
-			  struct socktab__bhead **headp, bool *claimedp)
+			  struct socktab__bhead **headp, struct socktab__tb **tbp,
+			  struct socktab__tb2 **tb2p, bool *claimedp)
 {
 	bool relax = false;
 	uint32_t rnd;
@@ -926,14 +935,22 @@ other_parity_scan:;
 		socktab__lock(socktab__bhead_lock(net->tab, head));
 		socktab__sk_set_num(sk, (uint16_t)port);
 		struct socktab__tb *tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
+		struct socktab__tb2 *tb2 = NULL;
+		bool busy = false;
 
-		if ((!tb || ((!use_hash2_on_bind(sk) || !addr_any_conflict(sk, tb, relax, false)) &&
-			     !csk_bind_conflict(sk, tb, socktab__tb2_find_locked(net, tb, sk), relax,
-						false))) &&
-		    (!socktab__feed_on(net) ||
-		     !open_port_refused(net, sk, tb, (uint16_t)port, l3mdev, claimedp))) {
+		if (tb) {
+			busy = use_hash2_on_bind(sk) && addr_any_conflict(sk, tb, relax, false);
+			if (!busy) {
+				tb2 = socktab__tb2_find_locked(net, tb, sk);
+				busy = csk_bind_conflict(sk, tb, tb2, relax, false);
+			}
+		}
+		if (!busy && (!socktab__feed_on(net) ||
+			      !open_port_refused(net, sk, tb2, (uint16_t)port, l3mdev, claimedp))) {
 			*portp = port;
 			*headp = head;
+			*tbp = tb;
+			*tb2p = tb2;
 			return 0;
 		}
 		socktab__unlock(socktab__bhead_lock(net->tab, head));
@@ -962,18 +979,19 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 {
 	struct socktab__bhead *head;
 	struct socktab__tb *tb;
-	struct socktab__tb2 *tb2;
-	bool tb_created = false, tb2_created = false, first;
+	/* @sk's address bucket on the port once looked up (tb2_known), under the lock held. */
+	struct socktab__tb2 *tb2 = NULL, *own;
+	bool tb_created = false, tb2_created = false, first, tb2_known = false;
 	bool check = true, claimed = false;
 	int port = snum, ret, l3mdev = socktab__sk_bound_l3mdev(sk);
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!port) {
-		ret = find_open_port(net, sk, l3mdev, &port, &head, &claimed);
+		ret = find_open_port(net, sk, l3mdev, &port, &head, &tb, &tb2, &claimed);
 		if (ret)
 			return ret;
 		check = false;
-		tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
+		tb2_known = true;
 	} else {
 		head = socktab__bhash_head(net, (uint16_t)port);
 		socktab__lock(socktab__bhead_lock(net->tab, head));
@@ -986,6 +1004,7 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 			goto fail;
 		}
 		tb_created = true;
+		tb2_known = true; /* a new port has no address bucket */
 	}
 	first = !tb_has_owners(tb);
 	/*
@@ -1001,12 +1020,17 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		ret = -EADDRINUSE;
 		goto fail;
 	}
-	if (check && csk_bind_conflict(sk, tb, socktab__tb2_find_locked(net, tb, sk), true, true)) {
-		ret = -EADDRINUSE;
-		goto fail;
+	if (check) {
+		if (!tb2_known)
+			tb2 = socktab__tb2_find_locked(net, tb, sk);
+		tb2_known = true;
+		if (csk_bind_conflict(sk, tb, tb2, true, true)) {
+			ret = -EADDRINUSE;
+			goto fail;
+		}
 	}
-	tb2 = socktab__sk_bl(sk)->tb2;
-	if (tb2) {
+	own = socktab__sk_bl(sk)->tb2;
+	if (own) {
 		/*
 		 * listen() re-validating a port the socket already owns (R46). The checks ran in the
 		 * bucket of its current L3 domain, which differs from its own when SO_BINDTODEVICE
@@ -1014,13 +1038,13 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		 * whose fast-reuse state follows it, and a bucket made only for the checks goes
 		 * (the kernel keeps it and warns).
 		 */
-		update_fastreuse(tb2->tb, tb2, sk, tb2->tb == tb && first);
+		update_fastreuse(own->tb, own, sk, own->tb == tb && first);
 		if (tb_created)
 			socktab__tb_maybe_destroy_locked(head, tb);
 		socktab__unlock(socktab__bhead_lock(net->tab, head));
 		return 0;
 	}
-	tb2 = tb2_get(net, tb, sk, false, NULL, NULL, &tb2_created,
+	tb2 = tb2_get(net, tb, sk, tb2_known, tb2, NULL, &tb2_created,
 		      claimed ? SOCKTAB__FEED_CLAIMED : SOCKTAB__FEED_REFUSABLE, &ret);
 	if (!tb2)
 		goto fail;

@@ -76,9 +76,9 @@ void socktab__tb_maybe_destroy_locked(struct socktab__bhead *head, struct sockta
 bool socktab__tb2_addr_match(const struct socktab__tb2 *tb2, const struct socktab_sock *sk);
 /*
  * @sk's address bucket on @tb's port (NULL when it has none, or when @tb is NULL). Caller holds
- * the bhash lock of tb->port; takes the bhash2 lock. What it returns stays valid only while
- * the caller keeps that bhash lock: so a caller that needs the bucket again under the same lock
- * carries it rather than looking it up twice.
+ * the bhash lock of tb->port; takes the bhash2 lock unless the port has no address bucket at
+ * all. What it returns stays valid only while the caller keeps that bhash lock: so a caller
+ * that needs the bucket again under the same lock carries it rather than looking it up twice.
  */
 struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net,
 					      const struct socktab__tb *tb,
