@@ -643,14 +643,17 @@ static bool key_held(struct socktab__uslot *s1, const struct socktab_sock *sk,
 	return false;
 }
 
-/* Before @sk is hashed on @port (slot @s1 locked): claim its key if it is new. */
+/* Before @sk is hashed on @port (slot @s1 locked): claim its key if it is new. @held: whether
+ * another socket holds the key, when the caller knows; -1 to find out here. */
 static int feed_claim(struct socktab_net *net, struct socktab_sock *sk, struct socktab__uslot *s1,
-		      uint16_t port)
+		      uint16_t port, int held)
 {
 	struct socktab_port_key k;
 
 	feed_key(sk, port, &k);
-	if (key_held(s1, sk, &k, NULL))
+	if (held < 0)
+		held = key_held(s1, sk, &k, NULL);
+	if (held)
 		return 0;
 	return socktab__feed_tell(net, &k, SOCKTAB__FEED_REFUSABLE) ? -EADDRINUSE : 0;
 }
@@ -851,14 +854,19 @@ static bool excuse_decides(const struct socktab_sock *sk)
 /*
  * Walk the primary chain @s1 (locked). Without @bitmap: does port @num conflict? The first
  * overlapping socket decides, or with the all-owners variant the first that does not excuse
- * the bind (R103). With @bitmap: mark every conflicting port of the chain (bind(0), R69).
+ * the bind (R103). With @bitmap: mark every conflicting port of the chain (bind(0), R69), and
+ * with @held too every port of the chain where another socket holds the key @sk would have
+ * there (the port feed's question, answered by the same walk).
  */
 static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitmap,
-			const struct socktab_sock *sk, uint32_t log)
+			uint64_t *held, const struct socktab_sock *sk, uint32_t log)
 {
 	bool decides = excuse_decides(sk);
+	struct socktab_port_key k;
 	uintptr_t p;
 
+	if (held)
+		feed_key(sk, 0, &k);
 	socktab__hlist_for_each(p, &s1->head, memory_order_relaxed) {
 		const struct socktab_sock *sk2 = sk_of_node1(p);
 		uint16_t n2 = socktab__sk_num(sk2);
@@ -866,6 +874,14 @@ static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitma
 
 		if (sk2 == sk || (!bitmap && n2 != num))
 			continue;
+		if (held) {
+			struct socktab_port_key k2;
+
+			k.port = n2;
+			feed_key(sk2, n2, &k2);
+			if (same_key(&k2, &k))
+				held[(n2 >> log) / 64] |= 1ull << ((n2 >> log) % 64);
+		}
 		r = inuse_one(sk, sk2);
 		if (!r)
 			continue;
@@ -971,9 +987,9 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!snum) {
-		uint64_t bitmap[PORTS_PER_CHAIN / 64];
+		uint64_t bitmap[PORTS_PER_CHAIN / 64], held[PORTS_PER_CHAIN / 64];
 		int low, high;
-		bool lp;
+		bool lp, feed;
 		uint32_t rnd, remaining;
 		uint16_t first, last, step;
 
@@ -989,16 +1005,24 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 			s1 = slot1(net, first);
 			memset(bitmap, 0, sizeof(bitmap));
 			socktab__lock(socktab__uslot1_lock(net->udp, s1));
-			lport_inuse(0, s1, bitmap, sk, t->log);
+			/* With a feed, the one walk of the chain also tells which of its ports
+			 * hold sk's key already. */
+			feed = socktab__feed_on(net);
+			if (feed)
+				memset(held, 0, sizeof(held));
+			lport_inuse(0, s1, bitmap, feed ? held : NULL, sk, t->log);
 			snum = first;
 			do {
 				uint32_t b = (uint32_t)snum >> t->log;
 
-				/* A port the feed refuses is passed over as a busy one. */
+				/* A port the feed refuses is passed over as a busy one (a feed
+				 * set since the walk asks the chain itself). */
 				if (low <= snum && snum <= high &&
 				    !((bitmap[b / 64] >> (b % 64)) & 1) &&
 				    !socktab__port_reserved(net, snum) &&
-				    (!socktab__feed_on(net) || !feed_claim(net, sk, s1, snum))) {
+				    (!socktab__feed_on(net) ||
+				     !feed_claim(net, sk, s1, snum,
+						 feed ? (int)((held[b / 64] >> (b % 64)) & 1) : -1))) {
 					claimed = true;
 					goto found;
 				}
@@ -1025,10 +1049,10 @@ int socktab__udp_get_port(struct socktab_net *net, struct socktab_sock *sk, uint
 			goto found;
 		}
 	}
-	if (lport_inuse(snum, s1, NULL, sk, 0))
+	if (lport_inuse(snum, s1, NULL, NULL, sk, 0))
 		goto busy;
 found:
-	if (!claimed && socktab__feed_on(net) && feed_claim(net, sk, s1, snum))
+	if (!claimed && socktab__feed_on(net) && feed_claim(net, sk, s1, snum, -1))
 		goto busy;
 	socktab__sk_set_num(sk, (uint16_t)snum);
 	if (RD(sk->reuseport)) {
