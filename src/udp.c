@@ -621,10 +621,10 @@ static bool same_key(const struct socktab_port_key *a, const struct socktab_port
 	return a->family == b->family && a->port == b->port && !memcmp(&a->addr, &b->addr, 16);
 }
 
-/* Does a hashed socket of the chain @s1 (locked), other than @sk, and before @stop when it is
- * not NULL, hold @k? */
-static bool key_held(struct socktab__uslot *s1, const struct socktab_sock *sk,
-		     const struct socktab_port_key *k, const struct socktab_sock *stop)
+/* Does a hashed socket of the port chain @s1 (locked), other than @sk, and before @stop when it
+ * is not NULL, hold @k? */
+static bool key_held1(struct socktab__uslot *s1, const struct socktab_sock *sk,
+		      const struct socktab_port_key *k, const struct socktab_sock *stop)
 {
 	uintptr_t p;
 
@@ -643,6 +643,55 @@ static bool key_held(struct socktab__uslot *s1, const struct socktab_sock *sk,
 	return false;
 }
 
+/* The same question asked of the hash2 chain @s2; takes its lock. The caller holds the primary
+ * slot lock of @k's port, so the sockets of that port stay put; the others may come and go. */
+static bool key_held2(struct socktab_net *net, struct socktab__uslot2 *s2,
+		      const struct socktab_sock *sk, const struct socktab_port_key *k)
+{
+	bool held = false;
+	uintptr_t p;
+
+	socktab__lock(socktab__uslot2_lock(net->udp, s2));
+	socktab__hlist_for_each(p, &s2->head, memory_order_relaxed) {
+		const struct socktab_sock *sk2 = (const struct socktab_sock *)p;
+		struct socktab_port_key k2;
+
+		if (sk2 == sk || socktab__sk_num(sk2) != k->port)
+			continue;
+		feed_key(sk2, k->port, &k2);
+		if (same_key(&k2, k)) {
+			held = true;
+			break;
+		}
+	}
+	socktab__unlock(socktab__uslot2_lock(net->udp, s2));
+	return held;
+}
+
+/*
+ * Does a hashed socket on @k's port, other than @sk, hold @k? Caller holds the port's primary
+ * slot lock @s1. A key with an address is held only by sockets hashed in hash2 by that address:
+ * a socket's key follows its address unless connect() gave a wildcard-bound socket its source
+ * address (feed_key()), and every change of address moves the socket's hash2 entry with it. So
+ * such a key is looked for in the shorter of the two chains that hold all its holders (the
+ * choice udp_lib_get_port() makes for its conflict scan on a crowded port); a wildcard key's
+ * holders may sit in any hash2 chain of the port, and only the port's chain has them all.
+ */
+static bool key_held(struct socktab_net *net, struct socktab__uslot *s1,
+		     const struct socktab_sock *sk, const struct socktab_port_key *k)
+{
+	bool wild = socktab__v6_is_any(&k->addr) ||
+		    (socktab__v6_is_mapped(&k->addr) && !k->addr.s6_addr32[3]);
+
+	if (!wild) {
+		struct socktab__uslot2 *s2 = &net->udp->hash2[slot2_index(net, &k->addr, k->port)];
+
+		if (RD(s2->count) < RD(s1->count))
+			return key_held2(net, s2, sk, k);
+	}
+	return key_held1(s1, sk, k, NULL);
+}
+
 /* Before @sk is hashed on @port (slot @s1 locked): claim its key if it is new. @held: whether
  * another socket holds the key, when the caller knows; -1 to find out here. */
 static int feed_claim(struct socktab_net *net, struct socktab_sock *sk, struct socktab__uslot *s1,
@@ -652,7 +701,7 @@ static int feed_claim(struct socktab_net *net, struct socktab_sock *sk, struct s
 
 	feed_key(sk, port, &k);
 	if (held < 0)
-		held = key_held(s1, sk, &k, NULL);
+		held = key_held(net, s1, sk, &k);
 	if (held)
 		return 0;
 	return socktab__feed_tell(net, &k, SOCKTAB__FEED_REFUSABLE) ? -EADDRINUSE : 0;
@@ -662,7 +711,7 @@ static int feed_claim(struct socktab_net *net, struct socktab_sock *sk, struct s
 static void feed_release(struct socktab_net *net, struct socktab_sock *sk,
 			 struct socktab__uslot *s1, const struct socktab_port_key *k)
 {
-	if (!key_held(s1, sk, k, NULL))
+	if (!key_held(net, s1, sk, k))
 		socktab__feed_tell(net, k, SOCKTAB__FEED_RELEASE);
 }
 
@@ -690,7 +739,7 @@ int socktab_net_port_feed_dump(struct socktab_net *net,
 
 			feed_key(sk, socktab__sk_num(sk), &k);
 			/* Once per key: by its first holder in the chain. */
-			if (!key_held(s1, sk, &k, sk) && (r = fn(arg, &k)) != 0)
+			if (!key_held1(s1, sk, &k, sk) && (r = fn(arg, &k)) != 0)
 				break;
 		}
 		socktab__unlock(socktab__uslot1_lock(t, s1));

@@ -264,6 +264,71 @@ TEST(udp_claims)
 	socktab_net_free(net);
 }
 
+/* UDP keys on a port shared by several addresses: a key with an address goes with the last
+ * socket bound to it, though a connected wildcard-bound socket sits beside it in the address's
+ * chain; the wildcard key stays while a connected socket holds it; bind(0) with SO_REUSEADDR
+ * onto a port whose key is held claims nothing. */
+TEST(udp_keys_by_address)
+{
+	struct socktab_net *net = check_net(40000, 40000, NULL);
+	struct rec r = { .n = 0 };
+	struct socktab_port_feed f = feed_of(&r);
+	struct socktab_sock *s[6], *x, *y;
+	const char *ip[6] = { "127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.3", "0.0.0.0",
+			      "0.0.0.0" };
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+	for (int i = 0; i < 5; i++) {
+		s[i] = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+		CHECK_EQ(check_setint(s[i], SOL_SOCKET, SO_REUSEADDR, 1), 0);
+		CHECK_EQ(check_bind4(s[i], ip[i], 53), 0);
+	}
+	CHECK_EQ(r.n, 4);
+	CHECK(ev_is(&r, 3, 'c', SOCKTAB_UDP, AF_INET, "0.0.0.0", 53));
+	/* The wildcard socket takes 127.0.0.1 as its source: its key stays the wildcard. */
+	CHECK_EQ(check_connect4(s[4], "127.0.0.1", 9), 0);
+	CHECK_EQ(r.n, 4);
+	CHECK_EQ(socktab_close(s[0]), 0);
+	CHECK_EQ(r.n, 4);
+	CHECK_EQ(socktab_close(s[1]), 0);
+	CHECK_EQ(r.n, 5);
+	CHECK(ev_is(&r, 4, 'r', SOCKTAB_UDP, AF_INET, "127.0.0.1", 53));
+	/* Another wildcard socket: the connected one holds the key. */
+	s[5] = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	CHECK_EQ(check_setint(s[5], SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind4(s[5], ip[5], 53), 0);
+	CHECK_EQ(r.n, 5);
+	CHECK_EQ(socktab_close(s[4]), 0);
+	CHECK_EQ(r.n, 5);
+	CHECK_EQ(socktab_close(s[5]), 0);
+	CHECK_EQ(r.n, 6);
+	CHECK(ev_is(&r, 5, 'r', SOCKTAB_UDP, AF_INET, "0.0.0.0", 53));
+	CHECK_EQ(socktab_close(s[2]), 0);
+	CHECK_EQ(socktab_close(s[3]), 0);
+	CHECK_EQ(r.n, 8);
+	CHECK(ev_is(&r, 6, 'r', SOCKTAB_UDP, AF_INET, "127.0.0.2", 53));
+	CHECK(ev_is(&r, 7, 'r', SOCKTAB_UDP, AF_INET, "127.0.0.3", 53));
+	/* bind(0) on a one-port range: the second SO_REUSEADDR socket shares the key. */
+	x = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	y = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	CHECK_EQ(check_setint(x, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_setint(y, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind4(x, "127.0.0.1", 0), 0);
+	CHECK_EQ(r.n, 9);
+	CHECK(ev_is(&r, 8, 'c', SOCKTAB_UDP, AF_INET, "127.0.0.1", 40000));
+	CHECK_EQ(check_bind4(y, "127.0.0.1", 0), 0);
+	CHECK_EQ(check_port(y), 40000);
+	CHECK_EQ(r.n, 9);
+	CHECK_EQ(socktab_close(x), 0);
+	CHECK_EQ(r.n, 9);
+	CHECK_EQ(socktab_close(y), 0);
+	CHECK_EQ(r.n, 10);
+	CHECK(ev_is(&r, 9, 'r', SOCKTAB_UDP, AF_INET, "127.0.0.1", 40000));
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	socktab_net_free(net);
+}
+
 /* A refused claim: bind() gets -EADDRINUSE and nothing is taken; bind(0) and UDP's automatic
  * bind walk past the refused ports. */
 TEST(refusal)
@@ -541,5 +606,5 @@ TEST(replace_under_writers)
 }
 
 CHECK_MAIN(listener_claim_release, connect_and_time_wait, connect_walks_past,
-	   address_moves_and_children, udp_claims, refusal, tcp_port_of_other_addresses, dump,
-	   bad_input, replace_under_writers)
+	   address_moves_and_children, udp_claims, udp_keys_by_address, refusal,
+	   tcp_port_of_other_addresses, dump, bad_input, replace_under_writers)
