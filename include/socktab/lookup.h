@@ -145,9 +145,10 @@ struct socktab_tuple4 {
 /*
  * Burst form of socktab_lookup_tcp4() (or of socktab_lookup_established4() with
  * SOCKTAB_LOOKUP_ESTABLISHED): out[i] is the socket for keys[i], with a reference held, or NULL.
- * The keys go through a pipeline: a key's slot is prefetched 16 keys before its first entry is
- * read and prefetched, and that 16 keys before the key is matched against it; a key whose first
- * entry is another connection's has its next entry prefetched and walks on 8 keys later. So the
+ * The keys go in groups of 32, each stage by stage: all are hashed and their slots prefetched,
+ * then every slot is read and its first entry prefetched (with the caller's area after it),
+ * then every key is matched against that entry; a key whose first entry is another
+ * connection's has its next entry prefetched and walks on after the group's matches. So the
  * cache misses of different keys overlap. Returns how many keys were found, or -EINVAL (NULL
  * net, NULL arrays with n > 0, unknown flag).
  * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
