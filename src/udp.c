@@ -593,26 +593,55 @@ struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,
  * One key per (address as bound, port) among the hashed sockets: the address a socket had when
  * it was hashed, which is the wildcard for one that was bound to none, also after connect()
  * gave it a source address (that connect rehashes it, and a later disconnect returns it to the
- * wildcard). The key appears with the first socket that has it (claimed before it is hashed)
- * and goes with the last; the primary slot lock of the port, held over every hash change,
- * keeps the count. */
+ * wildcard, unless bind() locked the address: ::ffff:0.0.0.0 keeps the source). The key
+ * appears with the first socket that has it (claimed before it is hashed) and goes with the
+ * last; the primary slot lock of the port, held over every hash change, keeps the count. */
+
+/*
+ * A bit of a UDP socket's flag byte (tw_flags): connect() gave the socket, hashed under a
+ * wildcard, the source address it has now, so its key is still the wildcard's. Set by that
+ * connect() and cleared when the socket leaves its port or its address goes back to the
+ * wildcard, under the primary slot lock of its port while it is hashed, as the feed reads it:
+ * the key released is then the key claimed, whatever connect() and disconnect did in between.
+ * The value is a TCP socket's SOCKTAB__SOCKF_LISTENED, which a UDP socket never has; no lookup
+ * reads it.
+ */
+#define UDPF_KEY_WILD SOCKTAB__SOCKF_LISTENED
+_Static_assert(!(UDPF_KEY_WILD &
+		 (SOCKTAB__UDPF_CONNECTING | SOCKTAB__SOCKF_INCPU | SOCKTAB__SOCKF_CPU)),
+	       "the key's bit is none of those a UDP socket's flag byte has already");
+
+static void key_wild_set(struct socktab_sock *sk, bool on)
+{
+	if (on)
+		atomic_fetch_or_explicit(&sk->tw_flags, UDPF_KEY_WILD, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&sk->tw_flags, (uint8_t)~UDPF_KEY_WILD,
+					  memory_order_relaxed);
+}
 
 static void feed_key(const struct socktab_sock *sk, uint16_t port, struct socktab_port_key *k)
 {
 	struct in6_addr a = socktab__sk_v6_saddr(sk);
-	bool rehashed = RD(sk->state) == SOCKTAB_TCP_ESTABLISHED &&
-			!(sk->userlocks & SOCKTAB__BINDADDR_LOCK);
 
 	memset(k, 0, sizeof(*k));
 	k->proto = SOCKTAB_UDP;
 	k->port = port;
-	if (sk->family == AF_INET || (!rehashed && socktab__v6_is_mapped(&a))) {
+	if (RD(sk->tw_flags) & UDPF_KEY_WILD) {
+		/* Which wildcard: bind() locks an AF_INET6 socket's ::ffff:0.0.0.0 (IPv4's
+		 * wildcard), not its :: (nor the wildcard a bind by port alone leaves). */
+		if (sk->family == AF_INET || (sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
+			k->family = AF_INET;
+			socktab__v6_map(&k->addr, 0);
+		} else {
+			k->family = AF_INET6;
+		}
+	} else if (sk->family == AF_INET || socktab__v6_is_mapped(&a)) {
 		k->family = AF_INET;
-		socktab__v6_map(&k->addr, rehashed ? 0 : socktab__sk_rcv_saddr(sk));
+		socktab__v6_map(&k->addr, socktab__sk_rcv_saddr(sk));
 	} else {
 		k->family = AF_INET6;
-		if (!rehashed)
-			k->addr = a;
+		k->addr = a;
 	}
 }
 
@@ -867,6 +896,7 @@ static void unhash(struct socktab_net *net, struct socktab_sock *sk)
 		feed_key(sk, socktab__sk_num(sk), &k);
 		feed_release(net, sk, s1, &k);
 	}
+	key_wild_set(sk, false); /* the next hash claims the address it has then */
 	socktab__sk_set_num(sk, 0); /* inet_num = 0 */
 	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 }
@@ -1278,6 +1308,7 @@ static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	if (!(sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
 		WR(sk->addrpair, 0);
 		socktab__sk_set_v6_saddr(sk, &any);
+		key_wild_set(sk, false); /* the address is the key's again */
 		if (s1 && (sk->userlocks & SOCKTAB__BINDPORT_LOCK))
 			rehash2_locked(net, sk);
 	}
@@ -1363,8 +1394,10 @@ int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *
 	else /* an IPv6 peer: both v4 aliases are 127.0.0.6, matching no IPv4 datagram */
 		WR(sk->addrpair, (uint64_t)SOCKTAB__LOOPBACK4_IPV6 | ((uint64_t)SOCKTAB__LOOPBACK4_IPV6 << 32));
 	socktab__sk_set_dport(sk, d.port);
-	if (!had_saddr)
+	if (!had_saddr) {
 		rehash2_locked(net, sk); /* leaves the group before has_conns is set (kernel order) */
+		key_wild_set(sk, true); /* hashed under a wildcard, which stays its key */
+	}
 #ifdef SOCKTAB_NAIVE_ORDER
 	connect_window();
 #endif

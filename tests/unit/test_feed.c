@@ -329,6 +329,229 @@ TEST(udp_keys_by_address)
 	socktab_net_free(net);
 }
 
+/* A ledger of the keys the feed says a net owns: a claim must name a key not owned yet, a release
+ * one that is; anything else counts in @bad. */
+struct ledger {
+	struct socktab_port_key k[16];
+	int n;
+	int bad;
+};
+
+static int ledger_find(const struct ledger *l, const struct socktab_port_key *k)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->k[i].proto == k->proto && l->k[i].family == k->family &&
+		    l->k[i].port == k->port && l->k[i].l3mdev == k->l3mdev &&
+		    !memcmp(&l->k[i].addr, &k->addr, 16))
+			return i;
+	return -1;
+}
+
+static int ledger_claim(void *arg, const struct socktab_port_key *k, unsigned flags)
+{
+	struct ledger *l = arg;
+
+	(void)flags;
+	if (ledger_find(l, k) >= 0 || l->n == 16)
+		l->bad++;
+	else
+		l->k[l->n++] = *k;
+	return 0;
+}
+
+static void ledger_release(void *arg, const struct socktab_port_key *k)
+{
+	struct ledger *l = arg;
+	int i = ledger_find(l, k);
+
+	if (i < 0)
+		l->bad++;
+	else
+		l->k[i] = l->k[--l->n];
+}
+
+/* Does the ledger own UDP key (@family, @ip, @port)? */
+static bool ledger_has(const struct ledger *l, int family, const char *ip, int port)
+{
+	struct socktab_port_key k = { .proto = SOCKTAB_UDP, .family = family,
+				      .port = (uint16_t)port };
+
+	if (family == AF_INET) {
+		k.addr.s6_addr[10] = k.addr.s6_addr[11] = 0xff;
+		memcpy(&k.addr.s6_addr[12], &(uint32_t){ check_ip4(ip) }, 4);
+	} else {
+		k.addr = check_ip6(ip);
+	}
+	return ledger_find(l, &k) >= 0;
+}
+
+struct dumped {
+	const struct ledger *l;
+	unsigned seen;                /* ledger entries the dump gave */
+	int n;
+	bool stray;                   /* a key the ledger does not own, or one given twice */
+};
+
+static int dumped_key(void *arg, const struct socktab_port_key *k)
+{
+	struct dumped *d = arg;
+	int i = ledger_find(d->l, k);
+
+	if (i < 0 || ((d->seen >> i) & 1))
+		d->stray = true;
+	else
+		d->seen |= 1u << i;
+	d->n++;
+	return 0;
+}
+
+/* No claim or release went wrong, and the dump gives exactly the keys the ledger owns: the key
+ * a socket holds now is the one that was claimed for it. */
+static bool ledger_agrees(struct socktab_net *net, const struct ledger *l)
+{
+	struct dumped d = { l, 0, 0, false };
+
+	return !l->bad && socktab_net_port_feed_dump(net, dumped_key, &d) == 0 && !d.stray &&
+	       d.n == l->n;
+}
+
+static int disconnect(struct socktab_sock *sk)
+{
+	struct sockaddr s = { .sa_family = AF_UNSPEC };
+
+	return socktab_connect(sk, &s, sizeof(s));
+}
+
+/* UDP: each key claimed is released once, and the socket holds that same key all along, through
+ * bind (an address, a wildcard, port 0), connect(), disconnect (connect() with AF_UNSPEC), a bind
+ * or automatic bind after the port was given back, and close, for IPv4 and IPv6 sockets. A
+ * socket bound to a wildcard (0.0.0.0, ::, or ::ffff:0.0.0.0, which the binding locks like an
+ * address) keeps the wildcard's key when connect() gives it a source address. */
+TEST(udp_claims_pair)
+{
+	struct socktab_net *net = check_net(40000, 40009, NULL);
+	struct ledger l = { .n = 0 };
+	struct socktab_port_feed f = { ledger_claim, ledger_release, &l };
+	struct socktab_sock *a, *b;
+	struct sockaddr_in6 name;
+	struct in6_addr src;
+	socklen_t len;
+	int port;
+
+	CHECK(net);
+	CHECK_EQ(socktab_net_set_port_feed(net, &f), 0);
+
+	/* ::ffff:0.0.0.0 on a given port, connected to an IPv4 peer: its source 127.0.0.1 stays
+	 * through disconnect, as the binding locked the address; its key stays the wildcard. An
+	 * IPv4 socket bound to 127.0.0.1 on the same port has a key of its own. */
+	a = socktab_socket(net, SOCKTAB_UDP, AF_INET6);
+	b = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	CHECK_EQ(check_setint(a, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_setint(b, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(check_bind6(a, "::ffff:0.0.0.0", 5000), 0);
+	CHECK(ledger_has(&l, AF_INET, "0.0.0.0", 5000));
+	CHECK_EQ(check_connect6(a, "::ffff:127.0.0.1", 9), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(check_bind4(b, "127.0.0.1", 5000), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK(ledger_has(&l, AF_INET, "127.0.0.1", 5000));
+	CHECK_EQ(l.n, 2);
+	CHECK_EQ(disconnect(a), 0);
+	CHECK(ledger_agrees(net, &l));
+	len = sizeof(name);
+	CHECK_EQ(socktab_getsockname(a, (struct sockaddr *)&name, &len), 0);
+	src = check_ip6("::ffff:127.0.0.1");
+	CHECK(!memcmp(&name.sin6_addr, &src, 16));
+	CHECK_EQ(check_connect6(a, "::ffff:127.0.0.1", 10), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 1);
+	CHECK(ledger_has(&l, AF_INET, "127.0.0.1", 5000));
+	CHECK_EQ(socktab_close(b), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 0);
+
+	/* ::ffff:0.0.0.0 on port 0: disconnect gives the port back with the wildcard's key; the
+	 * address connect() gave stays, so the next automatic bind claims that address. */
+	a = socktab_socket(net, SOCKTAB_UDP, AF_INET6);
+	CHECK_EQ(check_bind6(a, "::ffff:0.0.0.0", 0), 0);
+	port = check_port(a);
+	CHECK(ledger_has(&l, AF_INET, "0.0.0.0", port));
+	CHECK_EQ(check_connect6(a, "::ffff:127.0.0.1", 9), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(disconnect(a), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 0);
+	CHECK_EQ(check_connect6(a, "::ffff:127.0.0.1", 9), 0);
+	port = check_port(a);
+	CHECK(ledger_has(&l, AF_INET, "127.0.0.1", port));
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 0);
+
+	/* IPv4: 0.0.0.0 on port 0, connect(), disconnect (port and address given back), a bind to
+	 * 127.0.0.1, connect() and disconnect (both kept), close. */
+	a = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+	CHECK_EQ(check_bind4(a, "0.0.0.0", 0), 0);
+	port = check_port(a);
+	CHECK(ledger_has(&l, AF_INET, "0.0.0.0", port));
+	CHECK_EQ(check_connect4(a, "127.0.0.1", 9), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(disconnect(a), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 0);
+	CHECK_EQ(check_bind4(a, "127.0.0.1", 5001), 0);
+	CHECK(ledger_has(&l, AF_INET, "127.0.0.1", 5001));
+	CHECK_EQ(check_connect4(a, "127.0.0.1", 9), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(disconnect(a), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 1);
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 0);
+
+	/* IPv6 :: on a given port: connect() to an IPv4 peer, disconnect (back to ::, the port
+	 * kept), connect() to an IPv6 one, close. */
+	a = socktab_socket(net, SOCKTAB_UDP, AF_INET6);
+	CHECK_EQ(check_bind6(a, "::", 5002), 0);
+	CHECK(ledger_has(&l, AF_INET6, "::", 5002));
+	CHECK_EQ(check_connect6(a, "::ffff:127.0.0.1", 9), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(disconnect(a), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(check_connect6(a, "::1", 9), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 1);
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 0);
+
+	/* IPv6: ::1 on a given port, and a socket bound by its connect(). */
+	a = socktab_socket(net, SOCKTAB_UDP, AF_INET6);
+	b = socktab_socket(net, SOCKTAB_UDP, AF_INET6);
+	CHECK_EQ(check_bind6(a, "::1", 5003), 0);
+	CHECK_EQ(check_connect6(a, "::1", 9), 0);
+	CHECK_EQ(check_connect6(b, "::1", 9), 0);
+	port = check_port(b);
+	CHECK(ledger_has(&l, AF_INET6, "::1", 5003));
+	CHECK(ledger_has(&l, AF_INET6, "::", port));
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(disconnect(a), 0);
+	CHECK_EQ(disconnect(b), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 1);
+	CHECK_EQ(socktab_close(a), 0);
+	CHECK_EQ(socktab_close(b), 0);
+	CHECK(ledger_agrees(net, &l));
+	CHECK_EQ(l.n, 0);
+
+	CHECK_EQ(socktab_net_set_port_feed(net, NULL), 0);
+	socktab_net_free(net);
+}
+
 /* A refused claim: bind() gets -EADDRINUSE and nothing is taken; bind(0) and UDP's automatic
  * bind walk past the refused ports. */
 TEST(refusal)
@@ -606,5 +829,5 @@ TEST(replace_under_writers)
 }
 
 CHECK_MAIN(listener_claim_release, connect_and_time_wait, connect_walks_past,
-	   address_moves_and_children, udp_claims, udp_keys_by_address, refusal,
-	   tcp_port_of_other_addresses, dump, bad_input, replace_under_writers)
+	   address_moves_and_children, udp_claims, udp_keys_by_address, udp_claims_pair,
+	   refusal, tcp_port_of_other_addresses, dump, bad_input, replace_under_writers)
