@@ -78,6 +78,10 @@ enum socktab__kind {
  * was made by a listener. Never cleared while the socket lives. */
 #define SOCKTAB__SOCKF_LISTENED 0x04
 #define SOCKTAB__SOCKF_ACTIVE 0x08
+/* The same byte of a UDP socket, which never has SOCKTAB__SOCKF_LISTENED, its bit: connect()
+ * gave the socket, hashed under a wildcard, the source address it has now, so its port key is
+ * still the wildcard's (udp.c feed_key). Never set in a TCP socket. */
+#define SOCKTAB__UDPF_KEY_WILD 0x04
 
 struct socktab__tb2;
 struct socktab__pool_cache;

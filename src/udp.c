@@ -603,10 +603,9 @@ struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,
  * connect() and cleared when the socket leaves its port or its address goes back to the
  * wildcard, under the primary slot lock of its port while it is hashed, as the feed reads it:
  * the key released is then the key claimed, whatever connect() and disconnect did in between.
- * The value is a TCP socket's SOCKTAB__SOCKF_LISTENED, which a UDP socket never has; no lookup
- * reads it.
+ * No lookup reads it.
  */
-#define UDPF_KEY_WILD SOCKTAB__SOCKF_LISTENED
+#define UDPF_KEY_WILD SOCKTAB__UDPF_KEY_WILD
 _Static_assert(!(UDPF_KEY_WILD &
 		 (SOCKTAB__UDPF_CONNECTING | SOCKTAB__SOCKF_INCPU | SOCKTAB__SOCKF_CPU)),
 	       "the key's bit is none of those a UDP socket's flag byte has already");
