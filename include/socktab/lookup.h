@@ -193,8 +193,9 @@ struct socktab_hit {
  * SOCKTAB_UDP: socktab_lookup_udp4/6()) returns for keys[i], with its kind and area, so the
  * caller needs no further call to dispatch it. TCP keys go through the pipeline of
  * socktab_lookup_tcp_burst() (batch6: IPv6 keys, a v4-mapped pair keyed as IPv4); UDP keys
- * through one of their own (each key's hash2 and hash4 slots, its first hash4 entry's UDP part,
- * then that entry's socket line, are prefetched 24, 16 and 8 keys before its lookup). A reuseport program sees the payload the thread
+ * through one of their own (groups of 32 keys, stage by stage: every key's hash2 and hash4
+ * slots, then every first hash4 entry's UDP part, then every such entry's socket line, are
+ * prefetched before the keys are looked up). A reuseport program sees the payload the thread
  * named with socktab_set_rx_payload() for every key of the batch: datagrams for groups with a
  * program are looked up one at a time. The whole batch runs in one read-side section. Returns how many keys were
  * found, or -EINVAL (NULL net, NULL arrays with n > 0, @proto neither SOCKTAB_TCP nor
