@@ -396,17 +396,18 @@ burst_key(struct socktab_net *net, struct burst_keys ks, unsigned int j,
 	return k;
 }
 
-/* Walk @k's chain on from @p (an entry or a nulls marker), unless @sk already matched, start
- * the miss on the result's caller area (in flight already where the result is the key's first
- * entry), and pin the result by its rule. */
+/* Walk @k's chain on from @p (an entry or a nulls marker), unless @sk already matched, and pin
+ * the result by its rule. A walk's result past the entry at @p gets its caller area's miss
+ * started here; every entry the burst reached itself had it started with its line. */
 static inline __attribute__((always_inline)) struct socktab_sock *
 burst_finish(struct socktab_net *net, uint32_t h, const struct socktab__lookup_key *k,
 	     uintptr_t p, struct socktab_sock *sk, bool ref)
 {
-	if (!sk)
+	if (!sk) {
 		sk = socktab__ehash_walk_rcu(net, h, k, p);
-	if (sk && net->has_priv)
-		__builtin_prefetch((const char *)sk + sizeof(struct socktab_sock));
+		if (sk && net->has_priv && (uintptr_t)sk != p)
+			__builtin_prefetch((const char *)sk + sizeof(struct socktab_sock));
+	}
 	return established_rx(ref ? established_pin(net, h, k, sk) : sk);
 }
 
@@ -429,24 +430,28 @@ static struct socktab_sock *burst_listener(struct socktab_net *net, struct burst
 						  t->dif, t->sdif);
 }
 
-/*
- * The pipeline itself, for @n keys of @ks: out[i] as socktab_lookup_tcp_burst() says; with
- * @listener, listener[i] tells whether out[i] came from the listener fallback. Caller checked
- * the arguments and is a registered thread.
- */
-/* Start the misses of chain entry @p (not a nulls marker) that its match takes: its socket's
- * line, and for an IPv6 key the entry's IPv6 key, which socktab__sk_v6() finds from the entry's
- * address and its slab's header without the socket's line (an AF_INET socket's is no address
- * to read; the prefetch of it is harmless). */
-static inline __attribute__((always_inline)) void burst_prefetch_entry(bool v6, uintptr_t p)
+/* Start the misses of chain entry @p (not a nulls marker) that its match and its caller take:
+ * its socket's line, for an IPv6 key the entry's IPv6 key, which socktab__sk_v6() finds from the
+ * entry's address and its slab's header without the socket's line (an AF_INET socket's is no
+ * address to read; the prefetch of it is harmless), and the caller's area, the line after the
+ * socket's. */
+static inline __attribute__((always_inline)) void
+burst_prefetch_entry(const struct socktab_net *net, bool v6, uintptr_t p)
 {
 	struct socktab_sock *sk = socktab__node_sk(p);
 
 	__builtin_prefetch(sk);
 	if (v6)
 		__builtin_prefetch(socktab__sk_v6(sk));
+	if (net->has_priv)
+		__builtin_prefetch((const char *)sk + sizeof(struct socktab_sock));
 }
 
+/*
+ * The pipeline itself, for @n keys of @ks: out[i] as socktab_lookup_tcp_burst() says; with
+ * @listener, listener[i] tells whether out[i] came from the listener fallback. Caller checked
+ * the arguments and is a registered thread.
+ */
 static inline __attribute__((always_inline)) int
 tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 	     struct socktab_sock **out, bool *listener, unsigned int flags)
@@ -484,12 +489,8 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 							  memory_order_acquire);
 
 			at[i] = f;
-			if (!socktab__is_nulls(f)) {
-				burst_prefetch_entry(burst_is6(ks, b + i), f);
-				if (net->has_priv)
-					__builtin_prefetch((const char *)socktab__node_sk(f) +
-							   sizeof(struct socktab_sock));
-			}
+			if (!socktab__is_nulls(f))
+				burst_prefetch_entry(net, burst_is6(ks, b + i), f);
 		}
 		for (unsigned int i = 0; i < m; i++) {
 			struct socktab__lookup_key kb;
@@ -500,7 +501,7 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 			if (!socktab__is_nulls(p)) {
 				sk = socktab__ehash_step_rcu(net, hash[i], k, p, &p);
 				if (!sk && !socktab__is_nulls(p)) {
-					burst_prefetch_entry(burst_is6(ks, b + i), p);
+					burst_prefetch_entry(net, burst_is6(ks, b + i), p);
 					at[i] = p;
 					walk |= 1u << i;
 					continue;
