@@ -288,17 +288,16 @@ struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const str
 }
 
 /*
- * Caller holds the bhash lock of tb->port. Takes the bhash2 lock. @known: the caller looked
- * @sk's bucket up already under the lock it still holds, and @found is what it got (NULL:
- * none); otherwise it is looked up here. @pa: as tb_create_locked. @feed: how a new bucket is
- * told to the port feed (SOCKTAB__FEED_*; SOCKTAB__FEED_CLAIMED: the caller claimed it
- * already). NULL with *err = -ENOMEM, or -EADDRINUSE when the feed refused it; nothing changed
- * then.
+ * Caller holds the bhash lock of tb->port. Takes the bhash2 lock. @found: @sk's bucket as
+ * socktab__tb2_find_locked() gave it under the lock the caller still holds (NULL: none, made
+ * here). @pa: as tb_create_locked. @feed: how a new bucket is told to the port feed
+ * (SOCKTAB__FEED_*; SOCKTAB__FEED_CLAIMED: the caller claimed it already). NULL with *err =
+ * -ENOMEM, or -EADDRINUSE when the feed refused it; nothing changed then.
  */
 static struct socktab__tb2 *tb2_get(struct socktab_net *net, struct socktab__tb *tb,
-				    const struct socktab_sock *sk, bool known,
-				    struct socktab__tb2 *found, struct socktab__bind_prealloc *pa,
-				    bool *created, int feed, int *err)
+				    const struct socktab_sock *sk, struct socktab__tb2 *found,
+				    struct socktab__bind_prealloc *pa, bool *created, int feed,
+				    int *err)
 {
 	struct in6_addr a;
 	uint32_t v4;
@@ -308,9 +307,8 @@ static struct socktab__tb2 *tb2_get(struct socktab_net *net, struct socktab__tb 
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb->port));
 	*created = false;
-	tb2 = known ? found : socktab__tb2_find_locked(net, tb, sk);
-	if (tb2)
-		return tb2;
+	if (found)
+		return found;
 	if (feed != SOCKTAB__FEED_CLAIMED && socktab__feed_on(net)) {
 		struct socktab_port_key k;
 
@@ -365,7 +363,7 @@ struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
 {
 	int err;
 
-	return tb2_get(net, tb, sk, false, NULL, pa, created,
+	return tb2_get(net, tb, sk, socktab__tb2_find_locked(net, tb, sk), pa, created,
 		       claimed ? SOCKTAB__FEED_CLAIMED : SOCKTAB__FEED_FORCED, &err);
 }
 
@@ -378,7 +376,7 @@ struct socktab__tb2 *socktab__tb2_found_or_create_locked(struct socktab_net *net
 {
 	int err;
 
-	return tb2_get(net, tb, sk, true, found, pa, created,
+	return tb2_get(net, tb, sk, found, pa, created,
 		       claimed ? SOCKTAB__FEED_CLAIMED : SOCKTAB__FEED_FORCED, &err);
 }
 
@@ -979,9 +977,9 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 {
 	struct socktab__bhead *head;
 	struct socktab__tb *tb;
-	/* @sk's address bucket on the port once looked up (tb2_known), under the lock held. */
+	/* @sk's address bucket on the port as looked up under the lock held (NULL: none). */
 	struct socktab__tb2 *tb2 = NULL, *own;
-	bool tb_created = false, tb2_created = false, first, tb2_known = false;
+	bool tb_created = false, tb2_created = false, first;
 	bool check = true, claimed = false;
 	int port = snum, ret, l3mdev = socktab__sk_bound_l3mdev(sk);
 
@@ -991,11 +989,11 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		if (ret)
 			return ret;
 		check = false;
-		tb2_known = true;
 	} else {
 		head = socktab__bhash_head(net, (uint16_t)port);
 		socktab__lock(socktab__bhead_lock(net->tab, head));
 		tb = socktab__tb_find_locked(head, net, (uint16_t)port, l3mdev);
+		tb2 = socktab__tb2_find_locked(net, tb, sk); /* the walk above found it itself */
 	}
 	if (!tb) {
 		tb = socktab__tb_create_locked(head, net, (uint16_t)port, l3mdev, NULL);
@@ -1004,7 +1002,6 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 			goto fail;
 		}
 		tb_created = true;
-		tb2_known = true; /* a new port has no address bucket */
 	}
 	first = !tb_has_owners(tb);
 	/*
@@ -1020,14 +1017,9 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		ret = -EADDRINUSE;
 		goto fail;
 	}
-	if (check) {
-		if (!tb2_known)
-			tb2 = socktab__tb2_find_locked(net, tb, sk);
-		tb2_known = true;
-		if (csk_bind_conflict(sk, tb, tb2, true, true)) {
-			ret = -EADDRINUSE;
-			goto fail;
-		}
+	if (check && csk_bind_conflict(sk, tb, tb2, true, true)) {
+		ret = -EADDRINUSE;
+		goto fail;
 	}
 	own = socktab__sk_bl(sk)->tb2;
 	if (own) {
@@ -1044,7 +1036,7 @@ int socktab__get_port(struct socktab_net *net, struct socktab_sock *sk, int snum
 		socktab__unlock(socktab__bhead_lock(net->tab, head));
 		return 0;
 	}
-	tb2 = tb2_get(net, tb, sk, tb2_known, tb2, NULL, &tb2_created,
+	tb2 = tb2_get(net, tb, sk, tb2, NULL, &tb2_created,
 		      claimed ? SOCKTAB__FEED_CLAIMED : SOCKTAB__FEED_REFUSABLE, &ret);
 	if (!tb2)
 		goto fail;

@@ -92,8 +92,7 @@ static int connect_bound_port(struct socktab_net *net, struct socktab_sock *sk, 
 struct choice {
 	pthread_mutex_t *lock;   /* the port's bhash lock, held */
 	struct socktab__tb *tb;
-	struct socktab__tb2 *tb2; /* sk's address bucket on the port (NULL: none), if tb2_known */
-	bool tb2_known;          /* tb2 was looked up under lock (valid while it is held) */
+	struct socktab__tb2 *tb2; /* sk's address bucket on the port (NULL: none), under lock */
 	struct socktab_sock *tw; /* TIME_WAIT entry taken over (R61), with a reference */
 	bool inserted;           /* sk is already in ehash (the R56 check inserted it) */
 	bool claimed;            /* the port feed took sk's key on the port (bind.h) */
@@ -133,16 +132,14 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 		return 0;
 	}
 	/* A port feed may refuse the port (one the host's kernel holds): busy, then. The claim
-	 * needs sk's address bucket, which the commit below reuses rather than looks up again. */
+	 * needs sk's address bucket, which the commit below reuses rather than looks up again;
+	 * without a feed it is looked up only for the port chosen. */
+	bool feed = socktab__feed_on(net);
 	int claim = 0;
 
-	c->tb2 = NULL;
-	c->tb2_known = !tb;
-	if (socktab__feed_on(net)) {
-		c->tb2 = socktab__tb2_find_locked(net, tb, sk);
-		c->tb2_known = true;
+	c->tb2 = feed ? socktab__tb2_find_locked(net, tb, sk) : NULL;
+	if (feed)
 		claim = socktab__feed_claim_locked(net, c->tb2, sk, port, c->l3mdev);
-	}
 	if (claim < 0) {
 		socktab__unlock(lock);
 		return 0;
@@ -157,6 +154,8 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 			return 0;
 		}
 		c->inserted = true;
+		if (!feed)
+			c->tb2 = socktab__tb2_find_locked(net, tb, sk);
 	} else {
 		/* No bucket: nobody in this net holds the port, no ehash check needed. */
 		tb = socktab__tb_create_locked(head, net, port, c->l3mdev, pa);
@@ -316,9 +315,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	}
 
 	/* ok: (R57) */
-	tb2 = c.tb2_known ? socktab__tb2_found_or_create_locked(net, c.tb, c.tb2, sk, &pa, &created,
-								 c.claimed)
-			  : socktab__tb2_find_or_create_locked(net, c.tb, sk, &pa, &created, c.claimed);
+	tb2 = socktab__tb2_found_or_create_locked(net, c.tb, c.tb2, sk, &pa, &created, c.claimed);
 	socktab__bind_prealloc_free(&pa); /* what the chosen port did not need */
 	{
 		/* R57: the next search starts past this one's position, plus a little randomness
