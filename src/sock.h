@@ -82,6 +82,9 @@ enum socktab__kind {
  * gave the socket, hashed under a wildcard, the source address it has now, so its port key is
  * still the wildcard's (udp.c feed_key). Never set in a TCP socket. */
 #define SOCKTAB__UDPF_KEY_WILD 0x04
+_Static_assert(!(SOCKTAB__UDPF_KEY_WILD &
+		 (SOCKTAB__UDPF_CONNECTING | SOCKTAB__SOCKF_INCPU | SOCKTAB__SOCKF_CPU)),
+	       "a UDP socket's flag bits are distinct");
 
 struct socktab__tb2;
 struct socktab__pool_cache;

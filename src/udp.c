@@ -598,24 +598,18 @@ struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,
  * last; the primary slot lock of the port, held over every hash change, keeps the count. */
 
 /*
- * A bit of a UDP socket's flag byte (tw_flags): connect() gave the socket, hashed under a
- * wildcard, the source address it has now, so its key is still the wildcard's. Set by that
- * connect() and cleared when the socket leaves its port or its address goes back to the
- * wildcard, under the primary slot lock of its port while it is hashed, as the feed reads it:
- * the key released is then the key claimed, whatever connect() and disconnect did in between.
- * No lookup reads it.
+ * SOCKTAB__UDPF_KEY_WILD (sock.h): set by the connect() that gives a socket hashed under a
+ * wildcard its source address, cleared when the socket leaves its port or its address goes
+ * back to the wildcard, under the primary slot lock of its port while it is hashed, as the feed
+ * reads it: the key released is then the key claimed, whatever connect() and disconnect did in
+ * between. No lookup reads it.
  */
-#define UDPF_KEY_WILD SOCKTAB__UDPF_KEY_WILD
-_Static_assert(!(UDPF_KEY_WILD &
-		 (SOCKTAB__UDPF_CONNECTING | SOCKTAB__SOCKF_INCPU | SOCKTAB__SOCKF_CPU)),
-	       "the key's bit is none of those a UDP socket's flag byte has already");
-
 static void key_wild_set(struct socktab_sock *sk, bool on)
 {
 	if (on)
-		atomic_fetch_or_explicit(&sk->tw_flags, UDPF_KEY_WILD, memory_order_relaxed);
+		atomic_fetch_or_explicit(&sk->tw_flags, SOCKTAB__UDPF_KEY_WILD, memory_order_relaxed);
 	else
-		atomic_fetch_and_explicit(&sk->tw_flags, (uint8_t)~UDPF_KEY_WILD,
+		atomic_fetch_and_explicit(&sk->tw_flags, (uint8_t)~SOCKTAB__UDPF_KEY_WILD,
 					  memory_order_relaxed);
 }
 
@@ -626,7 +620,7 @@ static void feed_key(const struct socktab_sock *sk, uint16_t port, struct sockta
 	memset(k, 0, sizeof(*k));
 	k->proto = SOCKTAB_UDP;
 	k->port = port;
-	if (RD(sk->tw_flags) & UDPF_KEY_WILD) {
+	if (RD(sk->tw_flags) & SOCKTAB__UDPF_KEY_WILD) {
 		/* Which wildcard: bind() locks an AF_INET6 socket's ::ffff:0.0.0.0 (IPv4's
 		 * wildcard), not its :: (nor the wildcard a bind by port alone leaves). */
 		if (sk->family == AF_INET || (sk->userlocks & SOCKTAB__BINDADDR_LOCK)) {
