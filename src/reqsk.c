@@ -387,7 +387,8 @@ static void inherit_port_locked(struct socktab_net *net, struct socktab_sock *l,
 				struct socktab_sock *child, struct socktab__bhead *head,
 				uint16_t port, struct socktab__bind_prealloc *pa)
 {
-	struct socktab__tb *tb = socktab__sk_bl(l)->tb2->tb;
+	struct socktab__tb2 *ltb2 = socktab__sk_bl(l)->tb2, *tb2;
+	struct socktab__tb *tb = ltb2->tb;
 	int l3mdev = socktab__sk_bound_l3mdev(child);
 	bool created;
 
@@ -397,8 +398,6 @@ static void inherit_port_locked(struct socktab_net *net, struct socktab_sock *l,
 		if (!tb)
 			tb = socktab__tb_create_locked(head, net, port, l3mdev, pa);
 	}
-	struct socktab__tb2 *ltb2 = socktab__sk_bl(l)->tb2, *tb2;
-
 	/* A listener bound to an address gives its children its own bucket: no bhash2 walk (nor
 	 * its lock, which every child of the port would take). */
 	if (ltb2->tb == tb && socktab__tb2_addr_match(ltb2, child)) {
@@ -408,8 +407,8 @@ static void inherit_port_locked(struct socktab_net *net, struct socktab_sock *l,
 		tb2 = socktab__tb2_find_or_create_locked(net, tb, child, pa, &created, false);
 	}
 	if (created) {
-		tb2->fastreuse = socktab__sk_bl(l)->tb2->fastreuse;
-		tb2->fastreuseport = socktab__sk_bl(l)->tb2->fastreuseport;
+		tb2->fastreuse = ltb2->fastreuse;
+		tb2->fastreuseport = ltb2->fastreuseport;
 	}
 	socktab__bind_hash_locked(child, tb2, port);
 }
@@ -429,8 +428,6 @@ static int hash_new_entry(struct socktab_net *net, struct socktab_sock *l, struc
 			  bool child, struct socktab__bind_prealloc *pa)
 {
 	uint16_t port = socktab__sk_num(l);
-	struct socktab__bhead *head = socktab__bhash_head(net, port);
-	pthread_mutex_t *lock = socktab__bhead_lock(net->tab, head);
 	struct socktab_sock *tw = NULL;
 
 	if (socktab__ehash_insert_passive(net, sk, port, socktab__sk_ehashfn(net, sk, port),
@@ -442,6 +439,9 @@ static int hash_new_entry(struct socktab_net *net, struct socktab_sock *l, struc
 			;
 #endif
 	if (child || tw) {
+		struct socktab__bhead *head = socktab__bhash_head(net, port);
+		pthread_mutex_t *lock = socktab__bhead_lock(net->tab, head);
+
 		socktab__lock(lock);
 		if (child)
 			inherit_port_locked(net, l, sk, head, port, pa);
