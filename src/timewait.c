@@ -229,11 +229,6 @@ void socktab__tw_kill_locked(struct socktab_net *net, struct socktab_sock *tw)
 	atomic_fetch_sub_explicit(&net->n_time_wait, 1, memory_order_relaxed);
 }
 
-/* Finish taking over @tw, whose place in ehash a new connection took
- * (socktab__check_established_locked, socktab__ehash_insert_passive): it leaves its bind bucket
- * and is counted as recycled, unless a kill came in between (a passive entry's insertion holds
- * no bhash lock until this call), which took it out and counted it gone then.
- * Caller holds the bhash lock of tw's port; socktab__tw_deschedule_put() follows, unlocked. */
 #ifndef SOCKTAB_NAIVE_ORDER
 #define NAIVE_TAKEOVER() false
 #else
@@ -251,6 +246,11 @@ bool socktab__naive_takeover(void)
 }
 #endif
 
+/* Finish taking over @tw, whose place in ehash a new connection took
+ * (socktab__check_established_locked, socktab__ehash_insert_passive): it leaves its bind bucket
+ * and is counted as recycled, unless a kill came in between (a passive entry's insertion holds
+ * no bhash lock until this call), which took it out and counted it gone then.
+ * Caller holds the bhash lock of tw's port; socktab__tw_deschedule_put() follows, unlocked. */
 void socktab__tw_takeover_locked(struct socktab_net *net, struct socktab_sock *tw)
 {
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, socktab__sk_num(tw)));
