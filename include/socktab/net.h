@@ -498,7 +498,8 @@ struct socktab_net_stats {
 	uint64_t established;      /* sockets in ehash that are not TIME_WAIT */
 	uint64_t time_wait;        /* TIME_WAIT entries */
 	uint64_t bind_buckets;     /* bhash buckets (ports in use) */
-	uint64_t tw_recycled;      /* TIME_WAIT entries taken over by connect() */
+	uint64_t tw_recycled;      /* TIME_WAIT entries taken over by a new connection (connect(),
+				    * or a listener's child or request entry) */
 	uint64_t connect_ports_tried; /* candidate ports examined by connect() port choice */
 	uint64_t connects;         /* successful connect() calls */
 	uint64_t pool_socks;       /* objects allocated in the net's pools, sockets and TIME_WAIT

@@ -19,11 +19,39 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <arpa/inet.h>
 
 #include "socktab/socktab.h"
+
+/* The option of a program whose only one is --duration S (0 < S <= 3600, seconds): 0 with
+ * *@d set, or 2 after the usage line on stderr. */
+static inline int stress_parse_duration(int argc, char **argv, const char *prog, double *d)
+{
+	for (int i = 1; i < argc; i += 2) {
+		char *end;
+
+		if (strcmp(argv[i], "--duration") || i + 1 >= argc ||
+		    !((*d = strtod(argv[i + 1], &end)) > 0 && *d <= 3600) || *end) {
+			fprintf(stderr, "usage: %s [--duration S]\n", prog);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* Have @d seconds passed since @t0 (CLOCK_MONOTONIC)? */
+static inline bool stress_elapsed(const struct timespec *t0, double d)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9 >= d;
+}
 
 /* xorshift64: fast, reproducible from the seed; @s must not be zero. */
 static inline uint64_t stress_rand(uint64_t *s)

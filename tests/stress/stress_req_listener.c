@@ -50,15 +50,6 @@ static struct sockaddr_in sin4(uint16_t port)
 	return a;
 }
 
-static bool elapsed(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9 >=
-	       duration;
-}
-
 static void *writer(void *arg)
 {
 	struct timespec t0;
@@ -68,7 +59,7 @@ static void *writer(void *arg)
 	(void)arg;
 	socktab_thread_register();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!elapsed(&t0)) {
+	while (!stress_elapsed(&t0, duration)) {
 		struct socktab_sock *l = socktab_socket(net, SOCKTAB_TCP, AF_INET);
 		struct sockaddr_in a = sin4(LPORT);
 
@@ -186,15 +177,8 @@ int main(int argc, char **argv)
 	pthread_t w, r;
 	bool ok;
 
-	for (int i = 1; i < argc; i += 2) {
-		char *end;
-
-		if (strcmp(argv[i], "--duration") || i + 1 >= argc ||
-		    !((duration = strtod(argv[i + 1], &end)) > 0 && duration <= 3600) || *end) {
-			fprintf(stderr, "usage: stress_req_listener [--duration S]\n");
-			return 2;
-		}
-	}
+	if (stress_parse_duration(argc, argv, "stress_req_listener", &duration))
+		return 2;
 	socktab_thread_register();
 	socktab_net_params_init(&p);
 	p.ehash_entries = 1024;

@@ -70,15 +70,6 @@ static struct socktab_sock *rp_listener(void)
 	return l;
 }
 
-static bool elapsed(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9 >=
-	       duration;
-}
-
 /* Drop a request the caller holds and release it: 0 or -ENOENT (gone already) are fine. */
 static void drop_put(struct socktab_sock *r)
 {
@@ -103,7 +94,7 @@ static void *writer(void *arg)
 	 * closes of children on the same port. */
 	struct socktab_sock *a = rp_listener();
 
-	while (atomic_load(&n_cycles) < MAX_CYCLES && !elapsed(&t0)) {
+	while (atomic_load(&n_cycles) < MAX_CYCLES && !stress_elapsed(&t0, duration)) {
 		if (atomic_load(&n_cycles) && socktab_listen(a, 16))
 			bad("listen again", EINVAL);
 
@@ -223,15 +214,8 @@ int main(int argc, char **argv)
 	pthread_t w, k;
 	bool ok;
 
-	for (int i = 1; i < argc; i += 2) {
-		char *end;
-
-		if (strcmp(argv[i], "--duration") || i + 1 >= argc ||
-		    !((duration = strtod(argv[i + 1], &end)) > 0 && duration <= 3600) || *end) {
-			fprintf(stderr, "usage: stress_reqsk [--duration S]\n");
-			return 2;
-		}
-	}
+	if (stress_parse_duration(argc, argv, "stress_reqsk", &duration))
+		return 2;
 	socktab_thread_register();
 	socktab_net_params_init(&p);
 	p.ehash_entries = 1024;
