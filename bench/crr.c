@@ -989,6 +989,13 @@ int bench_crr_main(int argc, char **argv)
 		rounds = (int)c.transactions;
 	c.seconds /= rounds;
 	c.transactions /= (uint64_t)rounds;
+	/* Each run must hold both phases at least once, else the all-threads rate reads 0. */
+	if (c.paired_ms > 0 && 2 * c.paired_ms > 1000 * c.seconds) {
+		fprintf(stderr, "socktab bench crr: --paired %g: a run of %g s (-l over %d round%s) "
+			"holds no second phase; give at most %g\n", c.paired_ms, c.seconds, rounds,
+			rounds == 1 ? "" : "s", 500 * c.seconds);
+		return 2;
+	}
 	c.progress = false;
 	bench_progress_init(&prog, 1500000000ull);
 	socktab_thread_register();
