@@ -349,12 +349,17 @@ uint64_t bench_mem_available_bytes(void)
 static _Alignas(64) _Atomic uint64_t pingpong_line;
 static _Alignas(64) atomic_bool pingpong_stop;
 
-/* Wait until the line holds @v; false when told to stop. */
-static bool pingpong_wait(uint64_t v)
+/* Wait until the line holds @v; false when told to stop, or (@deadline not 0) once the clock
+ * passes @deadline, which is read every 4096 spins: the prober gives up on a peer that stalls. */
+static bool pingpong_wait(uint64_t v, uint64_t deadline)
 {
-	while (atomic_load_explicit(&pingpong_line, memory_order_acquire) != v)
+	for (unsigned int spins = 0;
+	     atomic_load_explicit(&pingpong_line, memory_order_acquire) != v; spins++) {
 		if (atomic_load_explicit(&pingpong_stop, memory_order_relaxed))
 			return false;
+		if (deadline && spins % 4096 == 4095 && bench_now_ns() > deadline)
+			return false;
+	}
 	return true;
 }
 
@@ -362,7 +367,7 @@ static bool pingpong_wait(uint64_t v)
 static void *pingpong_peer(void *arg)
 {
 	(void)arg;
-	for (uint64_t v = 1; v < 2 * PINGPONG_ROUNDS && pingpong_wait(v); v += 2)
+	for (uint64_t v = 1; v < 2 * PINGPONG_ROUNDS && pingpong_wait(v, 0); v += 2)
 		atomic_store_explicit(&pingpong_line, v + 1, memory_order_release);
 	return NULL;
 }
@@ -411,11 +416,11 @@ double bench_line_transfer_ns(void)
 		}
 		t0 = bench_now_ns();
 		for (v = 0; v < 2 * PINGPONG_ROUNDS; v += 2) {
-			if (!pingpong_wait(v))
+			if (!pingpong_wait(v, t0 + PINGPONG_MAX_NS))
 				break;
 			atomic_store_explicit(&pingpong_line, v + 1, memory_order_release);
 			if (v % 1024 == 0 && bench_now_ns() - t0 > PINGPONG_MAX_NS)
-				atomic_store(&pingpong_stop, true);
+				break;
 		}
 		t1 = bench_now_ns();
 		atomic_store(&pingpong_stop, true);
