@@ -89,7 +89,8 @@ int socktab_listen_backlog(struct socktab_sock *sk);
  * form: either way the child is AF_INET6 with v4-mapped names, as the kernel makes it. New code
  * may pass what it parsed from the packet.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
- * callback. It takes the listener's lock and bucket locks.
+ * callback. @listener referenced, or found in the caller's read-side section (a listener that
+ * closed meanwhile gives EINVAL). It takes the listener's lock and bucket locks.
  */
 struct socktab_sock *socktab_sock_new_child(struct socktab_sock *listener,
 					    const struct sockaddr *local,
