@@ -451,6 +451,39 @@ static int ndisc_find(const struct in6_addr *ip, uint8_t mac[6])
 	return found;
 }
 
+/*
+ * Has this thread asked the kernel to resolve @ip within the last 100 ms? If not, it is noted
+ * as asked now. The kernel resolves an address once asked, retrying on its own, so a datagram
+ * for every packet that finds no neighbour would only cost two system calls each; a few
+ * recent addresses per thread (each of the stack's threads sends for itself) bound that.
+ */
+static bool asked_recently(int family, const union st_addr *ip)
+{
+	static _Thread_local struct {
+		int family;
+		union st_addr ip;
+		uint64_t at;
+	} recent[8];
+	static _Thread_local unsigned int next;
+	uint64_t now = st_now_ns();
+
+	for (unsigned int i = 0; i < 8; i++) {
+		if (recent[i].family != family ||
+		    (family == AF_INET ? recent[i].ip.v4.s_addr != ip->v4.s_addr
+				       : memcmp(&recent[i].ip.v6, &ip->v6, sizeof(ip->v6))))
+			continue;
+		if (now - recent[i].at < 100000000u)
+			return true;
+		recent[i].at = now;
+		return false;
+	}
+	recent[next].family = family;
+	recent[next].ip = *ip;
+	recent[next].at = now;
+	next = (next + 1) % 8;
+	return false;
+}
+
 int share_neigh(int family, const union st_addr *ip, uint8_t mac[6])
 {
 	struct sockaddr_storage d;
@@ -461,6 +494,8 @@ int share_neigh(int family, const union st_addr *ip, uint8_t mac[6])
 		return -1;
 	if (family == AF_INET ? !arp_find(&ip->v4, mac) : !ndisc_find(&ip->v6, mac))
 		return 0;
+	if (asked_recently(family, ip))
+		return -1;
 	/* Let the kernel resolve it: a datagram to the discard port starts its ARP, or its
 	 * neighbour solicitation (to a link-local address: out of the shared device). */
 	memset(&d, 0, sizeof(d));
