@@ -53,6 +53,8 @@ void socktab__ehash_replace_locked(struct socktab__tables *t, struct socktab_soc
 	if (RD(old->bound_dev_if) != RD(new->bound_dev_if)) {
 		socktab__portmap_ehash_add_locked(new);
 		socktab__portmap_ehash_del_locked(t, old);
+	} else {
+		socktab__portmap_ehash_pass_locked(old, new);
 	}
 }
 

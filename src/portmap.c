@@ -43,7 +43,18 @@
  * meanwhile: D's part of its cells is then its entries again, and D's later unlinks take off
  * what was put in. The sketch never undercounts (up to the few entries a hook racing with the
  * change of state puts on the wrong side, which can only delay a rebuild; a cell such a race
- * takes below zero reads as 0), so a destination with PM_BUILD entries is always noticed. connect() builds D's
+ * takes below zero reads as 0), so a destination with PM_BUILD entries is always noticed.
+ * Also left out: an entry whose local port is outside the net's port range while D has no index
+ * (one being built or LIVE counts it as any other), since no connect() walk examines its port.
+ * A server's children (local port 80, say) each have a destination of their own, the client's
+ * address and port, so their bumps would land on random cells, and two threads that accept
+ * connections would take each other's cell lines at every child's add and unlink (bench crr
+ * -T 2: two of the thirteen lines per transaction that the threads took from each other). The
+ * add hook marks such an entry (SOCKTAB__PM_UNCOUNTED, in the entry, passed on when another entry
+ * replaces it in place), and its unlink takes nothing off, whatever the port range is by then.
+ * The one way this can leave a cell low: the range widens over such an entry, D's index is built
+ * and counts it, and the entry goes while the index is LIVE (its loss is then in the hand-back);
+ * as with the races above, that can only delay a rebuild. connect() builds D's
  * index when the sketch says >= PM_BUILD and D has none: it links the index (state BUILDING) so
  * the hooks maintain it from then on, then probes each port of the covered range under that
  * port's stripe lock (the lock orders the probe against every hook on that port, so the bit ends
@@ -136,6 +147,14 @@ static inline uint16_t sk_lport(const struct socktab_sock *sk)
 static inline _Atomic uint32_t *sketch_cell(struct socktab_net *net, int row, uint32_t hash0)
 {
 	return &net->pm_sketch[row][(row ? hash0 >> 12 : hash0) & (SOCKTAB__PM_SKETCH - 1)];
+}
+
+/* Does the sketch count an entry on local @port: is it in the net's port range? */
+static inline bool sketch_counts(const struct socktab_net *net, uint16_t port)
+{
+	uint32_t r = RD(net->port_range);
+
+	return port >= (r & 0xffff) && port <= (r >> 16);
 }
 
 /* Add @v (two's complement: -1 takes one off) to both of D's cells. */
@@ -330,7 +349,7 @@ void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
 	uint32_t hash0;
-	struct socktab__portmap *pm;
+	struct socktab__portmap *pm = NULL;
 	bool indexed = false;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(net->tab, RD(sk->hash)));
@@ -347,8 +366,28 @@ void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
 		}
 		socktab__rcu_read_unlock();
 	}
-	if (!indexed)
-		sketch_add(net, hash0, 1);
+	/* Left out only where D has no index: one being built counts the entry (its bit), and
+	 * the sketch must then hold it too for the hand-back to come out right. */
+	if (pm || sketch_counts(net, sk_lport(sk))) {
+		if (RD(sk->userlocks) & SOCKTAB__PM_UNCOUNTED)
+			atomic_fetch_and(&sk->userlocks, (uint8_t)~SOCKTAB__PM_UNCOUNTED);
+		if (!indexed)
+			sketch_add(net, hash0, 1);
+	} else {
+		atomic_fetch_or(&sk->userlocks, SOCKTAB__PM_UNCOUNTED);
+	}
+}
+
+void socktab__portmap_ehash_pass_locked(const struct socktab_sock *old, struct socktab_sock *new)
+{
+	uint8_t o = RD(old->userlocks) & SOCKTAB__PM_UNCOUNTED;
+
+	if ((RD(new->userlocks) & SOCKTAB__PM_UNCOUNTED) != o) {
+		if (o)
+			atomic_fetch_or(&new->userlocks, SOCKTAB__PM_UNCOUNTED);
+		else
+			atomic_fetch_and(&new->userlocks, (uint8_t)~SOCKTAB__PM_UNCOUNTED);
+	}
 }
 
 /*
@@ -361,14 +400,16 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 	struct socktab_net *net = socktab__sk_net(sk);
 	uint32_t hash = RD(sk->hash), hash0;
 	struct socktab__portmap *pm;
-	bool indexed;
+	bool indexed, counted;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(sk->hash)));
 	if (!pm_enabled(net))
 		return;
 	hash0 = hash - sk_lport(sk);
+	counted = !(RD(sk->userlocks) & SOCKTAB__PM_UNCOUNTED);
 	if (!atomic_load_explicit(&net->pm_live, memory_order_relaxed)) {
-		sketch_add(net, hash0, (uint32_t)-1);
+		if (counted)
+			sketch_add(net, hash0, (uint32_t)-1);
 		return;
 	}
 	socktab__rcu_read_lock();
@@ -392,7 +433,7 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 	}
 out:
 	socktab__rcu_read_unlock();
-	if (!indexed)
+	if (!indexed && counted)
 		sketch_add(net, hash0, (uint32_t)-1);
 }
 

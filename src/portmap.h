@@ -10,6 +10,9 @@ struct socktab__portmap;
 /* ehash choke-point hooks. Caller holds the ehash lock of sk->hash. */
 void socktab__portmap_ehash_add_locked(struct socktab_sock *sk);
 void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab_sock *sk);
+/* @new replaces @old in ehash with the same 4-tuple and device: it takes over how @old was
+ * counted. Caller holds the ehash lock of their hash. */
+void socktab__portmap_ehash_pass_locked(const struct socktab_sock *old, struct socktab_sock *new);
 /* The index of sk's destination, built if it is hot. Caller is inside an RCU read-side section. */
 struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struct socktab_sock *sk,
 						 uint32_t hash0, int low, int high);

@@ -39,6 +39,11 @@
 #define SOCKTAB__BINDADDR_LOCK 0x4
 #define SOCKTAB__BINDPORT_LOCK 0x8
 #define SOCKTAB__CONNECT_BIND 0x80
+/* The same byte, socktab's own bit, in every kind of ehash entry (socket, request, TIME_WAIT),
+ * written under the entry's ehash stripe lock: the busy-port sketch did not count the entry when
+ * it was linked (its local port was outside the net's range then), so its unlink takes nothing
+ * off (portmap.c). */
+#define SOCKTAB__PM_UNCOUNTED 0x40
 
 /* Object kinds: one pool each. */
 enum socktab__kind {

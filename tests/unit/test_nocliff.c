@@ -397,6 +397,105 @@ TEST(sketch_forgets_a_cooled_index)
 	socktab_net_free(net);
 }
 
+/* The sum of the net's sketch cells: 0 whenever the net holds no ehash entry. */
+static int64_t sketch_sum(struct socktab_net *net)
+{
+	int64_t sum = 0;
+
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < SOCKTAB__PM_SKETCH; i++)
+			sum += (int32_t)atomic_load(&net->pm_sketch[r][i]);
+	return sum;
+}
+
+/* Sockets @from to @to - 1 of @low, bound to 127.0.0.1:20000 + k (below the range), connect to
+ * 127.0.0.1:80. */
+static void connect_from_below(struct socktab_net *net, struct socktab_sock **low, int from,
+			       int to)
+{
+	for (int k = from; k < to; k++) {
+		low[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK(low[k]);
+		CHECK_EQ(check_bind4(low[k], "127.0.0.1", 20000 + k), 0);
+		CHECK_EQ(check_connect4(low[k], "127.0.0.1", 80), 0);
+	}
+}
+
+/* 40 sockets from the range connect to 127.0.0.1:80: the destination's index appears at
+ * PM_BUILD of them. */
+static void connect_until_indexed(struct socktab_net *net, struct socktab_sock **s4)
+{
+	uint32_t ni;
+	uint64_t bytes;
+
+	for (int k = 0; k < 40; k++) {
+		s4[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(s4[k], "127.0.0.1", 80), 0);
+		socktab__portmap_stats(net, &ni, &bytes);
+		CHECK_EQ(ni, k < 32 ? 0 : 1);
+	}
+}
+
+/*
+ * An entry whose local port is outside the net's range is not counted toward an index (connect()
+ * never examines its port): 50 sockets bound below the range connect to one destination, and the
+ * connect()s from the range that follow build no index on their count, none that would be
+ * dropped at once and remembered as a false one (pm_memo stays empty); the index appears at
+ * PM_BUILD entries from the range, as for a destination without them. Ten more below the range
+ * connect while the index is LIVE (the index's own then); every unlink takes off what its link
+ * put in, so the sketch is back at 0 once all are gone, after the index has gone too.
+ */
+TEST(sketch_skips_ports_outside_the_range)
+{
+	uint64_t clk = 1;
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	struct socktab_sock *low[60], *s4[40];
+	uint32_t ni;
+	uint64_t bytes;
+
+	CHECK(net);
+	connect_from_below(net, low, 0, 50);
+	CHECK_EQ(sketch_sum(net), 0);
+	connect_until_indexed(net, s4);
+	for (int i = 0; i < SOCKTAB__PM_BUCKETS; i++)
+		CHECK_EQ(atomic_load(&net->pm_memo[i]), 0);
+	connect_from_below(net, low, 50, 60);
+	for (int k = 0; k < 40; k++)
+		abort_close(s4[k]);
+	socktab__portmap_stats(net, &ni, &bytes);
+	CHECK_EQ(ni, 0);
+	for (int k = 0; k < 60; k++)
+		abort_close(low[k]);
+	CHECK_EQ(sketch_sum(net), 0);
+	socktab_net_free(net);
+}
+
+/*
+ * Whether an entry was counted is decided when it is linked: 50 entries below the range, the
+ * range widened over them, the entries gone, the range back. The sketch is at 0 (an unlink that
+ * read the range again would take off 100 that were never put in) and the destination's index
+ * appears at PM_BUILD entries, as before.
+ */
+TEST(sketch_counts_as_linked_across_range_changes)
+{
+	uint64_t clk = 1;
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	struct socktab_sock *low[50], *s4[40];
+
+	CHECK(net);
+	connect_from_below(net, low, 0, 50);
+	CHECK_EQ(socktab_net_set_port_range(net, 20000, 60999), 0);
+	for (int k = 0; k < 50; k++)
+		abort_close(low[k]);
+	CHECK_EQ(socktab_net_set_port_range(net, 32768, 60999), 0);
+	CHECK_EQ(sketch_sum(net), 0);
+	connect_until_indexed(net, s4);
+	for (int k = 0; k < 40; k++)
+		abort_close(s4[k]);
+	CHECK_EQ(sketch_sum(net), 0);
+	socktab_net_free(net);
+}
+
 /* Many threads connect and close toward one destination: ports unique, never a false failure
  * (the range never fills), index consistent (run under TSan by hand: build-tsan/test_nocliff). */
 struct thr {
@@ -479,5 +578,6 @@ TEST(concurrent_unique)
 }
 
 CHECK_MAIN(same_ports_as_linux, exhaustion_exact, tw_reuse_recycling, index_freed_below_threshold,
-	   sketch_forgets_a_cooled_index,
+	   sketch_forgets_a_cooled_index, sketch_skips_ports_outside_the_range,
+	   sketch_counts_as_linked_across_range_changes,
 	   concurrent_unique)
