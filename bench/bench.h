@@ -60,6 +60,7 @@ struct bench_crr_result {
 	bool counted;                    /* the library counts (-Dcontention_counters) */
 	uint64_t locks, locks_contended; /* the workers' lock acquisitions while measured */
 	uint64_t rmw, stores;            /* their atomic read-modify-writes and stores */
+	uint64_t lines_taken;            /* their writes to lines another thread wrote last */
 	uint64_t counted_connects, connect_locks; /* their connect()s, the locks those took */
 	/* With paired_ms: transactions and seconds of the phases where thread 0 ran alone [0] and
 	 * where every thread ran [1]; paired_scaling is the [1] rate over the [0] rate. */

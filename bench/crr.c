@@ -105,7 +105,7 @@ struct crr_thread {
 	uint64_t warmup; /* -N mode: untimed transactions before the measurement */
 	uint16_t port;   /* the server port of its flows (host order) */
 	bool counted;    /* socktab_thread_counts() counts in this build */
-	uint64_t locks, locks_contended, rmw, stores; /* while measured */
+	uint64_t locks, locks_contended, rmw, stores, taken; /* while measured */
 	uint64_t counted_connects, connect_locks; /* measured connect()s, the locks they took */
 	uint64_t ph_n[2]; /* --paired: transactions that ended in a phase of thread 0 alone, of all */
 };
@@ -402,6 +402,7 @@ static void *crr_thread_main(void *arg)
 		t->locks_contended = c1.locks_contended - c0.locks_contended;
 		t->rmw = c1.atomic_rmw - c0.atomic_rmw;
 		t->stores = c1.atomic_stores - c0.atomic_stores;
+		t->taken = c1.lines_taken - c0.lines_taken;
 	}
 	snapshot(t, t->t_end);
 	atomic_fetch_add(&x->finished, 1);
@@ -658,6 +659,7 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		r->locks_contended += t->locks_contended;
 		r->rmw += t->rmw;
 		r->stores += t->stores;
+		r->lines_taken += t->taken;
 		r->counted_connects += t->counted_connects;
 		r->connect_locks += t->connect_locks;
 		r->paired_n[0] += t->ph_n[0];
@@ -718,6 +720,7 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 	acc->locks_contended += r->locks_contended;
 	acc->rmw += r->rmw;
 	acc->stores += r->stores;
+	acc->lines_taken += r->lines_taken;
 	acc->counted_connects += r->counted_connects;
 	acc->connect_locks += r->connect_locks;
 	for (int p = 0; p < 2; p++) {
@@ -838,6 +841,8 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 			      (double)r->rmw / (double)r->transactions);
 		bench_out_dbl(o, "atomic_stores_per_transaction", "%.2f",
 			      (double)r->stores / (double)r->transactions);
+		bench_out_dbl(o, "lines_taken_per_transaction", "%.2f",
+			      (double)r->lines_taken / (double)r->transactions);
 		if (r->counted_connects)
 			bench_out_dbl(o, "locks_per_connect", "%.2f",
 				      (double)r->connect_locks / (double)r->counted_connects);

@@ -48,7 +48,7 @@ struct scale_row {
 	uint64_t crr_wire_errors, crr_connect_errors;
 	bool counted;
 	double crr_locks, crr_contended; /* per transaction (contention_counters builds) */
-	double crr_rmw, crr_stores;
+	double crr_rmw, crr_stores, crr_taken;
 	double connect95_locks; /* locks per connect() with 95 % of the range taken (counted) */
 	double kernel_crr;               /* the live kernel's churn, same threads and flows; 0: not run */
 };
@@ -274,6 +274,7 @@ int bench_scale_main(int argc, char **argv)
 			r->crr_contended = (double)cr->locks_contended / (double)cr->transactions;
 			r->crr_rmw = (double)cr->rmw / (double)cr->transactions;
 			r->crr_stores = (double)cr->stores / (double)cr->transactions;
+			r->crr_taken = (double)cr->lines_taken / (double)cr->transactions;
 			cc.flows = (int)(0.95 * (cc.hi - cc.lo + 1));
 			cc.seconds = 0.5;
 			fprintf(stderr, "scale: %d thread%s: crr -F %d (95 %% of the ports)\n",
@@ -376,6 +377,7 @@ int bench_scale_main(int argc, char **argv)
 			bench_out_dbl(&o, "crr_atomics_per_op", "%.2f", r->crr_rmw);
 			bench_out_dbl(&o, "crr_shared_writes_per_op", "%.2f",
 				      r->crr_rmw + r->crr_stores);
+			bench_out_dbl(&o, "crr_lines_taken_per_op", "%.2f", r->crr_taken);
 			bench_out_dbl(&o, "connect_locks_per_op", "%.2f", r->connect95_locks);
 		} else {
 			bench_out_str(&o, "crr_locks_per_op",

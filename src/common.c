@@ -33,6 +33,65 @@ _Thread_local uint32_t socktab__stat_idx __attribute__((tls_model("initial-exec"
 #ifdef SOCKTAB_CONTENTION_COUNTERS
 _Thread_local struct socktab__lock_counts socktab__lock_counts
 	__attribute__((tls_model("initial-exec")));
+
+/* Lines taken from other threads (common.h): each cell holds the id of its line's last writer. */
+#define LINE_CELLS_LOG 22
+static uint32_t line_writer[1u << LINE_CELLS_LOG];
+static uint32_t line_ids; /* the last thread id given out */
+static _Thread_local uint32_t line_me;
+static struct socktab__site *line_sites; /* every site that counted, when reporting */
+static bool line_report;
+
+void socktab__line_write(const volatile void *p, struct socktab__site *s)
+{
+	uint64_t l = (uint64_t)(uintptr_t)p >> 6;
+	uint32_t *cell = &line_writer[(l * 0x9e3779b97f4a7c15ull) >> (64 - LINE_CELLS_LOG)];
+	uint32_t prev = __atomic_load_n(cell, __ATOMIC_RELAXED);
+	bool taken = false;
+
+	if (!line_me)
+		line_me = __atomic_add_fetch(&line_ids, 1, __ATOMIC_RELAXED);
+	if (prev != line_me) {
+		__atomic_store_n(cell, line_me, __ATOMIC_RELAXED);
+		taken = prev != 0;
+	}
+	socktab__lock_counts.taken += taken;
+	if (!line_report)
+		return;
+	__atomic_fetch_add(&s->writes, 1, __ATOMIC_RELAXED);
+	if (taken)
+		__atomic_fetch_add(&s->taken, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&s->linked, __ATOMIC_ACQUIRE) &&
+	    !__atomic_exchange_n(&s->linked, 1, __ATOMIC_ACQ_REL)) {
+		struct socktab__site *head = __atomic_load_n(&line_sites, __ATOMIC_RELAXED);
+
+		do
+			__atomic_store_n(&s->next, head, __ATOMIC_RELAXED);
+		while (!__atomic_compare_exchange_n(&line_sites, &head, s, true, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED));
+	}
+}
+
+__attribute__((constructor)) static void line_report_init(void)
+{
+	line_report = secure_getenv("SOCKTAB_LINE_REPORT") != NULL;
+}
+
+__attribute__((destructor)) static void line_report_write(void)
+{
+	const char *path = secure_getenv("SOCKTAB_LINE_REPORT");
+	FILE *f;
+
+	if (!line_report || !path || !(f = fopen(path, "w")))
+		return;
+	for (struct socktab__site *s = __atomic_load_n(&line_sites, __ATOMIC_ACQUIRE); s;
+	     s = __atomic_load_n(&s->next, __ATOMIC_RELAXED))
+		fprintf(f, "%llu %llu %s:%d\n",
+			(unsigned long long)__atomic_load_n(&s->taken, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->writes, __ATOMIC_RELAXED), s->file,
+			s->line);
+	fclose(f);
+}
 #endif
 
 _Atomic uint64_t socktab__rcu_queued, socktab__rcu_run, socktab__rcu_waits;
@@ -59,6 +118,7 @@ int socktab_thread_counts(struct socktab_thread_counts *c)
 	c->locks_contended = socktab__lock_counts.contended;
 	c->atomic_rmw = socktab__lock_counts.rmw;
 	c->atomic_stores = socktab__lock_counts.stores;
+	c->lines_taken = socktab__lock_counts.taken;
 	return 0;
 #else
 	return -ENOTSUP;

@@ -75,10 +75,36 @@ int socktab__mutex_init(pthread_mutex_t *m);
  * read-modify-writes and its stores to atomic objects (socktab_thread_counts()); only in builds
  * with -Dcontention_counters=true. */
 struct socktab__lock_counts {
-	uint64_t locks, contended, rmw, stores;
+	uint64_t locks, contended, rmw, stores, taken;
 };
 extern _Thread_local struct socktab__lock_counts socktab__lock_counts
 	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Lines taken from other threads. Every counted write (an atomic store or read-modify-write, a
+ * lock acquisition: the lock's word) notes its cache line's writer in a table of 2^22 cells
+ * indexed by a hash of the line's address; a write whose line another thread wrote last counts
+ * as one line taken (socktab_thread_counts' lines_taken): the transfer that costs a multi-core
+ * workload, and that hardware counters would show (perf c2c) where the machine has them. Plain
+ * stores under a lock are not seen, only the lock's line; two lines that share a cell can be
+ * taken for one another (a few per cent of the lines at a few hundred thousand hot lines).
+ * The table's own writes are skipped where the writer is already the last one.
+ * Each call site keeps its own counts, printed at exit to the file SOCKTAB_LINE_REPORT names
+ * ("taken writes file:line", one site a line) when that variable is set at start.
+ */
+struct socktab__site {
+	const char *file;
+	int line;
+	_Atomic uint64_t writes, taken;
+	_Atomic(struct socktab__site *) next;
+	_Atomic int linked;
+};
+void socktab__line_write(const volatile void *p, struct socktab__site *s);
+#define SOCKTAB__LINE_WRITE(P)                                                                     \
+	__extension__({                                                                            \
+		static struct socktab__site socktab__site = { __FILE__, __LINE__, 0, 0, 0, 0 };    \
+		socktab__line_write((P), &socktab__site);                                          \
+	})
 
 /*
  * Every atomic read-modify-write and store of the library, counted: <stdatomic.h>'s generic
@@ -87,13 +113,20 @@ extern _Thread_local struct socktab__lock_counts socktab__lock_counts
  * counter slot's too: socktab_net_stats() reads it). Loads are not counted. GCC only (the
  * meson option refuses other compilers).
  */
-#define SOCKTAB__COUNTED(kind, e) (socktab__lock_counts.kind++, (e))
+#define SOCKTAB__COUNTED_RMW(OP, P, V, MO)                                                         \
+	__extension__({                                                                            \
+		__auto_type socktab__p = (P);                                                      \
+		socktab__lock_counts.rmw++;                                                        \
+		SOCKTAB__LINE_WRITE(socktab__p);                                                   \
+		OP(socktab__p, (V), (MO));                                                         \
+	})
 #undef atomic_store_explicit
 #define atomic_store_explicit(P, V, MO)                                                            \
 	__extension__({                                                                            \
 		__auto_type socktab__p = (P);                                                      \
 		__typeof__((void)0, *socktab__p) socktab__v = (V);                                 \
 		socktab__lock_counts.stores++;                                                     \
+		SOCKTAB__LINE_WRITE(socktab__p);                                                   \
 		__atomic_store(socktab__p, &socktab__v, (MO));                                     \
 	})
 #undef atomic_store
@@ -104,6 +137,7 @@ extern _Thread_local struct socktab__lock_counts socktab__lock_counts
 		__auto_type socktab__p = (P);                                                      \
 		__typeof__((void)0, *socktab__p) socktab__v = (V), socktab__r;                     \
 		socktab__lock_counts.rmw++;                                                        \
+		SOCKTAB__LINE_WRITE(socktab__p);                                                   \
 		__atomic_exchange(socktab__p, &socktab__v, &socktab__r, (MO));                     \
 		socktab__r;                                                                        \
 	})
@@ -114,6 +148,7 @@ extern _Thread_local struct socktab__lock_counts socktab__lock_counts
 		__auto_type socktab__p = (P);                                                      \
 		__typeof__((void)0, *socktab__p) socktab__d = (D);                                 \
 		socktab__lock_counts.rmw++;                                                        \
+		SOCKTAB__LINE_WRITE(socktab__p);                                                   \
 		__atomic_compare_exchange(socktab__p, (E), &socktab__d, WEAK, (S), (F));           \
 	})
 #undef atomic_compare_exchange_weak_explicit
@@ -127,32 +162,39 @@ extern _Thread_local struct socktab__lock_counts socktab__lock_counts
 #define atomic_compare_exchange_strong(P, E, D)                                                    \
 	SOCKTAB__CAS(P, E, D, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
 #undef atomic_fetch_add_explicit
-#define atomic_fetch_add_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_add((P), (V), (MO)))
+#define atomic_fetch_add_explicit(P, V, MO) SOCKTAB__COUNTED_RMW(__atomic_fetch_add, P, V, MO)
 #undef atomic_fetch_add
 #define atomic_fetch_add(P, V) atomic_fetch_add_explicit(P, V, __ATOMIC_SEQ_CST)
 #undef atomic_fetch_sub_explicit
-#define atomic_fetch_sub_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_sub((P), (V), (MO)))
+#define atomic_fetch_sub_explicit(P, V, MO) SOCKTAB__COUNTED_RMW(__atomic_fetch_sub, P, V, MO)
 #undef atomic_fetch_sub
 #define atomic_fetch_sub(P, V) atomic_fetch_sub_explicit(P, V, __ATOMIC_SEQ_CST)
 #undef atomic_fetch_or_explicit
-#define atomic_fetch_or_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_or((P), (V), (MO)))
+#define atomic_fetch_or_explicit(P, V, MO) SOCKTAB__COUNTED_RMW(__atomic_fetch_or, P, V, MO)
 #undef atomic_fetch_or
 #define atomic_fetch_or(P, V) atomic_fetch_or_explicit(P, V, __ATOMIC_SEQ_CST)
 #undef atomic_fetch_and_explicit
-#define atomic_fetch_and_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_and((P), (V), (MO)))
+#define atomic_fetch_and_explicit(P, V, MO) SOCKTAB__COUNTED_RMW(__atomic_fetch_and, P, V, MO)
 #undef atomic_fetch_and
 #define atomic_fetch_and(P, V) atomic_fetch_and_explicit(P, V, __ATOMIC_SEQ_CST)
 #undef atomic_fetch_xor_explicit
-#define atomic_fetch_xor_explicit(P, V, MO) SOCKTAB__COUNTED(rmw, __atomic_fetch_xor((P), (V), (MO)))
+#define atomic_fetch_xor_explicit(P, V, MO) SOCKTAB__COUNTED_RMW(__atomic_fetch_xor, P, V, MO)
 
-static inline void socktab__lock(pthread_mutex_t *m)
+static inline void socktab__lock_at(pthread_mutex_t *m, struct socktab__site *site)
 {
 	socktab__lock_counts.locks++;
+	socktab__line_write(m, site);
 	if (pthread_mutex_trylock(m)) {
 		socktab__lock_counts.contended++;
 		pthread_mutex_lock(m);
 	}
 }
+/* Each caller's line is the lock's site. */
+#define socktab__lock(M)                                                                           \
+	__extension__({                                                                            \
+		static struct socktab__site socktab__site = { __FILE__, __LINE__, 0, 0, 0, 0 };    \
+		socktab__lock_at((M), &socktab__site);                                             \
+	})
 #else
 static inline void socktab__lock(pthread_mutex_t *m)
 {

@@ -331,7 +331,12 @@ struct socktab_thread_counts {
 	uint64_t locks_contended; /* of those, the ones that found the lock taken */
 	uint64_t atomic_rmw;      /* atomic read-modify-writes (exchange, compare-and-swap, fetch-op) */
 	uint64_t atomic_stores;   /* stores to atomic objects: memory another thread reads */
-	uint64_t reserved[4];     /* zero */
+	uint64_t lines_taken;     /* of the writes above and the acquisitions, an estimate of those
+				   * to a cache line another thread wrote last (a transfer between
+				   * cores when the threads run on two): lines share the record's
+				   * cells by a hash, plain stores under a lock are not seen, and
+				   * neither are liburcu's writes */
+	uint64_t reserved[3];     /* zero */
 };
 
 /*
@@ -340,7 +345,12 @@ struct socktab_thread_counts {
  * by the operations). The form new code should use; socktab_thread_counters() gives the lock
  * counts alone. Counts the library's own code (liburcu's is not counted). Only a library built
  * with -Dcontention_counters=true counts (each lock then costs a trylock first and each counted
- * operation a thread-local add); otherwise -ENOTSUP and @c is left alone. -EINVAL for a NULL @c.
+ * operation a thread-local add, and a look and at times a write to a process-wide table of each
+ * line's last writer for lines_taken); otherwise -ENOTSUP and @c is left alone. In such a build,
+ * the environment variable SOCKTAB_LINE_REPORT=FILE at start has the process write to FILE, when
+ * it exits normally, each counting site's lines taken and writes ("taken writes file:line", a
+ * line per site; a site in an inline helper of src/ counts once per file that uses it).
+ * -EINVAL for a NULL @c.
  * Context: any thread, registered or not. It reads the calling thread's own counts.
  */
 int socktab_thread_counts(struct socktab_thread_counts *c);
