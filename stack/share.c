@@ -207,20 +207,30 @@ static void feed_release(void *arg, const struct socktab_port_key *pk)
 	free(h);
 }
 
-/* Does the kernel hold @a on device @dev? */
-static bool kernel_holds(const char *dev, const struct in_addr *a)
+/* Which of the endpoint's addresses the kernel holds on device @dev: HELD4 for @cfg's IPv4
+ * one, HELD6 for its IPv6 one (when it has one). */
+#define HELD4 1u
+#define HELD6 2u
+static unsigned int kernel_holds(const char *dev, const struct st_cfg *cfg)
 {
 	struct ifaddrs *ifs, *i;
-	bool found = false;
+	unsigned int held = 0;
 
 	if (getifaddrs(&ifs))
-		return false;
-	for (i = ifs; i && !found; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, dev) &&
-		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == a->s_addr)
-			found = true;
+		return 0;
+	for (i = ifs; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, dev))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == cfg->addr4.s_addr)
+			held |= HELD4;
+		else if (i->ifa_addr->sa_family == AF_INET6 && cfg->have6 &&
+			 !memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, &cfg->addr6,
+				 sizeof(cfg->addr6)))
+			held |= HELD6;
+	}
 	freeifaddrs(ifs);
-	return found;
+	return held;
 }
 
 #define RANGE_FILE "/proc/sys/net/ipv4/ip_local_port_range"
@@ -301,10 +311,24 @@ int share_open(struct stack *st)
 {
 	const struct st_cfg *cfg = &st->cfg;
 	struct bpf_program *prog;
+	unsigned int held, all = HELD4 | (cfg->have6 ? HELD6 : 0);
+	char a4[INET_ADDRSTRLEN], a6[INET6_ADDRSTRLEN] = "";
 	int err;
 
-	if (!cfg->xdp || !kernel_holds(cfg->xdp, &cfg->addr4))
+	if (!cfg->xdp || !(held = kernel_holds(cfg->xdp, cfg)))
 		return 0;
+	inet_ntop(AF_INET, &cfg->addr4, a4, sizeof(a4));
+	if (cfg->have6)
+		inet_ntop(AF_INET6, &cfg->addr6, a6, sizeof(a6));
+	if (held != all) {
+		/* Shared, the device's ARP and neighbour discovery go to the kernel, which does not
+		 * answer for the address it does not hold; not shared, socktab would take the
+		 * kernel's flows of the address it does hold. */
+		fprintf(stderr, "socktab serve: share: the kernel holds %s on %s but not %s: a "
+			"shared device needs all of serve's addresses in the kernel, an unshared "
+			"one none\n", held & HELD4 ? a4 : a6, cfg->xdp, held & HELD4 ? a6 : a4);
+		return -1;
+	}
 	S.ifindex = (int)if_nametoindex(cfg->xdp);
 	S.obj = bpf_object__open_mem(st_steer_obj, st_steer_obj_len, NULL);
 	err = S.obj ? bpf_object__load(S.obj) : -errno;
@@ -331,8 +355,8 @@ int share_open(struct stack *st)
 		fprintf(stderr, "socktab serve: share: port feed: %s\n", strerror(-err));
 		return -1;
 	}
-	fprintf(stderr, "socktab serve: share: the kernel holds %s on %s: steering program loaded\n",
-		inet_ntoa(cfg->addr4), cfg->xdp);
+	fprintf(stderr, "socktab serve: share: the kernel holds %s%s%s on %s: steering program "
+		"loaded\n", a4, cfg->have6 ? " and " : "", a6, cfg->xdp);
 	return 0;
 }
 

@@ -8,7 +8,8 @@
 # EADDRINUSE both ways; then 5,000 outgoing connections of socktab and 5,000 of the kernel to
 # the same peer address and port at once: 10,000 distinct 4-tuples, no RST. IPv6 too
 # (2001:db8::2 / 2001:db8::1): 10 requests to each server, and 500 outgoing connections of
-# socktab whose neighbour's link address comes from the kernel's IPv6 table.
+# socktab whose neighbour's link address comes from the kernel's IPv6 table; and serve's refusal
+# of a device where the kernel holds one of its addresses only.
 # Usage: share.sh SOCKTAB PEER XDP_GEN STEER (STEER "none": built without the steering program).
 if [ "${4:-none}" = none ]; then
 	echo "SKIP: built without the steering program (needs libxdp, libbpf-dev and clang)"
@@ -231,6 +232,26 @@ check "serve exits cleanly (flows over IPv6)" stop_serve
 check "socktab tcp_active_ok=500 over IPv6" [ "$(counter tcp_active_ok)" = 500 ]
 check "no packet dropped for want of a neighbour (xdp_no_neigh=$(counter xdp_no_neigh))" \
 	[ "$(counter xdp_no_neigh)" = 0 ]
+
+# A device where the kernel holds one of serve's addresses and not the other: serve refuses to
+# start and names the missing one (shared, the kernel would not answer ARP or neighbour
+# discovery for it; unshared, socktab would take the kernel's flows of the other).
+refuse() { # ADDR-HELD ADDR-MISSING
+	timeout 10 "$SOCKTAB" serve --xdp xdp0 --peer-addr 192.0.2.1/24 --addr 192.0.2.2 \
+		--peer-addr6 2001:db8::1/64 --addr6 2001:db8::2 --http 80 >"$OUT" 2>"$TMP/serve.err"
+	rc=$?
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] &&
+		grep -q "share: the kernel holds $1 on xdp0 but not $2" "$TMP/serve.err"
+}
+ip addr del 192.0.2.2/24 dev xdp0
+check "serve refuses xdp0 where the kernel holds 2001:db8::2 and not 192.0.2.2" \
+	refuse 2001:db8::2 192.0.2.2
+check "the kernel's server on 50000 still answers over IPv6" \
+	[ "$(inB curl -s -m 2 -o /dev/null -w '%{http_code}' 'http://[2001:db8::2]:50000/')" = 200 ]
+ip addr add 192.0.2.2/24 dev xdp0
+ip -6 addr del 2001:db8::2/64 dev xdp0
+check "serve refuses xdp0 where the kernel holds 192.0.2.2 and not 2001:db8::2" \
+	refuse 192.0.2.2 2001:db8::2
 kill -TERM "$KHTTP_PID" "$KLISTEN_PID" "$SERVER_PID"
 wait "$KHTTP_PID" 2>/dev/null
 wait "$SERVER_PID"
