@@ -157,7 +157,7 @@ struct cfg {
 };
 
 struct stats {
-	uint64_t rx, tx, tx_drop, handoff, loops, busy_loops;
+	uint64_t rx, tx, tx_drop, handoff, handoff_drop, loops, busy_loops;
 	uint64_t tcp_accepted, tcp_closed, tcp_cookies_sent, tcp_cookies_ok, tcp_rst_sent,
 		tcp_retransmits, tcp_timeouts, tcp_active_ok, tcp_active_failed, tcp_syn_dropped,
 		tcp_relookups;
@@ -1289,9 +1289,12 @@ static unsigned int rx_burst(struct lcore *lc, struct pkt *pk, unsigned int *np)
 			unsigned int o = owner_of(p);
 
 			if (o != lc->queue) {
-				lc->st.handoff++;
-				if (rte_ring_enqueue_elem(lcores[o].handoff, p, sizeof(*p)))
-					rte_pktmbuf_free(m[i]);   /* that lcore's ring is full */
+				if (rte_ring_enqueue_elem(lcores[o].handoff, p, sizeof(*p))) {
+					lc->st.handoff_drop++; /* that lcore's ring is full */
+					rte_pktmbuf_free(m[i]);
+				} else {
+					lc->st.handoff++;
+				}
 				continue;
 			}
 		}
@@ -1666,8 +1669,8 @@ static void print_stats(void)
 	       soft_rss ? "software" : nb_queues > 1 ? "port" : "none",
 	       cfg.single ? "single" : "batch");
 	printf("rx_packets=%" PRIu64 "\ntx_packets=%" PRIu64 "\ntx_dropped=%" PRIu64
-	       "\nhandoffs=%" PRIu64 "\nno_neigh=%" PRIu64 "\n", t.rx, t.tx, t.tx_drop, t.handoff,
-	       t.no_neigh);
+	       "\nhandoffs=%" PRIu64 "\nhandoffs_dropped=%" PRIu64 "\nno_neigh=%" PRIu64 "\n", t.rx,
+	       t.tx, t.tx_drop, t.handoff, t.handoff_drop, t.no_neigh);
 	printf("tcp_accepted=%" PRIu64 "\ntcp_closed=%" PRIu64 "\ntcp_cookies_sent=%" PRIu64
 	       "\ntcp_cookies_ok=%" PRIu64 "\ntcp_rst_sent=%" PRIu64 "\ntcp_retransmits=%" PRIu64
 	       "\ntcp_timeouts=%" PRIu64 "\ntcp_syn_dropped=%" PRIu64 "\ntcp_relookups=%" PRIu64

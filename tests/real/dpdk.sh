@@ -85,7 +85,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 check "endpoint exits cleanly" stop_serve
-for k in lcores rx_packets handoffs lookups tcp_accepted tcp_closed tcp_open_at_exit \
+for k in lcores rx_packets handoffs handoffs_dropped lookups tcp_accepted tcp_closed tcp_open_at_exit \
 	 tcp_retransmits tcp_relookups udp_connected_socks udp_hashed4 lookup_ns_mean \
 	 quiescent_ns_mean quiescent_ns_max; do
 	printf '%s=%s ' "$k" "$(counter $k)"
