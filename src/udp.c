@@ -194,11 +194,12 @@ static bool use_hash2_on_bind(const struct socktab_sock *sk)
 	return socktab__v6_is_mapped(&a) ? a.s6_addr32[3] != 0 : socktab__sk_rcv_saddr(sk) != 0;
 }
 
-/* The socket of a hash4 / primary chain node (both live in its UDP part). */
-static struct socktab_sock *sk_of_node4(uintptr_t p)
+/* The UDP part of a hash4 chain node (primary chain nodes live there too). */
+static const struct socktab__udp_ext *ext_of_node4(uintptr_t p)
 {
-	return ((struct socktab__udp_ext *)((char *)p - offsetof(struct socktab__udp_ext, node4)))->sk;
+	return (const struct socktab__udp_ext *)((char *)p - offsetof(struct socktab__udp_ext, node4));
 }
+
 
 static struct socktab_sock *sk_of_node1(uintptr_t p)
 {
@@ -372,19 +373,25 @@ static bool match4(const struct socktab_sock *sk, const struct socktab__udp_key 
 	return !memcmp(&a, &k->saddr6, 16) && !memcmp(&b, &k->daddr6, 16);
 }
 
-/* Exact 4-tuple in hash4 (udp4_lib_lookup4): no scoring, no reuseport. Caller holds RCU. */
+/*
+ * Exact 4-tuple in hash4 (udp4_lib_lookup4): no scoring, no reuseport. Caller holds RCU. A node
+ * whose hash is not the key's is another 4-tuple's: its socket's line, a miss of its own after
+ * the node's, is not read. A node met while its socket is rehashed to another 4-tuple with the
+ * same slot can be passed over where the kernel's walk would match it: the datagram then goes
+ * through the hash2 pass, as one that arrived just before that connect() would.
+ */
 static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, struct socktab__udp_key *k)
 {
-	uint32_t slot = key_h4(k) & t->mask;
+	uint32_t h4 = key_h4(k), slot = h4 & t->mask;
 	uintptr_t p;
 
 	SOCKTAB__ASSERT_RCU();
 begin:
 	socktab__hlist_for_each(p, &t->hash4[slot].head, memory_order_acquire) {
-		struct socktab_sock *sk = sk_of_node4(p);
+		const struct socktab__udp_ext *e = ext_of_node4(p);
 
-		if (match4(sk, k))
-			return sk;
+		if (RD(e->hash4) == h4 && match4(e->sk, k))
+			return e->sk;
 	}
 	/* A rehash moved a node we stood on into another chain: walk again (R23). */
 	if (socktab__nulls_value(p) != slot)
@@ -572,11 +579,18 @@ void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__
 	if (socktab__is_nulls(p))
 		return;
 	if (sock) {
-		struct socktab_sock *sk = sk_of_node4(p);
+		const struct socktab__udp_ext *e = ext_of_node4(p);
 
-		__builtin_prefetch(sk); /* the socket's line, which the match reads */
+		if (RD(e->hash4) != pre->k.h4) {
+			/* Another 4-tuple's node (the walk passes it by its hash): the next one. */
+			p = atomic_load_explicit(&e->node4.next, memory_order_acquire);
+			if (!socktab__is_nulls(p))
+				__builtin_prefetch((const void *)p);
+			return;
+		}
+		__builtin_prefetch(e->sk); /* the socket's line, which the match reads */
 		if (pre->k.v6) /* and its IPv6 key (found without the line: socktab__sk_v6) */
-			__builtin_prefetch(socktab__sk_v6(sk));
+			__builtin_prefetch(socktab__sk_v6(e->sk));
 	} else
 		__builtin_prefetch((const void *)p); /* the UDP part holding the link and ->sk */
 }
