@@ -308,6 +308,11 @@ struct socktab__slab_hdr {
 	uintptr_t v6_base;                 /* (c) object 0's IPv6 key; 0: the pool has none */
 	uint64_t v6_recip;                 /* (c) ceil(2^SOCKTAB__V6_RECIP_SHIFT / stride) */
 	size_t v6_stride;                  /* (c) from one object's key to the next's */
+	/* The way back from a UDP socket's UDP part (socktab__udp_ext_sk()); 0 in other pools. */
+	uintptr_t udp_base;                /* (c) object 0's UDP part */
+	uint64_t udp_recip;                /* (c) ceil(2^SOCKTAB__V6_RECIP_SHIFT / udp_stride) */
+	size_t udp_stride;                 /* (c) from one object's UDP part to the next's */
+	size_t stride;                     /* (c) from one object to the next */
 };
 
 static inline struct socktab_net *socktab__sk_net(const struct socktab_sock *sk)
@@ -359,6 +364,21 @@ socktab__sk_v6(const struct socktab_sock *sk)
 static inline struct socktab__udp_ext *socktab__sk_udp(const struct socktab_sock *sk)
 {
 	return (struct socktab__udp_ext *)(sk->cold + 1);
+}
+
+/*
+ * The socket whose UDP part is @e, from @e's address and its slab's header alone, as
+ * socktab__sk_v6() finds a key from its socket: a hash4 walk knows a chain entry's socket line
+ * without waiting for the entry's line, so the two misses start together. It equals e->sk.
+ */
+static inline struct socktab_sock *socktab__udp_ext_sk(const struct socktab__udp_ext *e)
+{
+	uintptr_t a = (uintptr_t)e;
+	const struct socktab__slab_hdr *h =
+		(const struct socktab__slab_hdr *)(a & ~(SOCKTAB__SLAB_BYTES - 1));
+	size_t i = (size_t)(((uint64_t)(a - h->udp_base) * h->udp_recip) >> SOCKTAB__V6_RECIP_SHIFT);
+
+	return (struct socktab_sock *)((uintptr_t)h + SOCKTAB__CACHELINE + i * h->stride);
 }
 
 /* ---- socket flags ---- */

@@ -389,9 +389,10 @@ static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, struct soc
 begin:
 	socktab__hlist_for_each(p, &t->hash4[slot].head, memory_order_acquire) {
 		const struct socktab__udp_ext *e = ext_of_node4(p);
+		struct socktab_sock *sk = socktab__udp_ext_sk(e);
 
-		if (RD(e->hash4) == h4 && match4(e->sk, k))
-			return e->sk;
+		if (RD(e->hash4) == h4 && match4(sk, k))
+			return sk;
 	}
 	/* A rehash moved a node we stood on into another chain: walk again (R23). */
 	if (socktab__nulls_value(p) != slot)
@@ -567,10 +568,23 @@ void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, 
 	__builtin_prefetch(&t->hash4[key_h4(k) & t->mask]);
 }
 
+/* Start the misses of hash4 entry @p (not a nulls marker): its UDP part and its socket's line,
+ * for an IPv6 key its key too (socktab__sk_v6(), from the socket's address alone). */
+static void prefetch_entry4(uintptr_t p, bool v6)
+{
+	struct socktab_sock *sk = socktab__udp_ext_sk(ext_of_node4(p));
+
+	__builtin_prefetch((const void *)p);
+	__builtin_prefetch(sk);
+	if (v6)
+		__builtin_prefetch(socktab__sk_v6(sk));
+}
+
 void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre,
-				 bool sock)
+				 bool next)
 {
 	struct socktab__udp_table *t = net->udp;
+	const struct socktab__udp_ext *e;
 	uintptr_t p;
 
 	if (!pre->k.net || !RD(t->hash4_on) || !RD(t->hash2[pre->k.slot2].hash4_cnt))
@@ -578,21 +592,17 @@ void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__
 	p = atomic_load_explicit(&t->hash4[pre->k.h4 & t->mask].head.first, memory_order_acquire);
 	if (socktab__is_nulls(p))
 		return;
-	if (sock) {
-		const struct socktab__udp_ext *e = ext_of_node4(p);
-
-		if (RD(e->hash4) != pre->k.h4) {
-			/* Another 4-tuple's node (the walk passes it by its hash): the next one. */
-			p = atomic_load_explicit(&e->node4.next, memory_order_acquire);
-			if (!socktab__is_nulls(p))
-				__builtin_prefetch((const void *)p);
-			return;
-		}
-		__builtin_prefetch(e->sk); /* the socket's line, which the match reads */
-		if (pre->k.v6) /* and its IPv6 key (found without the line: socktab__sk_v6) */
-			__builtin_prefetch(socktab__sk_v6(e->sk));
-	} else
-		__builtin_prefetch((const void *)p); /* the UDP part holding the link and ->sk */
+	if (!next) {
+		prefetch_entry4(p, pre->k.v6);
+		return;
+	}
+	/* The first entry's part is in: another 4-tuple's (the walk passes it by its hash)? */
+	e = ext_of_node4(p);
+	if (RD(e->hash4) == pre->k.h4)
+		return;
+	p = atomic_load_explicit(&e->node4.next, memory_order_acquire);
+	if (!socktab__is_nulls(p))
+		prefetch_entry4(p, pre->k.v6);
 }
 
 struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,

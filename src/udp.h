@@ -88,8 +88,10 @@ struct socktab__udp_key {
  * struct in6_addr, else uint32_t), makes its hashes (the hash2 slot of its destination, the
  * 4-tuple's hash, which is also the reuseport hash) and starts the misses of both slots;
  * socktab__udp_prefetch_chain() starts the first hash4 entry's, when the hash2 slot says hash4
- * holds connected sockets: its UDP part (the link and the socket pointer), then, called again
- * with @sock once that part is in, the socket's line; socktab__udp_lookup_pre_rcu() is
+ * holds connected sockets: its UDP part (the link and the 4-tuple's hash) and its socket's line
+ * together (the socket's address follows from the part's: socktab__udp_ext_sk()); called again
+ * with @next once that part is in, it starts the second entry's two when the first is another
+ * 4-tuple's, which the walk passes by its hash; socktab__udp_lookup_pre_rcu() is
  * socktab_lookup_udp4/6_rcu() on that key (it may be called again on the same @pre, as a
  * retry of the same datagram). Caller is inside an RCU read-side section; bad arguments make
  * the first two do nothing and the last return NULL.
@@ -101,7 +103,7 @@ void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, 
 			   const void *daddr, uint16_t dport, int dif, int sdif,
 			   struct socktab__udp_pre *pre);
 void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre,
-				 bool sock);
+				 bool next);
 struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,
 						 struct socktab__udp_pre *pre);
 
