@@ -133,8 +133,8 @@ static int copy_chain(struct socktab_diag_cursor *c, uintptr_t p, bool udp1)
 	for (; !socktab__is_nulls(p);) {
 		/* A socket's line starts with its node; a UDP primary link is in its UDP part. */
 		const struct socktab_sock *sk =
-			udp1 ? ((const struct socktab__udp_ext *)(p - offsetof(struct socktab__udp_ext,
-									       node1)))->sk
+			udp1 ? socktab__udp_ext_sk((const struct socktab__udp_ext *)(
+				       p - offsetof(struct socktab__udp_ext, node1)))
 			     : (const struct socktab_sock *)p;
 		int err;
 

@@ -184,12 +184,10 @@ static void slab_hdr_init(struct socktab__slab_hdr *h, const struct socktab__poo
 	if (p->kind == SOCKTAB__K_UDP4 || p->kind == SOCKTAB__K_UDP6) {
 		/* Object i's UDP part: after its cold part's IPv6 key (if any) and cold fields. */
 		h->udp_base = base + nobj * p->stride + p->v6_off + sizeof(struct socktab__sk_cold);
-		h->udp_stride = p->cold_size;
 		h->udp_recip = (((uint64_t)1 << SOCKTAB__V6_RECIP_SHIFT) + p->cold_size - 1) /
 			       p->cold_size;
 	} else {
 		h->udp_base = 0;
-		h->udp_stride = 0;
 		h->udp_recip = 0;
 	}
 	switch (p->kind) {
@@ -286,7 +284,6 @@ static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab
 {
 	size_t i = s->used++;
 	struct socktab_sock *sk = (struct socktab_sock *)(s->base + i * p->stride);
-	bool udp = p->kind == SOCKTAB__K_UDP4 || p->kind == SOCKTAB__K_UDP6;
 
 	SOCKTAB__ASSERT_LOCKED(&p->lock);
 	memset(sk, 0, p->stride);
@@ -306,10 +303,8 @@ static struct socktab_sock *carve_locked(struct socktab__pool *p, struct socktab
 			return NULL;
 		}
 		SOCKTAB__ASSERT(!p->v6_off || (unsigned char *)socktab__sk_v6(sk) == c);
-		if (udp) {
-			socktab__sk_udp(sk)->sk = sk;
-			SOCKTAB__ASSERT(socktab__udp_ext_sk(socktab__sk_udp(sk)) == sk);
-		}
+		SOCKTAB__ASSERT((p->kind != SOCKTAB__K_UDP4 && p->kind != SOCKTAB__K_UDP6) ||
+				socktab__udp_ext_sk(socktab__sk_udp(sk)) == sk);
 	} else {
 		sk->cold = &p->net->tw_cold;
 		SOCKTAB__ASSERT(p->kind != SOCKTAB__K_TW6 ||

@@ -196,7 +196,6 @@ struct socktab__v6key {
 struct socktab__udp_ext {
 	struct socktab__hnode node1;       /* (r,u) primary (port) chain */
 	struct socktab__hnode node4;       /* (r,u) hash4 (4-tuple) chain, nulls protocol */
-	struct socktab_sock *sk;           /* (c) the socket these links belong to */
 	_Atomic uint32_t hash4;            /* (r,u) R9 hash of the 4-tuple while in hash4 */
 	uint32_t slot2;                    /* (u) hash2 slot while hashed */
 	uint32_t src4;                     /* (s) with SKF_SADDR_ANY: the source (inet_saddr) the
@@ -310,8 +309,8 @@ struct socktab__slab_hdr {
 	size_t v6_stride;                  /* (c) from one object's key to the next's */
 	/* The way back from a UDP socket's UDP part (socktab__udp_ext_sk()); 0 in other pools. */
 	uintptr_t udp_base;                /* (c) object 0's UDP part */
-	uint64_t udp_recip;                /* (c) ceil(2^SOCKTAB__V6_RECIP_SHIFT / udp_stride) */
-	size_t udp_stride;                 /* (c) from one object's UDP part to the next's */
+	uint64_t udp_recip;                /* (c) ceil(2^SOCKTAB__V6_RECIP_SHIFT / the pool's cold
+					    * part size, which parts are apart) */
 	size_t stride;                     /* (c) from one object to the next */
 };
 
@@ -369,7 +368,8 @@ static inline struct socktab__udp_ext *socktab__sk_udp(const struct socktab_sock
 /*
  * The socket whose UDP part is @e, from @e's address and its slab's header alone, as
  * socktab__sk_v6() finds a key from its socket: a hash4 walk knows a chain entry's socket line
- * without waiting for the entry's line, so the two misses start together. It equals e->sk.
+ * without waiting for the entry's line, so the two misses start together; and a primary chain
+ * entry its socket without a pointer back.
  */
 static inline struct socktab_sock *socktab__udp_ext_sk(const struct socktab__udp_ext *e)
 {

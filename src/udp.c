@@ -200,10 +200,10 @@ static const struct socktab__udp_ext *ext_of_node4(uintptr_t p)
 	return (const struct socktab__udp_ext *)((char *)p - offsetof(struct socktab__udp_ext, node4));
 }
 
-
 static struct socktab_sock *sk_of_node1(uintptr_t p)
 {
-	return ((struct socktab__udp_ext *)((char *)p - offsetof(struct socktab__udp_ext, node1)))->sk;
+	return socktab__udp_ext_sk(
+		(const struct socktab__udp_ext *)((char *)p - offsetof(struct socktab__udp_ext, node1)));
 }
 
 /* ---- lookup (R71, R72) ---- */
