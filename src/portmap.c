@@ -157,6 +157,14 @@ static inline bool sketch_counts(const struct socktab_net *net, uint16_t port)
 	return port >= (r & 0xffff) && port <= (r >> 16);
 }
 
+/* Set @sk's SOCKTAB__PM_UNCOUNTED to @on; the byte is written only where the bit changes (an
+ * entry's object keeps it from its last life). Caller holds sk's ehash stripe lock. */
+static void mark_uncounted(struct socktab_sock *sk, bool on)
+{
+	if (!(RD(sk->userlocks) & SOCKTAB__PM_UNCOUNTED) != !on)
+		atomic_fetch_xor(&sk->userlocks, SOCKTAB__PM_UNCOUNTED);
+}
+
 /* Add @v (two's complement: -1 takes one off) to both of D's cells. */
 static void sketch_add(struct socktab_net *net, uint32_t hash0, uint32_t v)
 {
@@ -368,26 +376,16 @@ void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
 	}
 	/* Left out only where D has no index: one being built counts the entry (its bit), and
 	 * the sketch must then hold it too for the hand-back to come out right. */
-	if (pm || sketch_counts(net, sk_lport(sk))) {
-		if (RD(sk->userlocks) & SOCKTAB__PM_UNCOUNTED)
-			atomic_fetch_and(&sk->userlocks, (uint8_t)~SOCKTAB__PM_UNCOUNTED);
-		if (!indexed)
-			sketch_add(net, hash0, 1);
-	} else {
-		atomic_fetch_or(&sk->userlocks, SOCKTAB__PM_UNCOUNTED);
-	}
+	bool counted = pm || sketch_counts(net, sk_lport(sk));
+
+	mark_uncounted(sk, !counted);
+	if (counted && !indexed)
+		sketch_add(net, hash0, 1);
 }
 
 void socktab__portmap_ehash_pass_locked(const struct socktab_sock *old, struct socktab_sock *new)
 {
-	uint8_t o = RD(old->userlocks) & SOCKTAB__PM_UNCOUNTED;
-
-	if ((RD(new->userlocks) & SOCKTAB__PM_UNCOUNTED) != o) {
-		if (o)
-			atomic_fetch_or(&new->userlocks, SOCKTAB__PM_UNCOUNTED);
-		else
-			atomic_fetch_and(&new->userlocks, (uint8_t)~SOCKTAB__PM_UNCOUNTED);
-	}
+	mark_uncounted(new, RD(old->userlocks) & SOCKTAB__PM_UNCOUNTED);
 }
 
 /*
