@@ -422,6 +422,24 @@ static int disconnect(struct socktab_sock *sk)
 	return socktab_connect(sk, &s, sizeof(s));
 }
 
+/* @a (AF_INET6 with @v6, else AF_INET) bound to its IPv4 wildcard on port 0 holds that key;
+ * connect() to 127.0.0.1:9 keeps it, and disconnect gives the port and the key back. */
+static void wild_port0_round(struct socktab_net *net, const struct ledger *l,
+			    struct socktab_sock *a, bool v6)
+{
+	int port;
+
+	CHECK_EQ(v6 ? check_bind6(a, "::ffff:0.0.0.0", 0) : check_bind4(a, "0.0.0.0", 0), 0);
+	port = check_port(a);
+	CHECK(ledger_has(l, AF_INET, "0.0.0.0", port));
+	CHECK_EQ(v6 ? check_connect6(a, "::ffff:127.0.0.1", 9) : check_connect4(a, "127.0.0.1", 9),
+		 0);
+	CHECK(ledger_agrees(net, l));
+	CHECK_EQ(disconnect(a), 0);
+	CHECK(ledger_agrees(net, l));
+	CHECK_EQ(l->n, 0);
+}
+
 /* UDP: each key claimed is released once, and the socket holds that same key all along, through
  * bind (an address, a wildcard, port 0), connect(), disconnect (connect() with AF_UNSPEC), a bind
  * or automatic bind after the port was given back, and close, for IPv4 and IPv6 sockets. A
@@ -475,14 +493,7 @@ TEST(udp_claims_pair)
 	/* ::ffff:0.0.0.0 on port 0: disconnect gives the port back with the wildcard's key; the
 	 * address connect() gave stays, so the next automatic bind claims that address. */
 	a = socktab_socket(net, SOCKTAB_UDP, AF_INET6);
-	CHECK_EQ(check_bind6(a, "::ffff:0.0.0.0", 0), 0);
-	port = check_port(a);
-	CHECK(ledger_has(&l, AF_INET, "0.0.0.0", port));
-	CHECK_EQ(check_connect6(a, "::ffff:127.0.0.1", 9), 0);
-	CHECK(ledger_agrees(net, &l));
-	CHECK_EQ(disconnect(a), 0);
-	CHECK(ledger_agrees(net, &l));
-	CHECK_EQ(l.n, 0);
+	wild_port0_round(net, &l, a, true);
 	CHECK_EQ(check_connect6(a, "::ffff:127.0.0.1", 9), 0);
 	port = check_port(a);
 	CHECK(ledger_has(&l, AF_INET, "127.0.0.1", port));
@@ -494,14 +505,7 @@ TEST(udp_claims_pair)
 	/* IPv4: 0.0.0.0 on port 0, connect(), disconnect (port and address given back), a bind to
 	 * 127.0.0.1, connect() and disconnect (both kept), close. */
 	a = socktab_socket(net, SOCKTAB_UDP, AF_INET);
-	CHECK_EQ(check_bind4(a, "0.0.0.0", 0), 0);
-	port = check_port(a);
-	CHECK(ledger_has(&l, AF_INET, "0.0.0.0", port));
-	CHECK_EQ(check_connect4(a, "127.0.0.1", 9), 0);
-	CHECK(ledger_agrees(net, &l));
-	CHECK_EQ(disconnect(a), 0);
-	CHECK(ledger_agrees(net, &l));
-	CHECK_EQ(l.n, 0);
+	wild_port0_round(net, &l, a, false);
 	CHECK_EQ(check_bind4(a, "127.0.0.1", 5001), 0);
 	CHECK(ledger_has(&l, AF_INET, "127.0.0.1", 5001));
 	CHECK_EQ(check_connect4(a, "127.0.0.1", 9), 0);
