@@ -137,9 +137,11 @@ static int try_port(struct socktab_net *net, struct socktab_sock *sk, uint32_t h
 	bool feed = socktab__feed_on(net);
 	int claim = 0;
 
-	c->tb2 = feed ? socktab__tb2_find_locked(net, tb, sk) : NULL;
-	if (feed)
+	c->tb2 = NULL;
+	if (feed) {
+		c->tb2 = socktab__tb2_find_locked(net, tb, sk);
 		claim = socktab__feed_claim_locked(net, c->tb2, sk, port, c->l3mdev);
+	}
 	if (claim < 0) {
 		socktab__unlock(lock);
 		return 0;
