@@ -8,7 +8,7 @@
  * before it reaches the other parity. The examination is what costs, not the choice.
  *
  * The index. For a destination D = (net, IPv4-or-IPv6 key, local address, remote address,
- * remote port) with at least PM_BUILD ehash entries, a bitmap over the 65536 local ports: bit p
+ * remote port) with enough ehash entries (below), a bitmap over the 65536 local ports: bit p
  * is set iff ehash holds an entry (live or TIME_WAIT) with D's 4-tuple on local port p that is
  * bound to no device: only those conflict with an unbound socket's connect() (R94), and only
  * unbound sockets search the index. An entry bound to a device after it was hashed leaves its
@@ -33,36 +33,53 @@
  * (socktab__ehash_replace_locked): nothing to do, unless the two are bound to different devices,
  * when the new one is added and then the old one unlinked.
  *
- * Who gets an index (lazily). Every ehash add/unlink in a net that uses the index bumps two cells
- * of a count-min sketch (two rows of PM_SKETCH counters, indexed by hash0 bits), except an unbound
- * entry of a destination whose index is LIVE: the index counts those (nports), and bumping D's two
- * cells too would have every thread that connects to one hot destination write the same two
- * lines twice per connection. The sketch keeps what it had counted for D when the index went
- * LIVE (the index's ports then recorded as @frozen), and when the index leaves LIVE it gets
- * nports - frozen, what D gained or (mostly, as an index goes once few ports remain) lost
- * meanwhile: D's part of its cells is then its entries again, and D's later unlinks take off
- * what was put in. The sketch never undercounts (up to the few entries a hook racing with the
- * change of state puts on the wrong side, which can only delay a rebuild; a cell such a race
- * takes below zero reads as 0), so a destination with PM_BUILD entries is always noticed.
- * Also left out: an entry whose local port is outside the net's port range while D has no index
- * (one being built or LIVE counts it as any other), since no connect() walk examines its port.
+ * Who gets an index (lazily), and when. An index pays where walks are long: toward a
+ * destination holding many of the ports a walk examines (R: the net's range, or the socket's
+ * IP_LOCAL_PORT_RANGE, divided by the RETA's queues for an RSS connect(), which examines only
+ * the ports of its queue; for a walk over fewer than PM_BUILD ports, which needs no index, the
+ * range the index would cover). connect() builds D's index once D has about
+ * max(PM_BUILD, R / PM_SHARE) entries (1,764 over the kernel's default 28,232 ports; PM_BUILD
+ * over 512 ports or fewer), as far as the sketch below tells; below that a walk examines a port
+ * or two per connect(), and an index would only add the lines it writes at each entry's add and
+ * unlink (its bits, its count), which every thread that connects to D shares. The index always
+ * covers the net's range (and the socket's).
+ * D's entries are counted in a count-min sketch (two rows of PM_SKETCH counters, indexed by hash0
+ * bits), and only a sample of them: an entry counts when its ehash hash, times the golden ratio,
+ * falls in the lowest 1/S of the 32 bits, S the largest power of two that leaves PM_BUILD
+ * sampled entries or more under a whole-range build count (sketch_rate(): 32 over the default
+ * range, 1 below 1,024 ports); a count is then the smaller cell times S. So an unindexed
+ * destination's adds and unlinks write its two cells once per S on average, not at every
+ * connect() and close(). Whether an entry counts is decided when it is linked and kept in the
+ * entry (SOCKTAB__PM_UNCOUNTED, also passed on when another entry replaces it in place), so its
+ * unlink takes off exactly what its link put in, whatever the port range is by then. A counted
+ * entry of a destination whose index is LIVE (and that is bound to no device) goes to the
+ * index's @sdelta instead of the cells, so the threads that connect to one hot destination do
+ * not share those two lines; when the index leaves LIVE, the cells get @sdelta, and D's part of
+ * them is its counted entries again; a hook that saw the index LIVE and adds to @sdelta after
+ * that hand-back is handed back too, after the grace period that frees the index. So the cells
+ * hold exactly what they sampled (a cell that a hook racing with a change of state takes below
+ * zero for a moment reads as 0). A change of the net's range that changes S leaves D's count
+ * off by the ratio of the two rates until its entries are relinked: a narrower range builds its
+ * index later (after about PM_BUILD new entries), a wider one may build one that has too few
+ * ports, which is dropped at once and remembered (below). Only speed depends on it. Also left
+ * out: an entry whose local port is outside the net's port
+ * range, since no connect() walk examines its port.
  * A server's children (local port 80, say) each have a destination of their own, the client's
  * address and port, so their bumps would land on random cells, and two threads that accept
  * connections would take each other's cell lines at every child's add and unlink (bench crr
- * -T 2: two of the thirteen lines per transaction that the threads took from each other). The
- * add hook marks such an entry (SOCKTAB__PM_UNCOUNTED, in the entry, passed on when another entry
- * replaces it in place), and its unlink takes nothing off, whatever the port range is by then.
- * The one way this can leave a cell low: the range widens over such an entry, D's index is built
- * and counts it, and the entry goes while the index is LIVE (its loss is then in the hand-back);
- * as with the races above, that can only delay a rebuild. connect() builds D's
- * index when the sketch says >= PM_BUILD and D has none: it links the index (state BUILDING) so
- * the hooks maintain it from then on, then probes each port of the covered range under that
- * port's stripe lock (the lock orders the probe against every hook on that port, so the bit ends
- * equal to the chain), then marks it LIVE. A sketch collision (a cold destination sharing cells
- * with hot ones) builds an index with few entries: it is dropped at once and remembered in
- * pm_memo, so that destination is not rebuilt until its cells grow by PM_BUILD more.
- * Freeing: when an unlink leaves fewer than PM_FREE ports (hysteresis PM_BUILD/PM_FREE), the
- * index is unlinked and freed after a grace period. Since every socket and TIME_WAIT entry leaves
+ * -T 2: two of the thirteen lines per transaction that the threads took from each other).
+ * connect() builds D's index when the count reaches the build count and D has none: it links the
+ * index (state BUILDING) so the hooks maintain it from then on, then probes each port of the
+ * covered range under that port's stripe lock (the lock orders the probe against every hook on
+ * that port, so the bit ends equal to the chain), then marks it LIVE. A sketch collision (a cold
+ * destination sharing cells with hot ones) builds an index with few entries: it is dropped at
+ * once and remembered in pm_memo, so that destination is not rebuilt until its count grows by
+ * the build count again.
+ * Freeing: when an unlink leaves fewer busy ports than half the build count (at least PM_FREE),
+ * the index is unlinked and freed after a grace period. The index counts its busy ports (nports)
+ * by the same sampling, at the rate that puts at least PM_FREE samples under that mark (32 over
+ * the default range, 1 below 1,024 ports), so that its count line too is written once per so
+ * many ports. Since every socket and TIME_WAIT entry leaves
  * ehash at the latest in socktab_net_free(), every index is freed by then (no teardown hook).
  *
  * Locks and memory order. pm_lock (a spin lock on an atomic, a leaf) serialises linking and
@@ -101,8 +118,9 @@
 
 #define PM_WORDS (65536 / 64)
 #define PM_SWORDS (PM_WORDS / 64)
-#define PM_BUILD 32 /* build an index at this many ehash entries toward one destination */
-#define PM_FREE 16  /* free it when fewer ports than this remain busy */
+#define PM_BUILD 32 /* build an index at this many ehash entries toward one destination, */
+#define PM_SHARE 16 /* and at one in PM_SHARE of the ports the walk examines if that is more */
+#define PM_FREE 16  /* free it when fewer ports than this remain busy, or half the build count */
 #define PM_MAX 1024 /* indexes per net: ~8.6 MiB at most */
 
 #define EVEN 0x5555555555555555ull /* bit b <-> port 64w + b: even ports */
@@ -117,12 +135,14 @@ struct socktab__portmap {
 	uint16_t dport;                    /* (c) remote port, network order */
 	uint8_t v4key;                     /* (c) */
 	uint16_t cov_lo, cov_hi;           /* (c) ports probed at build: the index is exact there */
+	uint32_t free_at;                  /* (c) dropped when fewer ports than this remain busy */
+	uint32_t rate;                     /* (c) nports counts one busy port in this many */
 	uint64_t addrpair;                 /* (c) IPv4 key */
 	uint64_t v6_saddr[2], v6_daddr[2]; /* (c) IPv6 key */
 	_Atomic int state;                 /* (a) PM_BUILDING -> PM_LIVE -> PM_DYING */
-	_Atomic uint32_t nports;           /* (a) set bits */
-	_Atomic uint32_t frozen;           /* (a) nports when it went LIVE: from then the sketch does
-					    * not count D's unbound entries */
+	_Atomic uint32_t nports;           /* (a) set bits of the ports sampled at @rate */
+	_Atomic uint32_t sdelta;           /* (a) what the sketch would have gained while LIVE (two's
+					    * complement): added to D's cells when the index goes */
 	_Atomic(struct socktab__rssidx *) rss; /* (a) per-queue summaries of the free ports for
 						* the current RSS state (rss.c), replaced whole */
 	struct rcu_head rcu;
@@ -133,6 +153,32 @@ struct socktab__portmap {
 
 _Static_assert(sizeof(struct socktab__portmap) <= 8192 + 256 + 128,
 	       "bytes per hot destination, as stated in the design comment");
+
+/* Entries toward one destination at which connect() builds its index, for a walk over @ports
+ * ports. */
+static inline uint32_t pm_build_at(uint32_t ports)
+{
+	return ports / PM_SHARE > PM_BUILD ? ports / PM_SHARE : PM_BUILD;
+}
+
+/* One entry in how many the sketch counts, for the net's port range @r (net->port_range): a
+ * power of two, so that the count at which a walk over the whole range builds an index is
+ * PM_BUILD or more entries counted. */
+static inline uint32_t sketch_rate(uint32_t r)
+{
+	uint32_t ports = (r >> 16) - (r & 0xffff) + 1, s = 1;
+
+	while ((uint64_t)s * 2 * PM_SHARE * PM_BUILD <= ports)
+		s *= 2;
+	return s;
+}
+
+/* Is the entry whose ehash hash is @hash one of those counted at rate @s? The golden-ratio
+ * product spreads consecutive ports (and every other port) evenly over the 32 bits. */
+static inline bool sketch_sampled(uint32_t hash, uint32_t s)
+{
+	return (uint64_t)(uint32_t)(hash * 0x9e3779b1u) * s < (1ull << 32);
+}
 
 static inline bool pm_enabled(const struct socktab_net *net)
 {
@@ -149,12 +195,15 @@ static inline _Atomic uint32_t *sketch_cell(struct socktab_net *net, int row, ui
 	return &net->pm_sketch[row][(row ? hash0 >> 12 : hash0) & (SOCKTAB__PM_SKETCH - 1)];
 }
 
-/* Does the sketch count an entry on local @port: is it in the net's port range? */
-static inline bool sketch_counts(const struct socktab_net *net, uint16_t port)
+/* Does the sketch count the entry @sk: is its local port in the net's port range, and is it
+ * one of those sampled at the range's rate? */
+static inline bool sketch_counts(const struct socktab_net *net, const struct socktab_sock *sk)
 {
 	uint32_t r = RD(net->port_range);
+	uint16_t port = sk_lport(sk);
 
-	return port >= (r & 0xffff) && port <= (r >> 16);
+	return port >= (r & 0xffff) && port <= (r >> 16) &&
+	       sketch_sampled(RD(sk->hash), sketch_rate(r));
 }
 
 /* Set @sk's SOCKTAB__PM_UNCOUNTED to @on; the byte is written only where the bit changes (an
@@ -275,7 +324,8 @@ static void pm_set(struct socktab__portmap *pm, uint16_t port)
 
 	if (old & bit)
 		return;
-	atomic_fetch_add(&pm->nports, 1);
+	if (sketch_sampled(pm->hash0 + port, pm->rate))
+		atomic_fetch_add(&pm->nports, 1);
 	if (((old | bit) & par) == par)
 		summary_sync(pm, w);
 	/* seq_cst after the seq_cst bit change: either this sees a set being published or its
@@ -285,8 +335,15 @@ static void pm_set(struct socktab__portmap *pm, uint16_t port)
 		socktab__rssidx_sync(ri, pm->bits, port);
 }
 
-/* Mark @port free; returns the number of busy ports left. Caller holds the stripe lock. */
-static uint32_t pm_clear(struct socktab__portmap *pm, uint16_t port)
+/* Busy ports of @pm, as far as sampled. */
+static inline uint32_t pm_count(const struct socktab__portmap *pm)
+{
+	return atomic_load(&pm->nports) * pm->rate;
+}
+
+/* Mark @port free; true if the index should go now (fewer than free_at ports left busy, as far
+ * as sampled). Caller holds the stripe lock. */
+static bool pm_clear(struct socktab__portmap *pm, uint16_t port)
 {
 	uint32_t w = port >> 6;
 	uint64_t bit = 1ull << (port & 63);
@@ -295,13 +352,15 @@ static uint32_t pm_clear(struct socktab__portmap *pm, uint16_t port)
 	struct socktab__rssidx *ri;
 
 	if (!(old & bit))
-		return atomic_load(&pm->nports);
+		return false;
 	if ((old & par) == par)
 		summary_sync(pm, w);
 	ri = atomic_load(&pm->rss); /* as in pm_set() */
 	if (ri)
 		socktab__rssidx_sync(ri, pm->bits, port);
-	return atomic_fetch_sub(&pm->nports, 1) - 1;
+	if (!sketch_sampled(pm->hash0 + port, pm->rate))
+		return false;
+	return (atomic_fetch_sub(&pm->nports, 1) - 1) * pm->rate < pm->free_at;
 }
 
 static void pm_free_rcu(struct rcu_head *head)
@@ -309,6 +368,10 @@ static void pm_free_rcu(struct rcu_head *head)
 	struct socktab__portmap *pm = caa_container_of(head, struct socktab__portmap, rcu);
 
 	socktab__rcu_cb_enter(pm);
+	/* What hooks that saw the index LIVE added after pm_drop() handed @sdelta back: every
+	 * such hook has left its read-side section by now. The net outlives its indexes
+	 * (socktab_net_free() waits for the callbacks). */
+	sketch_add(pm->net, pm->hash0, atomic_exchange(&pm->sdelta, 0));
 	/* The summaries go with their index: a grace period passed since both were unreachable. */
 	socktab__rssidx_free(atomic_load_explicit(&pm->rss, memory_order_relaxed));
 	free(pm);
@@ -342,9 +405,7 @@ static void pm_drop(struct socktab_net *net, struct socktab__portmap *pm)
 	if (atomic_compare_exchange_strong(&pm->state, &live, PM_DYING)) {
 		/* The hooks count D in the sketch again: give it what D gained or lost while
 		 * the index counted it (a loss mostly: an index is dropped once few ports remain). */
-		uint32_t n = atomic_load(&pm->nports), f = atomic_load(&pm->frozen);
-
-		sketch_add(net, pm->hash0, n - f);
+		sketch_add(net, pm->hash0, atomic_exchange(&pm->sdelta, 0));
 		pm_unlink_free(net, pm);
 	}
 }
@@ -358,12 +419,14 @@ void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
 	struct socktab_net *net = socktab__sk_net(sk);
 	uint32_t hash0;
 	struct socktab__portmap *pm = NULL;
-	bool indexed = false;
+	bool indexed = false, counted;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(net->tab, RD(sk->hash)));
 	if (!pm_enabled(net))
 		return;
 	hash0 = RD(sk->hash) - sk_lport(sk);
+	counted = sketch_counts(net, sk);
+	mark_uncounted(sk, !counted);
 	/* A bound entry is not busy for the unbound sockets the index serves. */
 	if (atomic_load_explicit(&net->pm_live, memory_order_relaxed) && !RD(sk->bound_dev_if)) {
 		socktab__rcu_read_lock();
@@ -371,14 +434,11 @@ void socktab__portmap_ehash_add_locked(struct socktab_sock *sk)
 		if (pm) {
 			pm_set(pm, sk_lport(sk));
 			indexed = atomic_load(&pm->state) == PM_LIVE;
+			if (indexed && counted)
+				atomic_fetch_add(&pm->sdelta, 1);
 		}
 		socktab__rcu_read_unlock();
 	}
-	/* Left out only where D has no index: one being built counts the entry (its bit), and
-	 * the sketch must then hold it too for the hand-back to come out right. */
-	bool counted = pm || sketch_counts(net, sk_lport(sk));
-
-	mark_uncounted(sk, !counted);
 	if (counted && !indexed)
 		sketch_add(net, hash0, 1);
 }
@@ -414,6 +474,8 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 	pm = pm_find_rcu(net, sk, hash0);
 	/* As the add hook decided: an unbound entry of a LIVE index's destination is its. */
 	indexed = pm && !RD(sk->bound_dev_if) && atomic_load(&pm->state) == PM_LIVE;
+	if (indexed && counted) /* before a drop below hands sdelta back */
+		atomic_fetch_sub(&pm->sdelta, 1);
 	if (pm) {
 		/* Another unbound entry with the same 4-tuple keeps the port busy (it is in this
 		 * chain). */
@@ -426,7 +488,7 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 			    same_tuple(sk2, sk))
 				goto out;
 		}
-		if (pm_clear(pm, sk_lport(sk)) < PM_FREE)
+		if (pm_clear(pm, sk_lport(sk)))
 			pm_drop(net, pm);
 	}
 out:
@@ -464,7 +526,8 @@ static void probe_port(struct socktab_net *net, struct socktab__portmap *pm, uin
  * caller (the result is valid until it leaves it); no socktab lock held except sk's own.
  */
 static struct socktab__portmap *pm_build(struct socktab_net *net, struct socktab_sock *sk,
-					 uint32_t hash0, int lo, int hi, uint32_t sketch)
+					 uint32_t hash0, int lo, int hi, uint32_t count,
+					 uint32_t build_at)
 {
 	struct socktab__portmap *pm;
 	_Atomic(struct socktab__portmap *) *bucket = &net->pm_table[hash0 % SOCKTAB__PM_BUCKETS];
@@ -484,6 +547,10 @@ static struct socktab__portmap *pm_build(struct socktab_net *net, struct socktab
 	memcpy(pm->v6_daddr, &rd, 16);
 	pm->cov_lo = (uint16_t)lo;
 	pm->cov_hi = (uint16_t)hi;
+	pm->free_at = build_at / 2 > PM_FREE ? build_at / 2 : PM_FREE;
+	pm->rate = 1;
+	while (pm->rate * 2 * PM_FREE <= pm->free_at)
+		pm->rate *= 2;
 	atomic_init(&pm->state, PM_BUILDING);
 
 	pm_lock(net);
@@ -505,14 +572,12 @@ static struct socktab__portmap *pm_build(struct socktab_net *net, struct socktab
 	for (int port = lo; port <= hi; port++)
 		probe_port(net, pm, (uint16_t)port);
 
-	/* Recorded first: a hook between the two counts a port twice (harmless), never not. */
-	atomic_store(&pm->frozen, atomic_load(&pm->nports));
 	atomic_compare_exchange_strong(&pm->state, &building, PM_LIVE);
-	if (atomic_load(&pm->nports) < PM_FREE) {
+	if (pm_count(pm) < pm->free_at) {
 		/* A sketch collision, or D cooled down while we built: remember it, so as not
-		 * to rebuild before its cells grow by PM_BUILD. */
+		 * to rebuild before its count grows by the build count again. */
 		atomic_store_explicit(&net->pm_memo[hash0 % SOCKTAB__PM_BUCKETS],
-				      (uint64_t)hash0 << 32 | sketch, memory_order_relaxed);
+				      (uint64_t)hash0 << 32 | count, memory_order_relaxed);
 		pm_drop(net, pm);
 		return NULL;
 	}
@@ -521,14 +586,17 @@ static struct socktab__portmap *pm_build(struct socktab_net *net, struct socktab
 
 /*
  * The index connect() may search for @sk's destination and port range [low, high], building it
- * when the destination is hot; NULL means "walk without an index". Context: caller is inside an
- * RCU read-side section (the index stays valid until it leaves), holds sk's lock and no other.
+ * when the destination is hot for a walk that examines one port of the range in @queues (RSS:
+ * only the ports whose reply lands on the wanted queue); NULL means "walk without an index".
+ * Context: caller is inside an RCU read-side section (the index stays valid until it leaves),
+ * holds sk's lock and no other.
  */
 struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struct socktab_sock *sk,
-						 uint32_t hash0, int low, int high)
+						 uint32_t hash0, int low, int high,
+						 uint32_t queues)
 {
 	struct socktab__portmap *pm;
-	uint32_t sketch, r;
+	uint32_t count, r, build_at, walk = (uint32_t)(high - low + 1) / (queues ? queues : 1);
 	uint64_t memo;
 	int lo, hi;
 
@@ -546,13 +614,9 @@ struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struc
 			return pm;
 		pm_drop(net, pm); /* the range grew past what was probed: rebuild below */
 	}
-	sketch = sketch_get(net, hash0);
-	if (sketch < PM_BUILD)
-		return NULL;
-	memo = atomic_load_explicit(&net->pm_memo[hash0 % SOCKTAB__PM_BUCKETS],
-				    memory_order_relaxed);
-	if ((uint32_t)(memo >> 32) == hash0 && sketch < (uint32_t)memo + PM_BUILD)
-		return NULL;
+	/* The index covers the net's range and the socket's; its build count is the walk's own
+	 * (a socket's IP_LOCAL_PORT_RANGE, a queue's share of the range), or the covered range's
+	 * for a walk too short to need an index (a range of one port, say). */
 	r = RD(net->port_range);
 	lo = (int)(r & 0xffff);
 	hi = (int)(r >> 16);
@@ -560,7 +624,15 @@ struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struc
 		lo = low;
 	if (high > hi)
 		hi = high;
-	return pm_build(net, sk, hash0, lo, hi, sketch);
+	count = sketch_get(net, hash0) * sketch_rate(r); /* D's entries, as far as sampled */
+	build_at = pm_build_at(walk >= PM_BUILD ? walk : (uint32_t)(hi - lo + 1));
+	if (count < build_at)
+		return NULL;
+	memo = atomic_load_explicit(&net->pm_memo[hash0 % SOCKTAB__PM_BUCKETS],
+				    memory_order_relaxed);
+	if ((uint32_t)(memo >> 32) == hash0 && count < (uint32_t)memo + build_at)
+		return NULL;
+	return pm_build(net, sk, hash0, lo, hi, count, build_at);
 }
 
 /* Next non-full word (for parity @par, -1 = both) in [w, wend], or wend + 1. */
@@ -728,3 +800,4 @@ uint32_t socktab__portmap_rss_check(struct socktab_net *net, uint32_t *nsets)
 	socktab__rcu_read_unlock();
 	return bad;
 }
+

@@ -308,6 +308,11 @@ bool socktab__rss_port_ok(const struct socktab__rss_filter *f, uint16_t port)
 	return f->rss->reta[h & f->rss->reta_mask] == f->queue;
 }
 
+uint32_t socktab__rss_filter_queues(const struct socktab__rss_filter *f)
+{
+	return f->rss->nslots;
+}
+
 /* ---- per-queue summaries of one destination's free ports ---- */
 
 static inline uint32_t port_slot(const struct socktab__rssidx *ri, uint32_t port)

@@ -41,8 +41,8 @@
 #define SOCKTAB__CONNECT_BIND 0x80
 /* The same byte, socktab's own bit, in every kind of ehash entry (socket, request, TIME_WAIT),
  * written under the entry's ehash stripe lock: the busy-port sketch did not count the entry when
- * it was linked (its local port was outside the net's range then), so its unlink takes nothing
- * off (portmap.c). */
+ * it was linked (its local port was outside the net's range then, or the entry was not among the
+ * sample the sketch counts), so its unlink takes nothing off (portmap.c). */
 #define SOCKTAB__PM_UNCOUNTED 0x40
 
 /* Object kinds: one pool each. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * connect() without the cliff (issue 6): the socktab variant, searching through its per-destination
+ * connect() without the cliff: the socktab variant, searching through its per-destination
  * port index (src/portmap.c), picks the port the kernel's walk (the linux variant) picks whenever
  * no TIME_WAIT entry is involved, keeps the kernel's rules otherwise, and frees its memory.
  */
@@ -13,6 +13,10 @@
 #define HI 40999
 #define NDEST 4
 #define MAXOPEN 4096
+/* A net range of 512 ports: a walk over it builds an index at PM_BUILD (32) entries toward a
+ * destination, and the sketch counts every entry (it samples only from 1024 ports up). */
+#define NLO 32768
+#define NHI 33279
 
 static uint64_t xs(uint64_t *s)
 {
@@ -338,7 +342,7 @@ TEST(tw_reuse_recycling)
 TEST(index_freed_below_threshold)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 	struct socktab_sock *s4[100], *s6[100];
 	uint32_t ni;
 	uint64_t bytes;
@@ -376,7 +380,7 @@ TEST(index_freed_below_threshold)
 TEST(sketch_forgets_a_cooled_index)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 	struct socktab_sock *s4[100];
 	uint32_t ni;
 	uint64_t bytes;
@@ -448,7 +452,7 @@ static void connect_until_indexed(struct socktab_net *net, struct socktab_sock *
 TEST(sketch_skips_ports_outside_the_range)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 	struct socktab_sock *low[60], *s4[40];
 	uint32_t ni;
 	uint64_t bytes;
@@ -479,19 +483,75 @@ TEST(sketch_skips_ports_outside_the_range)
 TEST(sketch_counts_as_linked_across_range_changes)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 	struct socktab_sock *low[50], *s4[40];
 
 	CHECK(net);
 	connect_from_below(net, low, 0, 50);
-	CHECK_EQ(socktab_net_set_port_range(net, 20000, 60999), 0);
+	CHECK_EQ(socktab_net_set_port_range(net, 20000, NHI), 0);
 	for (int k = 0; k < 50; k++)
 		abort_close(low[k]);
-	CHECK_EQ(socktab_net_set_port_range(net, 32768, 60999), 0);
+	CHECK_EQ(socktab_net_set_port_range(net, NLO, NHI), 0);
 	CHECK_EQ(sketch_sum(net), 0);
 	connect_until_indexed(net, s4);
 	for (int k = 0; k < 40; k++)
 		abort_close(s4[k]);
+	CHECK_EQ(sketch_sum(net), 0);
+	socktab_net_free(net);
+}
+
+/* Is the entry of ehash hash @h one of those the sketch and the index count at rate @s? (The
+ * rule of portmap.c: the golden-ratio product of the hash in the lowest 1/s of 32 bits.) */
+static bool sampled(uint32_t h, uint32_t s)
+{
+	return (uint64_t)(uint32_t)(h * 0x9e3779b1u) * s < (1ull << 32);
+}
+
+/*
+ * The kernel's default range (28,232 ports): an index is built at one entry in 16 of its ports
+ * (1,764), the sketch and the index count one entry in 32 (by hash), and the index goes below
+ * half the build count (882). 2,600 connect()s toward one destination and all closed again:
+ * before the index the sketch's two rows hold exactly the sampled entries; the index appears at
+ * the connect() that finds 56 of them (56 x 32 >= 1,764), goes at the close that leaves 27
+ * (27 x 32 < 882), and the sketch is back at 0.
+ */
+TEST(sketch_samples_a_wide_range)
+{
+	uint64_t clk = 1;
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	static struct socktab_sock *s4[2600];
+	int nsampled = 0, built = -1, freed = -1;
+	uint32_t ni;
+	uint64_t bytes;
+
+	CHECK(net);
+	socktab__random_seed(9);
+	for (int k = 0; k < 2600; k++) {
+		bool before = nsampled >= 56; /* what the connect() below finds */
+
+		s4[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(s4[k], "127.0.0.1", 80), 0);
+		socktab__portmap_stats(net, &ni, &bytes);
+		CHECK_EQ(ni, before ? 1 : 0);
+		if (ni && built < 0)
+			built = k;
+		if (!ni)
+			CHECK_EQ(sketch_sum(net), 2 * (int64_t)(nsampled +
+							   sampled(atomic_load(&s4[k]->hash), 32)));
+		nsampled += sampled(atomic_load(&s4[k]->hash), 32);
+	}
+	printf("sketch_samples_a_wide_range: index at %d entries, %d of 2600 sampled\n", built,
+	       nsampled);
+	CHECK(built > 0);
+	for (int k = 0; k < 2600; k++) {
+		nsampled -= sampled(atomic_load(&s4[k]->hash), 32);
+		abort_close(s4[k]);
+		socktab__portmap_stats(net, &ni, &bytes);
+		CHECK_EQ(ni, nsampled >= 28 ? 1 : 0);
+		if (!ni && freed < 0)
+			freed = 2600 - k - 1;
+	}
+	printf("sketch_samples_a_wide_range: index gone at %d entries left\n", freed);
 	CHECK_EQ(sketch_sum(net), 0);
 	socktab_net_free(net);
 }
@@ -579,5 +639,5 @@ TEST(concurrent_unique)
 
 CHECK_MAIN(same_ports_as_linux, exhaustion_exact, tw_reuse_recycling, index_freed_below_threshold,
 	   sketch_forgets_a_cooled_index, sketch_skips_ports_outside_the_range,
-	   sketch_counts_as_linked_across_range_changes,
+	   sketch_counts_as_linked_across_range_changes, sketch_samples_a_wide_range,
 	   concurrent_unique)
