@@ -190,7 +190,7 @@ struct walk_count {
  * give them, otherwise each candidate is filtered. Returns 1 (port secured in @c) or 0 (none).
  */
 static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
-		const struct walk *w, const struct socktab__portmap *pm,
+		const struct walk *w, struct socktab__portmap *pm,
 		const struct socktab__portmap_rss *pmq, const struct socktab__rss_filter *rss,
 		struct socktab__bind_prealloc *pa, struct choice *c, struct walk_count *n)
 {

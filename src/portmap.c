@@ -14,9 +14,13 @@
  * unbound sockets search the index. An entry bound to a device after it was hashed leaves its
  * bit set until it goes (the walk then merely skips a usable port); one unbound later is
  * rejected by the locked check like any port the index misses. A summary level per parity has one
- * bit per 64-port word, set iff every port of that parity in the word is busy, so a search crosses
- * a full 64-port word with one bit test and the whole 65536-port space with 16 word loads. Searches
- * AND in the net's reserved-port bitmap.
+ * bit per 64-port word, set only while every port of that parity in the word is busy, so a search
+ * crosses a full 64-port word with one bit test and the whole 65536-port space with 16 word
+ * loads. An unlink that frees a port of a full word clears the word's bit; the bit is set again
+ * by the next search that finds the word full, not by the entry that fills it: at a steady count
+ * connect() and close() take and give back ports of the same few words, and marking each word
+ * full at every connect() would write a summary line that every connecting thread shares.
+ * Searches AND in the net's reserved-port bitmap.
  * Bytes per hot destination: sizeof(struct socktab__portmap) = 8192 (bits) + 256 (summaries)
  * + a 128-byte header ~= 8.6 KiB (asserted below); at most PM_MAX indexes per net.
  *
@@ -86,9 +90,11 @@
  * unlinking of indexes; readers find indexes under RCU (acquire loads of the chain, release store
  * publishes an index's constant key). Bits are written under the port's stripe lock but
  * different ports of one word sit under different stripes: atomic fetch_or/fetch_and. Summary
- * bits are recomputed after every change that may flip them, re-checking the word until stable
- * (seq_cst), so at rest they are exact; a search racing with writers may read a stale summary and
- * pick a later port, which is fine since connect() races in the kernel too. state and nports use
+ * bits are recomputed from the word by whoever may flip them (an unlink that empties a port of a
+ * full word, a search that finds a full word unmarked), re-checking the word until stable
+ * (seq_cst), so at rest no bit says full of a word that is not; a search racing with writers
+ * may read a stale summary and pick a later port, which is fine since connect() races in the
+ * kernel too. state and nports use
  * seq_cst: the builder (store LIVE, load nports) and an unlinker (decrement nports, load state)
  * cannot both miss a drop. Lock order: socket -> bhash -> ehash stripe(s) -> pm_lock.
  *
@@ -290,7 +296,20 @@ static bool same_tuple(const struct socktab_sock *a, const struct socktab_sock *
 	       RD(ka->daddr[0]) == RD(kb->daddr[0]) && RD(ka->daddr[1]) == RD(kb->daddr[1]);
 }
 
-/* Bring word @w's summary bits in line with the word; repeat until a re-read agrees. */
+/* Set summary bit @sbit of @f to @on, writing the line only if the bit differs. */
+static void summary_put(_Atomic uint64_t *f, uint64_t sbit, bool on)
+{
+	if (!(atomic_load(f) & sbit) == !on)
+		return;
+	if (on)
+		atomic_fetch_or(f, sbit);
+	else
+		atomic_fetch_and(f, ~sbit);
+}
+
+/* Bring word @w's summary bits in line with the word; repeat until a re-read agrees. A bit
+ * already right is not written: a writer that skips one is as one that wrote it when it read
+ * it, and the re-read covers the change of any writer after. */
 static void summary_sync(struct socktab__portmap *pm, uint32_t w)
 {
 	uint64_t sbit = 1ull << (w & 63);
@@ -299,14 +318,8 @@ static void summary_sync(struct socktab__portmap *pm, uint32_t w)
 		uint64_t v = atomic_load(&pm->bits[w]);
 		bool e = (v & EVEN) == EVEN, o = (v & ODD) == ODD;
 
-		if (e)
-			atomic_fetch_or(&pm->full[0][w >> 6], sbit);
-		else
-			atomic_fetch_and(&pm->full[0][w >> 6], ~sbit);
-		if (o)
-			atomic_fetch_or(&pm->full[1][w >> 6], sbit);
-		else
-			atomic_fetch_and(&pm->full[1][w >> 6], ~sbit);
+		summary_put(&pm->full[0][w >> 6], sbit, e);
+		summary_put(&pm->full[1][w >> 6], sbit, o);
 		v = atomic_load(&pm->bits[w]);
 		if (((v & EVEN) == EVEN) == e && ((v & ODD) == ODD) == o)
 			return;
@@ -319,15 +332,13 @@ static void pm_set(struct socktab__portmap *pm, uint16_t port)
 	uint32_t w = port >> 6;
 	uint64_t bit = 1ull << (port & 63);
 	uint64_t old = atomic_fetch_or(&pm->bits[w], bit);
-	uint64_t par = (port & 1) ? ODD : EVEN;
 	struct socktab__rssidx *ri;
 
 	if (old & bit)
 		return;
 	if (sketch_sampled(pm->hash0 + port, pm->rate))
 		atomic_fetch_add(&pm->nports, 1);
-	if (((old | bit) & par) == par)
-		summary_sync(pm, w);
+	/* A word that fills is left to the next search that crosses it (pm_search_full()). */
 	/* seq_cst after the seq_cst bit change: either this sees a set being published or its
 	 * filler sees the bit (rss.c). */
 	ri = atomic_load(&pm->rss);
@@ -635,6 +646,18 @@ struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struc
 	return pm_build(net, sk, hash0, lo, hi, count, build_at);
 }
 
+/* A search found no free port in word @w: mark the word full in the summaries where it is.
+ * pm_set() leaves that to the searches, so that a port taken and given back again and again
+ * (connect() and close() at a steady count) writes no summary line. */
+static void pm_search_full(struct socktab__portmap *pm, uint32_t w)
+{
+	uint64_t v = RD(pm->bits[w]), sbit = 1ull << (w & 63);
+
+	if (((v & EVEN) == EVEN && !(RD(pm->full[0][w >> 6]) & sbit)) ||
+	    ((v & ODD) == ODD && !(RD(pm->full[1][w >> 6]) & sbit)))
+		summary_sync(pm, w);
+}
+
 /* Next non-full word (for parity @par, -1 = both) in [w, wend], or wend + 1. */
 static uint32_t next_open_word(const struct socktab__portmap *pm, uint32_t w, uint32_t wend,
 			       int par)
@@ -657,7 +680,7 @@ static uint32_t next_open_word(const struct socktab__portmap *pm, uint32_t w, ui
  * also on @q's queue: words come from the queue's summaries, and each free port of a word is
  * tested with the filter (*rejected counts those on other queues).
  */
-static int find_free(const struct socktab__portmap *pm, struct socktab_net *net,
+static int find_free(struct socktab__portmap *pm, struct socktab_net *net,
 		     const struct socktab__portmap_rss *q, uint32_t from, uint32_t to, int par,
 		     uint64_t *rejected)
 {
@@ -681,6 +704,7 @@ static int find_free(const struct socktab__portmap *pm, struct socktab_net *net,
 		if (!q) {
 			if (m)
 				return (int)(w * 64 + (uint32_t)__builtin_ctzll(m));
+			pm_search_full(pm, w);
 			w = next_open_word(pm, w + 1, wend, par);
 			continue;
 		}
@@ -703,7 +727,7 @@ static int find_free(const struct socktab__portmap *pm, struct socktab_net *net,
  * when there is none. Context: RCU read side held (pm, q valid); no lock needed: the answer is a
  * hint that connect() checks.
  */
-uint32_t socktab__portmap_next(const struct socktab__portmap *pm, struct socktab_net *net,
+uint32_t socktab__portmap_next(struct socktab__portmap *pm, struct socktab_net *net,
 			       const struct socktab__portmap_rss *q, uint32_t base, uint32_t high,
 			       uint32_t remaining, uint32_t step, uint32_t i, uint64_t *rejected)
 {
@@ -801,3 +825,33 @@ uint32_t socktab__portmap_rss_check(struct socktab_net *net, uint32_t *nsets)
 	return bad;
 }
 
+/*
+ * Check the "full" summary bits of @net's indexes against their words: the number of bits that
+ * say full of a word with a port of that parity free as the result, the number of bits set into
+ * *marked. Context: registered thread, no connect() or close() running in @net (tests, at rest);
+ * takes the RCU read side.
+ */
+uint32_t socktab__portmap_summary_check(struct socktab_net *net, uint32_t *marked)
+{
+	uint32_t bad = 0;
+
+	*marked = 0;
+	socktab__rcu_read_lock();
+	for (int b = 0; b < SOCKTAB__PM_BUCKETS; b++)
+		for (struct socktab__portmap *pm = pm_load(&net->pm_table[b]); pm;
+		     pm = pm_load(&pm->next))
+			for (uint32_t w = 0; w < PM_WORDS; w++) {
+				uint64_t v = RD(pm->bits[w]), sbit = 1ull << (w & 63);
+
+				for (int par = 0; par < 2; par++) {
+					uint64_t m = par ? ODD : EVEN;
+
+					if (!(RD(pm->full[par][w >> 6]) & sbit))
+						continue;
+					(*marked)++;
+					bad += (v & m) != m;
+				}
+			}
+	socktab__rcu_read_unlock();
+	return bad;
+}

@@ -32,12 +32,15 @@ bool socktab__portmap_rss_get_rcu(struct socktab_net *net, struct socktab__portm
 				  const struct socktab__rss_filter *f, struct socktab__portmap_rss *q);
 /* The next position >= @i whose port is neither busy nor reserved (with @q: and on its queue;
  * *rejected counts the free ports of other queues tested on the way). */
-uint32_t socktab__portmap_next(const struct socktab__portmap *pm, struct socktab_net *net,
+uint32_t socktab__portmap_next(struct socktab__portmap *pm, struct socktab_net *net,
 			       const struct socktab__portmap_rss *q, uint32_t base, uint32_t high,
 			       uint32_t remaining, uint32_t step, uint32_t i, uint64_t *rejected);
 /* Summary bits of the net's live per-queue summaries that disagree with their index (tests,
  * at rest); *nsets: how many sets were checked. */
 uint32_t socktab__portmap_rss_check(struct socktab_net *net, uint32_t *nsets);
+/* Summary bits of the net's indexes that say full of a word that is not (tests, at rest);
+ * *marked: how many bits say full. */
+uint32_t socktab__portmap_summary_check(struct socktab_net *net, uint32_t *marked);
 /* Live indexes and their bytes (tests, benchmarks). */
 void socktab__portmap_stats(struct socktab_net *net, uint32_t *nindex, uint64_t *bytes);
 

@@ -223,6 +223,9 @@ TEST(same_ports_as_linux)
 	CHECK(fails > 0);
 	CHECK(max_index >= 1);
 	CHECK(sb.connect_ports_tried * 4 < sa.connect_ports_tried);
+	uint32_t marked;
+
+	CHECK_EQ(socktab__portmap_summary_check(b, &marked), 0);
 	for (int k = 0; k < nopen; k++) {
 		abort_close(open_[k].a);
 		abort_close(open_[k].b);
@@ -556,6 +559,41 @@ TEST(sketch_samples_a_wide_range)
 	socktab_net_free(net);
 }
 
+/*
+ * A word that fills is marked full by the next search that crosses it, not by the connect()
+ * that fills it, and an unlink that frees a port of a marked word clears its mark: the 256 even
+ * ports of a 512-port range (eight words) taken, the words that later searches crossed are
+ * marked; one more connect() (an odd port) crosses all eight and marks them; a close on an even
+ * port clears one. No mark ever says full of a word that is not.
+ */
+TEST(search_marks_full_words)
+{
+	uint64_t clk = 1;
+	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
+	static struct socktab_sock *s4[257];
+	uint32_t marked;
+
+	CHECK(net);
+	for (int k = 0; k < 256; k++) {
+		s4[k] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(s4[k], "127.0.0.1", 80), 0);
+		CHECK_EQ(check_port(s4[k]) % 2, 0);
+	}
+	CHECK_EQ(socktab__portmap_summary_check(net, &marked), 0);
+	CHECK(marked < 8);
+	s4[256] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(check_connect4(s4[256], "127.0.0.1", 80), 0);
+	CHECK_EQ(check_port(s4[256]) % 2, 1);
+	CHECK_EQ(socktab__portmap_summary_check(net, &marked), 0);
+	CHECK_EQ(marked, 8);
+	abort_close(s4[0]);
+	CHECK_EQ(socktab__portmap_summary_check(net, &marked), 0);
+	CHECK_EQ(marked, 7);
+	for (int k = 1; k < 257; k++)
+		abort_close(s4[k]);
+	socktab_net_free(net);
+}
+
 /* Many threads connect and close toward one destination: ports unique, never a false failure
  * (the range never fills), index consistent (run under TSan by hand: build-tsan/test_nocliff). */
 struct thr {
@@ -640,4 +678,5 @@ TEST(concurrent_unique)
 CHECK_MAIN(same_ports_as_linux, exhaustion_exact, tw_reuse_recycling, index_freed_below_threshold,
 	   sketch_forgets_a_cooled_index, sketch_skips_ports_outside_the_range,
 	   sketch_counts_as_linked_across_range_changes, sketch_samples_a_wide_range,
+	   search_marks_full_words,
 	   concurrent_unique)
