@@ -403,7 +403,13 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		if (!net->udp)
 			socktab__dev_destroy(net);
 	}
-	if (!net->udp) {
+	/* A net that fails here was seen by no reader and handed nothing to call_rcu (a
+	 * reservation only carves slabs): it is undone at once, without a grace period. */
+	if (!net->udp || net_reserve(net, p)) {
+		if (net->udp) {
+			socktab__udp_table_free(net->udp);
+			socktab__dev_destroy(net);
+		}
 		pthread_mutex_destroy(&net->settings_lock);
 		pthread_mutex_destroy(&net->tw_lock);
 		pthread_mutex_destroy(&net->reuseport_lock);
@@ -413,11 +419,6 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		free(net->perturb);
 		free(net->stat);
 		free(net);
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (net_reserve(net, p)) {
-		socktab_net_free(net);
 		errno = ENOMEM;
 		return NULL;
 	}

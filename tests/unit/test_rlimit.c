@@ -9,6 +9,7 @@
  * address space: no limit of this size can hold them.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +26,9 @@
 
 #define MIB ((rlim_t)1 << 20)
 #define NSOCKS 20000
+
+/* Set in a child held to a limit: the workload then also asks for more than the limit holds. */
+static bool limited;
 
 /* What a process under the limit must still do; 0, or the step that failed (> 0). */
 static int workload(void)
@@ -71,6 +75,24 @@ static int workload(void)
 	if (!net2)
 		return step;
 	step++;
+	/* A reservation the limit cannot hold: ENOMEM, and the half-made net is undone at once,
+	 * inside a read-side section too (no grace period to wait for). */
+	if (limited) {
+		struct socktab_net *net3;
+		int err;
+
+		socktab_net_params_init(&p);
+		p.reserve_socks = 1u << 24;
+		p.reserve_family = AF_INET;
+		socktab_rcu_read_lock();
+		errno = 0;
+		net3 = socktab_net_new(&p);
+		err = errno;
+		socktab_rcu_read_unlock();
+		if (net3 || err != ENOMEM)
+			return step;
+	}
+	step++;
 	/* The process's own memory beside the range. */
 	void *m = malloc(16 << 20);
 
@@ -102,6 +124,7 @@ static int under_limit(rlim_t limit)
 		rl.rlim_cur = limit;
 		if (setrlimit(RLIMIT_AS, &rl))
 			_exit(100);
+		limited = true;
 		alarm(60);
 		_exit(workload());
 	}
