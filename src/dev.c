@@ -676,10 +676,14 @@ static bool name_ok(const char *name)
 	n = strlen(name);
 	if (n == 0 || n >= SOCKTAB_IFNAMSIZ || !strcmp(name, ".") || !strcmp(name, ".."))
 		return false;
-	for (size_t i = 0; i < n; i++)
-		if (name[i] == '/' || name[i] == ':' || name[i] == ' ' || name[i] == '\t' ||
-		    name[i] == '\n')
+	/* The kernel's dev_valid_name(): no '/', ':' or character its isspace() takes for white
+	 * space (lib/ctype.c: '\t' to '\r', ' ', and 0xa0). */
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c == '/' || c == ':' || c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0)
 			return false;
+	}
 	return true;
 }
 

@@ -68,6 +68,16 @@ TEST(dev_api_errors_change_nothing)
 	CHECK_EQ(socktab_dev_add(net, "lo", 1), -EEXIST);
 	CHECK_EQ(socktab_dev_add(net, "", 1), -EINVAL);
 	CHECK_EQ(socktab_dev_add(net, "a/b", 1), -EINVAL);
+	/* the kernel's white space: '\t' to '\r', ' ' and 0xa0 (lib/ctype.c) */
+	CHECK_EQ(socktab_dev_add(net, "a:b", 1), -EINVAL);
+	CHECK_EQ(socktab_dev_add(net, ".", 1), -EINVAL);
+	CHECK_EQ(socktab_dev_add(net, "..", 1), -EINVAL);
+	CHECK_EQ(socktab_dev_add(net, "a b", 1), -EINVAL);
+	CHECK_EQ(socktab_dev_add(net, "a\tb", 1), -EINVAL);
+	CHECK_EQ(socktab_dev_add(net, "a\vb", 1), -EINVAL);
+	CHECK_EQ(socktab_dev_add(net, "a\fb", 1), -EINVAL);
+	CHECK_EQ(socktab_dev_add(net, "a\rb", 1), -EINVAL);
+	CHECK_EQ(socktab_dev_add(net, "a\xa0" "b", 1), -EINVAL);
 	CHECK_EQ(socktab_dev_add(net, "0123456789abcdef", 1), -EINVAL);
 	CHECK_EQ(socktab_dev_add(NULL, "x", 1), -EINVAL);
 	/* unknown devices, lo's protections */
