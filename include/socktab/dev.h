@@ -108,7 +108,8 @@ int socktab_addr_del(struct socktab_net *net, int ifindex, int family, const voi
  * device's VRF (the main table when it has none), with preferred source @prefsrc (NULL: the
  * device's address, chosen as the kernel does). -EINVAL, -ENODEV, -ENETDOWN (the device is
  * down), -EEXIST, -ESRCH (delete: no such route), -ENOMEM. Routes the address calls install are
- * not touched by these; a device going down loses its routes.
+ * not touched by these; a device going down loses its routes, and a device enslaved to a VRF or
+ * released from one loses the routes added here (the kernel's NETDEV_CHANGEUPPER flush).
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. It takes the net's device lock.
  */
@@ -137,8 +138,10 @@ struct socktab_route_result {
 /*
  * The output route toward @daddr (AF_INET: struct in_addr; AF_INET6: struct in6_addr) as a
  * socket bound to device @oif (0: none) would get it for connect() (R95): 0 with @res filled,
- * -ENETUNREACH when there is no route (an IPv4 lookup with @oif never fails: the destination is
- * then assumed on-link), -EINVAL. Uses the caller's FIB when one is set.
+ * -ENODEV (IPv4: @oif names no device), -ENETUNREACH when there is no route (@oif down, an
+ * IPv6 @oif that names no device, or an IPv4 lookup with an up @oif in a VRF without a route; an
+ * IPv4 lookup with an up @oif outside a VRF assumes the destination on-link), -EADDRNOTAVAIL
+ * (IPv6: a route but no source address), -EINVAL. Uses the caller's FIB when one is set (its function's error is returned).
  * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
  * Lock-free (a read-side section of its own inside); with a FIB set (socktab_net_set_fib())
  * it calls the stack's function on the calling thread.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Socket dumps: what inet_diag gives `ss` on Linux. A cursor walks a net's listeners, its
- * established and TIME_WAIT entries and its UDP sockets, one table slot at a time: each slot is
+ * established, request and TIME_WAIT entries and its UDP sockets, one table slot at a time: each slot is
  * copied under its own lock, so the walk never blocks the packet path, never sees a half-made
  * entry, and is safe against any concurrent change. An entry that exists from
  * socktab_diag_open() to the end of the walk and keeps its addresses is reported exactly once;
@@ -22,7 +22,8 @@ extern "C" {
  * reserved words: leave them zero. */
 struct socktab_diag_filter {
 	uint32_t states;      /* bit (1u << SOCKTAB_TCP_x) per wanted state (a TIME_WAIT entry's
-			       * is its substate); 0: all states */
+			       * is its substate, a request entry's SYN_RECV: the bit of
+			       * SOCKTAB_TCP_NEW_SYN_RECV matches nothing); 0: all states */
 	int proto;            /* SOCKTAB_TCP or SOCKTAB_UDP; 0: both */
 	int family;           /* AF_INET or AF_INET6; 0: both */
 	uint16_t lport;       /* local port, host order; 0: any */
@@ -36,7 +37,8 @@ struct socktab_diag_entry {
 	int family;           /* AF_INET or AF_INET6 (the socket's) */
 	int state;            /* SOCKTAB_TCP_*; a UDP socket is CLOSE, or ESTABLISHED when
 			       * connected; a TIME_WAIT entry reports its substate, FIN_WAIT2 or
-			       * TIME_WAIT, as inet_diag does (ss shows FIN-WAIT-2 for the first) */
+			       * TIME_WAIT, as inet_diag does (ss shows FIN-WAIT-2 for the first);
+			       * a request entry SYN_RECV, as inet_diag does */
 	int timewait;         /* 1 for a TIME_WAIT entry, whatever its substate */
 	int bound_dev_if;     /* SO_BINDTODEVICE, 0: none */
 	uint64_t expires_ms;  /* TIME_WAIT: milliseconds left on the net's clock; else 0 */

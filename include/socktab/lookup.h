@@ -51,9 +51,9 @@ extern "C" {
 
 /*
  * Enter / leave an RCU read-side section (nests). A thread must be registered
- * (socktab_thread_register(); debug builds assert it). Inside a section, do not call the
- * functions that wait for a grace period (socktab_net_free(), socktab_sk_lookup_detach()) or
- * socktab_thread_unregister(); docs/concurrency.md lists what may run there. An online thread
+ * (socktab_thread_register(); a library built with -Dpacket_path_checks=true asserts it).
+ * Inside a section, do not call the functions that wait for a grace period (socktab_net_free(),
+ * socktab_sk_lookup_detach()) or socktab_thread_unregister(); docs/concurrency.md lists what may run there. An online thread
  * (socktab_thread_online(), socktab/net.h) needs no section.
  * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
  * socktab_rcu_read_unlock() ends only a section the caller opened (it aborts otherwise).
@@ -281,9 +281,10 @@ struct socktab_key {
  * handling made, as it would one key at a time. A repeat of a connection (SOCKTAB_HIT_ESTABLISHED,
  * SOCKTAB_HIT_UDP_CONNECTED) or of an unconnected socket without SOCKTAB_LOOKUP_UDP_ORDER does
  * not end the call: it finds the same socket; if handling an earlier key closed that socket,
- * its state says so, as it does when another thread closes it. The keys from r on were looked
- * up too (a dispatch callback may have run for them); their answers are dropped (without
- * SOCKTAB_LOOKUP_NOREF, their references released) and out[r..n) is not written.
+ * its state says so, as it does when another thread closes it. Keys are looked up in chunks
+ * of 64: the keys from r to the end of r's chunk were looked up too (a dispatch callback may
+ * have run for them); their answers are dropped (without SOCKTAB_LOOKUP_NOREF, their
+ * references released). Keys of later chunks were not looked up. out[r..n) is not written.
  *
  * Returns r: n when no key ends the call (0 for n = 0), else the index of the first repeat
  * (at least 1); or -EINVAL (NULL net, NULL arrays with n > 0, a key whose proto is neither

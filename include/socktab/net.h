@@ -452,6 +452,11 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
  * (tests/unit/test_rss_dpdk.c checks it, IPv4 and IPv6); the RETA is the port's, one queue per
  * entry: rte_eth_dev_rss_reta_query()'s groups of 64 (struct rte_eth_rss_reta_entry64) laid end
  * to end, reta[i] = conf[i / 64].reta[i % 64].
+ * set_rss returns 0, -EINVAL (NULL @net; with a key: @key_len below 40, or @reta NULL, empty,
+ * longer than 65536 entries or not a power of two; without one: any other argument nonzero) or
+ * -ENOMEM; set_rss_queue returns 0, -EINVAL
+ * (NULL @sk, @queue below -1 or above 65535) or -EBADF (a closed socket, a TIME_WAIT or request
+ * entry).
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. set_rss frees the old state after a grace period without waiting for it;
  * set_rss_queue takes the socket lock.
@@ -511,9 +516,9 @@ struct socktab_net_stats {
 	uint64_t tw_recycled;      /* TIME_WAIT entries taken over by a new connection (connect(),
 				    * or a listener's child or request entry) */
 	uint64_t connect_ports_tried; /* candidate ports examined by connect() port choice */
-	uint64_t connects;         /* successful connect() calls */
-	uint64_t pool_socks;       /* objects allocated in the net's pools, sockets and TIME_WAIT
-				    * entries (live + free) */
+	uint64_t connects;         /* successful TCP connect() calls */
+	uint64_t pool_socks;       /* objects allocated in the net's pools: sockets, TIME_WAIT
+				    * and request entries (live + free) */
 	uint64_t pool_slabs;       /* 2 MiB slabs the net's pools hold (a reservation's included);
 				    * one more than at socktab_net_new() means a socket or entry
 				    * allocated a slab */
@@ -530,7 +535,8 @@ struct socktab_net_stats {
 };
 
 /*
- * Read @net's counters into @st (reserved words zeroed).
+ * Read @net's counters into @st (reserved words zeroed). Returns 0, or -EINVAL for a NULL @net
+ * or @st.
  * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
  * It takes no lock.
  */

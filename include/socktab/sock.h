@@ -34,10 +34,14 @@ void *socktab_sock_priv(struct socktab_sock *sk);
 
 /*
  * bind(2). @addr must match the socket family (AF_INET: sockaddr_in; AF_INET6: sockaddr_in6).
- * Port 0 chooses a port (bind(0), odd first) unless IP_BIND_ADDRESS_NO_PORT is set.
+ * Port 0 chooses a port (bind(0): TCP odd ports first, R49; UDP from a random start with no
+ * parity rule, R69) unless IP_BIND_ADDRESS_NO_PORT is set.
  * Errors: -EINVAL (already bound, short length, v4-mapped on v6only), -EAFNOSUPPORT,
  * -EADDRNOTAVAIL (address not local), -EACCES (privileged port, net not privileged),
- * -EADDRINUSE, -ENOMEM, -EBADF (closed socket, TIME_WAIT or request entry).
+ * -EADDRINUSE, -EEXIST (UDP: another member of the port's SO_REUSEPORT group has the same
+ * SOCKTAB_SO_REUSEPORT_ID), -ENODEV (IPv6: the bound device, or a link-local address's scope,
+ * names no device; as in the kernel, the scope stays the socket's bound device), -ENOMEM,
+ * -EBADF (closed socket, TIME_WAIT or request entry).
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. It takes the socket lock, then bhash/bhash2 locks.
  */
@@ -48,8 +52,9 @@ int socktab_bind(struct socktab_sock *sk, const struct sockaddr *addr, socklen_t
  * ehash in state SYN_SENT; a bound socket keeps its port. UDP: autobind, set the peer, enter the
  * 4-tuple hash. connect() with an AF_UNSPEC address disconnects (TCP: tcp_disconnect; UDP: R75).
  * Errors: -EAFNOSUPPORT, -EINVAL, -EISCONN (TCP, connected), -EALREADY (TCP, SYN_SENT),
- * -ENETUNREACH (no route, or v4-mapped on v6only), -EADDRNOTAVAIL (no unique 4-tuple), -EAGAIN
- * (UDP autobind found no port), -EACCES (UDP broadcast without SO_BROADCAST), -ENOMEM, -EBADF.
+ * -ENETUNREACH (no route, or v4-mapped on v6only), -ENODEV (the bound device is gone),
+ * -EADDRNOTAVAIL (no unique 4-tuple), -EAGAIN (UDP autobind found no port), -EACCES (UDP
+ * broadcast without SO_BROADCAST), -ENOMEM, -EBADF.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. It takes the socket lock, bhash/bhash2 and ehash bucket locks, and enters a
  * read-side section of its own for the pre-checks.
@@ -60,8 +65,9 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
  * listen(2): bind(0) first if the socket has no port (odd port, R49), re-validate the port in
  * LISTEN state (R46), join or create a SO_REUSEPORT group (R34) and enter the listener table.
  * @backlog is clamped to net.core.somaxconn; listen() on a listener only updates the backlog.
- * Errors: -EINVAL (connected or connecting socket), -EADDRINUSE, -ENOMEM, -EBADF, -EOPNOTSUPP
- * (UDP).
+ * Errors: -EINVAL (connected or connecting socket), -EADDRINUSE, -EEXIST (another member of
+ * the port's SO_REUSEPORT group has the same SOCKTAB_SO_REUSEPORT_ID), -ENOMEM, -EBADF,
+ * -EOPNOTSUPP (UDP).
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. It takes the socket lock, then bhash/bhash2 and lhash2 locks.
  */
@@ -127,8 +133,9 @@ enum socktab_syn_verdict {
  * tcp_conn_request()'s verdict for a SYN that reached @listener (R112-R116): with
  * net.ipv4.tcp_syncookies 2, or a full SYN queue (more requests than the backlog), a cookie if
  * tcp_syncookies is 1 or 2, else a drop (a recycling SYN skips this step); then a drop while the
- * accept queue is full (more children than the backlog); then, with tcp_syncookies 0, a drop
- * when less than a quarter of net.ipv4.tcp_max_syn_backlog is left and the peer is not proven.
+ * accept queue is full (more children than the backlog); then, for a SYN that does not recycle
+ * and with tcp_syncookies 0, a drop when less than a quarter of net.ipv4.tcp_max_syn_backlog is
+ * left and the peer is not proven.
  * Otherwise SOCKTAB_SYN_QUEUE. Returns a verdict, or -EINVAL (NULL, not a listener, unknown
  * flag). The counters are read without a lock: a verdict is right as of some instant.
  * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
@@ -321,7 +328,9 @@ int socktab_listen_info(struct socktab_sock *listener, struct socktab_listen_inf
  * (below). LISTEN is
  * reached through socktab_listen() only (-EINVAL). -EOPNOTSUPP on a UDP socket.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
- * callback. It takes the socket lock.
+ * callback. It takes the socket lock; a move to CLOSE or TIME_WAIT also takes the locks of the
+ * tables the socket leaves or enters (ehash, bhash/bhash2, a listener's lhash2) and, for
+ * TIME_WAIT, the TIME_WAIT list lock.
  */
 int socktab_set_state(struct socktab_sock *sk, int state);
 
@@ -365,8 +374,8 @@ int socktab_close(struct socktab_sock *sk);
  * such accesses itself.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. The entry referenced, or found in the caller's read-side section; fin and rearm
- * take the TIME_WAIT list lock, reset and kill a bhash lock and the TIME_WAIT list lock, the
- * others none.
+ * take the TIME_WAIT list lock, reset and kill the entry's ehash lock, a bhash lock and the
+ * TIME_WAIT list lock, the others none.
  */
 struct socktab_tw *socktab_sock_tw(struct socktab_sock *sk);
 int socktab_tw_substate(struct socktab_tw *tw);
@@ -384,10 +393,14 @@ int socktab_tw_kill(struct socktab_tw *tw);
  * IP_BIND_ADDRESS_NO_PORT, IP_FREEBIND, IP_TRANSPARENT (needs net_raw: -EPERM),
  * IP_LOCAL_PORT_RANGE (u32 hi<<16|lo; optlen must be 4; lo > hi with both nonzero -> -EINVAL);
  * IPPROTO_IPV6 (AF_INET6 sockets only) IPV6_V6ONLY (-EINVAL once the socket has a port),
- * IPV6_FREEBIND and IPV6_TRANSPARENT (the same flags as their IPv4 names); the SOCKTAB_SOL
- * options of socktab/types.h. A device binding, once set, changes (to another device, the same
- * one again, or none) only with net_raw (-EPERM), as sock_bindtoindex_locked() wants. Unknown options: -ENOPROTOOPT. Int options need optlen >= sizeof(int)
- * (-EINVAL), except IPPROTO_IP ones, which also take one byte as Linux does. getsockopt writes at
+ * IPV6_FREEBIND and IPV6_TRANSPARENT (the same flags as their IPv4 names); SOL_SOCKET
+ * SO_INCOMING_CPU (R107), SO_ATTACH_REUSEPORT_CBPF and SO_DETACH_REUSEPORT_BPF (set only,
+ * R108-R111); the SOCKTAB_SOL options of socktab/types.h. A device binding, once set, changes
+ * (to another device, the same one again, or none) only with net_raw (-EPERM), as
+ * sock_bindtoindex_locked() wants. Unknown options: -ENOPROTOOPT, except that getsockopt on an
+ * AF_INET socket at a level other than SOL_SOCKET, IPPROTO_IP and SOCKTAB_SOL gives
+ * -EOPNOTSUPP, as ip_getsockopt() does. Int options need optlen >= sizeof(int) (-EINVAL), except
+ * IPPROTO_IP ones, which also take one byte as Linux does. getsockopt writes at
  * most *optlen bytes and updates *optlen.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. It takes the socket lock.

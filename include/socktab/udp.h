@@ -22,9 +22,14 @@ extern "C" {
  * The table side of sendto(2)/send(2) on a UDP socket, without moving data: autobind an unbound
  * socket (-EAGAIN when no port is free), check the destination (@dst NULL: the connected peer, or
  * -EDESTADDRREQ; -EINVAL for port 0 or a short address; -EAFNOSUPPORT; -ENETUNREACH; -EACCES for
- * broadcast without SO_BROADCAST) and write the datagram's source and destination into @src and
- * @to (either may be NULL), in the socket's family (v4-mapped for IPv4 on an AF_INET6 socket).
- * Hand them to socktab_lookup_udp4/6 to find the receiver.
+ * broadcast without SO_BROADCAST; -ENODEV when the bound device is gone; -EADDRNOTAVAIL when an
+ * IPv6 route has no source address; a routing callback's own error) and write the datagram's
+ * source and destination into @src and @to (either may be NULL), in the socket's family
+ * (v4-mapped for IPv4 on an AF_INET6 socket). Hand them to socktab_lookup_udp4/6 to find the
+ * receiver. The autobind comes first and stays when the destination is then refused, as the
+ * kernel's inet_send_prepare() binds before udp_sendmsg() looks at the address. Also -EINVAL
+ * (NULL @sk), -EOPNOTSUPP (a TCP socket), -EBADF (a closed socket, a TIME_WAIT or request
+ * entry).
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. It takes the socket lock and slot locks.
  */
@@ -32,8 +37,9 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 		       struct sockaddr_storage *src, struct sockaddr_storage *to);
 
 /*
- * Turn the 4-tuple hash on (1) or off (0) for lookups in @net, to measure what it brings.
- * Connected sockets stay in hash4 either way, so switching is instant and changes no outcome.
+ * Turn the 4-tuple hash on (any nonzero @on) or off (0) for lookups in @net, to measure what it
+ * brings. Connected sockets stay in hash4 either way, so switching is instant and changes no
+ * outcome. Returns 0, or -EINVAL for a NULL @net.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. It takes no lock.
  */
@@ -49,7 +55,8 @@ struct socktab_udp_stats {
 	uint64_t reserved[6];
 };
 
-/* Read @net's UDP counters into @st (reserved words zeroed).
+/* Read @net's UDP counters into @st (reserved words zeroed). Returns 0, or -EINVAL for a NULL
+ * @net or @st.
  * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
  * It takes no lock. */
 int socktab_udp_stats(struct socktab_net *net, struct socktab_udp_stats *st);
