@@ -8,9 +8,11 @@
  * wants the replies to its own connections on its own queue, so it asks connect() for a local
  * port whose reply tuple (source = the peer, destination = us) lands there.
  * Toeplitz is linear over GF(2): hash(fixed part ^ port part) = hash(fixed) ^ hash(port part).
- * socktab_net_set_rss() precomputes, for the destination-port bytes of the IPv4 and IPv6 inputs,
- * the contribution of every byte value (2 bytes x 256 values x 2 families = 4 KiB); connect()
- * hashes the fixed part once and tests each candidate port with two loads and two XORs.
+ * socktab_net_set_rss() precomputes the contribution of every byte value at each of the 36
+ * input positions (36 x 256 words = 36 KiB: the whole IPv6 input, so that the fixed part and
+ * socktab_net_rss_queue()'s tuples hash byte by byte too); connect() hashes the fixed part once
+ * and tests each candidate port with two loads (its two bytes' tables for its family) and two
+ * XORs.
  * The filter sits in front of the kernel's walk, so every other rule (range, parity, reserved,
  * bind()-owned, 4-tuple uniqueness, TIME_WAIT) is untouched; -EADDRNOTAVAIL means no usable port
  * maps to the queue. Departure: the kernel has no such option.
