@@ -235,7 +235,8 @@ struct socktab_net {
 
 	/* ---- connect() port index (portmap.c). Zeroed by calloc: no init/teardown; every index
 	 * is freed when its destination's entries leave ehash. (pm) = pm_lock. ---- */
-	_Atomic uint32_t pm_sketch[2][SOCKTAB__PM_SKETCH]; /* (a) ehash entries per dest. hash cell */
+	_Atomic uint32_t pm_sketch[2][SOCKTAB__PM_SKETCH]; /* (a) sampled ehash entries per
+							    * destination hash cell */
 	_Atomic(struct socktab__portmap *) pm_table[SOCKTAB__PM_BUCKETS]; /* (r,pm) indexes */
 	_Atomic uint64_t pm_memo[SOCKTAB__PM_BUCKETS]; /* (a) last false-positive build per bucket */
 	_Atomic uint32_t pm_live;          /* (a) indexes in pm_table */

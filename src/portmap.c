@@ -126,7 +126,7 @@
 #define PM_SWORDS (PM_WORDS / 64)
 #define PM_BUILD 32 /* build an index at this many ehash entries toward one destination, */
 #define PM_SHARE 16 /* and at one in PM_SHARE of the ports the walk examines if that is more */
-#define PM_FREE 16  /* free it when fewer ports than this remain busy, or half the build count */
+#define PM_FREE 16  /* free it when fewer ports than this (or half the build count) remain busy */
 #define PM_MAX 1024 /* indexes per net: ~8.6 MiB at most */
 
 #define EVEN 0x5555555555555555ull /* bit b <-> port 64w + b: even ports */
