@@ -167,16 +167,18 @@ static inline uint32_t pm_build_at(uint32_t ports)
 	return ports / PM_SHARE > PM_BUILD ? ports / PM_SHARE : PM_BUILD;
 }
 
+/* The largest power of two at most @x, or 1 for 0. */
+static inline uint32_t pow2_floor(uint32_t x)
+{
+	return x ? 1u << (31 - __builtin_clz(x)) : 1;
+}
+
 /* One entry in how many the sketch counts, for the net's port range @r (net->port_range): a
  * power of two, so that the count at which a walk over the whole range builds an index is
  * PM_BUILD or more entries counted. */
 static inline uint32_t sketch_rate(uint32_t r)
 {
-	uint32_t ports = (r >> 16) - (r & 0xffff) + 1, s = 1;
-
-	while ((uint64_t)s * 2 * PM_SHARE * PM_BUILD <= ports)
-		s *= 2;
-	return s;
+	return pow2_floor(((r >> 16) - (r & 0xffff) + 1) / (PM_SHARE * PM_BUILD));
 }
 
 /* Is the entry whose ehash hash is @hash one of those counted at rate @s? The golden-ratio
@@ -559,9 +561,7 @@ static struct socktab__portmap *pm_build(struct socktab_net *net, struct socktab
 	pm->cov_lo = (uint16_t)lo;
 	pm->cov_hi = (uint16_t)hi;
 	pm->free_at = build_at / 2 > PM_FREE ? build_at / 2 : PM_FREE;
-	pm->rate = 1;
-	while (pm->rate * 2 * PM_FREE <= pm->free_at)
-		pm->rate *= 2;
+	pm->rate = pow2_floor(pm->free_at / PM_FREE);
 	atomic_init(&pm->state, PM_BUILDING);
 
 	pm_lock(net);
@@ -607,7 +607,7 @@ struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struc
 						 uint32_t queues)
 {
 	struct socktab__portmap *pm;
-	uint32_t count, r, build_at, walk = (uint32_t)(high - low + 1) / (queues ? queues : 1);
+	uint32_t count, r, build_at, walk;
 	uint64_t memo;
 	int lo, hi;
 
@@ -636,6 +636,7 @@ struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struc
 	if (high > hi)
 		hi = high;
 	count = sketch_get(net, hash0) * sketch_rate(r); /* D's entries, as far as sampled */
+	walk = (uint32_t)(high - low + 1) / queues;
 	build_at = pm_build_at(walk >= PM_BUILD ? walk : (uint32_t)(hi - lo + 1));
 	if (count < build_at)
 		return NULL;

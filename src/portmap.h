@@ -14,8 +14,8 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
  * counted. Caller holds the ehash lock of their hash. */
 void socktab__portmap_ehash_pass_locked(const struct socktab_sock *old, struct socktab_sock *new);
 /* The index of sk's destination, built if it is hot for a walk over [low, high] that examines
- * one port in @queues (an RSS connect(): the queues of the RETA; else 1). Caller is inside an
- * RCU read-side section. */
+ * one port in @queues, at least 1 (an RSS connect(): the queues of the RETA; else 1). Caller is
+ * inside an RCU read-side section. */
 struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struct socktab_sock *sk,
 						 uint32_t hash0, int low, int high,
 						 uint32_t queues);

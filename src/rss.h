@@ -21,7 +21,8 @@ struct socktab__rss_filter {
 bool socktab__rss_filter_init_rcu(struct socktab_net *net, const struct socktab_sock *sk,
 				  struct socktab__rss_filter *f);
 bool socktab__rss_port_ok(const struct socktab__rss_filter *f, uint16_t port);
-/* The distinct queues of @f's RETA (@f initialised with an RSS state). */
+/* The distinct queues of @f's RETA, at least 1 (@f initialised with an RSS state). Caller is
+ * inside the read-side section @f was made in. */
 uint32_t socktab__rss_filter_queues(const struct socktab__rss_filter *f);
 /* Free the net's RSS state (net teardown). */
 void socktab__rss_free(struct socktab_net *net);
