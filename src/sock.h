@@ -340,6 +340,14 @@ static inline void *socktab__sk_priv(struct socktab_sock *sk)
 	return (unsigned char *)sk + sizeof(*sk);
 }
 
+/* Which of a slab's equal parts, @recip = ceil(2^SOCKTAB__V6_RECIP_SHIFT / their size) apart, the
+ * offset @off falls in: exact for offsets and sizes below 2^21 (layout.h). */
+static inline __attribute__((always_inline)) size_t socktab__slab_index(uint64_t off,
+								       uint64_t recip)
+{
+	return (size_t)((off * recip) >> SOCKTAB__V6_RECIP_SHIFT);
+}
+
 /*
  * The IPv6 key; only for an AF_INET6 socket or entry. A socket's sits right before its cold
  * part, 32-byte aligned, so it never straddles two lines; a TIME_WAIT or request entry's is in
@@ -353,8 +361,8 @@ socktab__sk_v6(const struct socktab_sock *sk)
 	uintptr_t a = (uintptr_t)sk;
 	const struct socktab__slab_hdr *h =
 		(const struct socktab__slab_hdr *)(a & ~(SOCKTAB__SLAB_BYTES - 1));
-	uint64_t off = (a & (SOCKTAB__SLAB_BYTES - 1)) - SOCKTAB__CACHELINE;
-	size_t i = (size_t)((off * h->v6_recip) >> SOCKTAB__V6_RECIP_SHIFT);
+	size_t i = socktab__slab_index((a & (SOCKTAB__SLAB_BYTES - 1)) - SOCKTAB__CACHELINE,
+				       h->v6_recip);
 
 	return (struct socktab__v6key *)(h->v6_base + i * h->v6_stride);
 }
@@ -376,7 +384,7 @@ static inline struct socktab_sock *socktab__udp_ext_sk(const struct socktab__udp
 	uintptr_t a = (uintptr_t)e;
 	const struct socktab__slab_hdr *h =
 		(const struct socktab__slab_hdr *)(a & ~(SOCKTAB__SLAB_BYTES - 1));
-	size_t i = (size_t)(((uint64_t)(a - h->udp_base) * h->udp_recip) >> SOCKTAB__V6_RECIP_SHIFT);
+	size_t i = socktab__slab_index(a - h->udp_base, h->udp_recip);
 
 	return (struct socktab_sock *)((uintptr_t)h + SOCKTAB__CACHELINE + i * h->stride);
 }
