@@ -70,7 +70,7 @@ TEST(dev_api_errors_change_nothing)
 	 * space, '\t' to '\r', ' ' and 0xa0 (lib/ctype.c). */
 	static const char *const bad_names[] = {
 		"", "0123456789abcdef", ".", "..", "a/b", "a:b", "a b", "a\tb", "a\nb", "a\vb",
-		"a\fb", "a\rb", "a\xa0" "b",
+		"a\fb", "a\rb", "a\240b", /* 0xa0 */
 	};
 
 	for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
