@@ -111,7 +111,7 @@ static void gen_port(uint64_t *st, int pr, const char *other, char *port, size_t
 	else if (pr < 5)
 		snprintf(port, cap, "%s", pool[rnd(st, 2)]);
 	else
-		snprintf(port, cap, "$%s", other);
+		snprintf(port, cap, "$%.22s", other); /* names are shorter; ports 24 bytes */
 }
 
 /* One of the socket options of every script on socket @nx; *@rp_udp notes SO_REUSEPORT on a

@@ -203,6 +203,7 @@ static int parse_num(struct rp_parser *P, const char *t, long lo, long hi, long 
 	char *end;
 	long v;
 
+	*out = lo; /* set on every path: -O3 cannot see that fail() returns nonzero */
 	if (!t || !*t || !(isdigit((unsigned char)t[0]) || (t[0] == '-' && isdigit((unsigned char)t[1]))))
 		return fail(P, "bad number '%s'", t ? t : "");
 	errno = 0;
