@@ -345,8 +345,13 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
  * after the socket's: the first entry is the match for most keys); every key is matched against
  * that entry. A key whose first entry is another connection's (a chain of two or more: a fifth of
  * the keys at two slots per socket) does not walk on at once, which would stall the group on one
- * dependent miss per such key: the next entry is prefetched and the key walks on after the
- * group's matches (socktab__ehash_walk_rcu from there). Each stage's misses hide behind the
+ * dependent miss per such key: the next entry is prefetched, and after the group's matches
+ * every key still walking takes a step per round, prefetching its next entry for the next round,
+ * so a chain's later entries cost the group a miss per round, not one per key; a walk that ends
+ * on another chain's marker goes on as the single walk does (socktab__ehash_walk_rcu). In one
+ * process, blocks of 256 bursts alternating (bench lookup --sockets 1000000 --touch 64 --burst
+ * 32, AMD EPYC, 6.18.44-fc-v1272), the rounds took 0.962-0.975x the time of walking each such
+ * key to its end one after the other. Each stage's misses hide behind the
  * stage's own work on the other keys; a group bounds the lines in flight to about what a core
  * can track. Each result is pinned by its rule. Keys not found in ehash fall back to the
  * listener lookup unless SOCKTAB_LOOKUP_ESTABLISHED is given. The result of each key is exactly
@@ -447,78 +452,114 @@ burst_prefetch_entry(const struct socktab_net *net, bool v6, uintptr_t p)
 		__builtin_prefetch((const char *)sk + sizeof(struct socktab_sock));
 }
 
-/*
- * The pipeline itself, for @n keys of @ks: out[i] as socktab_lookup_tcp_burst() says; with
- * @listener, listener[i] tells whether out[i] came from the listener fallback. Caller checked
- * the arguments and is a registered thread.
- */
-static inline __attribute__((always_inline)) int
-tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
-	     struct socktab_sock **out, bool *listener, unsigned int flags)
-{
+/* A group of up to GROUP TCP keys of a pipeline, keys @b to @b + @m - 1 of its keys. */
+struct tcp_group {
+	unsigned int b, m;
+	uint32_t walk; /* bit i: key b + i walks on from at[i] */
 	uint32_t hash[GROUP];
 	/* Each key's first entry; for a key that walks on, the entry it walks on from. */
 	uintptr_t at[GROUP];
 	/* IPv6 keys, made once; an IPv4 key is filled when it is matched (again if it walks on) */
 	struct socktab__lookup_key k6[GROUP];
+};
+
+/* Stage 1: every key hashed and its slot prefetched. */
+static inline __attribute__((always_inline)) void
+tcp_group_hash(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g)
+{
+	g->walk = 0;
+	for (unsigned int i = 0; i < g->m; i++) {
+		unsigned int j = g->b + i;
+
+		if (burst_is6(ks, j)) {
+			const struct socktab_tuple6 *t = burst_t6(ks, j);
+
+			g->hash[i] = socktab__ehash_key6(net, &t->saddr, t->sport, &t->daddr,
+							 t->dport, t->dif, t->sdif, &g->k6[i]);
+		} else {
+			const struct socktab_tuple4 *t = &ks.v4[j];
+
+			g->hash[i] = socktab__ehashfn4(net, t->daddr, ntohs(t->dport), t->saddr,
+						       t->sport);
+		}
+		__builtin_prefetch(&net->ehash[g->hash[i] & net->ehash_mask]);
+	}
+}
+
+/* Stage 2: every slot read and its first entry's lines prefetched. */
+static inline __attribute__((always_inline)) void
+tcp_group_slots(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g)
+{
+	for (unsigned int i = 0; i < g->m; i++) {
+		/* socktab__ehash_first_rcu(), but for the entry's line too. */
+		uintptr_t f = socktab__chead_load(&net->ehash[g->hash[i] & net->ehash_mask],
+						  memory_order_acquire);
+
+		g->at[i] = f;
+		if (!socktab__is_nulls(f))
+			burst_prefetch_entry(net, burst_is6(ks, g->b + i), f);
+	}
+}
+
+/* Stage 3: every key matched against its first entry; one that walks on has its next entry
+ * prefetched and waits for stage 4. */
+static inline __attribute__((always_inline)) void
+tcp_group_match(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g,
+		struct socktab_sock **out, bool ref)
+{
+	for (unsigned int i = 0; i < g->m; i++) {
+		unsigned int j = g->b + i;
+		struct socktab__lookup_key kb;
+		const struct socktab__lookup_key *k = burst_key(net, ks, j, &g->k6[i], &kb);
+		uintptr_t p = g->at[i];
+		struct socktab_sock *sk = NULL;
+
+		if (!socktab__is_nulls(p)) {
+			sk = socktab__ehash_step_rcu(net, g->hash[i], k, p, &p);
+			if (!sk && !socktab__is_nulls(p)) {
+				burst_prefetch_entry(net, burst_is6(ks, j), p);
+				g->at[i] = p;
+				g->walk |= 1u << i;
+				continue;
+			}
+		}
+		out[j] = burst_finish(net, g->hash[i], k, p, sk, ref);
+	}
+}
+
+/* Stage 4 on, a round each: every key still walking on takes a step, to the next entry (whose
+ * lines it prefetches for the next round) or to its answer. */
+static inline __attribute__((always_inline)) void
+tcp_group_round(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g,
+		struct socktab_sock **out, bool ref)
+{
+	for (uint32_t w = g->walk; w; w &= w - 1) {
+		unsigned int i = (unsigned int)__builtin_ctz(w), j = g->b + i;
+		struct socktab__lookup_key kb;
+		const struct socktab__lookup_key *k = burst_key(net, ks, j, &g->k6[i], &kb);
+		uintptr_t p = g->at[i];
+		struct socktab_sock *sk = socktab__ehash_step_rcu(net, g->hash[i], k, p, &p);
+
+		if (!sk && !socktab__is_nulls(p)) {
+			burst_prefetch_entry(net, burst_is6(ks, j), p);
+			g->at[i] = p;
+			continue;
+		}
+		g->walk &= ~(1u << i);
+		out[j] = burst_finish(net, g->hash[i], k, p, sk, ref);
+	}
+}
+
+/* After the groups: the keys ehash did not have go to the listener lookup unless @flags has
+ * SOCKTAB_LOOKUP_ESTABLISHED; with @listener, listener[i] tells whether out[i] came from it.
+ * Returns how many of the @n keys have a socket. */
+static inline __attribute__((always_inline)) int
+tcp_listeners(struct socktab_net *net, struct burst_keys ks, unsigned int n,
+	      struct socktab_sock **out, bool *listener, unsigned int flags)
+{
 	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
 	int found = 0;
 
-	socktab__rcu_read_lock(); /* nested in the caller's with NOREF: cheap */
-	for (unsigned int b = 0; b < n; b += GROUP) {
-		unsigned int m = n - b < GROUP ? n - b : GROUP;
-		uint32_t walk = 0; /* bit i: key b + i walks on from at[i] */
-
-		for (unsigned int i = 0; i < m; i++) {
-			if (burst_is6(ks, b + i)) {
-				const struct socktab_tuple6 *t = burst_t6(ks, b + i);
-
-				hash[i] = socktab__ehash_key6(net, &t->saddr, t->sport, &t->daddr,
-							      t->dport, t->dif, t->sdif, &k6[i]);
-			} else {
-				const struct socktab_tuple4 *t = &ks.v4[b + i];
-
-				hash[i] = socktab__ehashfn4(net, t->daddr, ntohs(t->dport), t->saddr,
-							    t->sport);
-			}
-			__builtin_prefetch(&net->ehash[hash[i] & net->ehash_mask]);
-		}
-		for (unsigned int i = 0; i < m; i++) {
-			/* socktab__ehash_first_rcu(), but for the entry's line too. */
-			uintptr_t f = socktab__chead_load(&net->ehash[hash[i] & net->ehash_mask],
-							  memory_order_acquire);
-
-			at[i] = f;
-			if (!socktab__is_nulls(f))
-				burst_prefetch_entry(net, burst_is6(ks, b + i), f);
-		}
-		for (unsigned int i = 0; i < m; i++) {
-			struct socktab__lookup_key kb;
-			const struct socktab__lookup_key *k = burst_key(net, ks, b + i, &k6[i], &kb);
-			uintptr_t p = at[i];
-			struct socktab_sock *sk = NULL;
-
-			if (!socktab__is_nulls(p)) {
-				sk = socktab__ehash_step_rcu(net, hash[i], k, p, &p);
-				if (!sk && !socktab__is_nulls(p)) {
-					burst_prefetch_entry(net, burst_is6(ks, b + i), p);
-					at[i] = p;
-					walk |= 1u << i;
-					continue;
-				}
-			}
-			out[b + i] = burst_finish(net, hash[i], k, p, sk, ref);
-		}
-		while (walk) {
-			unsigned int i = (unsigned int)__builtin_ctz(walk);
-			struct socktab__lookup_key kb;
-
-			walk &= walk - 1;
-			out[b + i] = burst_finish(net, hash[i],
-						  burst_key(net, ks, b + i, &k6[i], &kb), at[i],
-						  NULL, ref);
-		}
-	}
 	for (unsigned int i = 0; i < n; i++) {
 		bool l = !out[i] && !(flags & SOCKTAB_LOOKUP_ESTABLISHED);
 
@@ -528,6 +569,32 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 			listener[i] = l;
 		found += out[i] != NULL;
 	}
+	return found;
+}
+
+/*
+ * The pipeline itself, for @n keys of @ks: out[i] as socktab_lookup_tcp_burst() says; with
+ * @listener, listener[i] tells whether out[i] came from the listener fallback. Caller checked
+ * the arguments and is a registered thread.
+ */
+static inline __attribute__((always_inline)) int
+tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
+	     struct socktab_sock **out, bool *listener, unsigned int flags)
+{
+	struct tcp_group g;
+	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
+	int found;
+
+	socktab__rcu_read_lock(); /* nested in the caller's with NOREF: cheap */
+	for (g.b = 0; g.b < n; g.b += GROUP) {
+		g.m = n - g.b < GROUP ? n - g.b : GROUP;
+		tcp_group_hash(net, ks, &g);
+		tcp_group_slots(net, ks, &g);
+		tcp_group_match(net, ks, &g, out, ref);
+		while (g.walk)
+			tcp_group_round(net, ks, &g, out, ref);
+	}
+	found = tcp_listeners(net, ks, n, out, listener, flags);
 	socktab__rcu_read_unlock();
 	return found;
 }
@@ -572,53 +639,120 @@ static void hit_of(struct socktab_sock *sk, bool listener, struct socktab_hit *h
 		h->kind = listener ? SOCKTAB_HIT_LISTENER : SOCKTAB_HIT_ESTABLISHED;
 }
 
+/* A group of up to GROUP UDP keys of a pipeline, keys @b to @b + @m - 1 of its keys. */
+struct udp_group {
+	unsigned int b, m;
+	uint32_t walk, whole; /* bit i: key b + i walks on from at[i]; takes the whole lookup */
+	uintptr_t at[GROUP];
+	struct socktab__udp_pre pre[GROUP];
+};
+
+/* Stage 1: every key built, hashed and its slots prefetched. */
+static inline __attribute__((always_inline)) void
+udp_group_prefetch(struct socktab_net *net, struct burst_keys ks, struct udp_group *g)
+{
+	for (unsigned int i = 0; i < g->m; i++) {
+		unsigned int j = g->b + i;
+
+		if (burst_is6(ks, j)) {
+			const struct socktab_tuple6 *t = burst_t6(ks, j);
+
+			socktab__udp_prefetch(net, true, &t->saddr, t->sport, &t->daddr, t->dport,
+					      t->dif, t->sdif, &g->pre[i]);
+		} else {
+			const struct socktab_tuple4 *t = &ks.v4[j];
+
+			socktab__udp_prefetch(net, false, &t->saddr, t->sport, &t->daddr,
+					      t->dport, t->dif, t->sdif, &g->pre[i]);
+		}
+	}
+}
+
+/* Stage 2: every key's first hash4 entry found and its lines prefetched. */
+static inline __attribute__((always_inline)) void
+udp_group_start(struct socktab_net *net, struct udp_group *g, struct socktab_sock **out)
+{
+	g->walk = g->whole = 0;
+	for (unsigned int i = 0; i < g->m; i++) {
+		out[g->b + i] = NULL;
+		g->at[i] = socktab__udp_walk4_start(net, &g->pre[i]);
+		if (g->at[i])
+			g->walk |= 1u << i;
+		else
+			g->whole |= 1u << i;
+	}
+}
+
+/* Stages 3 on, a round each: every key still walking takes a step. */
+static inline __attribute__((always_inline)) void
+udp_group_round(struct socktab_net *net, struct udp_group *g, struct socktab_sock **out)
+{
+	for (uint32_t w = g->walk; w; w &= w - 1) {
+		unsigned int i = (unsigned int)__builtin_ctz(w);
+		struct socktab_sock *sk = socktab__udp_walk4_step(net, &g->pre[i], &g->at[i]);
+
+		if (sk) {
+			if (net->has_priv)
+				__builtin_prefetch(socktab__sk_priv(sk));
+			out[g->b + i] = sk;
+		}
+		if (!g->at[i]) {
+			g->walk &= ~(1u << i);
+			g->whole |= (uint32_t)!sk << i;
+		}
+	}
+}
+
+/* Last: the whole lookup for the keys the walk did not answer, and every result pinned. Returns
+ * how many have a socket. */
+static inline __attribute__((always_inline)) int
+udp_group_finish(struct socktab_net *net, struct udp_group *g, struct socktab_sock **out, bool ref)
+{
+	int found = 0;
+
+	for (unsigned int i = 0; i < g->m; i++) {
+		struct socktab_sock *sk = out[g->b + i];
+
+		if ((g->whole >> i) & 1)
+			sk = socktab__udp_lookup_pre_rcu(net, &g->pre[i]);
+		/* A socket that cannot be pinned is closing: look again. */
+		while (ref && sk && !socktab__sock_hold_not_zero(sk))
+			sk = socktab__udp_lookup_pre_rcu(net, &g->pre[i]);
+		out[g->b + i] = sk;
+		found += sk != NULL;
+	}
+	return found;
+}
+
 /*
  * The UDP keys of a batch, in groups of GROUP stage by stage as TCP keys are: every key's lookup
  * key is built once, its hashes made and its hash2 and hash4 slots prefetched; then every key's
- * first hash4 entry's UDP part is prefetched; then every such entry's socket line; then every key
- * is looked up (socktab_lookup_udp4/6_rcu() on that key) and pinned with @ref as
- * socktab_lookup_udp4/6() pins. Returns how many were found. Against the software pipeline it
- * replaced (key i's slots prefetched while key i - 24 was looked up), bench batch --kind udp4
- * took 151-163 ns a lookup instead of 200-218, --kind udp6 185-190 instead of 217-223, and
- * --mixed 89-100 ns a key instead of 98-114 (100,000 sockets, runs of each interleaved; AMD
- * EPYC, 6.18.44).
+ * first hash4 entry is found and its lines prefetched; then, round by round, every key still
+ * walking matches the entry it stands on and either has its socket (whose caller area's miss
+ * starts there) or moves to the next entry, whose lines are prefetched for the next round. So
+ * a chain's later entries cost a round of the whole group, not a miss of each key one after
+ * another: at 100,000 connected sockets over the 65,536 hash4 slots the kernel's maximum gives,
+ * about a fifth of the keys stand third or later in their chain. A key whose walk ends without
+ * a match takes the whole lookup (socktab_lookup_udp4/6_rcu() on that key: the hash2 pass, the
+ * hook, the wildcard). Each result is pinned with @ref as socktab_lookup_udp4/6() pins. Returns
+ * how many were found. Against the stages it replaced (the first two entries prefetched, then
+ * every key's whole lookup), runs of each binary interleaved (AMD EPYC, 6.18.44-fc-v1272): bench
+ * batch --kind udp4 --sockets 250000 294-335 -> 172-173 ns a lookup; at 100,000 sockets udp4
+ * 136-144 -> 105-120, udp6 158-261 -> 127-195.
  */
 static int udp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 			struct socktab_sock **out, bool ref)
 {
-	struct socktab__udp_pre pre[GROUP];
+	struct udp_group g;
 	int found = 0;
 
-	for (unsigned int b = 0; b < n; b += GROUP) {
-		unsigned int m = n - b < GROUP ? n - b : GROUP;
-
-		for (unsigned int i = 0; i < m; i++) {
-			if (burst_is6(ks, b + i)) {
-				const struct socktab_tuple6 *t = burst_t6(ks, b + i);
-
-				socktab__udp_prefetch(net, true, &t->saddr, t->sport, &t->daddr,
-						      t->dport, t->dif, t->sdif, &pre[i]);
-			} else {
-				const struct socktab_tuple4 *t = &ks.v4[b + i];
-
-				socktab__udp_prefetch(net, false, &t->saddr, t->sport, &t->daddr,
-						      t->dport, t->dif, t->sdif, &pre[i]);
-			}
-		}
-		for (unsigned int i = 0; i < m; i++)
-			socktab__udp_prefetch_chain(net, &pre[i], false);
-		for (unsigned int i = 0; i < m; i++)
-			socktab__udp_prefetch_chain(net, &pre[i], true);
-		for (unsigned int i = 0; i < m; i++) {
-			struct socktab_sock *sk;
-
-			do
-				sk = socktab__udp_lookup_pre_rcu(net, &pre[i]);
-			/* A socket that cannot be pinned is closing: look again. */
-			while (ref && sk && !socktab__sock_hold_not_zero(sk));
-			out[b + i] = sk;
-			found += sk != NULL;
-		}
+	for (g.b = 0; g.b < n; g.b += GROUP) {
+		g.m = n - g.b < GROUP ? n - g.b : GROUP;
+		udp_group_prefetch(net, ks, &g);
+		udp_group_start(net, &g, out);
+		while (g.walk)
+			udp_group_round(net, &g, out);
+		found += udp_group_finish(net, &g, out, ref);
 	}
 	return found;
 }
@@ -748,9 +882,9 @@ int socktab_lookup_one6(struct socktab_net *net, int proto, const struct socktab
  * socktab_lookup_mixed(): a chunk's keys are sorted into the batch pipelines' tuple arrays
  * (IPv4: TCP from the front, UDP from the back; IPv6 likewise), then one TCP pipeline runs on
  * the TCP keys of both families (IPv4 ones first, so the family test goes the same way key
- * after key) and one UDP pipeline on the UDP keys: the pipelines of socktab_lookup_batch4/6(),
- * whose misses overlap over a protocol's keys of both families instead of a quarter of the
- * burst each. The results are made into hits class by class, as a per-kind batch makes them,
+ * after key) in step with one UDP pipeline on the UDP keys (mixed_pipeline()): the pipelines of
+ * socktab_lookup_batch4/6(), whose misses overlap over the whole burst instead of a quarter of
+ * it each. The results are made into hits class by class, as a per-kind batch makes them,
  * and put back in the keys' order. A burst's kinds come in any order, so the sorting picks each
  * key's place by arithmetic, not by branches a predictor would miss half the time.
  */
@@ -844,6 +978,44 @@ static bool mixed_repeats(const struct socktab_key *keys, const struct socktab_h
 }
 
 /*
+ * The TCP pipeline on the @nt keys of @tk and the UDP one on the @nu keys of @uk in step, group
+ * by group: each stage of one protocol's group runs while the misses the other's last stage
+ * started are on their way, so a burst of both waits for the memory about as often as a burst
+ * of one does, not once per protocol. Results as the two pipelines give them, into @tout
+ * (with @listener) and @uout. In one process, against the two pipelines one after the other in
+ * alternate spans (bench batch --mixed --rounds 9, AMD EPYC, 6.18.44-fc-v1272): 0.91-0.94x the
+ * time per key.
+ */
+static void mixed_pipeline(struct socktab_net *net, struct burst_keys tk, unsigned int nt,
+			   struct socktab_sock **tout, bool *listener, struct burst_keys uk,
+			   unsigned int nu, struct socktab_sock **uout, unsigned int flags)
+{
+	struct tcp_group tg;
+	struct udp_group ug;
+	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
+
+	socktab__rcu_read_lock(); /* nested in the caller's: cheap */
+	for (unsigned int b = 0; b < nt || b < nu; b += GROUP) {
+		tg.b = ug.b = b;
+		tg.m = b >= nt ? 0 : nt - b < GROUP ? nt - b : GROUP;
+		ug.m = b >= nu ? 0 : nu - b < GROUP ? nu - b : GROUP;
+		tcp_group_hash(net, tk, &tg);
+		udp_group_prefetch(net, uk, &ug);
+		tcp_group_slots(net, tk, &tg);
+		udp_group_start(net, &ug, uout);
+		tcp_group_match(net, tk, &tg, tout, ref);
+		udp_group_round(net, &ug, uout);
+		while (tg.walk || ug.walk) {
+			tcp_group_round(net, tk, &tg, tout, ref);
+			udp_group_round(net, &ug, uout);
+		}
+		udp_group_finish(net, &ug, uout, ref);
+	}
+	tcp_listeners(net, tk, nt, tout, listener, flags);
+	socktab__rcu_read_unlock();
+}
+
+/*
  * Sort the @m keys at @keys into @c, run the pipelines and make c->hit[]. -EINVAL for a bad key
  * (nothing looked up), else 0.
  */
@@ -887,14 +1059,10 @@ static int mixed_lookup(struct socktab_net *net, const struct socktab_key *keys,
 	u4 = MIXED_CHUNK - b4;
 	u6 = MIXED_CHUNK - b6;
 	/* TCP: IPv4 keys, then IPv6 ones; UDP likewise, from sk[MIXED_CHUNK]. */
-	if (a4 + a6)
-		tcp_pipeline(net, (struct burst_keys){ a4 ? c->t4 : NULL, a6 ? c->t6 : NULL, a4 },
-			     a4 + a6, c->sk, c->listener, flags);
-	if (u4 + u6)
-		udp_pipeline(net,
-			     (struct burst_keys){ u4 ? c->t4 + b4 : NULL, u6 ? c->t6 + b6 : NULL,
-						  u4 },
-			     u4 + u6, c->sk + MIXED_CHUNK, !(flags & SOCKTAB_LOOKUP_NOREF));
+	mixed_pipeline(net, (struct burst_keys){ a4 ? c->t4 : NULL, a6 ? c->t6 : NULL, a4 },
+		       a4 + a6, c->sk, c->listener,
+		       (struct burst_keys){ u4 ? c->t4 + b4 : NULL, u6 ? c->t6 + b6 : NULL, u4 },
+		       u4 + u6, c->sk + MIXED_CHUNK, flags);
 	for (unsigned int j = 0; j < a4; j++)
 		hit_of(c->sk[j], c->listener[j], &c->hit[c->key[MIXED_TCP4][j]]);
 	for (unsigned int j = 0; j < a6; j++)

@@ -580,29 +580,59 @@ static void prefetch_entry4(uintptr_t p, bool v6)
 		__builtin_prefetch(socktab__sk_v6(sk));
 }
 
-void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre,
-				 bool next)
+uintptr_t socktab__udp_walk4_start(struct socktab_net *net, struct socktab__udp_pre *pre)
 {
-	struct socktab__udp_table *t = net->udp;
-	const struct socktab__udp_ext *e;
+	struct socktab__udp_key *k = &pre->k;
+	struct socktab__udp_table *t;
 	uintptr_t p;
 
-	if (!pre->k.net || !RD(t->hash4_on) || !RD(t->hash2[pre->k.slot2].hash4_cnt))
-		return;
-	p = atomic_load_explicit(&t->hash4[pre->k.h4 & t->mask].head.first, memory_order_acquire);
-	if (socktab__is_nulls(p))
-		return;
-	if (!next) {
-		prefetch_entry4(p, pre->k.v6);
-		return;
+	if (!k->net || k->net != net)
+		return 0;
+	t = net->udp;
+	/* lookup_rcu()'s test for a hash4 pass, and lookup()'s device settings for its match */
+	if (!RD(t->hash4_on) || !RD(t->hash2[k->slot2].hash4_cnt))
+		return 0;
+	if (k->sdif) {
+		k->l3mdev_accept = RD(net->udp_l3mdev_accept);
+		k->tcp_l3mdev_accept = RD(net->tcp_l3mdev_accept);
 	}
-	/* The first entry's part is in: another 4-tuple's (the walk passes it by its hash)? */
-	e = ext_of_node4(p);
-	if (RD(e->hash4) == pre->k.h4)
-		return;
+	p = atomic_load_explicit(&t->hash4[k->h4 & t->mask].head.first, memory_order_acquire);
+	if (socktab__is_nulls(p))
+		return 0;
+	prefetch_entry4(p, k->v6);
+	return p;
+}
+
+struct socktab_sock *socktab__udp_walk4_step(struct socktab_net *net, struct socktab__udp_pre *pre,
+					     uintptr_t *at)
+{
+	const struct socktab__udp_ext *e = ext_of_node4(*at);
+	struct socktab__udp_key *k = &pre->k;
+	struct socktab_sock *sk = socktab__udp_ext_sk(e);
+	uintptr_t p;
+
+	SOCKTAB__ASSERT_RCU();
+	if (k->net != net) { /* not this net's key: the whole lookup refuses it */
+		*at = 0;
+		return NULL;
+	}
+	if (RD(e->hash4) == k->h4 && match4(sk, k)) {
+		/* lookup()'s receipt: a hash4 entry is a connected socket */
+		if (RD(sk->state) == SOCKTAB_TCP_ESTABLISHED)
+			socktab__sk_incoming_cpu_update(sk);
+		*at = 0;
+		return sk;
+	}
 	p = atomic_load_explicit(&e->node4.next, memory_order_acquire);
-	if (!socktab__is_nulls(p))
-		prefetch_entry4(p, pre->k.v6);
+	/* The chain's end, or another chain's (a rehash moved the entry): the whole lookup
+	 * decides, as lookup4_rcu() walks again or lookup_rcu() goes on to hash2. */
+	if (socktab__is_nulls(p)) {
+		*at = 0;
+		return NULL;
+	}
+	prefetch_entry4(p, k->v6);
+	*at = p;
+	return NULL;
 }
 
 struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,

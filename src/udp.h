@@ -83,18 +83,22 @@ struct socktab__udp_key {
 #define SOCKTAB__UDPK_H4 2u
 
 /*
- * A batch's pipeline (lookup.c) in three steps per datagram, each some datagrams ahead of the
- * next: socktab__udp_prefetch() builds the key of its lookup into @pre (@v6: the addresses are
- * struct in6_addr, else uint32_t), makes its hashes (the hash2 slot of its destination, the
- * 4-tuple's hash, which is also the reuseport hash) and starts the misses of both slots;
- * socktab__udp_prefetch_chain() starts the first hash4 entry's, when the hash2 slot says hash4
- * holds connected sockets: its UDP part (the link and the 4-tuple's hash) and its socket's line
- * together (the socket's address follows from the part's: socktab__udp_ext_sk()); called again
- * with @next once that part is in, it starts the second entry's two when the first is another
- * 4-tuple's, which the walk passes by its hash; socktab__udp_lookup_pre_rcu() is
- * socktab_lookup_udp4/6_rcu() on that key (it may be called again on the same @pre, as a
- * retry of the same datagram). Caller is inside an RCU read-side section; bad arguments make
- * the first two do nothing and the last return NULL.
+ * A batch's pipeline (lookup.c), a step per datagram at a time: socktab__udp_prefetch() builds
+ * the key of its lookup into @pre (@v6: the addresses are struct in6_addr, else uint32_t), makes
+ * its hashes (the hash2 slot of its destination, the 4-tuple's hash, which is also the reuseport
+ * hash) and starts the misses of both slots. Once those are in, socktab__udp_walk4_start()
+ * returns the first hash4 entry when the hash2 slot says hash4 holds connected sockets, with the
+ * misses of its UDP part (the link and the 4-tuple's hash) and of its socket's line started
+ * together (the socket's address follows from the part's: socktab__udp_ext_sk()); 0 when the
+ * datagram takes the whole lookup instead. Once an entry's lines are in,
+ * socktab__udp_walk4_step() matches it: the socket, which is what lookup4_rcu() returns, or
+ * NULL with *@at the next entry, whose misses it started, or with *@at 0 when the chain ended
+ * (or ran into another's): the datagram then takes the whole lookup, which may pass hash4 again.
+ * socktab__udp_lookup_pre_rcu() is that whole lookup, socktab_lookup_udp4/6_rcu() on the key
+ * (it may be called again on the same @pre, as a retry of the same datagram). A walk and a whole
+ * lookup each return what the single lookup would at some instant of the call. Caller is inside
+ * an RCU read-side section; bad arguments make the first do nothing, the second return 0 and the
+ * last NULL.
  */
 struct socktab__udp_pre {
 	struct socktab__udp_key k;
@@ -102,8 +106,9 @@ struct socktab__udp_pre {
 void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, uint16_t sport,
 			   const void *daddr, uint16_t dport, int dif, int sdif,
 			   struct socktab__udp_pre *pre);
-void socktab__udp_prefetch_chain(struct socktab_net *net, const struct socktab__udp_pre *pre,
-				 bool next);
+uintptr_t socktab__udp_walk4_start(struct socktab_net *net, struct socktab__udp_pre *pre);
+struct socktab_sock *socktab__udp_walk4_step(struct socktab_net *net, struct socktab__udp_pre *pre,
+					     uintptr_t *at);
 struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,
 						 struct socktab__udp_pre *pre);
 

@@ -194,8 +194,9 @@ struct socktab_hit {
  * caller needs no further call to dispatch it. TCP keys go through the pipeline of
  * socktab_lookup_tcp_burst() (batch6: IPv6 keys, a v4-mapped pair keyed as IPv4); UDP keys
  * through one of their own (groups of 32 keys, stage by stage: every key's hash2 and hash4
- * slots, then every first hash4 entry's UDP part, then every such entry's socket line, are
- * prefetched before the keys are looked up). A reuseport program sees the payload the thread
+ * slots are prefetched, then every first hash4 entry's UDP part and socket line; then the
+ * hash4 chains are walked a step per key per round, each step prefetching the next entry; a
+ * key that finds no connected socket there is looked up whole). A reuseport program sees the payload the thread
  * named with socktab_set_rx_payload() for every key of the batch: datagrams for groups with a
  * program are looked up one at a time. The whole batch runs in one read-side section. Returns how many keys were
  * found, or -EINVAL (NULL net, NULL arrays with n > 0, @proto neither SOCKTAB_TCP nor
@@ -261,8 +262,8 @@ struct socktab_key {
  * socktab_lookup_one4/6() (the same @flags, less SOCKTAB_LOOKUP_UDP_ORDER) returns for keys[i],
  * with the device of the key or of the call (@dif, @sdif), for every i below the return value r.
  * The keys run through the pipelines of socktab_lookup_batch4/6(), one per protocol over the
- * keys of both families, in one read-side section: a mixed burst costs about what its keys cost
- * sorted into the four per-kind calls. The form new code should use for a burst
+ * keys of both families, the two in step, in one read-side section: a mixed burst costs about
+ * what its keys cost sorted into the four per-kind calls (bench batch --mixed). The form new code should use for a burst
  * (socktab_lookup_batch4/6() and socktab_lookup_tcp_burst() keep working).
  *
  * Repeats: a burst's keys are answered as if looked up one after the other, with the caller's

@@ -3,7 +3,8 @@
  * socktab_lookup_batch4/6() and socktab_lookup_one4/6(): for TCP and UDP, IPv4 and IPv6, every
  * result is the single lookup's socket, with the kind of what was found (established, TIME_WAIT, listener, connected
  * or unconnected UDP, nothing) and its caller area; across chunk boundaries, with long chains,
- * with and without references; argument errors leave the results untouched.
+ * with and without references, over long hash4 chains; argument errors leave the results
+ * untouched.
  */
 #include <stdbool.h>
 
@@ -299,6 +300,81 @@ TEST(batch_udp6)
 	udp_case(true);
 }
 
+/*
+ * Long hash4 chains: 400 connected sockets on port 53 over the 128 slots of the smallest UDP
+ * table, so the batch walks chains of up to a dozen entries, round after round and on into the
+ * whole lookup; keys of peers no socket is connected to walk a chain to its end and get the
+ * unconnected socket; keys to port 54 find nothing. Shuffled, as a burst comes.
+ */
+static void udp_chains_case(bool v6)
+{
+	static struct socktab_tuple4 k4[NSOCK * 3];
+	static struct socktab_tuple6 k6[NSOCK * 3];
+	static int want[NSOCK * 3];
+	struct socktab_net_params p;
+	struct socktab_net *net;
+	struct sockaddr_storage a53, a54, peer;
+	socklen_t len;
+	struct socktab_sock *u;
+	unsigned n = 0;
+	uint32_t x = 12345;
+
+	socktab_net_params_init(&p);
+	p.udp_hash_entries = 128;
+	p.sock_priv_size = PRIV;
+	net = socktab_net_new(&p);
+	CHECK(net);
+	len = addr(&a53, v6, 0, 53);
+	addr(&a54, v6, 0, 54);
+	u = socktab_socket(net, SOCKTAB_UDP, v6 ? AF_INET6 : AF_INET);
+	CHECK(u);
+	CHECK_EQ(check_setint(u, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+	CHECK_EQ(socktab_bind(u, (struct sockaddr *)&a53, len), 0);
+	for (uint32_t i = 0; i < 400; i++) {
+		struct socktab_sock *c = socktab_socket(net, SOCKTAB_UDP, v6 ? AF_INET6 : AF_INET);
+
+		CHECK(c);
+		CHECK_EQ(check_setint(c, SOL_SOCKET, SO_REUSEADDR, 1), 0);
+		CHECK_EQ(socktab_bind(c, (struct sockaddr *)&a53, len), 0);
+		addr(&peer, v6, 0, (uint16_t)(2000 + i));
+		CHECK_EQ(socktab_connect(c, (struct sockaddr *)&peer, len), 0);
+		tuple(&peer, &a53, &k4[n], &k6[n]);
+		want[n++] = SOCKTAB_HIT_UDP_CONNECTED;
+	}
+	for (uint32_t i = 0; i < 200; i++) {
+		addr(&peer, v6, 0, (uint16_t)(3000 + i));
+		tuple(&peer, i < 150 ? &a53 : &a54, &k4[n], &k6[n]);
+		want[n++] = i < 150 ? SOCKTAB_HIT_UDP : SOCKTAB_HIT_NONE;
+	}
+	for (unsigned i = n - 1; i > 0; i--) { /* Fisher-Yates, by a fixed xorshift */
+		unsigned j;
+		struct socktab_tuple4 t4;
+		struct socktab_tuple6 t6;
+		int w;
+
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		j = x % (i + 1);
+		t4 = k4[i], k4[i] = k4[j], k4[j] = t4;
+		t6 = k6[i], k6[i] = k6[j], k6[j] = t6;
+		w = want[i], want[i] = want[j], want[j] = w;
+	}
+	check_batch(net, SOCKTAB_UDP, v6, n, k4, k6, want, 0);
+	check_batch(net, SOCKTAB_UDP, v6, n, k4, k6, want, SOCKTAB_LOOKUP_NOREF);
+	socktab_net_free(net);
+}
+
+TEST(batch_udp4_long_chains)
+{
+	udp_chains_case(false);
+}
+
+TEST(batch_udp6_long_chains)
+{
+	udp_chains_case(true);
+}
+
 TEST(batch_errors_leave_results)
 {
 	struct socktab_net *net = new_net(0);
@@ -336,4 +412,4 @@ TEST(batch_errors_leave_results)
 }
 
 CHECK_MAIN(batch_tcp4, batch_tcp6, batch_tcp6_mapped, batch_udp4, batch_udp6,
-	   batch_errors_leave_results)
+	   batch_udp4_long_chains, batch_udp6_long_chains, batch_errors_leave_results)

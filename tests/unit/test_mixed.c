@@ -311,6 +311,87 @@ TEST(mixed_is_single_lookups)
 	socktab_net_free(w.net);
 }
 
+/*
+ * Long chains on both sides of a burst, whose TCP and UDP keys go through their pipelines in
+ * step: 128 ehash slots and the 128 hash4 slots of the smallest UDP table hold 200 children and
+ * 200 connected UDP sockets of each family, so keys stand up to a dozen entries deep; beside
+ * them listener hits, UDP keys that walk a chain to its end and get the unconnected socket, and
+ * misses. Random kinds in bursts of 1 to 200: each answer is the single lookup's.
+ */
+TEST(mixed_long_chains)
+{
+	static struct socktab_key keys[200];
+	struct socktab_net_params p;
+	struct world w;
+	char ip[64];
+	uint32_t x = 777;
+
+	memset(&w, 0, sizeof(w));
+	socktab_net_params_init(&p);
+	p.sock_priv_size = 32;
+	p.ehash_entries = 128;
+	p.udp_hash_entries = 128;
+	w.net = socktab_net_new(&p);
+	CHECK(w.net);
+	w.l4 = tcp_listener(w.net, AF_INET, "127.0.0.1", 80);
+	w.l6 = tcp_listener(w.net, AF_INET6, "::1", 80);
+	w.u4 = udp_sock(w.net, AF_INET, "127.0.0.1", 53, NULL, 0);
+	w.u6 = udp_sock(w.net, AF_INET6, "::1", 53, NULL, 0);
+	CHECK(w.l4 && w.l6 && w.u4 && w.u6);
+	for (int i = 0; i < 200; i++) {
+		snprintf(ip, sizeof(ip), "10.0.%d.%d", i / 100, i % 100 + 1);
+		CHECK(child(w.l4, AF_INET, "127.0.0.1", 80, ip, 1000 + i));
+		snprintf(ip, sizeof(ip), "2001:db8::%x", i + 1);
+		CHECK(child(w.l6, AF_INET6, "::1", 80, ip, 1000 + i));
+		CHECK(udp_sock(w.net, AF_INET, "127.0.0.1", 53, "127.0.0.1", 2000 + i));
+		CHECK(udp_sock(w.net, AF_INET6, "::1", 53, "::1", 2000 + i));
+	}
+	for (unsigned int i = 0; i < 200; i++) {
+		unsigned int c, kind;
+
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		c = (x >> 8) % 200;
+		kind = x % 7;
+		switch (kind) {
+		case 0:
+			snprintf(ip, sizeof(ip), "10.0.%u.%u", c / 100, c % 100 + 1);
+			keys[i] = key(SOCKTAB_TCP, AF_INET, ip, (int)(1000 + c), "127.0.0.1", 80);
+			break;
+		case 1:
+			snprintf(ip, sizeof(ip), "2001:db8::%x", c + 1);
+			keys[i] = key(SOCKTAB_TCP, AF_INET6, ip, (int)(1000 + c), "::1", 80);
+			break;
+		case 2: /* a listener hit: the chain walked to its end first */
+			snprintf(ip, sizeof(ip), "10.5.0.%u", c + 1);
+			keys[i] = key(SOCKTAB_TCP, AF_INET, ip, (int)(5000 + i), "127.0.0.1", 80);
+			break;
+		case 3:
+			keys[i] = key(SOCKTAB_UDP, AF_INET, "127.0.0.1", (int)(2000 + c), "127.0.0.1",
+				      53);
+			break;
+		case 4:
+			keys[i] = key(SOCKTAB_UDP, AF_INET6, "::1", (int)(2000 + c), "::1", 53);
+			break;
+		case 5: /* no connected socket: the unconnected one */
+			keys[i] = key(SOCKTAB_UDP, c % 2 ? AF_INET : AF_INET6,
+				      c % 2 ? "127.0.0.1" : "::1", (int)(6000 + i),
+				      c % 2 ? "127.0.0.1" : "::1", 53);
+			break;
+		default: /* nothing */
+			keys[i] = key(c % 2 ? SOCKTAB_UDP : SOCKTAB_TCP, AF_INET, "127.0.0.1",
+				      (int)(7000 + i), "127.0.0.1", 54);
+			break;
+		}
+	}
+	for (unsigned int n = 1; n <= 200; n += n < 40 ? 13 : 53) {
+		check_stream(&w, keys, n, 0);
+		check_stream(&w, keys + 200 - n, n, SOCKTAB_LOOKUP_NOREF);
+	}
+	socktab_net_free(w.net);
+}
+
 /* The key's own device beside the call's: a socket bound to device 7 takes the keys that arrived
  * there, by the key's own dif or by the call's. */
 TEST(mixed_devices)
@@ -682,5 +763,5 @@ TEST(mixed_errors)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(mixed_is_single_lookups, mixed_devices, mixed_repeats_in_order,
+CHECK_MAIN(mixed_is_single_lookups, mixed_long_chains, mixed_devices, mixed_repeats_in_order,
 	   mixed_v4mapped_repeat, mixed_stop_kinds, mixed_stop_releases, mixed_errors)
