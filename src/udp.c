@@ -436,10 +436,11 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct socktab__
 	struct socktab__udp_table *t = net->udp;
 	struct socktab_sock *sk;
 	uint32_t slot = key_slot2(k);
-	bool restart;
+	bool restart, no4 = k->made & SOCKTAB__UDPK_NO4;
 
+	k->made &= ~SOCKTAB__UDPK_NO4;
 	/* hash4_cnt shares the slot's cache line: an unconnected-only port pays one load (R79). */
-	if (RD(t->hash4_on) && RD(t->hash2[slot].hash4_cnt)) {
+	if (!no4 && RD(t->hash4_on) && RD(t->hash2[slot].hash4_cnt)) {
 		sk = lookup4_rcu(t, k);
 		if (sk)
 			return sk;
@@ -624,9 +625,12 @@ struct socktab_sock *socktab__udp_walk4_step(struct socktab_net *net, struct soc
 		return sk;
 	}
 	p = atomic_load_explicit(&e->node4.next, memory_order_acquire);
-	/* The chain's end, or another chain's (a rehash moved the entry): the whole lookup
-	 * decides, as lookup4_rcu() walks again or lookup_rcu() goes on to hash2. */
+	/* The chain's end: the whole lookup goes on from hash2, as lookup_rcu() does when
+	 * lookup4_rcu() misses. Another chain's (a rehash moved the entry): it walks hash4 again,
+	 * as lookup4_rcu() does. */
 	if (socktab__is_nulls(p)) {
+		if (socktab__nulls_value(p) == (k->h4 & net->udp->mask))
+			k->made |= SOCKTAB__UDPK_NO4;
 		*at = 0;
 		return NULL;
 	}

@@ -81,6 +81,9 @@ struct socktab__udp_key {
 };
 #define SOCKTAB__UDPK_SLOT2 1u
 #define SOCKTAB__UDPK_H4 2u
+/* The key's hash4 pass was made and missed (a batch's walk reached its chain's end): its next
+ * lookup goes on from the hash2 pass, once. */
+#define SOCKTAB__UDPK_NO4 4u
 
 /*
  * A batch's pipeline (lookup.c), a step per datagram at a time: socktab__udp_prefetch() builds
@@ -91,14 +94,16 @@ struct socktab__udp_key {
  * misses of its UDP part (the link and the 4-tuple's hash) and of its socket's line started
  * together (the socket's address follows from the part's: socktab__udp_ext_sk()); 0 when the
  * datagram takes the whole lookup instead. Once an entry's lines are in,
- * socktab__udp_walk4_step() matches it: the socket, which is what lookup4_rcu() returns, or
- * NULL with *@at the next entry, whose misses it started, or with *@at 0 when the chain ended
- * (or ran into another's): the datagram then takes the whole lookup, which may pass hash4 again.
+ * socktab__udp_walk4_step() matches it (*@at must be an entry start or a step returned): the
+ * socket, which is what lookup4_rcu() returns, or NULL with *@at the next entry, whose misses it
+ * started, or with *@at 0 when the chain ended: the datagram then takes the whole lookup, from
+ * the hash2 pass where the walk ended on its own chain's marker, from hash4 again where it ran
+ * into another chain's (or the key is not @net's).
  * socktab__udp_lookup_pre_rcu() is that whole lookup, socktab_lookup_udp4/6_rcu() on the key
  * (it may be called again on the same @pre, as a retry of the same datagram). A walk and a whole
  * lookup each return what the single lookup would at some instant of the call. Caller is inside
- * an RCU read-side section; bad arguments make the first do nothing, the second return 0 and the
- * last NULL.
+ * an RCU read-side section; with bad arguments socktab__udp_prefetch() does nothing,
+ * socktab__udp_walk4_start() returns 0 and socktab__udp_lookup_pre_rcu() NULL.
  */
 struct socktab__udp_pre {
 	struct socktab__udp_key k;
