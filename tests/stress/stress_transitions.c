@@ -28,7 +28,10 @@
  *                   its group and the 4-tuple is found throughout
  *   udp-connect     a SO_REUSEPORT group of two on one port; one member connects to a peer and
  *                   must never get a datagram of another peer from the moment its connect()
- *                   starts rewriting its key (hook in udp.c) until it is closed
+ *                   starts rewriting its key (hook in udp.c) until it is closed; a third of the
+ *                   lookups are batches (socktab_lookup_batch4/6, socktab_lookup_mixed) that
+ *                   walk the hash4 chains of the smallest UDP table, crowded by connected
+ *                   sockets on another port
  * --family 4|6, --slots N (ehash slots; 1 crowds every entry into one chain, with fresh entries
  * put in front of the 4-tuple's so it is never first), --duration S (bounded also by an op cap).
  * Prints one summary line with the counts, then "N passed, M failed"; exit status 1 on any miss.
@@ -71,6 +74,9 @@ static _Atomic uint64_t cycles;
 /* The 4-tuple of the generation, as a segment carries it: src = the peer, dst = us. */
 static _Atomic uint32_t cur_lport, cur_rport; /* network order */
 static _Atomic(struct socktab_sock *) udp_connecting; /* udp-connect: the member that connects */
+#define UDP_FILLERS 300
+#define FILLER_PEER 20000 /* the fillers' peers' first port */
+static struct socktab_sock *udp_fillers[UDP_FILLERS]; /* udp-connect: on port LPORT + 1 */
 static struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
 static _Atomic uint64_t n_lookups, n_checked, n_null, n_listener, n_wrong, n_misrouted;
 static _Atomic uint64_t n_ref, n_rcu, n_burst;
@@ -418,6 +424,17 @@ static void *writer(void *arg)
 		set_state(tk_sk, SOCKTAB_TCP_ESTABLISHED);
 		publish(htons(LPORT), htons(RPORT)); /* odd for the whole run */
 	} else if (kind == UDP) {
+		for (int j = 0; j < UDP_FILLERS; j++) {
+			struct socktab_sock *f = socktab_socket(net, SOCKTAB_UDP,
+								family == 4 ? AF_INET : AF_INET6);
+			int one = 1;
+
+			if (!f || socktab_setsockopt(f, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)))
+				die("udp filler", EINVAL);
+			xbind(f, LPORT + 1);
+			xconnect(f, (uint16_t)(FILLER_PEER + j));
+			udp_fillers[j] = f;
+		}
 		udp_keep = udp_member();
 		atomic_store(&socktab__udp_connect_hook, on_udp_connect);
 		publish(htons(LPORT), htons(OTHER)); /* only the tuple's ports; made even at once */
@@ -559,6 +576,64 @@ static void batch6_lookup(uint16_t lp, uint16_t rp, bool sure_before, uint64_t g
 	atomic_fetch_add_explicit(&n_lookups, 4, memory_order_relaxed);
 }
 
+/* udp-connect: datagrams of four other peers through socktab_lookup_batch4/6() or
+ * socktab_lookup_mixed() in turn, referenced or not, each result held to the single lookup's
+ * rule. The UDP table has 128 slots and UDP_FILLERS connected sockets on another port, so the
+ * batch walks hash4 chains of several entries, beside or through the connecting member's. */
+static void udp_batch_lookup(uint16_t lp, uint64_t i)
+{
+	uint64_t g1 = atomic_load_explicit(&gen, memory_order_seq_cst);
+	uint32_t lo4 = htonl(INADDR_LOOPBACK);
+	struct socktab_tuple4 k4[4];
+	struct socktab_tuple6 k6[4];
+	struct socktab_key km[4];
+	struct socktab_hit out[4];
+	bool ref = (i >> 1) & 1, mixed = (i >> 2) & 1, sure;
+	unsigned int flags = ref ? 0 : SOCKTAB_LOOKUP_NOREF;
+	int r;
+
+	for (int j = 0; j < 4; j++) {
+		uint16_t sp = htons((uint16_t)(OTHER + ((i + (uint64_t)j * 17) & 63)));
+
+		k4[j] = (struct socktab_tuple4){ lo4, lo4, sp, lp, 0, 0 };
+		k6[j] = (struct socktab_tuple6){ lo6, lo6, sp, lp, 0, 0 };
+		memset(&km[j], 0, sizeof(km[j]));
+		km[j].proto = SOCKTAB_UDP;
+		km[j].family = family == 4 ? AF_INET : AF_INET6;
+		if (family == 4) {
+			km[j].saddr.v4 = lo4;
+			km[j].daddr.v4 = lo4;
+		} else {
+			km[j].saddr.v6 = lo6;
+			km[j].daddr.v6 = lo6;
+		}
+		km[j].sport = sp;
+		km[j].dport = lp;
+	}
+	if (!ref)
+		socktab_rcu_read_lock();
+	if (mixed)
+		r = socktab_lookup_mixed(net, km, 4, 0, 0, out, flags);
+	else if (family == 4)
+		r = socktab_lookup_batch4(net, SOCKTAB_UDP, k4, 4, out, flags);
+	else
+		r = socktab_lookup_batch6(net, SOCKTAB_UDP, k6, 4, out, flags);
+	if (r < 0)
+		die(mixed ? "socktab_lookup_mixed" : "socktab_lookup_batch", -r);
+	sure = (g1 & 1) && atomic_fetch_add_explicit(&gen, 0, memory_order_seq_cst) == g1;
+	for (int j = 0; j < (mixed ? r : 4); j++) {
+		classify(out[j].sk, lp, 0, sure || !out[j].sk); /* the kept member is always there */
+		if (out[j].sk == udp_keep && out[j].kind != SOCKTAB_HIT_UDP)
+			atomic_fetch_add_explicit(&n_wrong, 1, memory_order_relaxed);
+		if (ref)
+			socktab_sock_put(out[j].sk);
+	}
+	if (!ref)
+		socktab_rcu_read_unlock();
+	atomic_fetch_add_explicit(&n_burst, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n_lookups, 4, memory_order_relaxed);
+}
+
 static void *reader(void *arg)
 {
 	uint64_t i = 0;
@@ -573,6 +648,10 @@ static void *reader(void *arg)
 		bool ref = ++i & 1, sure;
 		struct socktab_sock *r;
 
+		if (kind == UDP && i % 3 == 0) {
+			udp_batch_lookup(lp, i);
+			continue;
+		}
 		if (kind != UDP && i % 3 == 0) {
 			if (family == 4)
 				burst_lookup(lp, rp, g1 & 1, g1);
@@ -656,6 +735,8 @@ int main(int argc, char **argv)
 	p.ehash_locks = slots < 4 ? slots : 4;
 	p.tw_len_ms = 600000; /* entries never expire during a run: only the writer removes them */
 	p.tw_reuse = 1;
+	if (kind == UDP)
+		p.udp_hash_entries = 128; /* the smallest: long hash4 chains for the batch readers */
 	net = socktab_net_new(&p);
 	if (!net)
 		die("socktab_net_new", errno);
@@ -683,6 +764,9 @@ int main(int argc, char **argv)
 		socktab_close(listener);
 	if (udp_keep)
 		socktab_close(udp_keep);
+	for (int j = 0; j < UDP_FILLERS; j++)
+		if (udp_fillers[j])
+			socktab_close(udp_fillers[j]);
 	socktab_net_free(net);
 	socktab_thread_unregister();
 	if (!n_checked) {

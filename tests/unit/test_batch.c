@@ -9,6 +9,8 @@
 #include <stdbool.h>
 
 #include "check.h"
+#include "net.h"
+#include "udp.h"
 
 #define NSOCK 200
 #define PRIV 32
@@ -322,6 +324,9 @@ static void udp_chains_case(bool v6)
 	socktab_net_params_init(&p);
 	p.udp_hash_entries = 128;
 	p.sock_priv_size = PRIV;
+	p.fixed_secret = 1; /* the same chains every run */
+	for (unsigned i = 0; i < sizeof(p.secret); i++)
+		p.secret[i] = (uint8_t)(i * 37 + 11);
 	net = socktab_net_new(&p);
 	CHECK(net);
 	len = addr(&a53, v6, 0, 53);
@@ -345,6 +350,16 @@ static void udp_chains_case(bool v6)
 		addr(&peer, v6, 0, (uint16_t)(3000 + i));
 		tuple(&peer, i < 150 ? &a53 : &a54, &k4[n], &k6[n]);
 		want[n++] = i < 150 ? SOCKTAB_HIT_UDP : SOCKTAB_HIT_NONE;
+	}
+	{ /* the chains are long: the walk takes many rounds */
+		struct socktab__udp_table *t = net->udp;
+		uint32_t longest = 0;
+
+		CHECK_EQ(t->mask, 127);
+		for (uint32_t i = 0; i <= t->mask; i++)
+			if (atomic_load(&t->hash4[i].count) > longest)
+				longest = atomic_load(&t->hash4[i].count);
+		CHECK(longest >= 8);
 	}
 	for (unsigned i = n - 1; i > 0; i--) { /* Fisher-Yates, by a fixed xorshift */
 		unsigned j;

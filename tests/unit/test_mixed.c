@@ -11,7 +11,10 @@
 #include <stdbool.h>
 
 #include "check.h"
+#include "ehash.h"
+#include "net.h"
 #include "sock.h"
+#include "udp.h"
 
 #define LO SOCKTAB_LOOPBACK_IFINDEX
 #define NKIDS 40
@@ -331,6 +334,9 @@ TEST(mixed_long_chains)
 	p.sock_priv_size = 32;
 	p.ehash_entries = 128;
 	p.udp_hash_entries = 128;
+	p.fixed_secret = 1; /* the same chains every run */
+	for (unsigned int i = 0; i < sizeof(p.secret); i++)
+		p.secret[i] = (uint8_t)(i * 37 + 11);
 	w.net = socktab_net_new(&p);
 	CHECK(w.net);
 	w.l4 = tcp_listener(w.net, AF_INET, "127.0.0.1", 80);
@@ -345,6 +351,27 @@ TEST(mixed_long_chains)
 		CHECK(child(w.l6, AF_INET6, "::1", 80, ip, 1000 + i));
 		CHECK(udp_sock(w.net, AF_INET, "127.0.0.1", 53, "127.0.0.1", 2000 + i));
 		CHECK(udp_sock(w.net, AF_INET6, "::1", 53, "::1", 2000 + i));
+	}
+	{ /* the chains are long on both sides */
+		uint32_t l4 = 0, le = 0;
+
+		CHECK_EQ(w.net->udp->mask, 127);
+		CHECK_EQ(w.net->ehash_mask, 127);
+		for (uint32_t i = 0; i <= 127; i++) {
+			uint32_t c = 0;
+
+			if (atomic_load(&w.net->udp->hash4[i].count) > l4)
+				l4 = atomic_load(&w.net->udp->hash4[i].count);
+			socktab_rcu_read_lock();
+			for (uintptr_t e = socktab__chead_load(&w.net->ehash[i], memory_order_acquire);
+			     !socktab__is_nulls(e);
+			     e = atomic_load_explicit(&socktab__node_sk(e)->node.next,
+						      memory_order_acquire))
+				c++;
+			socktab_rcu_read_unlock();
+			le = c > le ? c : le;
+		}
+		CHECK(l4 >= 6 && le >= 6);
 	}
 	for (unsigned int i = 0; i < 200; i++) {
 		unsigned int c, kind;
