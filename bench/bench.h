@@ -144,6 +144,11 @@ struct bench_lookup_result {
 	bool counted;
 	uint64_t reader_ops, reader_locks, reader_rmw, reader_stores;
 	double writer_ops_per_sec;
+	/* socktab's table, one thread, no writer: the 16-chain pointer chase over as much memory
+	 * as the table took, timed right after the table's pass in every round (median, ns per
+	 * load), and the pass's ns per lookup over two such loads, round by round (median, least,
+	 * most); 0 where not measured. */
+	double mem_parallel_ns, vs_burst_limit, vs_burst_limit_min, vs_burst_limit_max;
 };
 /* Build table @t with the cfg's sockets, time its lookups. 0 or negative errno. */
 int bench_lookup_run(const struct bench_lookup_cfg *c, enum bench_table t,

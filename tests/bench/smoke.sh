@@ -38,7 +38,8 @@ peers=()
 "$exe" bench lookup --help 2>&1 | grep -q 'rte_hash yes' && peers+=('^ratio_vs_rte_hash=[0-9]')
 "$exe" bench lookup --help 2>&1 | grep -q 'lfht yes' && peers+=('^ratio_vs_lfht=[0-9]')
 check "bench lookup --peer all (20k sockets)" '^mem_latency_ns=[0-9]' "${peers[@]}" \
-	'^peer=socktab-sections$' '^ratio_vs_socktab-sections=[0-9]' -- \
+	'^peer=socktab-sections$' '^ratio_vs_socktab-sections=[0-9]' \
+	'^socktab_vs_burst_limit=[0-9]' '^socktab_vs_burst_limit_rounds=[0-9.]+-[0-9.]+$' -- \
 	"$exe" bench lookup --sockets 20000 --lookups 200000 --peer all --seed 1
 check "bench lookup --touch --refs --threads 2 (20k sockets)" '^ratio_vs_socktab-ref=[0-9]' \
 	'^scaling=[0-9]' '^bytes_per_socket=[0-9]' '^bytes_per_timewait=[0-9]' '^hits=200000$' -- \
