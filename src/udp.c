@@ -380,18 +380,26 @@ static bool match4(const struct socktab_sock *sk, const struct socktab__udp_key 
  * same slot can be passed over where the kernel's walk would match it: the datagram then goes
  * through the hash2 pass, as one that arrived just before that connect() would.
  */
+/* Hash4 entry @e's socket if it is @k's 4-tuple, else NULL. */
+static inline struct socktab_sock *entry4_match(const struct socktab__udp_ext *e,
+						const struct socktab__udp_key *k)
+{
+	struct socktab_sock *sk = socktab__udp_ext_sk(e);
+
+	return RD(e->hash4) == k->h4 && match4(sk, k) ? sk : NULL;
+}
+
 static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, struct socktab__udp_key *k)
 {
-	uint32_t h4 = key_h4(k), slot = h4 & t->mask;
+	uint32_t slot = key_h4(k) & t->mask;
 	uintptr_t p;
 
 	SOCKTAB__ASSERT_RCU();
 begin:
 	socktab__hlist_for_each(p, &t->hash4[slot].head, memory_order_acquire) {
-		const struct socktab__udp_ext *e = ext_of_node4(p);
-		struct socktab_sock *sk = socktab__udp_ext_sk(e);
+		struct socktab_sock *sk = entry4_match(ext_of_node4(p), k);
 
-		if (RD(e->hash4) == h4 && match4(sk, k))
+		if (sk)
 			return sk;
 	}
 	/* A rehash moved a node we stood on into another chain: walk again (R23). */
@@ -476,20 +484,28 @@ static struct socktab_sock *lookup_rcu(struct socktab_net *net, struct socktab__
 /* The receiving socket, not referenced: valid for the caller's read-side section (UDP sockets
  * are freed after a grace period). A connected one takes the receiving CPU as its
  * SO_INCOMING_CPU (R107, __udp_queue_rcv_skb: a socket with a remote address); an unconnected
- * one keeps its value. */
-static struct socktab_sock *lookup(struct socktab_net *net, struct socktab__udp_key *k)
+ * one keeps its value. key_devs() and receipt() are its two halves, which the batch's hash4 walk
+ * (socktab__udp_walk4_start/step) does around its own matches. */
+static void key_devs(struct socktab_net *net, struct socktab__udp_key *k)
 {
-	struct socktab_sock *sk;
-
-	SOCKTAB__ASSERT_RCU();
 	if (k->sdif) {
 		k->l3mdev_accept = RD(net->udp_l3mdev_accept);
 		k->tcp_l3mdev_accept = RD(net->tcp_l3mdev_accept);
 	}
-	sk = lookup_rcu(net, k);
+}
+
+static struct socktab_sock *receipt(struct socktab_sock *sk)
+{
 	if (sk && RD(sk->state) == SOCKTAB_TCP_ESTABLISHED)
 		socktab__sk_incoming_cpu_update(sk);
 	return sk;
+}
+
+static struct socktab_sock *lookup(struct socktab_net *net, struct socktab__udp_key *k)
+{
+	SOCKTAB__ASSERT_RCU();
+	key_devs(net, k);
+	return receipt(lookup_rcu(net, k));
 }
 
 /* The RCU-scoped UDP lookups of socktab/lookup.h are this table's walk itself: they take no
@@ -587,16 +603,13 @@ uintptr_t socktab__udp_walk4_start(struct socktab_net *net, struct socktab__udp_
 	struct socktab__udp_table *t;
 	uintptr_t p;
 
-	if (!k->net || k->net != net)
+	if (!net || k->net != net) /* a key pre_key() refused has none */
 		return 0;
 	t = net->udp;
 	/* lookup_rcu()'s test for a hash4 pass, and lookup()'s device settings for its match */
 	if (!RD(t->hash4_on) || !RD(t->hash2[k->slot2].hash4_cnt))
 		return 0;
-	if (k->sdif) {
-		k->l3mdev_accept = RD(net->udp_l3mdev_accept);
-		k->tcp_l3mdev_accept = RD(net->tcp_l3mdev_accept);
-	}
+	key_devs(net, k);
 	p = atomic_load_explicit(&t->hash4[k->h4 & t->mask].head.first, memory_order_acquire);
 	if (socktab__is_nulls(p))
 		return 0;
@@ -609,20 +622,13 @@ struct socktab_sock *socktab__udp_walk4_step(struct socktab_net *net, struct soc
 {
 	const struct socktab__udp_ext *e = ext_of_node4(*at);
 	struct socktab__udp_key *k = &pre->k;
-	struct socktab_sock *sk = socktab__udp_ext_sk(e);
+	struct socktab_sock *sk = entry4_match(e, k);
 	uintptr_t p;
 
 	SOCKTAB__ASSERT_RCU();
-	if (k->net != net) { /* not this net's key: the whole lookup refuses it */
+	if (sk) {
 		*at = 0;
-		return NULL;
-	}
-	if (RD(e->hash4) == k->h4 && match4(sk, k)) {
-		/* lookup()'s receipt: a hash4 entry is a connected socket */
-		if (RD(sk->state) == SOCKTAB_TCP_ESTABLISHED)
-			socktab__sk_incoming_cpu_update(sk);
-		*at = 0;
-		return sk;
+		return receipt(sk);
 	}
 	p = atomic_load_explicit(&e->node4.next, memory_order_acquire);
 	/* The chain's end: the whole lookup goes on from hash2, as lookup_rcu() does when
