@@ -455,7 +455,7 @@ burst_prefetch_entry(const struct socktab_net *net, bool v6, uintptr_t p)
 /* A group of up to GROUP TCP keys of a pipeline, keys @b to @b + @m - 1 of its keys. */
 struct tcp_group {
 	unsigned int b, m;
-	uint32_t walk; /* bit i: key b + i walks on from at[i] */
+	uint32_t walk; /* bit i: key b + i has no answer yet; it stands on at[i] */
 	uint32_t hash[GROUP];
 	/* Each key's first entry; for a key that walks on, the entry it walks on from. */
 	uintptr_t at[GROUP];
@@ -467,7 +467,6 @@ struct tcp_group {
 static inline __attribute__((always_inline)) void
 tcp_group_hash(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g)
 {
-	g->walk = 0;
 	for (unsigned int i = 0; i < g->m; i++) {
 		unsigned int j = g->b + i;
 
@@ -486,10 +485,11 @@ tcp_group_hash(struct socktab_net *net, struct burst_keys ks, struct tcp_group *
 	}
 }
 
-/* Stage 2: every slot read and its first entry's lines prefetched. */
+/* Stage 2: every slot read and its first entry's lines prefetched; every key is to walk. */
 static inline __attribute__((always_inline)) void
 tcp_group_slots(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g)
 {
+	g->walk = g->m == GROUP ? ~0u : (1u << g->m) - 1;
 	for (unsigned int i = 0; i < g->m; i++) {
 		/* socktab__ehash_first_rcu(), but for the entry's line too. */
 		uintptr_t f = socktab__chead_load(&net->ehash[g->hash[i] & net->ehash_mask],
@@ -501,34 +501,10 @@ tcp_group_slots(struct socktab_net *net, struct burst_keys ks, struct tcp_group 
 	}
 }
 
-/* Stage 3: every key matched against its first entry; one that walks on has its next entry
- * prefetched and waits for stage 4. */
-static inline __attribute__((always_inline)) void
-tcp_group_match(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g,
-		struct socktab_sock **out, bool ref)
-{
-	for (unsigned int i = 0; i < g->m; i++) {
-		unsigned int j = g->b + i;
-		struct socktab__lookup_key kb;
-		const struct socktab__lookup_key *k = burst_key(net, ks, j, &g->k6[i], &kb);
-		uintptr_t p = g->at[i];
-		struct socktab_sock *sk = NULL;
-
-		if (!socktab__is_nulls(p)) {
-			sk = socktab__ehash_step_rcu(net, g->hash[i], k, p, &p);
-			if (!sk && !socktab__is_nulls(p)) {
-				burst_prefetch_entry(net, burst_is6(ks, j), p);
-				g->at[i] = p;
-				g->walk |= 1u << i;
-				continue;
-			}
-		}
-		out[j] = burst_finish(net, g->hash[i], k, p, sk, ref);
-	}
-}
-
-/* Stage 4 on, a round each: every key still walking on takes a step, to the next entry (whose
- * lines it prefetches for the next round) or to its answer. */
+/* Stage 3 on, a round each: every key still walking takes a step, to the next entry (whose
+ * lines it prefetches for the next round) or to its answer; the first round matches every key
+ * against its first entry. A walk that stands on a nulls marker ends in burst_finish(), which
+ * walks again as the single walk does if the marker is another chain's. */
 static inline __attribute__((always_inline)) void
 tcp_group_round(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g,
 		struct socktab_sock **out, bool ref)
@@ -538,8 +514,10 @@ tcp_group_round(struct socktab_net *net, struct burst_keys ks, struct tcp_group 
 		struct socktab__lookup_key kb;
 		const struct socktab__lookup_key *k = burst_key(net, ks, j, &g->k6[i], &kb);
 		uintptr_t p = g->at[i];
-		struct socktab_sock *sk = socktab__ehash_step_rcu(net, g->hash[i], k, p, &p);
+		struct socktab_sock *sk = NULL;
 
+		if (!socktab__is_nulls(p))
+			sk = socktab__ehash_step_rcu(net, g->hash[i], k, p, &p);
 		if (!sk && !socktab__is_nulls(p)) {
 			burst_prefetch_entry(net, burst_is6(ks, j), p);
 			g->at[i] = p;
@@ -590,7 +568,6 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 		g.m = n - g.b < GROUP ? n - g.b : GROUP;
 		tcp_group_hash(net, ks, &g);
 		tcp_group_slots(net, ks, &g);
-		tcp_group_match(net, ks, &g, out, ref);
 		while (g.walk)
 			tcp_group_round(net, ks, &g, out, ref);
 	}
@@ -1003,8 +980,6 @@ static void mixed_pipeline(struct socktab_net *net, struct burst_keys tk, unsign
 		udp_group_prefetch(net, uk, &ug);
 		tcp_group_slots(net, tk, &tg);
 		udp_group_start(net, &ug, uout);
-		tcp_group_match(net, tk, &tg, tout, ref);
-		udp_group_round(net, &ug, uout);
 		while (tg.walk || ug.walk) {
 			tcp_group_round(net, tk, &tg, tout, ref);
 			udp_group_round(net, &ug, uout);
