@@ -152,6 +152,15 @@ static void check_batch(struct socktab_net *net, int proto, bool v6, unsigned n,
 	CHECK_EQ(found, expect);
 }
 
+/* A UDP batch, referenced and RCU-scoped: check_batch() both ways. */
+static void check_udp_batch(struct socktab_net *net, bool v6, unsigned n,
+			    const struct socktab_tuple4 *k4, const struct socktab_tuple6 *k6,
+			    const int *want)
+{
+	check_batch(net, SOCKTAB_UDP, v6, n, k4, k6, want, 0);
+	check_batch(net, SOCKTAB_UDP, v6, n, k4, k6, want, SOCKTAB_LOOKUP_NOREF);
+}
+
 /*
  * TCP in one family: a listener on port 80 of the loopback address and NSOCK children, every
  * third of them closed to TIME_WAIT. Keys: each child, then for every tenth a miss on the
@@ -287,8 +296,7 @@ static void udp_case(bool v6)
 			want[n++] = SOCKTAB_HIT_NONE;
 		}
 	}
-	check_batch(net, SOCKTAB_UDP, v6, n, k4, k6, want, 0);
-	check_batch(net, SOCKTAB_UDP, v6, n, k4, k6, want, SOCKTAB_LOOKUP_NOREF);
+	check_udp_batch(net, v6, n, k4, k6, want);
 	socktab_net_free(net);
 }
 
@@ -375,8 +383,7 @@ static void udp_chains_case(bool v6)
 		t6 = k6[i], k6[i] = k6[j], k6[j] = t6;
 		w = want[i], want[i] = want[j], want[j] = w;
 	}
-	check_batch(net, SOCKTAB_UDP, v6, n, k4, k6, want, 0);
-	check_batch(net, SOCKTAB_UDP, v6, n, k4, k6, want, SOCKTAB_LOOKUP_NOREF);
+	check_udp_batch(net, v6, n, k4, k6, want);
 	socktab_net_free(net);
 }
 
