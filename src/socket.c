@@ -682,8 +682,11 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 
 	if (!sk)
 		return -EINVAL;
+	/* A TIME_WAIT or request entry is no socket of the caller's (its kind says TCP). */
+	if (RD(sk->state) == SOCKTAB__FREE || socktab__sk_is_tw(sk) || socktab__sk_is_req(sk))
+		return -EBADF;
 	if (socktab__sk_proto(sk) != SOCKTAB_UDP)
-		return RD(sk->state) == SOCKTAB__FREE ? -EBADF : -EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	err = socktab__sk_lock_open(sk);
 	if (err)
 		return err;

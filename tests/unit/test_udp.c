@@ -283,6 +283,38 @@ TEST(bad_input_changes_nothing)
 	CHECK_EQ(((struct sockaddr_in *)&src)->sin_addr.s_addr, ip("127.0.0.1"));
 	CHECK_EQ(((struct sockaddr_in *)&to)->sin_port, htons(7000));
 	CHECK(socktab_lookup_udp4(NULL, 0, 0, 0, 0, SOCKTAB_LOOPBACK_IFINDEX, 0) == NULL);
+	{ /* not a UDP socket: a TCP one, its request entry, its TIME_WAIT entry */
+		struct socktab_sock *l = socktab_socket(net, SOCKTAB_TCP, AF_INET), *r, *c, *tw;
+		struct sockaddr_in la = sin4("127.0.0.1", 80), ra = sin4("192.0.2.9", 4000);
+		struct sockaddr_in rb = sin4("192.0.2.9", 4001);
+		uint64_t hashed;
+
+		CHECK(l);
+		CHECK_EQ(socktab_bind(l, (struct sockaddr *)&la, sizeof(la)), 0);
+		CHECK_EQ(socktab_listen(l, 8), 0);
+		r = socktab_req_new(l, (struct sockaddr *)&la, (struct sockaddr *)&ra, sizeof(la),
+				    SOCKTAB_LOOPBACK_IFINDEX, 0);
+		c = socktab_sock_new_child(l, (struct sockaddr *)&la, (struct sockaddr *)&rb,
+					   sizeof(la), SOCKTAB_LOOPBACK_IFINDEX, 0);
+		CHECK(r && c);
+		CHECK_EQ(socktab_set_state(c, SOCKTAB_TCP_ESTABLISHED), 0);
+		CHECK_EQ(socktab_close(c), 0); /* to TIME_WAIT */
+		tw = socktab_lookup_established4(net, rb.sin_addr.s_addr, rb.sin_port,
+						 la.sin_addr.s_addr, la.sin_port,
+						 SOCKTAB_LOOPBACK_IFINDEX, 0);
+		CHECK(tw && socktab_sock_tw(tw));
+		CHECK_EQ(socktab_udp_stats(net, &st), 0);
+		hashed = st.hashed;
+		CHECK_EQ(socktab_udp_sendto(l, (struct sockaddr *)&s, sizeof(s), &src, &to),
+			 -EOPNOTSUPP);
+		CHECK_EQ(socktab_udp_sendto(r, (struct sockaddr *)&s, sizeof(s), &src, &to), -EBADF);
+		CHECK_EQ(socktab_udp_sendto(tw, (struct sockaddr *)&s, sizeof(s), &src, &to), -EBADF);
+		CHECK_EQ(socktab_udp_stats(net, &st), 0);
+		CHECK_EQ(st.hashed, hashed); /* nothing autobound */
+		socktab_sock_put(tw);
+		socktab_sock_put(r);
+		CHECK_EQ(socktab_close(l), 0);
+	}
 	CHECK_EQ(socktab_close(a), 0);
 	CHECK_EQ(socktab_close(b), 0);
 	CHECK_EQ(socktab_close(b), -EBADF);
