@@ -636,6 +636,8 @@ struct socktab__portmap *socktab__portmap_get_rcu(struct socktab_net *net, struc
 	if (high > hi)
 		hi = high;
 	count = sketch_get(net, hash0) * sketch_rate(r); /* D's entries, as far as sampled */
+	if (count < PM_BUILD) /* below every build count (pm_build_at()): most connect()s */
+		return NULL;
 	walk = (uint32_t)(high - low + 1) / queues;
 	build_at = pm_build_at(walk >= PM_BUILD ? walk : (uint32_t)(hi - lo + 1));
 	if (count < build_at)
