@@ -172,13 +172,6 @@ static size_t slab_nobj(const struct socktab__pool *p)
  * beginning after the objects; a TIME_WAIT or request entry's is inside the entry. Written
  * before any object of the slab is carved, so before any is published.
  */
-/* ceil(2^SOCKTAB__V6_RECIP_SHIFT / @size): socktab__slab_index()'s reciprocal for parts @size
- * apart. */
-static uint64_t recip_of(size_t size)
-{
-	return (((uint64_t)1 << SOCKTAB__V6_RECIP_SHIFT) + size - 1) / size;
-}
-
 static void slab_hdr_init(struct socktab__slab_hdr *h, const struct socktab__pool *p, size_t nobj)
 {
 	uintptr_t base = (uintptr_t)h + SOCKTAB__CACHELINE;
@@ -186,12 +179,12 @@ static void slab_hdr_init(struct socktab__slab_hdr *h, const struct socktab__poo
 	/* The reciprocals are exact for offsets and sizes below 2^21 (socktab__slab_index()). */
 	SOCKTAB__ASSERT(p->stride < SOCKTAB__SLAB_BYTES && SOCKTAB__SLAB_BYTES <= (size_t)1 << 21);
 	h->net = p->net;
-	h->v6_recip = recip_of(p->stride);
+	h->v6_recip = socktab__slab_recip(p->stride);
 	h->stride = p->stride;
 	if (p->kind == SOCKTAB__K_UDP4 || p->kind == SOCKTAB__K_UDP6) {
 		/* Object i's UDP part: after its cold part's IPv6 key (if any) and cold fields. */
 		h->udp_base = base + nobj * p->stride + p->v6_off + sizeof(struct socktab__sk_cold);
-		h->udp_recip = recip_of(p->cold_size);
+		h->udp_recip = socktab__slab_recip(p->cold_size);
 	} else {
 		h->udp_base = 0;
 		h->udp_recip = 0;

@@ -340,8 +340,15 @@ static inline void *socktab__sk_priv(struct socktab_sock *sk)
 	return (unsigned char *)sk + sizeof(*sk);
 }
 
-/* Which of a slab's equal parts, @recip = ceil(2^SOCKTAB__V6_RECIP_SHIFT / their size) apart, the
- * offset @off falls in: exact for offsets and sizes below 2^21 (layout.h). */
+/* ceil(2^SOCKTAB__V6_RECIP_SHIFT / @size): socktab__slab_index()'s reciprocal for parts @size
+ * apart, made once per slab (pool.c). */
+static inline uint64_t socktab__slab_recip(size_t size)
+{
+	return (((uint64_t)1 << SOCKTAB__V6_RECIP_SHIFT) + size - 1) / size;
+}
+
+/* Which of a slab's equal parts, @recip = socktab__slab_recip(their size) apart, the offset @off
+ * falls in: exact for offsets and sizes below 2^21 (layout.h). */
 static inline __attribute__((always_inline)) size_t socktab__slab_index(uint64_t off,
 								       uint64_t recip)
 {
