@@ -294,6 +294,27 @@ static void net_free_pools(struct socktab_net *net)
 	socktab__stripes_free(&net->sk_locks);
 }
 
+/* The end of a net that no reader can reach and that has nothing left in call_rcu: its UDP
+ * table and devices (a net whose creation failed before them has neither), locks, its share of
+ * the tables, pools and the rest. socktab_net_free() after its grace periods, and
+ * socktab_net_new() when it fails. */
+static void net_release(struct socktab_net *net)
+{
+	if (net->udp) {
+		socktab__udp_table_free(net->udp);
+		socktab__dev_destroy(net);
+	}
+	pthread_mutex_destroy(&net->settings_lock);
+	pthread_mutex_destroy(&net->tw_lock);
+	pthread_mutex_destroy(&net->reuseport_lock);
+	if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
+		tables_free(net->tab);
+	net_free_pools(net);
+	free(net->perturb);
+	free(net->stat);
+	free(net);
+}
+
 struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 {
 	struct socktab_net_params copy;
@@ -406,19 +427,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	/* A net that fails here was seen by no reader and handed nothing to call_rcu (a
 	 * reservation only carves slabs): it is undone at once, without a grace period. */
 	if (!net->udp || net_reserve(net, p)) {
-		if (net->udp) {
-			socktab__udp_table_free(net->udp);
-			socktab__dev_destroy(net);
-		}
-		pthread_mutex_destroy(&net->settings_lock);
-		pthread_mutex_destroy(&net->tw_lock);
-		pthread_mutex_destroy(&net->reuseport_lock);
-		if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
-			tables_free(net->tab);
-		net_free_pools(net);
-		free(net->perturb);
-		free(net->stat);
-		free(net);
+		net_release(net);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -463,17 +472,7 @@ void socktab_net_free(struct socktab_net *net)
 		(void)atomic_load_explicit(&net->pools[k].returned, memory_order_acquire);
 	socktab__rss_free(net);
 	socktab__sk_lookup_free(net);
-	if (atomic_fetch_sub(&net->tab->refs, 1) == 1)
-		tables_free(net->tab);
-	socktab__udp_table_free(net->udp);
-	socktab__dev_destroy(net);
-	net_free_pools(net);
-	pthread_mutex_destroy(&net->settings_lock);
-	pthread_mutex_destroy(&net->tw_lock);
-	pthread_mutex_destroy(&net->reuseport_lock);
-	free(net->perturb);
-	free(net->stat);
-	free(net);
+	net_release(net);
 	socktab__rcu_wait_end(left);
 }
 
