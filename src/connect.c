@@ -284,7 +284,7 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	/* socktab variant: free ports first, found through the destination's index (portmap.c). */
 	if (r == 0 && net->variant == SOCKTAB_VARIANT_SOCKTAB) {
 		struct socktab__portmap *pm = socktab__portmap_get_rcu(
-			net, sk, hash0, low, high, rssp ? socktab__rss_filter_queues(rssp) : 1);
+			net, sk, hash0, low, high, rssp ? rssp->queues : 1);
 
 		if (pm) {
 			/* An RSS connect() searches the index through its per-queue summaries

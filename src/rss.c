@@ -271,9 +271,11 @@ bool socktab__rss_filter_init_rcu(struct socktab_net *net, const struct socktab_
 	f->rss = r;
 	f->queue = sk->cold->rss_queue;
 	f->slot = -1;
+	f->queues = 1;
 	if (!r)
 		return true; /* asked for a queue without RSS configured: nothing matches */
 	f->slot = queue_slot(r, f->queue);
+	f->queues = r->nslots;
 	if (RD(sk->v4key)) {
 		uint8_t in[12] = { 0 };
 		uint32_t ra = socktab__sk_daddr(sk), la = socktab__sk_rcv_saddr(sk);
@@ -308,11 +310,6 @@ bool socktab__rss_port_ok(const struct socktab__rss_filter *f, uint16_t port)
 		return false;
 	h = f->base ^ f->hi[port >> 8] ^ f->lo[port & 0xff];
 	return f->rss->reta[h & f->rss->reta_mask] == f->queue;
-}
-
-uint32_t socktab__rss_filter_queues(const struct socktab__rss_filter *f)
-{
-	return f->rss->nslots;
 }
 
 /* ---- per-queue summaries of one destination's free ports ---- */

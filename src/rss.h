@@ -13,17 +13,16 @@ struct socktab__rss_filter {
 	struct socktab__rss *rss;
 	uint16_t queue;
 	int slot;                          /* dense number of @queue among the RETA's, or -1 */
+	uint32_t queues;                   /* the RETA's distinct queues, at least 1 */
 	uint32_t base;                     /* Toeplitz hash of the reply tuple without the port */
 	const uint32_t *lo, *hi;           /* contributions of the port's low and high byte */
 };
-/* False when @sk asks for no queue or the net has no RSS state. Caller is inside an RCU
- * read-side section, which must last as long as the filter is used. */
+/* False when @sk asks for no queue. With no RSS state in the net, true with slot -1: no port
+ * passes. Caller is inside an RCU read-side section, which must last as long as the filter is
+ * used. */
 bool socktab__rss_filter_init_rcu(struct socktab_net *net, const struct socktab_sock *sk,
 				  struct socktab__rss_filter *f);
 bool socktab__rss_port_ok(const struct socktab__rss_filter *f, uint16_t port);
-/* The distinct queues of @f's RETA, at least 1 (@f initialised with an RSS state). Caller is
- * inside the read-side section @f was made in. */
-uint32_t socktab__rss_filter_queues(const struct socktab__rss_filter *f);
 /* Free the net's RSS state (net teardown). */
 void socktab__rss_free(struct socktab_net *net);
 
