@@ -182,7 +182,7 @@ static int fill(struct socktab_diag_cursor *c)
 			break;
 		l = socktab__ehash_lock(t, c->slot);
 		socktab__lock(l);
-		first = socktab__chead_load(&t->ehash[c->slot], memory_order_relaxed);
+		first = socktab__chead_load(&t->ehash[c->slot].head, memory_order_relaxed);
 		err = copy_chain(c, first, false);
 		socktab__unlock(l);
 		return slot_done(c, err);

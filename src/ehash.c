@@ -6,7 +6,8 @@
  * dual-stack socket talking to a v4-mapped peer is keyed and found as IPv4). Slot = hash & mask,
  * hash = keyed jhash of the addresses and remote port, plus the local port added after hashing
  * (R3), so consecutive local ports land in consecutive slots.
- * Each slot is one word: an hlist_nulls head whose chain ends in the slot's own nulls value.
+ * Each slot is an hlist_nulls head whose chain ends in the slot's own nulls value, and beside it
+ * a hint naming the chain's second entry (nulls.h), rewritten at the choke points below.
  * Writers hold the striped lock of the hash (socktab__ehash_lock()); readers take none (R21):
  * they filter on the cached hash, compare the key and restart when the walk ends on another
  * slot's nulls value (ehash.h); lookup.c pins a referenced lookup's match with
@@ -28,14 +29,33 @@ bool socktab__ehash_hashed(const struct socktab_sock *sk)
 
 /*
  * The choke points of ehash membership: every link, replacement and unlink of an entry goes
- * through them, so the connect() port index (portmap.c) is kept here.
+ * through them, so the connect() port index (portmap.c) and each slot's second-entry hint
+ * (nulls.h) are kept here.
  */
+
+/* Rewrite the hint of @hash's slot after its chain changed: the first entry's next link, or the
+ * chain's nulls marker when it is empty. Written only when it changes, so a slot whose first two
+ * entries stay (an unlink further down) is not dirtied. Caller holds the ehash lock of @hash. */
+static void slot_second_locked(struct socktab__tables *t, uint32_t hash)
+{
+	struct socktab__eslot *s = &t->ehash[hash & t->ehash_mask];
+	uintptr_t f = socktab__chead_load(&s->head, memory_order_relaxed);
+	uint32_t v = socktab__chead_enc(
+		socktab__is_nulls(f)
+			? f
+			: atomic_load_explicit(&socktab__node_sk(f)->node.next, memory_order_relaxed));
+
+	/* Release: a reader that acquires the hint may load the entry's slab header (lookup.c). */
+	if (atomic_load_explicit(&s->second, memory_order_relaxed) != v)
+		atomic_store_explicit(&s->second, v, memory_order_release);
+}
 
 /* Caller holds the ehash lock of sk->hash; sk's key and hash are written. */
 void socktab__ehash_insert_locked(struct socktab__tables *t, struct socktab_sock *sk)
 {
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(sk->hash)));
-	socktab__hnode_add_chead_rcu(&sk->node, &t->ehash[RD(sk->hash) & t->ehash_mask]);
+	socktab__hnode_add_chead_rcu(&sk->node, &t->ehash[RD(sk->hash) & t->ehash_mask].head);
+	slot_second_locked(t, RD(sk->hash));
 	socktab__portmap_ehash_add_locked(sk);
 }
 
@@ -50,6 +70,7 @@ void socktab__ehash_replace_locked(struct socktab__tables *t, struct socktab_soc
 {
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(old->hash)));
 	socktab__hnode_replace_rcu(&old->node, &new->node);
+	slot_second_locked(t, RD(old->hash));
 	if (RD(old->bound_dev_if) != RD(new->bound_dev_if)) {
 		socktab__portmap_ehash_add_locked(new);
 		socktab__portmap_ehash_del_locked(t, old);
@@ -63,6 +84,7 @@ void socktab__ehash_del_locked(struct socktab__tables *t, struct socktab_sock *s
 {
 	SOCKTAB__ASSERT_LOCKED(socktab__ehash_lock(t, RD(sk->hash)));
 	socktab__hnode_del_rcu(&sk->node);
+	slot_second_locked(t, RD(sk->hash));
 	socktab__portmap_ehash_del_locked(t, sk);
 }
 
@@ -140,7 +162,7 @@ int socktab__check_established_rcu(struct socktab_net *net, struct socktab_sock 
 	SOCKTAB__ASSERT_RCU();
 	uintptr_t p;
 
-	socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_acquire) {
+	socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask].head, memory_order_acquire) {
 		struct socktab_sock *sk2 = socktab__node_sk(p);
 
 		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, &d))
@@ -172,7 +194,7 @@ static int check_established(struct socktab_net *net, struct socktab_sock *sk, u
 	socktab__lock(l);
 	uintptr_t p;
 
-	socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_relaxed) {
+	socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask].head, memory_order_relaxed) {
 		struct socktab_sock *sk2 = socktab__node_sk(p);
 
 		if (RD(sk2->hash) != hash || !same_tuple(sk2, sk, ports, &d))

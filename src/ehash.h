@@ -123,7 +123,7 @@ socktab__key_match(const struct socktab_sock *sk, const struct socktab_net *net,
 static inline __attribute__((always_inline)) uintptr_t
 socktab__ehash_first_rcu(struct socktab_net *net, uint32_t slot)
 {
-	uintptr_t p = socktab__chead_load(&net->ehash[slot], memory_order_acquire);
+	uintptr_t p = socktab__chead_load(&net->ehash[slot].head, memory_order_acquire);
 
 	if (net->has_priv && !socktab__is_nulls(p))
 		__builtin_prefetch((const char *)p + sizeof(struct socktab_sock));

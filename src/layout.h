@@ -71,11 +71,12 @@ _Static_assert(offsetof(struct socktab__tw, sk) == 0, "an entry starts with the 
 _Static_assert(sizeof(struct socktab__tw6) <= 192, "an IPv6 TIME_WAIT entry is three lines");
 _Static_assert(SOCKTAB__TW_PRIV >= SOCKTAB_TW_PRIV_MAX, "TIME_WAIT caller area");
 
-/* Bucket heads: one word each; an ehash slot is a compressed head of four bytes, so a line holds
- * sixteen slots and a lookup reads one. */
+/* Bucket heads: one word each; an ehash slot is a compressed head of four bytes and its chain's
+ * second-entry hint (nulls.h), eight bytes as the kernel's bare hlist_nulls_head, so a line holds
+ * eight slots and a lookup reads one. */
 _Static_assert(sizeof(struct socktab__hhead) == sizeof(void *), "a bucket head is one word");
-_Static_assert(sizeof(((struct socktab__tables *)0)->ehash[0]) == 4,
-	       "ehash slot is a bare compressed head: no lock or counter beside it");
+_Static_assert(sizeof(((struct socktab__tables *)0)->ehash[0]) == 8,
+	       "ehash slot is a compressed head and its hint: no lock or counter beside them");
 
 /*
  * UDP (R79): the hash2 slot keeps hash4_cnt beside its chain head, so a lookup on a port with no

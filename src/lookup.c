@@ -343,15 +343,24 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
  * group stage by stage: every key is hashed and its slot prefetched; every slot is read and its
  * first entry's socket line prefetched (with an IPv6 key's key, and the caller's area, the line
  * after the socket's: the first entry is the match for most keys); every key is matched against
- * that entry. A key whose first entry is another connection's (a chain of two or more: a fifth of
- * the keys at two slots per socket) does not walk on at once, which would stall the group on one
- * dependent miss per such key: the next entry is prefetched, and after the group's matches
- * every key still walking takes a step per round, prefetching its next entry for the next round,
- * so a chain's later entries cost the group a miss per round, not one per key; a walk that ends
- * on another chain's marker goes on as the single walk does (socktab__ehash_walk_rcu). In one
- * process, blocks of 256 bursts alternating (bench lookup --sockets 1000000 --touch 64 --burst
- * 32, AMD EPYC, 6.18.44-fc-v1272), the rounds took 0.962-0.975x the time of walking each such
- * key to its end one after the other. Each stage's misses hide behind the
+ * that entry. The second entry needs no round of its own: the slot names it beside the head (a
+ * hint, nulls.h), so its lines (socket, caller area, an IPv6 key's key) are prefetched with the
+ * first entry's, and a key whose first entry is another connection's (a chain of two or more: a
+ * fifth of the keys at two slots per socket) steps on to its second in the same round, by the
+ * first entry's link. A key standing third or
+ * later does not walk on at once, which would stall the group on one dependent miss per such
+ * key: its next entry is prefetched, and after the group's matches every key still walking
+ * takes a step per round, prefetching its next entry for the next round, so a chain's later
+ * entries cost the group a miss per round, not one per key. In one process, blocks of 128
+ * bursts assigned at random to each form and the medians compared (bench lookup --sockets
+ * 1000000 --touch 64 --burst 32, AMD EPYC, 6.18.44-fc-v1272; the same harness with both forms
+ * alike gave 0.99-1.02), the hint's prefetch and the step together took 0.90-0.95x the cycles
+ * per key of neither, the prefetch alone 0.94-0.96x; at 100,000 sockets 0.98-0.99x, for IPv6
+ * keys 0.96-0.98x. A walk that ends on another chain's marker goes on as the single walk does
+ * (socktab__ehash_walk_rcu). In one process, blocks of 256 bursts alternating (bench lookup
+ * --sockets 1000000 --touch 64 --burst 32, AMD EPYC, 6.18.44-fc-v1272; a harness whose own A/A
+ * gave 0.86-0.93, docs/benchmarks.md), the rounds took 0.962-0.975x the time of walking each
+ * such key to its end one after the other. Each stage's misses hide behind the
  * stage's own work on the other keys; a group bounds the lines in flight to about what a core
  * can track. Each result is pinned by its rule. Keys not found in ehash fall back to the
  * listener lookup unless SOCKTAB_LOOKUP_ESTABLISHED is given. The result of each key is exactly
@@ -403,7 +412,9 @@ burst_key(struct socktab_net *net, struct burst_keys ks, unsigned int j,
 
 /* Walk @k's chain on from @p (an entry or a nulls marker), unless @sk already matched, and pin
  * the result by its rule. A walk's result past the entry at @p gets its caller area's miss
- * started here; every entry the burst reached itself had it started with its line. */
+ * started here; an entry the burst stood on had it started with its line (by the entry's own
+ * prefetch, or by the slot's hint for a second entry: a stale hint leaves that one to the
+ * caller's first touch). */
 static inline __attribute__((always_inline)) struct socktab_sock *
 burst_finish(struct socktab_net *net, uint32_t h, const struct socktab__lookup_key *k,
 	     uintptr_t p, struct socktab_sock *sk, bool ref)
@@ -485,29 +496,41 @@ tcp_group_hash(struct socktab_net *net, struct burst_keys ks, struct tcp_group *
 	}
 }
 
-/* Stage 2: every slot read and its first entry's lines prefetched; every key is to walk. */
+/* Stage 2: every slot read and its first entry's lines prefetched, and its second entry's
+ * (the slot's hint, nulls.h), so the first round can step on to that entry without waiting a
+ * round for it; every key is to walk. */
 static inline __attribute__((always_inline)) void
 tcp_group_slots(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g)
 {
 	g->walk = g->m == GROUP ? ~0u : (1u << g->m) - 1;
 	for (unsigned int i = 0; i < g->m; i++) {
+		const struct socktab__eslot *s = &net->ehash[g->hash[i] & net->ehash_mask];
 		/* socktab__ehash_first_rcu(), but for the entry's line too. */
-		uintptr_t f = socktab__chead_load(&net->ehash[g->hash[i] & net->ehash_mask],
-						  memory_order_acquire);
+		uintptr_t f = socktab__chead_load(&s->head, memory_order_acquire);
+		/* Acquire, paired with the writer's release: for an IPv6 key the prefetch loads
+		 * the hinted entry's slab header (socktab__sk_v6), which must be seen whole. */
+		uint32_t second = atomic_load_explicit(&s->second, memory_order_acquire);
+		bool v6 = burst_is6(ks, g->b + i);
 
 		g->at[i] = f;
 		if (!socktab__is_nulls(f))
-			burst_prefetch_entry(net, burst_is6(ks, g->b + i), f);
+			burst_prefetch_entry(net, v6, f);
+		if (!(second & 1u))
+			burst_prefetch_entry(net, v6, socktab__chead_dec(second));
 	}
 }
 
 /* Stage 3 on, a round each: every key still walking takes a step, to the next entry (whose
- * lines it prefetches for the next round) or to its answer; the first round matches every key
- * against its first entry. A walk that stands on a nulls marker ends in burst_finish(), which
- * walks again as the single walk does if the marker is another chain's. */
+ * lines it prefetches for the next round) or to its answer. The @first round matches every key
+ * against its first entry and, where that is another connection's, against the next one too:
+ * the slot's hint had that entry's lines prefetched with the first's, so the step finds them
+ * in the cache (or, where the hint was stale, waits for this one key), and a key standing third
+ * has its third entry's miss started in this round, not the next. A walk that stands on a nulls
+ * marker ends in burst_finish(), which walks again as the single walk does if the marker is
+ * another chain's. */
 static inline __attribute__((always_inline)) void
 tcp_group_round(struct socktab_net *net, struct burst_keys ks, struct tcp_group *g,
-		struct socktab_sock **out, bool ref)
+		struct socktab_sock **out, bool ref, bool first)
 {
 	for (uint32_t w = g->walk; w; w &= w - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(w), j = g->b + i;
@@ -517,6 +540,8 @@ tcp_group_round(struct socktab_net *net, struct burst_keys ks, struct tcp_group 
 		struct socktab_sock *sk = NULL;
 
 		if (!socktab__is_nulls(p))
+			sk = socktab__ehash_step_rcu(net, g->hash[i], k, p, &p);
+		if (first && !sk && !socktab__is_nulls(p))
 			sk = socktab__ehash_step_rcu(net, g->hash[i], k, p, &p);
 		if (!sk && !socktab__is_nulls(p)) {
 			burst_prefetch_entry(net, burst_is6(ks, j), p);
@@ -568,8 +593,8 @@ tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 		g.m = n - g.b < GROUP ? n - g.b : GROUP;
 		tcp_group_hash(net, ks, &g);
 		tcp_group_slots(net, ks, &g);
-		while (g.walk)
-			tcp_group_round(net, ks, &g, out, ref);
+		for (bool first = true; g.walk; first = false)
+			tcp_group_round(net, ks, &g, out, ref, first);
 	}
 	found = tcp_listeners(net, ks, n, out, listener, flags);
 	socktab__rcu_read_unlock();
@@ -980,8 +1005,8 @@ static void mixed_pipeline(struct socktab_net *net, struct burst_keys tk, unsign
 		udp_group_prefetch(net, uk, &ug);
 		tcp_group_slots(net, tk, &tg);
 		udp_group_start(net, &ug, uout);
-		while (tg.walk || ug.walk) {
-			tcp_group_round(net, tk, &tg, tout, ref);
+		for (bool first = true; tg.walk || ug.walk; first = false) {
+			tcp_group_round(net, tk, &tg, tout, ref, first);
 			udp_group_round(net, &ug, uout);
 		}
 		udp_group_finish(net, &ug, uout, ref);

@@ -163,8 +163,10 @@ static struct socktab__tables *tables_new(const struct socktab_net_params *p)
 	}
 	for (uint32_t i = 0; i < nb; i++)
 		socktab__hhead_init(&t->lhash2[i].head, i + SOCKTAB__LISTENING_NULLS_BASE);
-	for (uint32_t i = 0; i < ne; i++)
-		socktab__chead_init(&t->ehash[i], i);
+	for (uint32_t i = 0; i < ne; i++) {
+		socktab__chead_init(&t->ehash[i].head, i);
+		atomic_init(&t->ehash[i].second, (uint32_t)socktab__nulls(i));
+	}
 	atomic_init(&t->refs, 1);
 	return t;
 }

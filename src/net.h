@@ -61,7 +61,7 @@ struct socktab__tables {
 	_Atomic uint32_t next_tag;         /* (a) tags given to the nets using them so far */
 	uint32_t ehash_mask;               /* (c) */
 	uint32_t bhash_mask;               /* (c) */
-	struct socktab__chead *ehash;      /* (c) one compressed word per slot, nulls value = slot */
+	struct socktab__eslot *ehash;      /* (c) head and second-entry hint per slot (nulls.h) */
 	struct socktab__stripes ehash_locks; /* (c) by hash */
 	struct socktab__bhead *bhash;      /* (c) */
 	struct socktab__bhead2 *bhash2;    /* (c) */
@@ -163,7 +163,7 @@ struct socktab__stat_slot {
 struct socktab_net {
 	/* Line 0: read by every lookup. */
 	_Alignas(SOCKTAB__CACHELINE) struct socktab__tables *tab; /* (c) */
-	struct socktab__chead *ehash;      /* (c) tab->ehash, without the indirection */
+	struct socktab__eslot *ehash;      /* (c) tab->ehash, without the indirection */
 	uint32_t ehash_mask;               /* (c) tab->ehash_mask */
 	uint32_t hash_mix;                 /* (c) netns mix (R1) */
 	uint32_t ehash_secret;             /* (c) R3 */

@@ -41,6 +41,22 @@ struct socktab__chead {
 	_Atomic uint32_t first; /* (r) first node, compressed, or this chain's nulls marker */
 };
 
+/*
+ * An ehash slot: the chain's compressed head, and beside it, in the same eight bytes, the
+ * compressed address of the chain's second entry (or a nulls marker), rewritten (release)
+ * under the chain's lock after every link, replacement and unlink (ehash.c), so it is exact
+ * whenever that lock is free. A reader (acquire) only starts the named entry's misses: it
+ * prefetches its lines, loading nothing from it but, for an IPv6 key, its slab's header, which
+ * stays mapped while the net lives. A walk goes through the entries' own links, so a value that
+ * is stale by the time it is used costs a useless prefetch, never a wrong answer. It lets a
+ * batch lookup start the second entry's misses together with the first's, where the chain's link
+ * would make them wait for the first (lookup.c).
+ */
+struct socktab__eslot {
+	struct socktab__chead head;
+	_Atomic uint32_t second; /* (r) hint: second entry, compressed, or a nulls marker */
+};
+
 /* Base of the slab range (pool.c): written once, before the first slab is handed out. */
 extern uintptr_t socktab__slab_base;
 #define SOCKTAB__SLAB_RANGE_MAX ((uintptr_t)32 << 32) /* what 32 bits in 32-byte units reach */

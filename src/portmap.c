@@ -494,7 +494,7 @@ void socktab__portmap_ehash_del_locked(struct socktab__tables *t, struct socktab
 		 * chain). */
 		uintptr_t p;
 
-		socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_relaxed) {
+		socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask].head, memory_order_relaxed) {
 			struct socktab_sock *sk2 = (struct socktab_sock *)p;
 
 			if (sk2 != sk && RD(sk2->hash) == hash && !RD(sk2->bound_dev_if) &&
@@ -521,7 +521,7 @@ static void probe_port(struct socktab_net *net, struct socktab__portmap *pm, uin
 	socktab__lock(l);
 	uintptr_t p;
 
-	socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask], memory_order_relaxed) {
+	socktab__chlist_for_each(p, &t->ehash[hash & t->ehash_mask].head, memory_order_relaxed) {
 		struct socktab_sock *sk2 = (struct socktab_sock *)p;
 
 		if (RD(sk2->hash) == hash && RD(sk2->portpair) == ports &&

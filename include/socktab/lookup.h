@@ -146,10 +146,11 @@ struct socktab_tuple4 {
  * Burst form of socktab_lookup_tcp4() (or of socktab_lookup_established4() with
  * SOCKTAB_LOOKUP_ESTABLISHED): out[i] is the socket for keys[i], with a reference held, or NULL.
  * The keys go in groups of 32, each stage by stage: all are hashed and their slots prefetched,
- * then every slot is read and its first entry prefetched (with the caller's area after it),
- * then every key is matched against that entry; a key whose first entry is another
- * connection's has its next entry prefetched and walks on after the group's matches. So the
- * cache misses of different keys overlap. Returns how many keys were found, or -EINVAL (NULL
+ * then every slot is read and its first two entries prefetched (with the caller's area after
+ * each; the slot names its chain's second entry), then every key is matched against its first
+ * entry and, where that is another connection's, its second; a key standing further down has
+ * its next entry prefetched and walks on after the group's matches. So the cache misses of
+ * different keys overlap. Returns how many keys were found, or -EINVAL (NULL
  * net, NULL arrays with n > 0, unknown flag).
  * Context: registered thread; may run inside an RCU read-side section and a dispatch callback.
  * With SOCKTAB_LOOKUP_NOREF only inside one: the results live as long as it; without it each

@@ -389,7 +389,7 @@ static uint64_t digest(const struct ctx *c)
 		h = mix(mix(mix(h, st.established), st.time_wait), st.bind_buckets);
 		h = mix(mix(h, st.connects), st.tw_recycled);
 		for (uint32_t i = 0; i <= t->ehash_mask; i++)
-			h = chain_from(h, socktab__chead_load(&t->ehash[i], memory_order_relaxed));
+			h = chain_from(h, socktab__chead_load(&t->ehash[i].head, memory_order_relaxed));
 		for (uint32_t i = 0; i <= t->lhash2_mask; i++)
 			h = chain(h, &t->lhash2[i].head);
 		for (uint32_t i = 0; i <= t->bhash_mask; i++) {

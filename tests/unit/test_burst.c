@@ -124,6 +124,50 @@ TEST(burst_long_chains_and_time_wait)
 	socktab_net_free(net);
 }
 
+/* A slot's second-entry hint (nulls.h) only starts misses: with every hint wrong, naming another
+ * chain's live entry, the slot's own first entry, its third (past the second, which a walk that
+ * trusted the hint would skip), or nothing, every answer is still the single lookup's. Internal
+ * access (src headers) writes the hints. */
+#include "net.h"
+TEST(burst_wrong_hints)
+{
+	static struct socktab_sock *kids[NSOCK];
+	struct socktab_net *net = new_net(16);
+
+	CHECK(net);
+	CHECK(fill(net, kids));
+	for (int i = 0; i < NSOCK; i += 4) {
+		CHECK_EQ(socktab_close(kids[i]), 0); /* TIME_WAIT entries among them */
+		kids[i] = NULL;
+	}
+	struct socktab__tables *t = net->tab;
+
+	for (int how = 0; how < 4; how++) {
+		unsigned wrong = 0;
+
+		for (uint32_t s = 0; s <= t->ehash_mask; s++) {
+			uint32_t own = atomic_load(&t->ehash[s].head.first);
+			uint32_t other = atomic_load(&t->ehash[(s + 1) & t->ehash_mask].head.first);
+			uint32_t v = how == 0 ? other : how == 1 ? own : (uint32_t)socktab__nulls(s);
+
+			if (how == 3) { /* the third entry: the chains hold about 19 */
+				uintptr_t p = socktab__chead_dec(own);
+
+				for (int step = 0; step < 2 && !socktab__is_nulls(p); step++)
+					p = atomic_load(&socktab__node_sk(p)->node.next);
+				v = socktab__chead_enc(p);
+			}
+
+			wrong += v != atomic_load(&t->ehash[s].second);
+			atomic_store(&t->ehash[s].second, v);
+		}
+		CHECK(wrong > t->ehash_mask / 2); /* most hints were changed */
+		compare(net, 0);
+		compare(net, SOCKTAB_LOOKUP_ESTABLISHED);
+	}
+	socktab_net_free(net);
+}
+
 TEST(burst_errors_and_empty)
 {
 	struct socktab_net *net = new_net(0);
@@ -141,4 +185,5 @@ TEST(burst_errors_and_empty)
 	socktab_net_free(net);
 }
 
-CHECK_MAIN(burst_matches_single, burst_long_chains_and_time_wait, burst_errors_and_empty)
+CHECK_MAIN(burst_matches_single, burst_long_chains_and_time_wait, burst_wrong_hints,
+	   burst_errors_and_empty)

@@ -210,6 +210,87 @@ TEST(lport_added_after_hash)
 	socktab_net_free(b);
 }
 
+/* Every slot's second-entry hint (nulls.h) names its chain's second entry, or is the chain's
+ * nulls marker when the chain has fewer than two entries. */
+static int hints_checked, hints_entries;
+
+static void check_hints(struct socktab_net *net)
+{
+	struct socktab__tables *t = net->tab;
+
+	for (uint32_t i = 0; i <= t->ehash_mask; i++) {
+		uintptr_t f = socktab__chead_load(&t->ehash[i].head, memory_order_relaxed);
+		uintptr_t want = socktab__is_nulls(f)
+					 ? f
+					 : atomic_load(&socktab__node_sk(f)->node.next);
+
+		CHECK_EQ(atomic_load(&t->ehash[i].second), socktab__chead_enc(want));
+		hints_checked++;
+		hints_entries += !socktab__is_nulls(want);
+	}
+}
+
+/* The hint after the chain changes of connect(), a child, a close (unlinks from the head, the
+ * middle and the end of a chain) and a close that leaves a TIME_WAIT entry (the in-place swap),
+ * on a 16-slot table. Request entries and TIME_WAIT takeovers go through the same three choke
+ * points (ehash.c). */
+TEST(slot_second_hint)
+{
+	struct socktab_net_params p;
+	struct socktab_sock *s[96] = { 0 }, *l;
+	struct sockaddr_in la = check_sin("127.0.0.1", 7000);
+	uint64_t rnd = 42;
+
+	socktab_net_params_init(&p);
+	p.ehash_entries = 16;
+	struct socktab_net *net = socktab_net_new(&p);
+
+	CHECK(net);
+	l = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	CHECK_EQ(socktab_bind(l, (struct sockaddr *)&la, sizeof(la)), 0);
+	CHECK_EQ(socktab_listen(l, 128), 0);
+	hints_checked = hints_entries = 0;
+	for (int op = 0; op < 2000; op++) {
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		int i = (int)((rnd >> 33) % 96), how = (int)((rnd >> 20) % 4);
+
+		if (!s[i]) {
+			if (how < 2) { /* a child of the listener, from 127.0.1.x */
+				char src[32];
+
+				snprintf(src, sizeof(src), "127.0.1.%d", 1 + i);
+				struct sockaddr_in ra = check_sin(src, 20000 + op);
+
+				s[i] = socktab_sock_new_child(l, (struct sockaddr *)&la,
+							      (struct sockaddr *)&ra, sizeof(ra),
+							      SOCKTAB_LOOPBACK_IFINDEX, 0);
+			} else { /* connect(): a SYN_SENT entry */
+				s[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+				CHECK_EQ(check_connect4(s[i], "127.0.0.9", 1000 + op % 50), 0);
+			}
+			CHECK(s[i]);
+		} else {
+			/* Closed ESTABLISHED: a TIME_WAIT entry takes its place; else unlinked. */
+			if (how == 0 && socktab_get_state(s[i]) != SOCKTAB_TCP_ESTABLISHED)
+				CHECK_EQ(socktab_set_state(s[i], SOCKTAB_TCP_ESTABLISHED), 0);
+			CHECK_EQ(socktab_close(s[i]), 0);
+			s[i] = NULL;
+		}
+		check_hints(net);
+	}
+	/* Not vacuous: many chains had a second entry, and swaps to TIME_WAIT happened. */
+	struct socktab_net_stats st;
+
+	CHECK_EQ(socktab_net_stats(net, &st), 0);
+	CHECK(hints_entries > hints_checked / 4);
+	CHECK(st.time_wait > 100);
+	for (int i = 0; i < 96; i++)
+		if (s[i])
+			socktab_close(s[i]);
+	socktab_close(l);
+	socktab_net_free(net);
+}
+
 CHECK_MAIN(lookup_finds_exactly, lookup_v6_and_mapped, shared_tables_isolate_nets,
 	   shared_tables_many_nets, one_slot_table,
-	   lport_added_after_hash)
+	   lport_added_after_hash, slot_second_hint)

@@ -78,7 +78,7 @@ static struct chains measure(struct socktab_net *net)
 		int len = 0;
 
 		/* Bounded by the number of sockets in the net. */
-		for (uintptr_t p = socktab__chead_load(&t->ehash[i], memory_order_relaxed);
+		for (uintptr_t p = socktab__chead_load(&t->ehash[i].head, memory_order_relaxed);
 		     !socktab__is_nulls(p) && len <= NTUPLES;
 		     p = atomic_load(&((struct socktab_sock *)p)->node.next))
 			len++;

@@ -363,7 +363,7 @@ TEST(mixed_long_chains)
 			if (atomic_load(&w.net->udp->hash4[i].count) > l4)
 				l4 = atomic_load(&w.net->udp->hash4[i].count);
 			socktab_rcu_read_lock();
-			for (uintptr_t e = socktab__chead_load(&w.net->ehash[i], memory_order_acquire);
+			for (uintptr_t e = socktab__chead_load(&w.net->ehash[i].head, memory_order_acquire);
 			     !socktab__is_nulls(e);
 			     e = atomic_load_explicit(&socktab__node_sk(e)->node.next,
 						      memory_order_acquire))
