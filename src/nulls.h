@@ -46,11 +46,14 @@ struct socktab__chead {
  * compressed address of the chain's second entry (or a nulls marker), rewritten (release)
  * under the chain's lock after every link, replacement and unlink (ehash.c), so it is exact
  * whenever that lock is free. A reader (acquire) only starts the named entry's misses: it
- * prefetches its lines, loading nothing from it but, for an IPv6 key, its slab's header, which
- * stays mapped while the net lives. A walk goes through the entries' own links, so a value that
- * is stale by the time it is used costs a useless prefetch, never a wrong answer. It lets a
- * batch lookup start the second entry's misses together with the first's, where the chain's link
- * would make them wait for the first (lookup.c).
+ * prefetches its lines, loading nothing from it but, for an IPv6 key, its slab's header. A
+ * slab is unmapped only when its net is freed, after every entry of that net has left the
+ * table and a grace period has passed (net.c), and a hint that named one was rewritten when it
+ * left: a reader sees such a value only from inside a section that the grace period waited
+ * for. A walk goes through the entries' own links, so a value that is stale by the time it is
+ * used costs a useless prefetch, never a wrong answer. It lets a batch lookup start the second
+ * entry's misses together with the first's, where the chain's link would make them wait for the
+ * first (lookup.c).
  */
 struct socktab__eslot {
 	struct socktab__chead head;
