@@ -575,72 +575,6 @@ tcp_listeners(struct socktab_net *net, struct burst_keys ks, unsigned int n,
 	return found;
 }
 
-/*
- * The pipeline itself, for @n keys of @ks: out[i] as socktab_lookup_tcp_burst() says; with
- * @listener, listener[i] tells whether out[i] came from the listener fallback. Caller checked
- * the arguments and is a registered thread.
- */
-static inline __attribute__((always_inline)) int
-tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
-	     struct socktab_sock **out, bool *listener, unsigned int flags)
-{
-	struct tcp_group g;
-	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
-	int found;
-
-	socktab__rcu_read_lock(); /* nested in the caller's with NOREF: cheap */
-	for (g.b = 0; g.b < n; g.b += GROUP) {
-		g.m = n - g.b < GROUP ? n - g.b : GROUP;
-		tcp_group_hash(net, ks, &g);
-		tcp_group_slots(net, ks, &g);
-		for (bool first = true; g.walk; first = false)
-			tcp_group_round(net, ks, &g, out, ref, first);
-	}
-	found = tcp_listeners(net, ks, n, out, listener, flags);
-	socktab__rcu_read_unlock();
-	return found;
-}
-
-#define BURST_FLAGS (SOCKTAB_LOOKUP_ESTABLISHED | SOCKTAB_LOOKUP_NOREF)
-
-int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
-			     unsigned int n, struct socktab_sock **out, unsigned int flags)
-{
-	if (!net || (n && (!keys || !out)) || (flags & ~BURST_FLAGS))
-		return -EINVAL;
-	if (!n)
-		return 0;
-	return tcp_pipeline(net, (struct burst_keys){ .v4 = keys }, n, out, NULL, flags);
-}
-
-/* ---- batches: TCP and UDP, IPv4 and IPv6, each result with its kind ---- */
-
-/* What @sk is, found in ehash (@listener false) or as a listener or UDP socket; and its area. */
-static void hit_of(struct socktab_sock *sk, bool listener, struct socktab_hit *h)
-{
-	h->sk = sk;
-	h->priv = NULL;
-	h->kind = SOCKTAB_HIT_NONE;
-	if (!sk)
-		return;
-	if (socktab__sk_is_tw(sk)) {
-		h->kind = SOCKTAB_HIT_TIME_WAIT;
-		h->priv = socktab_tw_priv((struct socktab_tw *)sk);
-		return;
-	}
-	if (socktab__sk_is_req(sk)) {
-		h->kind = SOCKTAB_HIT_REQUEST;
-		h->priv = socktab_req_priv(sk);
-		return;
-	}
-	h->priv = socktab_sock_priv(sk);
-	if (socktab__sk_proto(sk) == SOCKTAB_UDP)
-		h->kind = RD(sk->state) == SOCKTAB_TCP_ESTABLISHED ? SOCKTAB_HIT_UDP_CONNECTED
-								   : SOCKTAB_HIT_UDP;
-	else
-		h->kind = listener ? SOCKTAB_HIT_LISTENER : SOCKTAB_HIT_ESTABLISHED;
-}
-
 /* A group of up to GROUP UDP keys of a pipeline, keys @b to @b + @m - 1 of its keys. */
 struct udp_group {
 	unsigned int b, m;
@@ -727,6 +661,69 @@ udp_group_finish(struct socktab_net *net, struct udp_group *g, struct socktab_so
 }
 
 /*
+ * The TCP pipeline on the @nt keys of @tk and the UDP one on the @nu keys of @uk in step, group
+ * by group: each stage of one protocol's group runs while the misses the other's last stage
+ * started are on their way, so a burst of both waits for the memory about as often as a burst
+ * of one does, not once per protocol. TCP results into @tout (with @listener, as
+ * tcp_pipeline() says), UDP ones into @uout, pinned with @flags' rule; returns how many keys
+ * of both have a socket. Inlined with @nt or @nu 0, the other protocol's stages fold away: it
+ * is also each protocol's pipeline alone. In one process, against the two pipelines one after
+ * the other in alternate spans (bench batch --mixed --rounds 9, AMD EPYC, 6.18.44-fc-v1272; a
+ * harness whose own A/A gave 0.86-0.93, docs/benchmarks.md): 0.91-0.94x the time per key.
+ * Caller checked the arguments and is a registered thread.
+ */
+static inline __attribute__((always_inline)) int
+pipelines(struct socktab_net *net, struct burst_keys tk, unsigned int nt, struct socktab_sock **tout,
+	  bool *listener, struct burst_keys uk, unsigned int nu, struct socktab_sock **uout,
+	  unsigned int flags)
+{
+	struct tcp_group tg;
+	struct udp_group ug;
+	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
+	int found = 0;
+
+	socktab__rcu_read_lock(); /* nested in the caller's with NOREF: cheap */
+	for (unsigned int b = 0; b < nt || b < nu; b += GROUP) {
+		tg.b = ug.b = b;
+		tg.m = b >= nt ? 0 : nt - b < GROUP ? nt - b : GROUP;
+		ug.m = b >= nu ? 0 : nu - b < GROUP ? nu - b : GROUP;
+		tg.walk = ug.walk = 0;
+		/* The tests of @nt and @nu are constants where one protocol has no keys. */
+		if (nt)
+			tcp_group_hash(net, tk, &tg);
+		if (nu)
+			udp_group_prefetch(net, uk, &ug);
+		if (nt)
+			tcp_group_slots(net, tk, &tg);
+		if (nu)
+			udp_group_start(net, &ug, uout);
+		for (bool first = true; tg.walk || ug.walk; first = false) {
+			if (nt)
+				tcp_group_round(net, tk, &tg, tout, ref, first);
+			if (nu)
+				udp_group_round(net, &ug, uout);
+		}
+		if (nu)
+			found += udp_group_finish(net, &ug, uout, ref);
+	}
+	if (nt)
+		found += tcp_listeners(net, tk, nt, tout, listener, flags);
+	socktab__rcu_read_unlock();
+	return found;
+}
+
+/*
+ * The TCP pipeline, for @n keys of @ks: out[i] as socktab_lookup_tcp_burst() says; with
+ * @listener, listener[i] tells whether out[i] came from the listener fallback.
+ */
+static inline __attribute__((always_inline)) int
+tcp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
+	     struct socktab_sock **out, bool *listener, unsigned int flags)
+{
+	return pipelines(net, ks, n, out, listener, (struct burst_keys){ 0 }, 0, NULL, flags);
+}
+
+/*
  * The UDP keys of a batch, in groups of GROUP stage by stage as TCP keys are: every key's lookup
  * key is built once, its hashes made and its hash2 and hash4 slots prefetched; then every key's
  * first hash4 entry is found and its lines prefetched; then, round by round, every key still
@@ -736,27 +733,56 @@ udp_group_finish(struct socktab_net *net, struct udp_group *g, struct socktab_so
  * another: at 100,000 connected sockets over the 65,536 hash4 slots the kernel's maximum gives,
  * about a fifth of the keys stand third or later in their chain. A key whose walk ends without
  * a match takes the whole lookup (socktab_lookup_udp4/6_rcu() on that key: the hash2 pass, the
- * hook, the wildcard). Each result is pinned with @ref as socktab_lookup_udp4/6() pins. Returns
- * how many were found. Against the stages it replaced (the first two entries prefetched, then
- * every key's whole lookup), runs of each binary interleaved (AMD EPYC, 6.18.44-fc-v1272): bench
- * batch --kind udp4 --sockets 250000 294-335 -> 172-173 ns a lookup; at 100,000 sockets udp4
- * 136-144 -> 105-120, udp6 158-261 -> 127-195.
+ * hook, the wildcard). Each result is pinned as socktab_lookup_udp4/6() pins, unless @flags has
+ * SOCKTAB_LOOKUP_NOREF. Returns how many were found. Against the stages it replaced (the first
+ * two entries prefetched, then every key's whole lookup), runs of each binary interleaved (AMD
+ * EPYC, 6.18.44-fc-v1272): bench batch --kind udp4 --sockets 250000 294-335 -> 172-173 ns a
+ * lookup; at 100,000 sockets udp4 136-144 -> 105-120, udp6 158-261 -> 127-195.
  */
 static int udp_pipeline(struct socktab_net *net, struct burst_keys ks, unsigned int n,
-			struct socktab_sock **out, bool ref)
+			struct socktab_sock **out, unsigned int flags)
 {
-	struct udp_group g;
-	int found = 0;
+	return pipelines(net, (struct burst_keys){ 0 }, 0, NULL, NULL, ks, n, out, flags);
+}
 
-	for (g.b = 0; g.b < n; g.b += GROUP) {
-		g.m = n - g.b < GROUP ? n - g.b : GROUP;
-		udp_group_prefetch(net, ks, &g);
-		udp_group_start(net, &g, out);
-		while (g.walk)
-			udp_group_round(net, &g, out);
-		found += udp_group_finish(net, &g, out, ref);
+#define BURST_FLAGS (SOCKTAB_LOOKUP_ESTABLISHED | SOCKTAB_LOOKUP_NOREF)
+
+int socktab_lookup_tcp_burst(struct socktab_net *net, const struct socktab_tuple4 *keys,
+			     unsigned int n, struct socktab_sock **out, unsigned int flags)
+{
+	if (!net || (n && (!keys || !out)) || (flags & ~BURST_FLAGS))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	return tcp_pipeline(net, (struct burst_keys){ .v4 = keys }, n, out, NULL, flags);
+}
+
+/* ---- batches: TCP and UDP, IPv4 and IPv6, each result with its kind ---- */
+
+/* What @sk is, found in ehash (@listener false) or as a listener or UDP socket; and its area. */
+static void hit_of(struct socktab_sock *sk, bool listener, struct socktab_hit *h)
+{
+	h->sk = sk;
+	h->priv = NULL;
+	h->kind = SOCKTAB_HIT_NONE;
+	if (!sk)
+		return;
+	if (socktab__sk_is_tw(sk)) {
+		h->kind = SOCKTAB_HIT_TIME_WAIT;
+		h->priv = socktab_tw_priv((struct socktab_tw *)sk);
+		return;
 	}
-	return found;
+	if (socktab__sk_is_req(sk)) {
+		h->kind = SOCKTAB_HIT_REQUEST;
+		h->priv = socktab_req_priv(sk);
+		return;
+	}
+	h->priv = socktab_sock_priv(sk);
+	if (socktab__sk_proto(sk) == SOCKTAB_UDP)
+		h->kind = RD(sk->state) == SOCKTAB_TCP_ESTABLISHED ? SOCKTAB_HIT_UDP_CONNECTED
+								   : SOCKTAB_HIT_UDP;
+	else
+		h->kind = listener ? SOCKTAB_HIT_LISTENER : SOCKTAB_HIT_ESTABLISHED;
 }
 
 #define BATCH_CHUNK 64
@@ -766,7 +792,6 @@ static int batch(struct socktab_net *net, int proto, struct burst_keys ks, unsig
 {
 	struct socktab_sock *sk[BATCH_CHUNK];
 	bool listener[BATCH_CHUNK];
-	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
 	int found = 0;
 
 	if (!net || (n && ((!ks.v4 && !ks.v6) || !out)) || (flags & ~BURST_FLAGS) ||
@@ -781,7 +806,7 @@ static int batch(struct socktab_net *net, int proto, struct burst_keys ks, unsig
 		struct burst_keys c = { ks.v4 ? ks.v4 + b : NULL, ks.v6 ? ks.v6 + b : NULL, 0 };
 
 		if (proto == SOCKTAB_UDP)
-			found += udp_pipeline(net, c, m, sk, ref);
+			found += udp_pipeline(net, c, m, sk, flags);
 		else if (c.v6) /* one copy of the pipeline per family, each with the other's keys NULL */
 			found += tcp_pipeline(net, (struct burst_keys){ .v6 = c.v6 }, m, sk, listener,
 					      flags);
@@ -884,7 +909,7 @@ int socktab_lookup_one6(struct socktab_net *net, int proto, const struct socktab
  * socktab_lookup_mixed(): a chunk's keys are sorted into the batch pipelines' tuple arrays
  * (IPv4: TCP from the front, UDP from the back; IPv6 likewise), then one TCP pipeline runs on
  * the TCP keys of both families (IPv4 ones first, so the family test goes the same way key
- * after key) in step with one UDP pipeline on the UDP keys (mixed_pipeline()): the pipelines of
+ * after key) in step with one UDP pipeline on the UDP keys (pipelines()): the pipelines of
  * socktab_lookup_batch4/6(), whose misses overlap over the whole burst instead of a quarter of
  * it each. The results are made into hits class by class, as a per-kind batch makes them,
  * and put back in the keys' order. A burst's kinds come in any order, so the sorting picks each
@@ -980,42 +1005,6 @@ static bool mixed_repeats(const struct socktab_key *keys, const struct socktab_h
 }
 
 /*
- * The TCP pipeline on the @nt keys of @tk and the UDP one on the @nu keys of @uk in step, group
- * by group: each stage of one protocol's group runs while the misses the other's last stage
- * started are on their way, so a burst of both waits for the memory about as often as a burst
- * of one does, not once per protocol. Results as the two pipelines give them, into @tout
- * (with @listener) and @uout. In one process, against the two pipelines one after the other in
- * alternate spans (bench batch --mixed --rounds 9, AMD EPYC, 6.18.44-fc-v1272): 0.91-0.94x the
- * time per key.
- */
-static void mixed_pipeline(struct socktab_net *net, struct burst_keys tk, unsigned int nt,
-			   struct socktab_sock **tout, bool *listener, struct burst_keys uk,
-			   unsigned int nu, struct socktab_sock **uout, unsigned int flags)
-{
-	struct tcp_group tg;
-	struct udp_group ug;
-	bool ref = !(flags & SOCKTAB_LOOKUP_NOREF);
-
-	socktab__rcu_read_lock(); /* nested in the caller's: cheap */
-	for (unsigned int b = 0; b < nt || b < nu; b += GROUP) {
-		tg.b = ug.b = b;
-		tg.m = b >= nt ? 0 : nt - b < GROUP ? nt - b : GROUP;
-		ug.m = b >= nu ? 0 : nu - b < GROUP ? nu - b : GROUP;
-		tcp_group_hash(net, tk, &tg);
-		udp_group_prefetch(net, uk, &ug);
-		tcp_group_slots(net, tk, &tg);
-		udp_group_start(net, &ug, uout);
-		for (bool first = true; tg.walk || ug.walk; first = false) {
-			tcp_group_round(net, tk, &tg, tout, ref, first);
-			udp_group_round(net, &ug, uout);
-		}
-		udp_group_finish(net, &ug, uout, ref);
-	}
-	tcp_listeners(net, tk, nt, tout, listener, flags);
-	socktab__rcu_read_unlock();
-}
-
-/*
  * Sort the @m keys at @keys into @c, run the pipelines and make c->hit[]. -EINVAL for a bad key
  * (nothing looked up), else 0.
  */
@@ -1059,10 +1048,10 @@ static int mixed_lookup(struct socktab_net *net, const struct socktab_key *keys,
 	u4 = MIXED_CHUNK - b4;
 	u6 = MIXED_CHUNK - b6;
 	/* TCP: IPv4 keys, then IPv6 ones; UDP likewise, from sk[MIXED_CHUNK]. */
-	mixed_pipeline(net, (struct burst_keys){ a4 ? c->t4 : NULL, a6 ? c->t6 : NULL, a4 },
-		       a4 + a6, c->sk, c->listener,
-		       (struct burst_keys){ u4 ? c->t4 + b4 : NULL, u6 ? c->t6 + b6 : NULL, u4 },
-		       u4 + u6, c->sk + MIXED_CHUNK, flags);
+	(void)pipelines(net, (struct burst_keys){ a4 ? c->t4 : NULL, a6 ? c->t6 : NULL, a4 },
+			a4 + a6, c->sk, c->listener,
+			(struct burst_keys){ u4 ? c->t4 + b4 : NULL, u6 ? c->t6 + b6 : NULL, u4 },
+			u4 + u6, c->sk + MIXED_CHUNK, flags);
 	for (unsigned int j = 0; j < a4; j++)
 		hit_of(c->sk[j], c->listener[j], &c->hit[c->key[MIXED_TCP4][j]]);
 	for (unsigned int j = 0; j < a6; j++)
