@@ -1230,10 +1230,8 @@ int bench_lookup_run_many(const struct bench_lookup_cfg *c, const enum bench_tab
 			si = i;
 	/* The memory-parallelism yardstick, timed beside socktab's pass in every round, so the
 	 * ratio of the two is of one moment of a machine whose speed drifts. */
-	if (si >= 0 && cc.threads == 1 && !cc.writer && chase_init(&ch, r[si].bytes, c->seed,
-								   MLP_CHAINS))
-		si = -1;
-	else if (cc.threads > 1 || cc.writer)
+	if (cc.threads > 1 || cc.writer ||
+	    (si >= 0 && chase_init(&ch, r[si].bytes, c->seed, MLP_CHAINS)))
 		si = -1;
 	for (int rd = 0; rd < rounds && !err; rd++) {
 		const void *qq = qat(q, (uint64_t)rd * per);
