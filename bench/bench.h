@@ -42,6 +42,8 @@ struct bench_crr_cfg {
 	bool full_walk;         /* recycle the flows on second-parity ports first (crr.c) */
 	int family;             /* AF_INET (127.0.0.1) or AF_INET6 (::1) */
 	bool port_per_thread;   /* thread i's flows go to a listener of its own on port 12867 + i */
+	bool port_shares;       /* thread i connects with port share i of the threads' count
+				 * rounded up to a power of two (socktab_thread_set_port_share) */
 	double paired_ms;       /* > 0: thread 0 alone and all threads take turns in phases of this
 				 * many ms (crr.c); the result's paired_* figures */
 };

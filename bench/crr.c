@@ -104,6 +104,7 @@ struct crr_thread {
 	uint64_t t_end; /* when the thread's last transaction ended */
 	uint64_t warmup; /* -N mode: untimed transactions before the measurement */
 	uint16_t port;   /* the server port of its flows (host order) */
+	unsigned int share, shares; /* its connect() port share (shares 1: none) */
 	bool counted;    /* socktab_thread_counts() counts in this build */
 	uint64_t locks, locks_contended, rmw, stores, taken; /* while measured */
 	uint64_t counted_connects, connect_locks; /* measured connect()s, the locks they took */
@@ -355,6 +356,11 @@ static void *crr_thread_main(void *arg)
 	uint64_t warm_end, last_snap;
 
 	socktab_thread_register();
+	if (socktab_thread_set_port_share(t->share, t->shares)) {
+		fprintf(stderr, "bench crr: socktab_thread_set_port_share(%u, %u) failed\n",
+			t->share, t->shares);
+		exit(1);
+	}
 	warm_end = bench_now_ns() + (uint64_t)(x->cfg->warmup_s * 1e9);
 	/* Warm-up: untimed, at most one pass over the flows; bounded by time in -l mode, by a
 	 * count in -N mode (the same for every variant: see the top comment). */
@@ -560,6 +566,12 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 
 		t->ctx = x;
 		t->port = (uint16_t)(CRR_PORT + (c->port_per_thread ? i : 0));
+		t->share = 0;
+		t->shares = 1;
+		while (c->port_shares && (int)t->shares < c->threads)
+			t->shares *= 2;
+		if (c->port_shares)
+			t->share = (unsigned int)i;
 		t->nflows = c->flows / c->threads + (i < c->flows % c->threads);
 		t->flows = calloc((size_t)t->nflows, sizeof(*t->flows));
 		t->maxsnap = maxsnap;
@@ -750,7 +762,7 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 
 static void help(void)
 {
-	printf("usage: socktab bench crr [-6] [--port-per-thread] [-T THREADS]\n"
+	printf("usage: socktab bench crr [-6] [--port-per-thread] [--port-shares] [-T THREADS]\n"
 	       "                         [-F FLOWS | --sweep F1,F2,...]\n"
 	       "                         [-l SECONDS | -N TRANSACTIONS] [--range LO-HI]\n"
 	       "                         [--variant socktab|linux|linux-6.1|all]\n"
@@ -764,6 +776,8 @@ static void help(void)
 	       "--port-per-thread: thread i's flows go to a listener of its own on port 12867+i\n"
 	       "(else one SO_REUSEPORT listener per thread, all on 12867, whose bind buckets every\n"
 	       "child of every thread shares), as bench kernel-crr's threads have.\n"
+	       "--port-shares: thread i's connect()s take port share i of T rounded up to a power\n"
+	       "of two (socktab_thread_set_port_share), every variant; port_shares= says which.\n"
 	       "--paired MS (-T 2 or more, -l): thread 0 runs alone and all threads run in turns\n"
 	       "of MS ms; paired_scaling= is all threads' rate over thread 0's alone, both from\n"
 	       "the same seconds of the same run.\n"
@@ -789,6 +803,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_str(o, "lport_hash", r->lport_inside ? "inside" : "after");
 	bench_out_str(o, "family", c->family == AF_INET6 ? "ipv6" : "ipv4");
 	bench_out_str(o, "listener_ports", c->port_per_thread ? "per_thread" : "shared");
+	bench_out_str(o, "port_shares", c->port_shares ? "per_thread" : "none");
 	bench_out_u64(o, "num_threads", (uint64_t)c->threads);
 	bench_out_u64(o, "num_flows", (uint64_t)c->flows);
 	snprintf(buf, sizeof(buf), "%d-%d", c->lo, c->hi);
@@ -853,7 +868,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 int bench_crr_main(int argc, char **argv)
 {
 	enum { O_SWEEP = 256, O_RANGE, O_VARIANT, O_PRECHECK, O_LPORT, O_SEED, O_PLOT, O_ROUNDS,
-	       O_JSON, O_TIME_WAIT, O_FULL_WALK, O_PORT_PER_THREAD, O_PAIRED };
+	       O_JSON, O_TIME_WAIT, O_FULL_WALK, O_PORT_PER_THREAD, O_PAIRED, O_PORT_SHARES };
 	static const struct option longopts[] = {
 		{ "sweep", required_argument, NULL, O_SWEEP },
 		{ "range", required_argument, NULL, O_RANGE },
@@ -867,6 +882,7 @@ int bench_crr_main(int argc, char **argv)
 		{ "time-wait", no_argument, NULL, O_TIME_WAIT },
 		{ "full-walk", no_argument, NULL, O_FULL_WALK },
 		{ "port-per-thread", no_argument, NULL, O_PORT_PER_THREAD },
+		{ "port-shares", no_argument, NULL, O_PORT_SHARES },
 		{ "paired", required_argument, NULL, O_PAIRED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -907,6 +923,9 @@ int bench_crr_main(int argc, char **argv)
 			break;
 		case O_PORT_PER_THREAD:
 			c.port_per_thread = true;
+			break;
+		case O_PORT_SHARES:
+			c.port_shares = true;
 			break;
 		case O_PAIRED:
 			bad = opt_real(&op, "--paired", optarg, 1, 10000, &c.paired_ms);

@@ -55,7 +55,7 @@ struct scale_row {
 
 /* A crr run of @threads threads as the scale rows take it (the socktab variant). */
 static void crr_cfg(struct bench_crr_cfg *cc, int threads, int flows, double seconds,
-		    uint64_t seed, int family, bool ppt)
+		    uint64_t seed, int family, bool ppt, bool shares)
 {
 	bench_crr_cfg_init(cc);
 	cc->threads = threads;
@@ -64,6 +64,7 @@ static void crr_cfg(struct bench_crr_cfg *cc, int threads, int flows, double sec
 	cc->seed = seed;
 	cc->family = family;
 	cc->port_per_thread = ppt;
+	cc->port_shares = shares;
 	cc->variant = bench_variant_find("socktab");
 }
 
@@ -107,7 +108,8 @@ static void help(void)
 {
 	printf("usage: socktab bench scale [--threads 1,2,...] [-6] [-F FLOWS] [-l SECONDS]\n"
 	       "                           [--sockets N] [--touch BYTES] [--seed S] [--json]\n"
-	       "                           [--no-kernel] [--port-per-thread] [--rounds R]\n"
+	       "                           [--no-kernel] [--port-per-thread] [--port-shares]\n"
+	       "                           [--rounds R]\n"
 	       "defaults: --threads 1,2 -F 1000 -l 2 --sockets 250000 --touch 64 --rounds 1\n"
 	       "For each thread count: established lookups by that many reader threads (socktab's\n"
 	       "table, online threads, no reference) and neper tcp_crr by that many threads over\n"
@@ -124,12 +126,14 @@ static void help(void)
 	       "beside (bench kernel-crr: same threads, flows and port range, in a namespace of\n"
 	       "its own; crr_vs_kernel is socktab's over the kernel's); --no-kernel leaves it out.\n"
 	       "--port-per-thread: crr's thread i has a listener of its own on port 12867+i, as the\n"
-	       "kernel's churn has (else all share port 12867's bind buckets).\n");
+	       "kernel's churn has (else all share port 12867's bind buckets).\n"
+	       "--port-shares: crr's thread i connects with port share i, as bench crr's.\n");
 }
 
 int bench_scale_main(int argc, char **argv)
 {
-	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON, O_NO_KERNEL, O_PPT, O_ROUNDS };
+	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON, O_NO_KERNEL, O_PPT, O_ROUNDS,
+	       O_SHARES };
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "sockets", required_argument, NULL, O_SOCKETS },
@@ -138,6 +142,7 @@ int bench_scale_main(int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "no-kernel", no_argument, NULL, O_NO_KERNEL },
 		{ "port-per-thread", no_argument, NULL, O_PPT },
+		{ "port-shares", no_argument, NULL, O_SHARES },
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -145,7 +150,7 @@ int bench_scale_main(int argc, char **argv)
 	const struct opt_parser op = { "socktab bench scale", "h6F:l:", longopts };
 	int counts[MAX_COUNTS] = { 1, 2 }, ncounts = 2, flows = 1000, family = AF_INET, touch = 64;
 	int opt, err = 0, rounds = 1;
-	bool kernel = true, ppt = false;
+	bool kernel = true, ppt = false, shares = false;
 	double seconds = 2, one_crr = 0, scaling2 = 0;
 	struct spread spread = { 0, 0 };
 	int one = -1;
@@ -192,6 +197,9 @@ int bench_scale_main(int argc, char **argv)
 			break;
 		case O_PPT:
 			ppt = true;
+			break;
+		case O_SHARES:
+			shares = true;
 			break;
 		case O_ROUNDS:
 			bad = opt_count_int(&op, "--rounds", optarg, 1, MAX_ROUNDS, &rounds);
@@ -249,7 +257,8 @@ int bench_scale_main(int argc, char **argv)
 
 			fprintf(stderr, "scale: %d thread%s: crr -F %d -l %g (round %d/%d)\n",
 				counts[i], counts[i] > 1 ? "s" : "", flows, seconds, rd + 1, rounds);
-			crr_cfg(&cc, counts[i], flows, seconds, seed + (uint64_t)rd, family, ppt);
+			crr_cfg(&cc, counts[i], flows, seconds, seed + (uint64_t)rd, family, ppt,
+				shares);
 			if ((err = bench_crr_run(&cc, &cr)))
 				break;
 			rows[i].crr_round[rd] = cr.throughput;
@@ -265,7 +274,7 @@ int bench_scale_main(int argc, char **argv)
 		r->crr_wire_errors = cr->wire_errors;
 		r->crr_connect_errors = cr->connect_errors;
 		r->counted = cr->counted && cr->transactions;
-		crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt);
+		crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt, shares);
 		if (r->counted) {
 			/* connect() under port pressure: crr with flows holding 95 % of the range. */
 			struct bench_crr_result c95;
@@ -284,7 +293,7 @@ int bench_scale_main(int argc, char **argv)
 			r->connect95_locks = c95.counted_connects ? (double)c95.connect_locks /
 									  (double)c95.counted_connects
 								  : 0;
-			crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt);
+			crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt, shares);
 		}
 		if (kernel) {
 			struct bench_kcrr_result kr;
@@ -336,6 +345,7 @@ int bench_scale_main(int argc, char **argv)
 		bench_out_str(&o, "crr_family", family == AF_INET6 ? "ipv6" : "ipv4");
 		bench_out_u64(&o, "crr_flows", (uint64_t)flows);
 		bench_out_str(&o, "crr_listener_ports", ppt ? "per_thread" : "shared");
+		bench_out_str(&o, "crr_port_shares", shares ? "per_thread" : "none");
 		bench_out_dbl(&o, "lookup_per_sec", "%.0f", r->lookup);
 		bench_out_dbl(&o, "lookup_per_thread", "%.0f", r->lookup / r->threads);
 		bench_out_dbl(&o, "lookup_1thread_same_run", "%.0f", r->lookup_1thread);

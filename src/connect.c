@@ -24,6 +24,11 @@
  * index: they are taken over (R61) only by the plain walk that runs when no free port was
  * usable, just before -EADDRNOTAVAIL. ports_tried counts the candidates actually examined.
  *
+ * Port shares (opt-in, per thread: socktab_thread_set_port_share): each parity pass examines
+ * the calling thread's share of the ports first, in the same order, then the other shares' ports,
+ * and the perturbation slot is the share's own; the outcome (a port of the same parity pass, or
+ * -EADDRNOTAVAIL) is the kernel's, only which free port is chosen differs.
+ *
  * RSS (opt-in, rss.c): only candidates whose reply lands on the socket's queue are examined, in
  * the same order. Through an index the search takes them from the index's per-queue summaries;
  * otherwise (plain walk, last resort, no summaries yet) each candidate is filtered. Either way
@@ -174,7 +179,56 @@ struct walk {
 	uint32_t low, high;  /* high is one past the last port */
 	uint32_t remaining, step, offset;
 	bool local_ports;
+	uint32_t share_bits, share; /* the calling thread's share (0 bits: no shares) */
 };
+
+/*
+ * Port shares. A port's share is its number's bits 9 down to 10 - bits: blocks of 1024 >> bits
+ * consecutive ports, dealt to the shares in turn. The bind tables map a port to a slot by adding
+ * the net's mix (bhash) or by an exclusive or with its address's hash (bhash2), and a slot to
+ * one of their SOCKTAB__BIND_LOCKS lock stripes by its number modulo 1024: so the ports of one
+ * share, for a given local address, take slots and stripes that no other share's ports take, and
+ * connect() and close() on threads of different shares do not take each other's lock lines.
+ */
+_Static_assert(SOCKTAB__BIND_LOCKS == 1024, "shares are blocks of the bind tables' lock stripes");
+#define SHARE_BITS_MAX 6
+
+/* The calling thread's share: log2 of the shares (0: none) and its own. */
+static _Thread_local uint8_t share_bits __attribute__((tls_model("initial-exec")));
+static _Thread_local uint8_t share_own __attribute__((tls_model("initial-exec")));
+
+int socktab_thread_set_port_share(unsigned int share, unsigned int shares)
+{
+	unsigned int bits = 0;
+
+	while (bits <= SHARE_BITS_MAX && (1u << bits) < shares)
+		bits++;
+	if (bits > SHARE_BITS_MAX || (1u << bits) != shares || share >= shares)
+		return -EINVAL;
+	share_bits = (uint8_t)bits;
+	share_own = (uint8_t)share;
+	return 0;
+}
+
+/*
+ * How far @port is from the next port the sub-pass examines: the next of the thread's own share
+ * (@own) or, once those were examined, the next of any other share; 0 when @port is one. The
+ * distance keeps the pass's parity when it steps by 2.
+ */
+static uint32_t share_skip(const struct walk *w, uint32_t port, bool own)
+{
+	uint32_t block = 1024u >> w->share_bits, mask = (1u << w->share_bits) - 1;
+	uint32_t cur = (port >> (10 - w->share_bits)) & mask, d;
+
+	if ((cur == w->share) == own)
+		return 0;
+	/* Blocks to the next wanted one: that many shares on for our own, else the next. */
+	d = (own ? ((w->share - cur) & mask) : 1) * block - (port & (block - 1));
+	/* No further than where the pass wraps from @high to the low end: other ports follow. */
+	if (port + d > w->high)
+		d = w->high - port;
+	return w->step == 2 ? d + (d & 1) : d;
+}
 
 /* What one search counts (the net's counters get the sums). */
 struct walk_count {
@@ -187,7 +241,9 @@ struct walk_count {
  * pass wrapping once at @high. With @pm, positions whose port the index shows busy (or reserved)
  * are skipped without being examined; i still counts every position, so R57 sees the kernel's i.
  * With @rss, only ports on its queue are examined: with @pmq the index's per-queue summaries
- * give them, otherwise each candidate is filtered. Returns 1 (port secured in @c) or 0 (none).
+ * give them, otherwise each candidate is filtered. With port shares each pass goes over the
+ * positions twice, examining the thread's share's ports, then the others' (i is still the
+ * position from the offset). Returns 1 (port secured in @c) or 0 (none).
  */
 static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0,
 		const struct walk *w, struct socktab__portmap *pm,
@@ -199,32 +255,39 @@ static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0
 	for (;;) {
 		uint32_t base = w->low + offset;
 
-		for (uint32_t i = 0; i < w->remaining; i += w->step) {
-			uint32_t port;
-			int r;
+		for (int sub = w->share_bits ? 0 : 1; sub < 2; sub++) {
+			for (uint32_t i = 0; i < w->remaining; i += w->step) {
+				uint32_t port, skip;
+				int r;
 
-			if (pm) {
-				i = socktab__portmap_next(pm, net, pmq, base, w->high,
-							  w->remaining, w->step, i, &n->rejected);
-				if (i >= w->remaining)
-					break;
-			}
-			port = base + i;
-			if (port >= w->high)
-				port -= w->remaining;
-			if (!pm && socktab__port_reserved(net, (uint16_t)port))
-				continue;
-			/* RSS (opt-in): only ports whose reply tuple lands on the wanted queue
-			 * (with @pmq, portmap_next() tested the port already). */
-			if (rss && !pmq && !socktab__rss_port_ok(rss, (uint16_t)port)) {
-				n->rejected++;
-				continue;
-			}
-			n->tried++;
-			r = try_port(net, sk, hash0, (uint16_t)port, pa, c);
-			if (r) {
-				c->i = i;
-				return r;
+				if (pm) {
+					i = socktab__portmap_next(pm, net, pmq, base, w->high,
+								  w->remaining, w->step, i,
+								  &n->rejected);
+					if (i >= w->remaining)
+						break;
+				}
+				port = base + i;
+				if (port >= w->high)
+					port -= w->remaining;
+				if (w->share_bits && (skip = share_skip(w, port, sub == 0))) {
+					i += skip - w->step;
+					continue;
+				}
+				if (!pm && socktab__port_reserved(net, (uint16_t)port))
+					continue;
+				/* RSS (opt-in): only ports whose reply tuple lands on the wanted
+				 * queue (with @pmq, portmap_next() tested the port already). */
+				if (rss && !pmq && !socktab__rss_port_ok(rss, (uint16_t)port)) {
+					n->rejected++;
+					continue;
+				}
+				n->tried++;
+				r = try_port(net, sk, hash0, (uint16_t)port, pa, c);
+				if (r) {
+					c->i = i;
+					return r;
+				}
 			}
 		}
 		if (w->local_ports)
@@ -268,7 +331,11 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 	w.remaining = w.high - w.low;
 	if (w.step == 2 && w.remaining > 1)
 		w.remaining &= ~1u;
-	index = (uint32_t)off64 & (SOCKTAB__PERTURB_SIZE - 1);
+	w.share_bits = share_bits;
+	w.share = share_own;
+	/* A share keeps its own perturbation slot, a line away from the other shares' (sixteen
+	 * slots a line), so threads of different shares do not write one line. */
+	index = ((uint32_t)off64 ^ (w.share << 4)) & (SOCKTAB__PERTURB_SIZE - 1);
 	w.offset = (RD(net->perturb[index]) + (uint32_t)(off64 >> 32)) % w.remaining;
 	if (!w.local_ports)
 		w.offset &= ~1u;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* connect() port choice: spec R51-R60, R64, R66 and observables O1, O2, O4, O5. */
+#include <pthread.h>
+
 #include "check.h"
 
 #define MAXS 256
@@ -402,8 +404,170 @@ TEST(start_offset_keyed_per_destination)
 	socktab_net_free(b);
 }
 
+/* socktab_thread_set_port_share(): the share a port belongs to, for @shares shares. */
+static int share_of(int port, int shares)
+{
+	int bits = 0;
+
+	while ((1 << bits) < shares)
+		bits++;
+	return (port >> (10 - bits)) & (shares - 1);
+}
+
+TEST(port_share_arguments)
+{
+	struct socktab_net *net = check_net(40000, 42047, NULL);
+	struct socktab_sock *s[64];
+
+	CHECK(net);
+	CHECK_EQ(socktab_thread_set_port_share(0, 0), -EINVAL);
+	CHECK_EQ(socktab_thread_set_port_share(0, 3), -EINVAL);
+	CHECK_EQ(socktab_thread_set_port_share(0, 128), -EINVAL);
+	CHECK_EQ(socktab_thread_set_port_share(2, 2), -EINVAL);
+	CHECK_EQ(socktab_thread_set_port_share(64, 64), -EINVAL);
+	CHECK_EQ(socktab_thread_set_port_share(63, 64), 0);
+	CHECK_EQ(socktab_thread_set_port_share(0, 1), 0);
+	/* A refused call leaves the thread's share as it was. */
+	CHECK_EQ(socktab_thread_set_port_share(1, 2), 0);
+	CHECK_EQ(socktab_thread_set_port_share(5, 4), -EINVAL);
+	for (int i = 0; i < 64; i++) {
+		s[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(s[i], "127.0.0.1", 80), 0);
+		CHECK_EQ(share_of(check_port(s[i]), 2), 1);
+		CHECK_EQ(check_port(s[i]) % 2, 0);
+	}
+	CHECK_EQ(socktab_thread_set_port_share(0, 1), 0);
+	close_all(s, 64);
+	socktab_net_free(net);
+}
+
+/*
+ * Each parity pass examines the thread's share first, then the others, and nothing else
+ * changes: every port of the range is given once, even ones before any odd one (R54), then
+ * -EADDRNOTAVAIL; in every variant, with the net's range (step 2) and with IP_LOCAL_PORT_RANGE
+ * (step 1, one pass).
+ */
+TEST(port_share_order)
+{
+	enum { LO = 40000, HI = 42047, N = HI - LO + 1, SHARES = 4, OWN = 2 };
+	static struct socktab_sock *s[N + 1];
+
+	for (int v = 0; v < 3; v++) {
+		struct socktab_net_params p;
+		int own[2] = { 0 }, k = 0;
+		static char seen[N];
+
+		socktab_net_params_init(&p);
+		p.port_low = LO;
+		p.port_high = HI;
+		p.variant = (enum socktab_variant)v;
+		struct socktab_net *net = socktab_net_new(&p);
+
+		CHECK(net);
+		for (int port = LO; port <= HI; port++)
+			own[port % 2] += share_of(port, SHARES) == OWN;
+		memset(seen, 0, sizeof(seen));
+		CHECK_EQ(socktab_thread_set_port_share(OWN, SHARES), 0);
+		/* Phases: own even, other even, own odd, other odd. */
+		int ends[4] = { own[0], N / 2, N / 2 + own[1], N };
+
+		for (int i = 0; i < N; i++) {
+			s[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+			CHECK_EQ(check_connect4(s[i], "127.0.0.1", 80), 0);
+			int port = check_port(s[i]);
+
+			CHECK(port >= LO && port <= HI);
+			CHECK_EQ(seen[port - LO], 0);
+			seen[port - LO] = 1;
+			while (i >= ends[k])
+				k++;
+			CHECK_EQ(port % 2, k >= 2);
+			CHECK_EQ(share_of(port, SHARES) == OWN, k % 2 == 0);
+		}
+		s[N] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(s[N], "127.0.0.1", 80), -EADDRNOTAVAIL);
+		close_all(s, N + 1);
+
+		/* IP_LOCAL_PORT_RANGE 40400-40700 (step 1): share 1 of 2 is 40448-40700. */
+		int range = 40400 | (40700 << 16), mine = 0;
+
+		CHECK_EQ(socktab_thread_set_port_share(1, 2), 0);
+		for (int port = 40400; port <= 40700; port++)
+			mine += share_of(port, 2) == 1;
+		CHECK(mine > 0 && mine < 301);
+		for (int i = 0; i < 301; i++) {
+			s[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+			CHECK_EQ(socktab_setsockopt(s[i], SOL_IP, IP_LOCAL_PORT_RANGE, &range,
+						    sizeof(range)), 0);
+			CHECK_EQ(check_connect4(s[i], "127.0.0.1", 80), 0);
+			int port = check_port(s[i]);
+
+			CHECK(port >= 40400 && port <= 40700);
+			CHECK_EQ(share_of(port, 2) == 1, i < mine);
+		}
+		s[301] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(socktab_setsockopt(s[301], SOL_IP, IP_LOCAL_PORT_RANGE, &range,
+					    sizeof(range)), 0);
+		CHECK_EQ(check_connect4(s[301], "127.0.0.1", 80), -EADDRNOTAVAIL);
+		close_all(s, 302);
+		CHECK_EQ(socktab_thread_set_port_share(0, 1), 0);
+		socktab_net_free(net);
+	}
+}
+
+struct share_thread {
+	struct socktab_net *net;
+	int ports[300];
+	int err;
+};
+
+static void *share_thread_main(void *arg)
+{
+	struct share_thread *st = arg;
+	struct socktab_sock *s[300];
+
+	socktab_thread_register();
+	st->err = socktab_thread_set_port_share(1, 2);
+	for (int i = 0; i < 300; i++) {
+		s[i] = socktab_socket(st->net, SOCKTAB_TCP, AF_INET);
+		if (!s[i] || check_connect4(s[i], "127.0.0.1", 80))
+			st->err = -1;
+		st->ports[i] = s[i] ? check_port(s[i]) : -1;
+	}
+	close_all(s, 300);
+	socktab_thread_unregister();
+	return NULL;
+}
+
+/* The share is the calling thread's: another thread's setting leaves this one's walk alone. */
+TEST(port_share_per_thread)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct share_thread st = { .net = net };
+	struct socktab_sock *s[300];
+	pthread_t th;
+	int by_share[2] = { 0 };
+
+	CHECK(net);
+	CHECK_EQ(pthread_create(&th, NULL, share_thread_main, &st), 0);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	CHECK_EQ(st.err, 0);
+	for (int i = 0; i < 300; i++)
+		CHECK_EQ(share_of(st.ports[i], 2), 1);
+	/* This thread's 300 even ports in the kernel's order span more than a block of 512. */
+	for (int i = 0; i < 300; i++) {
+		s[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(s[i], "127.0.0.1", 80), 0);
+		by_share[share_of(check_port(s[i]), 2)]++;
+	}
+	CHECK(by_share[0] > 0 && by_share[1] > 0);
+	close_all(s, 300);
+	socktab_net_free(net);
+}
+
 CHECK_MAIN(start_offset_keyed_per_destination, ten_port_range_exhausts, abortive_close_frees_port, parity_and_sequence,
 	   per_socket_range_both_parities, per_socket_range_outside_ignored,
 	   reserved_ports_skipped, port_shared_across_destinations, bound_port_connect,
 	   source_address_and_names, connect_errors, bind_address_no_port,
-	   disconnect_releases_port, variants_same_rules)
+	   disconnect_releases_port, variants_same_rules, port_share_arguments, port_share_order,
+	   port_share_per_thread)
