@@ -1390,6 +1390,14 @@ static int lcore_main(void *arg)
 
 	socktab_thread_register();
 	socktab_set_rx_cpu((int)lc->queue);  /* SO_INCOMING_CPU: the queue, not the CPU */
+	/* Each lcore's connect()s try a share of the ports of their own first, so two lcores do
+	 * not pass bind-table slots and lock stripes back and forth (socktab/sock.h). */
+	unsigned int shares = 1;
+
+	while (shares < nb_queues)
+		shares *= 2;
+	if (socktab_thread_set_port_share(lc->queue, shares))
+		rte_exit(EXIT_FAILURE, "socktab_thread_set_port_share(%u, %u)\n", lc->queue, shares);
 	rte_rcu_qsbr_thread_register(qsbr, lc->id);
 	rte_rcu_qsbr_thread_online(qsbr, lc->id);
 	socktab_thread_online();
