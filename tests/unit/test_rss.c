@@ -882,6 +882,71 @@ TEST(rss_queue_of_a_packet)
 	socktab_net_free(net);
 }
 
+/*
+ * RSS and a port share together (socktab_thread_set_port_share): only the queue's ports, the
+ * share's before the others' in each parity pass, every one once, then -EADDRNOTAVAIL; the search
+ * through the index's per-queue summaries and the filtered one without them give the same ports.
+ */
+TEST(rss_with_port_share)
+{
+	uint16_t reta[128];
+	uint64_t clk = 5000000000ull;
+	static struct socktab_sock *sk[FQ_HI - FQ_LO + 2], *rk[FQ_HI - FQ_LO + 2];
+	static bool taken[65536];
+	int cnt[2][2] = { { 0 } }, n = 0, k = 0, err;
+
+	for (int i = 0; i < 128; i++)
+		reta[i] = (uint16_t)(i % 4);
+	struct socktab_net *net =
+		rss_net(SOCKTAB_VARIANT_SOCKTAB, FQ_LO, FQ_HI, &clk, 11, reta, 128);
+	struct socktab_net *ref =
+		rss_net(SOCKTAB_VARIANT_SOCKTAB, FQ_LO, FQ_HI, &clk, 11, reta, 128);
+
+	CHECK(net && ref);
+	atomic_store(&ref->rss_walk_only, 1);
+	/* Port p's share of 2 is bit 9: 40000-40447 share 0, 40448-40959 share 1, then 0. */
+	for (int port = FQ_LO; port <= FQ_HI; port++)
+		if (port_queue4(port, 80, reta, 128) == 1)
+			cnt[port % 2][(port >> 9) & 1]++;
+	int ends[4] = { cnt[0][1], cnt[0][1] + cnt[0][0], cnt[0][1] + cnt[0][0] + cnt[1][1],
+			cnt[0][1] + cnt[0][0] + cnt[1][1] + cnt[1][0] };
+
+	CHECK(cnt[0][1] > 0 && cnt[0][0] > 0 && cnt[1][1] > 0 && cnt[1][0] > 0);
+	CHECK_EQ(socktab_thread_set_port_share(1, 2), 0);
+	memset(taken, 0, sizeof(taken));
+	/* Each connect() of the pair draws the same jitter (R57). */
+	for (;; n++) {
+		socktab__random_seed((uint64_t)n + 1);
+		if (!(sk[n] = q_connect4(net, 1, &err)))
+			break;
+		int port = check_port(sk[n]);
+
+		CHECK_EQ(port_queue4(port, 80, reta, 128), 1);
+		CHECK(!taken[port]);
+		taken[port] = true;
+		while (n >= ends[k])
+			k++;
+		CHECK_EQ(port % 2, k >= 2);
+		CHECK_EQ((port >> 9) & 1, k % 2 == 0);
+		socktab__random_seed((uint64_t)n + 1);
+		rk[n] = q_connect4(ref, 1, &err);
+		CHECK(rk[n] != NULL);
+		CHECK_EQ(check_port(rk[n]), port);
+	}
+	CHECK_EQ(err, -EADDRNOTAVAIL);
+	CHECK_EQ(n, ends[3]);
+	CHECK(q_connect4(ref, 1, &err) == NULL);
+	CHECK_EQ(err, -EADDRNOTAVAIL);
+	CHECK_EQ(socktab_thread_set_port_share(0, 1), 0);
+	socktab__random_seed(0);
+	for (int i = 0; i < n; i++) {
+		socktab_close(sk[i]);
+		socktab_close(rk[i]);
+	}
+	socktab_net_free(net);
+	socktab_net_free(ref);
+}
+
 CHECK_MAIN(toeplitz_ms_vectors_v4, toeplitz_ms_vectors_v6, rss_ports_land_on_queue, rss_api_errors,
 	   rss_rejected_counted, rss_index_for_a_queue_share, rss_queue_share_full, rss_reconfigure, rss_same_ports_as_reference,
-	   rss_queue_of_a_packet)
+	   rss_queue_of_a_packet, rss_with_port_share)
