@@ -405,6 +405,24 @@ TEST(rss_index_for_a_queue_share)
 }
 
 /*
+ * Two nets over FQ_LO-FQ_HI with four queues (@reta, 128 entries, filled here), the same key and
+ * clock: @net searches its destinations' indexes through their per-queue summaries, @ref only
+ * filters each candidate (rss_walk_only). 0, or -1 when either could not be made.
+ */
+static int rss_pair4(uint16_t *reta, uint64_t *clk, struct socktab_net **net,
+		     struct socktab_net **ref)
+{
+	for (int i = 0; i < 128; i++)
+		reta[i] = (uint16_t)(i % 4);
+	*net = rss_net(SOCKTAB_VARIANT_SOCKTAB, FQ_LO, FQ_HI, clk, 11, reta, 128);
+	*ref = rss_net(SOCKTAB_VARIANT_SOCKTAB, FQ_LO, FQ_HI, clk, 11, reta, 128);
+	if (!*net || !*ref)
+		return -1;
+	atomic_store(&(*ref)->rss_walk_only, 1);
+	return 0;
+}
+
+/*
  * A queue's share runs out: exactly the unreserved ports of the range on that queue are handed
  * out, each once, then -EADDRNOTAVAIL without a candidate examined (the summaries show no free
  * port), where the filtered search without them passes over every free port of the other
@@ -420,15 +438,9 @@ TEST(rss_queue_share_full)
 	int nq = 0, n = 0, err;
 	uint32_t nsets;
 
-	for (int i = 0; i < 128; i++)
-		reta[i] = (uint16_t)(i % 4);
-	struct socktab_net *net =
-		rss_net(SOCKTAB_VARIANT_SOCKTAB, FQ_LO, FQ_HI, &clk, 11, reta, 128);
-	struct socktab_net *ref =
-		rss_net(SOCKTAB_VARIANT_SOCKTAB, FQ_LO, FQ_HI, &clk, 11, reta, 128);
+	struct socktab_net *net, *ref;
 
-	CHECK(net && ref);
-	atomic_store(&ref->rss_walk_only, 1);
+	CHECK_EQ(rss_pair4(reta, &clk, &net, &ref), 0);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_reserved_ports", "40010-40019,40500"),
 		 0);
 	CHECK_EQ(socktab_net_sysctl(ref, "net.ipv4.ip_local_reserved_ports", "40010-40019,40500"),
@@ -895,15 +907,9 @@ TEST(rss_with_port_share)
 	static bool taken[65536];
 	int cnt[2][2] = { { 0 } }, n = 0, k = 0, err;
 
-	for (int i = 0; i < 128; i++)
-		reta[i] = (uint16_t)(i % 4);
-	struct socktab_net *net =
-		rss_net(SOCKTAB_VARIANT_SOCKTAB, FQ_LO, FQ_HI, &clk, 11, reta, 128);
-	struct socktab_net *ref =
-		rss_net(SOCKTAB_VARIANT_SOCKTAB, FQ_LO, FQ_HI, &clk, 11, reta, 128);
+	struct socktab_net *net, *ref;
 
-	CHECK(net && ref);
-	atomic_store(&ref->rss_walk_only, 1);
+	CHECK_EQ(rss_pair4(reta, &clk, &net, &ref), 0);
 	/* Port p's share of 2 is bit 9: 40000-40447 share 0, 40448-40959 share 1, then 0. */
 	for (int port = FQ_LO; port <= FQ_HI; port++)
 		if (port_queue4(port, 80, reta, 128) == 1)
