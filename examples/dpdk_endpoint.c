@@ -1397,7 +1397,8 @@ static int lcore_main(void *arg)
 	while (shares < nb_queues)
 		shares *= 2;
 	if (socktab_thread_set_port_share(lc->queue, shares))
-		rte_exit(EXIT_FAILURE, "socktab_thread_set_port_share(%u, %u)\n", lc->queue, shares);
+		rte_exit(EXIT_FAILURE, "socktab_thread_set_port_share(%u, %u)\n", lc->queue,
+			 shares);
 	rte_rcu_qsbr_thread_register(qsbr, lc->id);
 	rte_rcu_qsbr_thread_online(qsbr, lc->id);
 	socktab_thread_online();

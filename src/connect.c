@@ -26,8 +26,9 @@
  *
  * Port shares (opt-in, per thread: socktab_thread_set_port_share): each parity pass examines
  * the calling thread's share of the ports first, in the same order, then the other shares' ports,
- * and the perturbation slot is the share's own; the outcome (a port of the same parity pass, or
- * -EADDRNOTAVAIL) is the kernel's, only which free port is chosen differs.
+ * and the share is mixed into the perturbation slot's index; the same candidates are examined,
+ * so the search fails exactly when it would without a share, but which usable port it takes may
+ * differ from the kernel's.
  *
  * RSS (opt-in, rss.c): only candidates whose reply lands on the socket's queue are examined, in
  * the same order. Through an index the search takes them from the index's per-queue summaries;
@@ -186,9 +187,11 @@ struct walk {
  * Port shares. A port's share is its number's bits 9 down to 10 - bits: blocks of 1024 >> bits
  * consecutive ports, dealt to the shares in turn. The bind tables map a port to a slot by adding
  * the net's mix (bhash) or by an exclusive or with its address's hash (bhash2), and a slot to
- * one of their SOCKTAB__BIND_LOCKS lock stripes by its number modulo 1024: so the ports of one
- * share, for a given local address, take slots and stripes that no other share's ports take, and
- * connect() and close() on threads of different shares do not take each other's lock lines.
+ * one of their SOCKTAB__BIND_LOCKS lock stripes by its number modulo 1024 (when the tables have
+ * at least 1024 slots, as by default): so the ports of one share, for a given local address,
+ * take bind slots and stripes that no other share's ports take, and connect() and close() on
+ * threads of different shares do not take each other's bind lock lines. (ehash slots and
+ * stripes follow the 4-tuple's hash, not the share.)
  */
 _Static_assert(SOCKTAB__BIND_LOCKS == 1024, "shares are blocks of the bind tables' lock stripes");
 #define SHARE_BITS_MAX 6
@@ -212,7 +215,8 @@ int socktab_thread_set_port_share(unsigned int share, unsigned int shares)
 
 /*
  * How far @port is from the next port the sub-pass examines: the next of the thread's own share
- * (@own) or, once those were examined, the next of any other share; 0 when @port is one. The
+ * (@own) or, once those were examined, the next of any other share, or the position where the
+ * pass wraps from @high to the low end if that comes first; 0 when @port is one to examine. The
  * distance keeps the pass's parity when it steps by 2.
  */
 static uint32_t share_skip(const struct walk *w, uint32_t port, bool own)
@@ -256,14 +260,17 @@ static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0
 		uint32_t base = w->low + offset;
 
 		for (int sub = w->share_bits ? 0 : 1; sub < 2; sub++) {
+			/* The index's search passes over other queues' ports in both sub-passes:
+			 * the first one's count stands only if the search ends there. */
+			uint64_t rej0 = 0, *rej = sub == 0 ? &rej0 : &n->rejected;
+
 			for (uint32_t i = 0; i < w->remaining; i += w->step) {
 				uint32_t port, skip;
 				int r;
 
 				if (pm) {
 					i = socktab__portmap_next(pm, net, pmq, base, w->high,
-								  w->remaining, w->step, i,
-								  &n->rejected);
+								  w->remaining, w->step, i, rej);
 					if (i >= w->remaining)
 						break;
 				}
@@ -286,6 +293,7 @@ static int walk(struct socktab_net *net, struct socktab_sock *sk, uint32_t hash0
 				r = try_port(net, sk, hash0, (uint16_t)port, pa, c);
 				if (r) {
 					c->i = i;
+					n->rejected += rej0;
 					return r;
 				}
 			}
@@ -333,8 +341,9 @@ int socktab__hash_connect(struct socktab_net *net, struct socktab_sock *sk)
 		w.remaining &= ~1u;
 	w.share_bits = share_bits;
 	w.share = share_own;
-	/* A share keeps its own perturbation slot, a line away from the other shares' (sixteen
-	 * slots a line), so threads of different shares do not write one line. */
+	/* The share is mixed into the perturbation slot's index: toward one destination, each
+	 * share advances a slot of its own, a line away from the other shares' (sixteen slots a
+	 * line), so threads of different shares do not write one line. */
 	index = ((uint32_t)off64 ^ (w.share << 4)) & (SOCKTAB__PERTURB_SIZE - 1);
 	w.offset = (RD(net->perturb[index]) + (uint32_t)(off64 >> 32)) % w.remaining;
 	if (!w.local_ports)

@@ -65,20 +65,22 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
  * Give the calling thread's TCP connect()s a share of the local ports, so that threads opening
  * connections at the same time stop taking one another's ports: @shares shares (a power of two
  * from 1 to 64), this thread's is @share (below @shares). A port's share is given by its number:
- * blocks of 1024 / @shares consecutive ports go to the shares in turn (bits 9 down to
- * 10 - log2(@shares) of the port). A connect() on this thread that chooses its local port walks
- * the kernel's candidates in the kernel's order (R54: even ports first, then odd), but examines
- * in each parity pass this share's ports before the other shares' ones; the perturbation slot
- * it starts from and advances (R57) is the share's own. The outcome is the kernel's: a port of
- * the first parity pass that has a usable one, -EADDRNOTAVAIL only when no port is usable, and
- * IP_LOCAL_PORT_RANGE, reserved ports and an RSS queue wish are kept. Only which free port is
- * chosen differs from the kernel's choice; with @shares 1, every thread's default, it is the
- * kernel's. bind() with port 0 and UDP are unaffected.
- * Why: with the default table sizes a share's ports have bind-table slots and lock stripes of
- * their own (per local address), so connect()/close() churn on threads of different shares
- * stops moving those lines between cores; docs/benchmarks.md has the figures (bench crr
- * --port-shares). Give each thread that connects its own share, as a stack gives each polling
- * core its queue.
+ * blocks of 1024 / @shares consecutive port numbers go to the shares in turn (bits 9 down to
+ * 10 - log2(@shares) of the port). A connect() on this thread that chooses its local port
+ * examines the same candidates as without a share, pass by pass (R54: the ports of the range's
+ * low end's parity, then the others), but in each pass this share's ports before the other
+ * shares' ones, and the share is mixed into the index of the perturbation slot it starts from
+ * and advances (R57), so that toward one destination each share advances a slot of its own. It
+ * therefore fails (-EADDRNOTAVAIL) exactly when it would without a share, and keeps
+ * IP_LOCAL_PORT_RANGE, reserved ports and an RSS queue wish; which usable port it takes (a free
+ * one, or one whose TIME_WAIT entry it takes over, R61) may differ from the kernel's choice.
+ * With @shares 1, every thread's default, the order and the choice are the kernel's. bind()
+ * with port 0 and UDP are unaffected.
+ * Why: with bind tables of at least 1024 slots (the default) a share's ports have bind-table
+ * slots and lock stripes of their own (for one local address), so connect()/close() churn on
+ * threads of different shares stops moving those lines between cores; docs/benchmarks.md has
+ * the figures (bench crr --port-shares). Give each thread that connects its own share, as a
+ * stack gives each polling core its queue.
  * Returns 0, or -EINVAL for @shares not a power of two in 1..64 or @share >= @shares (nothing
  * changes).
  * Context: any thread, registered or not. Per calling thread (every net; other threads are

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* connect() port choice: spec R51-R60, R64, R66 and observables O1, O2, O4, O5. */
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "check.h"
 
@@ -489,7 +490,8 @@ TEST(port_share_order)
 		close_all(s, N + 1);
 
 		/* IP_LOCAL_PORT_RANGE 40400-40700 (step 1): share 1 of 2 is 40448-40700. */
-		int range = 40400 | (40700 << 16), mine = 0;
+		uint32_t range = (40700u << 16) | 40400u;
+		int mine = 0;
 
 		CHECK_EQ(socktab_thread_set_port_share(1, 2), 0);
 		for (int port = 40400; port <= 40700; port++)
@@ -497,7 +499,7 @@ TEST(port_share_order)
 		CHECK(mine > 0 && mine < 301);
 		for (int i = 0; i < 301; i++) {
 			s[i] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-			CHECK_EQ(socktab_setsockopt(s[i], SOL_IP, IP_LOCAL_PORT_RANGE, &range,
+			CHECK_EQ(socktab_setsockopt(s[i], IPPROTO_IP, IP_LOCAL_PORT_RANGE, &range,
 						    sizeof(range)), 0);
 			CHECK_EQ(check_connect4(s[i], "127.0.0.1", 80), 0);
 			int port = check_port(s[i]);
@@ -506,12 +508,137 @@ TEST(port_share_order)
 			CHECK_EQ(share_of(port, 2) == 1, i < mine);
 		}
 		s[301] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-		CHECK_EQ(socktab_setsockopt(s[301], SOL_IP, IP_LOCAL_PORT_RANGE, &range,
+		CHECK_EQ(socktab_setsockopt(s[301], IPPROTO_IP, IP_LOCAL_PORT_RANGE, &range,
 					    sizeof(range)), 0);
 		CHECK_EQ(check_connect4(s[301], "127.0.0.1", 80), -EADDRNOTAVAIL);
 		close_all(s, 302);
 		CHECK_EQ(socktab_thread_set_port_share(0, 1), 0);
 		socktab_net_free(net);
+	}
+}
+
+/* A net over @lo..@hi with a fixed key and clock, so two of them choose alike. */
+static struct socktab_net *keyed_net(enum socktab_variant v, int lo, int hi, uint64_t *clk)
+{
+	struct socktab_net_params p;
+
+	socktab_net_params_init(&p);
+	p.port_low = (uint16_t)lo;
+	p.port_high = (uint16_t)hi;
+	p.variant = v;
+	p.fixed_secret = 1;
+	memset(p.secret, 7, sizeof(p.secret));
+	p.clock = check_clock;
+	p.clock_arg = clk;
+	return socktab_net_new(&p);
+}
+
+/* connect() to 127.0.0.1:80 until it fails: the ports in @port, the sockets in @s (closed by
+ * the caller); returns how many connected, and the last errno in *@err. */
+static int exhaust(struct socktab_net *net, struct socktab_sock **s, int *port, int max, int *err)
+{
+	int n = 0;
+
+	for (;;) {
+		s[n] = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		*err = check_connect4(s[n], "127.0.0.1", 80);
+		if (*err || n == max - 1)
+			break;
+		port[n] = check_port(s[n]);
+		n++;
+	}
+	socktab_close(s[n]);
+	return n;
+}
+
+/*
+ * Against the kernel's walk: with a share, connect() takes exactly the ports it takes without one,
+ * each once, first pass's parity (the range's low end's) first and in each pass the share's ports
+ * first, then fails as it does: over a range of odd size not aligned to the blocks (a step-2 pass
+ * leaves one end out and wraps mid-block), an aligned one, and with 64 shares. An empty net's
+ * first connect() under share 0, whose perturbation slot is the kernel's, takes the first share-0
+ * port from the kernel's own first port on in the kernel's order; and after another share's
+ * connect()s toward the same destination it still does: they advanced their own slot.
+ */
+TEST(port_share_walk_order)
+{
+	static const struct { int lo, hi, shares, own; } rs[] = {
+		{ 40100, 41100, 4, 1 }, { 40000, 42047, 2, 1 }, { 40000, 40511, 64, 63 },
+	};
+	static struct socktab_sock *s[2100];
+	static int pa[2100], pb[2100];
+	static char in_a[65536];
+	uint64_t clk = 5000000000ull;
+
+	for (int v = 0; v < 3; v++)
+		for (unsigned r = 0; r < sizeof(rs) / sizeof(rs[0]); r++) {
+			int lo = rs[r].lo, hi = rs[r].hi, sh = rs[r].shares, own = rs[r].own;
+			struct socktab_net *a = keyed_net((enum socktab_variant)v, lo, hi, &clk);
+			struct socktab_net *b = keyed_net((enum socktab_variant)v, lo, hi, &clk);
+			int ea, eb, na, nb, phase = 0;
+
+			CHECK(a && b);
+			na = exhaust(a, s, pa, 2100, &ea);
+			for (int i = 0; i < na; i++)
+				socktab_close(s[i]);
+			CHECK_EQ(socktab_thread_set_port_share((unsigned)own, (unsigned)sh), 0);
+			nb = exhaust(b, s, pb, 2100, &eb);
+			for (int i = 0; i < nb; i++)
+				socktab_close(s[i]);
+			CHECK_EQ(socktab_thread_set_port_share(0, 1), 0);
+			CHECK_EQ(ea, -EADDRNOTAVAIL);
+			CHECK_EQ(eb, -EADDRNOTAVAIL);
+			/* Over a range of odd size a step-2 pass leaves out one end, which one
+			 * depending on the pass's offset: connect()s with different histories may
+			 * end up with the other end too, or without it. */
+			bool odd = (hi - lo) % 2 == 0;
+
+			CHECK(odd ? abs(nb - na) <= 1 : nb == na);
+			memset(in_a, 0, sizeof(in_a));
+			for (int i = 0; i < na; i++)
+				in_a[pa[i]] = 1;
+			for (int i = 0; i < nb; i++) {
+				/* 0: own share, first parity; 1: others; 2, 3: second parity */
+				int ph = ((pb[i] - lo) % 2) * 2 + (share_of(pb[i], sh) != own);
+
+				/* Either end of an odd range may come late, or not at all. */
+				if (odd && (pb[i] == lo || pb[i] == hi))
+					continue;
+				CHECK_EQ(in_a[pb[i]], 1);
+				in_a[pb[i]] = 0;
+				CHECK(ph >= phase);
+				phase = ph;
+			}
+			socktab_net_free(a);
+			socktab_net_free(b);
+		}
+
+	/* The first port under share 0, from an empty net, and after share 1's connect()s. */
+	for (int v = 0; v < 3; v++) {
+		struct socktab_net *k = keyed_net((enum socktab_variant)v, 32768, 60999, &clk);
+		struct socktab_net *z = keyed_net((enum socktab_variant)v, 32768, 60999, &clk);
+		struct socktab_sock *x = socktab_socket(k, SOCKTAB_TCP, AF_INET);
+		int want;
+
+		CHECK_EQ(check_connect4(x, "127.0.0.1", 80), 0);
+		want = check_port(x);
+		while (share_of(want, 2) != 0)
+			want = want + 2 > 60999 ? want + 2 - (60999 - 32768 + 1) : want + 2;
+		CHECK_EQ(socktab_thread_set_port_share(1, 2), 0);
+		for (int i = 0; i < 20; i++) {
+			s[i] = socktab_socket(z, SOCKTAB_TCP, AF_INET);
+			CHECK_EQ(check_connect4(s[i], "127.0.0.1", 80), 0);
+			CHECK_EQ(share_of(check_port(s[i]), 2), 1);
+		}
+		CHECK_EQ(socktab_thread_set_port_share(0, 2), 0);
+		s[20] = socktab_socket(z, SOCKTAB_TCP, AF_INET);
+		CHECK_EQ(check_connect4(s[20], "127.0.0.1", 80), 0);
+		CHECK_EQ(check_port(s[20]), want);
+		CHECK_EQ(socktab_thread_set_port_share(0, 1), 0);
+		close_all(s, 21);
+		socktab_close(x);
+		socktab_net_free(k);
+		socktab_net_free(z);
 	}
 }
 
@@ -570,4 +697,4 @@ CHECK_MAIN(start_offset_keyed_per_destination, ten_port_range_exhausts, abortive
 	   reserved_ports_skipped, port_shared_across_destinations, bound_port_connect,
 	   source_address_and_names, connect_errors, bind_address_no_port,
 	   disconnect_releases_port, variants_same_rules, port_share_arguments, port_share_order,
-	   port_share_per_thread)
+	   port_share_per_thread, port_share_walk_order)
