@@ -233,4 +233,22 @@ static inline struct socktab_net *check_net(int lo, int hi, uint64_t *clk)
 	return socktab_net_new(&p);
 }
 
+/* A net of variant @v over @lo..@hi with the key @seed gives and the clock *@clk: two made
+ * alike choose alike. */
+static inline struct socktab_net *check_keyed_net(enum socktab_variant v, int lo, int hi,
+						  uint64_t *clk, uint64_t seed)
+{
+	struct socktab_net_params p;
+
+	socktab_net_params_init(&p);
+	p.port_low = (uint16_t)lo;
+	p.port_high = (uint16_t)hi;
+	p.variant = v;
+	p.fixed_secret = 1;
+	memcpy(p.secret, &seed, sizeof(seed));
+	p.clock = check_clock;
+	p.clock_arg = clk;
+	return socktab_net_new(&p);
+}
+
 #endif

@@ -517,22 +517,6 @@ TEST(port_share_order)
 	}
 }
 
-/* A net over @lo..@hi with a fixed key and clock, so two of them choose alike. */
-static struct socktab_net *keyed_net(enum socktab_variant v, int lo, int hi, uint64_t *clk)
-{
-	struct socktab_net_params p;
-
-	socktab_net_params_init(&p);
-	p.port_low = (uint16_t)lo;
-	p.port_high = (uint16_t)hi;
-	p.variant = v;
-	p.fixed_secret = 1;
-	memset(p.secret, 7, sizeof(p.secret));
-	p.clock = check_clock;
-	p.clock_arg = clk;
-	return socktab_net_new(&p);
-}
-
 /* connect() to 127.0.0.1:80 until it fails: the ports in @port, the sockets in @s (closed by
  * the caller); returns how many connected, and the last errno in *@err. */
 static int exhaust(struct socktab_net *net, struct socktab_sock **s, int *port, int max, int *err)
@@ -573,8 +557,9 @@ TEST(port_share_walk_order)
 	for (int v = 0; v < 3; v++)
 		for (unsigned r = 0; r < sizeof(rs) / sizeof(rs[0]); r++) {
 			int lo = rs[r].lo, hi = rs[r].hi, sh = rs[r].shares, own = rs[r].own;
-			struct socktab_net *a = keyed_net((enum socktab_variant)v, lo, hi, &clk);
-			struct socktab_net *b = keyed_net((enum socktab_variant)v, lo, hi, &clk);
+			enum socktab_variant var = (enum socktab_variant)v;
+			struct socktab_net *a = check_keyed_net(var, lo, hi, &clk, 7);
+			struct socktab_net *b = check_keyed_net(var, lo, hi, &clk, 7);
 			int ea, eb, na, nb, phase = 0;
 
 			CHECK(a && b);
@@ -615,8 +600,9 @@ TEST(port_share_walk_order)
 
 	/* The first port under share 0, from an empty net, and after share 1's connect()s. */
 	for (int v = 0; v < 3; v++) {
-		struct socktab_net *k = keyed_net((enum socktab_variant)v, 32768, 60999, &clk);
-		struct socktab_net *z = keyed_net((enum socktab_variant)v, 32768, 60999, &clk);
+		enum socktab_variant var = (enum socktab_variant)v;
+		struct socktab_net *k = check_keyed_net(var, 32768, 60999, &clk, 7);
+		struct socktab_net *z = check_keyed_net(var, 32768, 60999, &clk, 7);
 		struct socktab_sock *x = socktab_socket(k, SOCKTAB_TCP, AF_INET);
 		int want;
 

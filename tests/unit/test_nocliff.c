@@ -28,22 +28,6 @@ static uint64_t xs(uint64_t *s)
 	return *s = x;
 }
 
-static struct socktab_net *mknet(enum socktab_variant v, int lo, int hi, uint64_t *clk,
-				 uint64_t seed)
-{
-	struct socktab_net_params p;
-
-	socktab_net_params_init(&p);
-	p.port_low = (uint16_t)lo;
-	p.port_high = (uint16_t)hi;
-	p.variant = v;
-	p.fixed_secret = 1;
-	memcpy(p.secret, &seed, sizeof(seed));
-	p.clock = check_clock;
-	p.clock_arg = clk;
-	return socktab_net_new(&p);
-}
-
 /* Destinations: 0 and 1 are one destination (IPv4 and v4-mapped from an IPv6 socket). */
 static int dest_connect(struct socktab_sock *sk, int d)
 {
@@ -122,8 +106,8 @@ TEST(same_ports_as_linux)
 {
 	static const double target[] = { 0.3, 0.9, 0.99, 1.01, 0.5, 0.97, 0.2, 0.995 };
 	uint64_t clk = 5000000000ull, rng = 88172645463325252ull;
-	struct socktab_net *a = mknet(SOCKTAB_VARIANT_LINUX, LO, HI, &clk, 7);
-	struct socktab_net *b = mknet(SOCKTAB_VARIANT_SOCKTAB, LO, HI, &clk, 7);
+	struct socktab_net *a = check_keyed_net(SOCKTAB_VARIANT_LINUX, LO, HI, &clk, 7);
+	struct socktab_net *b = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, LO, HI, &clk, 7);
 	struct socktab_sock *ba[3], *bb[3];
 	struct socktab_net_stats sa, sb;
 	int nopen = 0, nhot = 0, connects = 0, fails = 0, max_index = 0;
@@ -247,7 +231,7 @@ TEST(same_ports_as_linux)
 TEST(exhaustion_exact)
 {
 	uint64_t clk = 1, rng = 12345;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 41000, 41299, &clk, 3);
+	struct socktab_net *net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, 41000, 41299, &clk, 3);
 	struct socktab_sock *s[300];
 	int usable = 300 - 5, n = 0;
 
@@ -289,7 +273,7 @@ TEST(exhaustion_exact)
 TEST(tw_reuse_recycling)
 {
 	uint64_t clk = 1000000000ull;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 42000, 42099, &clk, 5);
+	struct socktab_net *net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, 42000, 42099, &clk, 5);
 	struct socktab_sock *s[100], *extra[60];
 	struct socktab_net_stats st;
 	uint32_t ni;
@@ -345,7 +329,7 @@ TEST(tw_reuse_recycling)
 TEST(index_freed_below_threshold)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
+	struct socktab_net *net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 	struct socktab_sock *s4[100], *s6[100];
 	uint32_t ni;
 	uint64_t bytes;
@@ -383,7 +367,7 @@ TEST(index_freed_below_threshold)
 TEST(sketch_forgets_a_cooled_index)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
+	struct socktab_net *net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 	struct socktab_sock *s4[100];
 	uint32_t ni;
 	uint64_t bytes;
@@ -455,7 +439,7 @@ static void connect_until_indexed(struct socktab_net *net, struct socktab_sock *
 TEST(sketch_skips_ports_outside_the_range)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
+	struct socktab_net *net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 	struct socktab_sock *low[60], *s4[40];
 	uint32_t ni;
 	uint64_t bytes;
@@ -486,7 +470,7 @@ TEST(sketch_skips_ports_outside_the_range)
 TEST(sketch_counts_as_linked_across_range_changes)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
+	struct socktab_net *net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 	struct socktab_sock *low[50], *s4[40];
 
 	CHECK(net);
@@ -521,7 +505,7 @@ static bool sampled(uint32_t h, uint32_t s)
 TEST(sketch_samples_a_wide_range)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
+	struct socktab_net *net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, 32768, 60999, &clk, 9);
 	static struct socktab_sock *s4[2600];
 	int nsampled = 0, built = -1, freed = -1;
 	uint32_t ni;
@@ -569,7 +553,7 @@ TEST(sketch_samples_a_wide_range)
 TEST(search_marks_full_words)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
+	struct socktab_net *net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 	static struct socktab_sock *s4[257];
 	uint32_t marked;
 
@@ -654,7 +638,7 @@ static void *worker(void *arg)
 TEST(concurrent_unique)
 {
 	uint64_t clk = 1;
-	struct socktab_net *net = mknet(SOCKTAB_VARIANT_SOCKTAB, 43000, 43799, &clk, 11);
+	struct socktab_net *net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, 43000, 43799, &clk, 11);
 	struct thr t[4];
 	pthread_t th[4];
 	uint32_t ni;
@@ -715,7 +699,7 @@ TEST(sketch_balanced_under_races)
 		uint32_t ni, marked;
 		uint64_t bytes;
 
-		balance_net = mknet(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
+		balance_net = check_keyed_net(SOCKTAB_VARIANT_SOCKTAB, NLO, NHI, &clk, 9);
 		CHECK(balance_net);
 		for (int k = 0; k < 4; k++)
 			CHECK_EQ(pthread_create(&th[k], NULL, balance_worker, NULL), 0);
