@@ -233,21 +233,30 @@ static inline struct socktab_net *check_net(int lo, int hi, uint64_t *clk)
 	return socktab_net_new(&p);
 }
 
-/* A net of variant @v over @lo..@hi with the key @seed gives and the clock *@clk: two made
- * alike choose alike. */
+/* Parameters of a net of variant @v over @lo..@hi with the key @seed gives and, unless @clk is
+ * NULL, the clock *@clk: two nets made alike choose alike. */
+static inline void check_keyed_params(struct socktab_net_params *p, enum socktab_variant v,
+				      int lo, int hi, uint64_t *clk, uint64_t seed)
+{
+	socktab_net_params_init(p);
+	p->port_low = (uint16_t)lo;
+	p->port_high = (uint16_t)hi;
+	p->variant = v;
+	p->fixed_secret = 1;
+	memcpy(p->secret, &seed, sizeof(seed));
+	if (clk) {
+		p->clock = check_clock;
+		p->clock_arg = clk;
+	}
+}
+
+/* A net made from check_keyed_params(). */
 static inline struct socktab_net *check_keyed_net(enum socktab_variant v, int lo, int hi,
 						  uint64_t *clk, uint64_t seed)
 {
 	struct socktab_net_params p;
 
-	socktab_net_params_init(&p);
-	p.port_low = (uint16_t)lo;
-	p.port_high = (uint16_t)hi;
-	p.variant = v;
-	p.fixed_secret = 1;
-	memcpy(p.secret, &seed, sizeof(seed));
-	p.clock = check_clock;
-	p.clock_arg = clk;
+	check_keyed_params(&p, v, lo, hi, clk, seed);
 	return socktab_net_new(&p);
 }
 

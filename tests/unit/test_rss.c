@@ -197,16 +197,7 @@ static struct socktab_net *rss_net(enum socktab_variant v, int lo, int hi, uint6
 	struct socktab_net_params p;
 	struct socktab_net *net;
 
-	socktab_net_params_init(&p);
-	p.port_low = (uint16_t)lo;
-	p.port_high = (uint16_t)hi;
-	p.variant = v;
-	p.fixed_secret = 1;
-	memcpy(p.secret, &seed, sizeof(seed));
-	if (clk) {
-		p.clock = check_clock;
-		p.clock_arg = clk;
-	}
+	check_keyed_params(&p, v, lo, hi, clk, seed);
 	p.tw_len_ms = 5000;
 	net = socktab_net_new(&p);
 	if (net && reta && socktab_net_set_rss(net, ms_key, sizeof(ms_key), reta, n)) {
