@@ -193,7 +193,8 @@ struct walk {
  * threads of different shares do not take each other's bind lock lines. (ehash slots and
  * stripes follow the 4-tuple's hash, not the share.)
  */
-_Static_assert(SOCKTAB__BIND_LOCKS == 1024, "shares are blocks of the bind tables' lock stripes");
+#define SHARE_SPAN_BITS 10 /* the shares' blocks cover one round of the bind lock stripes */
+_Static_assert(SOCKTAB__BIND_LOCKS == 1u << SHARE_SPAN_BITS, "shares deal out the stripes");
 #define SHARE_BITS_MAX 6
 
 /* The calling thread's share: log2 of the shares (0: none) and its own. */
@@ -221,8 +222,8 @@ int socktab_thread_set_port_share(unsigned int share, unsigned int shares)
  */
 static uint32_t share_skip(const struct walk *w, uint32_t port, bool own)
 {
-	uint32_t block = 1024u >> w->share_bits, mask = (1u << w->share_bits) - 1;
-	uint32_t cur = (port >> (10 - w->share_bits)) & mask, d;
+	uint32_t block = 1u << (SHARE_SPAN_BITS - w->share_bits), mask = (1u << w->share_bits) - 1;
+	uint32_t cur = (port >> (SHARE_SPAN_BITS - w->share_bits)) & mask, d;
 
 	if ((cur == w->share) == own)
 		return 0;
