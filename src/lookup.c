@@ -347,25 +347,24 @@ struct socktab_sock *socktab_lookup_listener6(struct socktab_net *net,
  * hint, nulls.h), so its lines (socket, caller area, an IPv6 key's key) are prefetched with the
  * first entry's, and a key whose first entry is another connection's (a chain of two or more: a
  * fifth of the keys at two slots per socket) steps on to its second in the same round, by the
- * first entry's link. A key standing third or
- * later does not walk on at once, which would stall the group on one dependent miss per such
- * key: its next entry is prefetched, and after the group's matches every key still walking
- * takes a step per round, prefetching its next entry for the next round, so a chain's later
- * entries cost the group a miss per round, not one per key. In one process, blocks of 128
- * bursts assigned at random to each form and the medians compared (bench lookup --sockets
- * 1000000 --touch 64 --burst 32, AMD EPYC, 6.18.44-fc-v1272; the same harness with both forms
- * alike gave 0.99-1.02), the hint's prefetch and the step together took 0.90-0.95x the cycles
- * per key of neither, the prefetch alone 0.94-0.96x; at 100,000 sockets 0.98-0.99x, for IPv6
- * keys 0.96-0.98x. A walk that ends on another chain's marker goes on as the single walk does
- * (socktab__ehash_walk_rcu). In one process, blocks of 256 bursts alternating (bench lookup
- * --sockets 1000000 --touch 64 --burst 32, AMD EPYC, 6.18.44-fc-v1272; a harness whose own A/A
- * gave 0.86-0.93, docs/benchmarks.md), the rounds took 0.962-0.975x the time of walking each
- * such key to its end one after the other. Each stage's misses hide behind the
- * stage's own work on the other keys; a group bounds the lines in flight to about what a core
- * can track. Each result is pinned by its rule. Keys not found in ehash fall back to the
- * listener lookup unless SOCKTAB_LOOKUP_ESTABLISHED is given. The result of each key is exactly
- * what the single lookup would return at some instant during the call. The kernel has no burst
- * lookup (one skb at a time); DPDK's rte_hash_lookup_bulk is the model.
+ * first entry's link. A key standing third or later does not walk on at once, which would stall
+ * the group on one dependent miss per such key: its next entry is prefetched, and after the
+ * group's matches every key still walking takes a step per round, prefetching its next entry for
+ * the next round, so a chain's later entries cost the group a miss per round, not one per key. In
+ * one process, blocks of 128 bursts assigned at random to each form and the medians compared
+ * (bench lookup --sockets 1000000 --touch 64 --burst 32, AMD EPYC, 6.18.44-fc-v1272; the same
+ * harness with both forms alike gave 0.99-1.02), the hint's prefetch and the step together took
+ * 0.90-0.95x the cycles per key of neither, the prefetch alone 0.94-0.96x; at 100,000 sockets
+ * 0.98-0.99x, for IPv6 keys 0.96-0.98x. A walk that ends on another chain's marker goes on as the
+ * single walk does (socktab__ehash_walk_rcu). In one process, blocks of 256 bursts alternating
+ * (bench lookup --sockets 1000000 --touch 64 --burst 32, AMD EPYC, 6.18.44-fc-v1272; a harness
+ * whose own A/A gave 0.86-0.93, docs/benchmarks.md), the rounds took 0.962-0.975x the time of
+ * walking each such key to its end one after the other. Each stage's misses hide behind the
+ * stage's own work on the other keys; a group bounds the lines in flight to about what a core can
+ * track. Each result is pinned by its rule. Keys not found in ehash fall back to the listener
+ * lookup unless SOCKTAB_LOOKUP_ESTABLISHED is given. The result of each key is exactly what the
+ * single lookup would return at some instant during the call. The kernel has no burst lookup (one
+ * skb at a time); DPDK's rte_hash_lookup_bulk is the model.
  *
  * Stages over a whole group beat a software pipeline (key i hashed while key i - 16's slot is
  * read and key i - 32's entry matched) on a 32-key burst: bench lookup --sockets 1000000
