@@ -7,7 +7,14 @@
  * & mask] holds one tb2 per (net, port, local address) (R7, R15). A socket that owns a port is on
  * the owners list of exactly one tb2. TIME_WAIT entries stay owners (R48).
  * Locks: the bhash bucket lock guards the tb, its tb2 list and every owners list of that port;
- * the bhash2 bucket lock (taken inside it) guards only the bhash2 chain. tb is published with a
+ * the bhash2 bucket lock (taken inside it) guards only the bhash2 chain. A listener's children
+ * that own its port through its own tb2 are kept apart, in the tb2's kids shards (bind.h): one
+ * per thread that made them (threads take shards in turn), each list under a lock of its own,
+ * innermost of all. A child joins its shard, and leaves it, holding only the shard's lock while
+ * the shard has other owners: the shard is then known to the bucket (kid_live), which the
+ * bucket's owners keep alive. A shard's first owner and its last are added and removed under
+ * the bhash lock as well, so under the bhash lock kid_live tells which shards have owners, and
+ * every walk of a bucket's owners walks the live shards under their locks. tb is published with a
  * release store and freed after a grace period, because connect() walks bhash chains under RCU
  * (R55); tb2 is only ever touched under locks and freed at once.
  * Rules implemented: R37-R45 (entry checks, overlap relation, conflict predicate, which owners are
@@ -341,6 +348,8 @@ static struct socktab__tb2 *tb2_get(struct socktab_net *net, struct socktab__tb 
 		tb2->addr = a;
 	tb2->fastreuse = -1;
 	tb2->fastreuseport = -1;
+	atomic_store_explicit(&tb2->kids, NULL, memory_order_relaxed);
+	tb2->kid_live = 0;
 	tb2->tb_next = tb->tb2_list;
 	tb->tb2_list = tb2;
 	h2 = bhash2_head(net, &tb2->addr, tb->port);
@@ -402,6 +411,200 @@ void socktab__feed_unclaim_locked(struct socktab_net *net, const struct socktab_
 	socktab__feed_tell(net, &k, SOCKTAB__FEED_RELEASE);
 }
 
+/* ---- kids shards (bind.h) ---- */
+
+static void kids_free(struct socktab__kids *k)
+{
+	if (!k)
+		return;
+	for (int i = 0; i < SOCKTAB__KID_SHARDS; i++)
+		pthread_mutex_destroy(&k->s[i].lock);
+	free(k);
+}
+
+/* The calling thread's shard: threads take them in turn. */
+static unsigned int kid_shard(void)
+{
+	static _Atomic unsigned int next;
+	static _Thread_local unsigned int mine; /* 1 + the shard, 0: none yet */
+
+	if (!mine)
+		mine = 1 + atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) %
+				   SOCKTAB__KID_SHARDS;
+	return mine - 1;
+}
+
+/* 1 + the shard @sk owns its port in, 0 for none (a TIME_WAIT entry never does). */
+static unsigned int sk_kid(const struct socktab_sock *sk)
+{
+	return socktab__sk_is_tw(sk) ? 0 : sk->cold->kid;
+}
+
+/* Caller holds shard @i's lock: @sk owns @port among its owners. */
+static void kid_link(struct socktab__kids *k, unsigned int i, struct socktab__tb2 *tb2,
+		     struct socktab_sock *sk, uint16_t port)
+{
+	struct socktab__bindlink *bl = socktab__sk_bl(sk);
+
+	socktab__sk_set_num(sk, port);
+	sk->sport = port;
+	bl->tb2 = tb2;
+	bl->next = k->s[i].head;
+	if (bl->next)
+		socktab__sk_bl(bl->next)->pprev = &bl->next;
+	bl->pprev = &k->s[i].head;
+	k->s[i].head = sk;
+	sk->cold->kid = (uint8_t)(i + 1);
+}
+
+static void owners_unlink(struct socktab_sock *sk);
+
+/* Caller holds the bhash lock: @sk, a kid, leaves its shard; the shard's bit goes with its last
+ * owner. */
+static void kid_unhash_locked(struct socktab__tb2 *tb2, struct socktab_sock *sk)
+{
+	struct socktab__kids *k = atomic_load_explicit(&tb2->kids, memory_order_relaxed);
+	unsigned int i = sk_kid(sk) - 1;
+
+	socktab__lock(&k->s[i].lock);
+	owners_unlink(sk);
+	sk->cold->kid = 0;
+	if (!k->s[i].head)
+		tb2->kid_live &= ~(1u << i);
+	socktab__unlock(&k->s[i].lock);
+}
+
+void socktab__bind_kid_hash_locked(struct socktab__tb2 *tb2, struct socktab_sock *sk,
+				   uint16_t port)
+{
+	struct socktab__kids *k = atomic_load_explicit(&tb2->kids, memory_order_relaxed);
+	unsigned int i = kid_shard();
+
+	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(tb2->net, port));
+	if (!k) {
+		k = aligned_alloc(_Alignof(struct socktab__kids), sizeof(*k));
+		if (!k) {
+			socktab__bind_hash_locked(sk, tb2, port);
+			return;
+		}
+		for (int j = 0; j < SOCKTAB__KID_SHARDS; j++) {
+			if (socktab__mutex_init(&k->s[j].lock)) {
+				while (j--)
+					pthread_mutex_destroy(&k->s[j].lock);
+				free(k);
+				socktab__bind_hash_locked(sk, tb2, port);
+				return;
+			}
+			k->s[j].head = NULL;
+		}
+		/* Release: a join that finds the shards finds them made. */
+		atomic_store_explicit(&tb2->kids, k, memory_order_release);
+	}
+	socktab__lock(&k->s[i].lock);
+	kid_link(k, i, tb2, sk, port);
+	tb2->kid_live |= 1u << i;
+	socktab__unlock(&k->s[i].lock);
+}
+
+#ifdef SOCKTAB_NAIVE_ORDER
+/* The negative control of tests/stress/stress_kids.c: with SOCKTAB_NAIVE_KIDS in the
+ * environment, a join decides whether its shard has an owner before it takes the shard's lock. */
+static bool naive_kids(void)
+{
+	static _Atomic int on = -1;
+
+	return socktab__naive_env(&on, "SOCKTAB_NAIVE_KIDS");
+}
+#endif
+
+bool socktab__bind_kid_join(struct socktab__tb2 *tb2, struct socktab_sock *sk, uint16_t port)
+{
+	struct socktab__kids *k = atomic_load_explicit(&tb2->kids, memory_order_acquire);
+	unsigned int i;
+	bool joined = false;
+
+	if (!k)
+		return false;
+	i = kid_shard();
+#ifdef SOCKTAB_NAIVE_ORDER
+	if (naive_kids()) {
+		/* The negative control: the owner is looked for before the lock is taken. */
+		bool had = atomic_load_explicit((struct socktab_sock *_Atomic *)&k->s[i].head,
+						memory_order_relaxed) != NULL;
+
+		for (volatile int n = 0; n < 20000; n++)
+			;
+		socktab__lock(&k->s[i].lock);
+		if (had)
+			kid_link(k, i, tb2, sk, port);
+		socktab__unlock(&k->s[i].lock);
+		return had;
+	}
+#endif
+	socktab__lock(&k->s[i].lock);
+	/* An owner here: the shard is live, and stays so while its lock is held. */
+	if (k->s[i].head) {
+		kid_link(k, i, tb2, sk, port);
+		joined = true;
+	}
+	socktab__unlock(&k->s[i].lock);
+	return joined;
+}
+
+/* Leave the shard without the bhash lock, where nothing but the shard's list changes: another
+ * owner stays in it (so the bucket and its other buckets stay as they are) and is not one that
+ * connect() bound (so R58's reset, which only such owners left would call for, is not due).
+ * Caller holds @sk's socket lock; true if @sk left. */
+static bool kid_leave(struct socktab_sock *sk)
+{
+	struct socktab__bindlink *bl = socktab__sk_bl(sk);
+	struct socktab__kids *k = atomic_load_explicit(&bl->tb2->kids, memory_order_relaxed);
+	unsigned int i = sk_kid(sk) - 1;
+	struct socktab_sock *other;
+	bool left = false;
+
+	socktab__lock(&k->s[i].lock);
+	other = k->s[i].head != sk ? k->s[i].head : bl->next;
+	if (other && !(RD(other->userlocks) & SOCKTAB__CONNECT_BIND)) {
+		owners_unlink(sk);
+		sk->cold->kid = 0;
+		sk->userlocks &= (uint8_t)~SOCKTAB__CONNECT_BIND;
+		left = true;
+	}
+	socktab__unlock(&k->s[i].lock);
+	return left;
+}
+
+/*
+ * Does @pred hold for an owner of @tb2 (its owners list, then its live kids shards, each under
+ * its lock)? Caller holds the bhash lock.
+ */
+static bool owners_any(const struct socktab__tb2 *tb2,
+		       bool (*pred)(const struct socktab_sock *sk2, const void *arg), const void *arg)
+{
+	struct socktab__kids *k;
+
+	for (const struct socktab_sock *o = tb2->owners; o; o = socktab__sk_bl(o)->next)
+		if (pred(o, arg))
+			return true;
+	if (!tb2->kid_live)
+		return false;
+	k = atomic_load_explicit(&tb2->kids, memory_order_relaxed);
+	for (uint32_t live = tb2->kid_live; live; live &= live - 1) {
+		unsigned int i = (unsigned int)__builtin_ctz(live);
+		bool r = false;
+
+		socktab__lock(&k->s[i].lock);
+		for (const struct socktab_sock *o = k->s[i].head; o && !r;
+		     o = socktab__sk_bl(o)->next)
+			r = pred(o, arg);
+		socktab__unlock(&k->s[i].lock);
+		if (r)
+			return true;
+	}
+	return false;
+}
+
 /* Caller holds the bhash lock. Frees @tb2 when it has no owner. */
 void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__tb2 *tb2)
 {
@@ -409,7 +612,7 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 	struct socktab__tb2 **pp;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb2->port));
-	if (tb2->owners)
+	if (tb2->owners || tb2->kid_live)
 		return;
 	if (socktab__feed_on(net)) {
 		struct socktab_port_key k;
@@ -430,6 +633,7 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 			*pp = tb2->tb_next;
 			break;
 		}
+	kids_free(atomic_load_explicit(&tb2->kids, memory_order_relaxed));
 	socktab__bucket_free(tb2);
 }
 
@@ -467,6 +671,14 @@ void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab
 	struct socktab__bindlink *ob = socktab__sk_bl(old), *nb = socktab__sk_bl(new);
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(socktab__sk_net(old), ob->tb2->port));
+	if (sk_kid(old)) {
+		/* A TIME_WAIT entry is never a kid: it joins the owners list. */
+		struct socktab__tb2 *tb2 = ob->tb2;
+
+		socktab__bind_hash_locked(new, tb2, tb2->port);
+		kid_unhash_locked(tb2, old);
+		return;
+	}
 	nb->tb2 = ob->tb2;
 	nb->next = ob->next;
 	nb->pprev = ob->pprev;
@@ -478,12 +690,15 @@ void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab
 	ob->tb2 = NULL;
 }
 
+static bool not_connect_bound(const struct socktab_sock *o, const void *arg)
+{
+	(void)arg;
+	return !(o->userlocks & SOCKTAB__CONNECT_BIND);
+}
+
 static bool owners_all_connect_bound(const struct socktab__tb2 *tb2)
 {
-	for (const struct socktab_sock *o = tb2->owners; o; o = socktab__sk_bl(o)->next)
-		if (!(o->userlocks & SOCKTAB__CONNECT_BIND))
-			return false;
-	return true;
+	return !owners_any(tb2, not_connect_bound, NULL);
 }
 
 /*
@@ -502,9 +717,12 @@ void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *s
 	tb = tb2->tb;
 	head = socktab__bhash_head(net, tb->port);
 	SOCKTAB__ASSERT_LOCKED(socktab__bhead_lock(net->tab, head));
-	owners_unlink(sk);
+	if (sk_kid(sk))
+		kid_unhash_locked(tb2, sk);
+	else
+		owners_unlink(sk);
 	sk->userlocks &= (uint8_t)~SOCKTAB__CONNECT_BIND;
-	if (tb2->owners && owners_all_connect_bound(tb2)) {
+	if ((tb2->owners || tb2->kid_live) && owners_all_connect_bound(tb2)) {
 		tb2->fastreuse = -1;
 		tb2->fastreuseport = -1;
 	}
@@ -532,7 +750,7 @@ void socktab__put_port(struct socktab_sock *sk)
 	struct socktab__bhead *head;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
-	if (!socktab__sk_bl(sk)->tb2)
+	if (!socktab__sk_bl(sk)->tb2 || (sk_kid(sk) && kid_leave(sk)))
 		return;
 	head = socktab__bhash_head(net, socktab__sk_bl(sk)->tb2->port);
 	socktab__lock(socktab__bhead_lock(net->tab, head));
@@ -576,7 +794,10 @@ int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr 
 		return -ENOMEM;
 	}
 	if (tb2 != old) {
-		owners_unlink(sk);
+		if (sk_kid(sk))
+			kid_unhash_locked(old, sk);
+		else
+			owners_unlink(sk);
 		if (created) {
 			tb2->fastreuse = old->fastreuse;
 			tb2->fastreuseport = old->fastreuseport;
@@ -701,20 +922,39 @@ static bool bind_conflict(const struct socktab_sock *sk, const struct socktab_so
 }
 
 /* R41 then R42 for an owner of a tb2 that sk is compared with as a whole. */
+/* What an owner of a bucket is compared with (owners_any). */
+struct conflict_arg {
+	const struct socktab_sock *sk;
+	bool relax, cb_ok, reuseport_ok;
+};
+
+static bool bhash2_conflicts(const struct socktab_sock *sk2, const void *arg)
+{
+	const struct conflict_arg *c = arg;
+
+	if (socktab__ipv6_only(sk2)) {
+		struct in6_addr a = socktab__sk_v6_saddr(c->sk);
+
+		if (c->sk->family == AF_INET || socktab__v6_is_mapped(&a))
+			return false;
+	}
+	return bind_conflict(c->sk, sk2, c->relax, c->cb_ok, c->reuseport_ok);
+}
+
 static bool bhash2_conflict(const struct socktab_sock *sk, const struct socktab__tb2 *tb2,
 			    bool relax, bool cb_ok, bool reuseport_ok)
 {
-	for (const struct socktab_sock *sk2 = tb2->owners; sk2; sk2 = socktab__sk_bl(sk2)->next) {
-		if (socktab__ipv6_only(sk2)) {
-			struct in6_addr a = socktab__sk_v6_saddr(sk);
+	struct conflict_arg c = { sk, relax, cb_ok, reuseport_ok };
 
-			if (sk->family == AF_INET || socktab__v6_is_mapped(&a))
-				continue;
-		}
-		if (bind_conflict(sk, sk2, relax, cb_ok, reuseport_ok))
-			return true;
-	}
-	return false;
+	return owners_any(tb2, bhash2_conflicts, &c);
+}
+
+static bool tb_conflicts(const struct socktab_sock *sk2, const void *arg)
+{
+	const struct conflict_arg *c = arg;
+
+	return bind_conflict(c->sk, sk2, c->relax, c->cb_ok, c->reuseport_ok) &&
+	       rcv_saddr_equal(c->sk, sk2, true);
 }
 
 /* inet_use_hash2_on_bind(): a specific (non-wildcard) local address. */
@@ -761,11 +1001,11 @@ static bool csk_bind_conflict(const struct socktab_sock *sk, const struct sockta
 	bool cb_ok = reuseport_cb_ok(sk);
 
 	if (!use_hash2_on_bind(sk)) {
+		struct conflict_arg c = { sk, relax, cb_ok, reuseport_ok };
+
 		for (const struct socktab__tb2 *t2 = tb->tb2_list; t2; t2 = t2->tb_next)
-			for (const struct socktab_sock *sk2 = t2->owners; sk2; sk2 = socktab__sk_bl(sk2)->next)
-				if (bind_conflict(sk, sk2, relax, cb_ok, reuseport_ok) &&
-				    rcv_saddr_equal(sk, sk2, true))
-					return true;
+			if (owners_any(t2, tb_conflicts, &c))
+				return true;
 		return false;
 	}
 	return tb2 && bhash2_conflict(sk, tb2, relax, cb_ok, reuseport_ok);
@@ -846,7 +1086,7 @@ static void update_fastreuse(struct socktab__tb *tb, struct socktab__tb2 *tb2,
 static bool tb_has_owners(const struct socktab__tb *tb)
 {
 	for (const struct socktab__tb2 *t2 = tb->tb2_list; t2; t2 = t2->tb_next)
-		if (t2->owners)
+		if (t2->owners || t2->kid_live)
 			return true;
 	return false;
 }

@@ -44,6 +44,24 @@ struct socktab__tb2 {
 	uint32_t v4;                       /* (c) IPv4 address of a MAPPED bucket */
 	struct in6_addr addr;              /* (c) address (v4-mapped for MAPPED) */
 	struct socktab_sock *owners;       /* (b) sockets and TIME_WAIT entries */
+	struct socktab__kids *_Atomic kids; /* (b) made once, freed with the bucket; read by a
+					    * child's join without the lock (bind.c) */
+	uint32_t kid_live;                 /* (b, and the shard's lock to change) bit s: kids
+					    * shard s has owners */
+};
+
+/*
+ * The children of a listener that own its port through the listener's own tb2, spread over
+ * shards by the thread that made them, each shard a list with a lock of its own on a line of
+ * its own, so that two threads' children join and leave the port without the port's bhash lock
+ * (bind.c). Together with tb2->owners they are the bucket's owners.
+ */
+#define SOCKTAB__KID_SHARDS 16
+struct socktab__kids {
+	struct {
+		_Alignas(64) pthread_mutex_t lock;
+		struct socktab_sock *head; /* (this lock) */
+	} s[SOCKTAB__KID_SHARDS];
 };
 
 /*
@@ -117,6 +135,14 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 void socktab__bind_hash_locked(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port);
 void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *sk);
 void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab_sock *new);
+/* A child @sk owns @port through @tb2, its listener's own bucket, in the calling thread's kids
+ * shard (socktab__bind_kid_hash_locked: with the bhash lock held; it falls back to the owners
+ * list when the shards cannot be made). socktab__bind_kid_join(): without the bhash lock, only
+ * where that shard has owners already; false (nothing done) otherwise. Caller holds the
+ * listener's socket lock, which keeps the listener, and so @tb2, an owner of the port. */
+void socktab__bind_kid_hash_locked(struct socktab__tb2 *tb2, struct socktab_sock *sk,
+				   uint16_t port);
+bool socktab__bind_kid_join(struct socktab__tb2 *tb2, struct socktab_sock *sk, uint16_t port);
 /* inet_put_port(). Caller holds the socket lock; takes the bhash lock. */
 void socktab__put_port(struct socktab_sock *sk);
 /* inet_bhash2_update_saddr(). Caller holds the socket lock; takes the bhash lock. */

@@ -399,18 +399,27 @@ static void inherit_port_locked(struct socktab_net *net, struct socktab_sock *l,
 			tb = socktab__tb_create_locked(head, net, port, l3mdev, pa);
 	}
 	/* A listener bound to an address gives its children its own bucket: no bhash2 walk (nor
-	 * its lock, which every child of the port would take). */
+	 * its lock, which every child of the port would take), and they go to its kids shards. */
 	if (ltb2->tb == tb && socktab__tb2_addr_match(ltb2, child)) {
-		tb2 = ltb2;
-		created = false;
-	} else {
-		tb2 = socktab__tb2_find_or_create_locked(net, tb, child, pa, &created, false);
+		socktab__bind_kid_hash_locked(ltb2, child, port);
+		return;
 	}
+	tb2 = socktab__tb2_find_or_create_locked(net, tb, child, pa, &created, false);
 	if (created) {
 		tb2->fastreuse = ltb2->fastreuse;
 		tb2->fastreuseport = ltb2->fastreuseport;
 	}
 	socktab__bind_hash_locked(child, tb2, port);
+}
+
+/* Would inherit_port_locked() give @child its listener @l's own bucket (the same L3 master and
+ * address)? The listener's lock, which the caller holds, keeps them as they are. */
+static bool kid_fast(struct socktab_sock *l, struct socktab_sock *child)
+{
+	struct socktab__tb2 *ltb2 = socktab__sk_bl(l)->tb2;
+
+	return ltb2->tb->l3mdev == socktab__sk_bound_l3mdev(child) &&
+	       socktab__tb2_addr_match(ltb2, child);
 }
 
 /*
@@ -438,6 +447,11 @@ static int hash_new_entry(struct socktab_net *net, struct socktab_sock *l, struc
 		for (volatile int i = 0; i < 20000; i++)
 			;
 #endif
+	/* A child of the listener's own bucket whose thread's kids shard has owners joins it
+	 * without the port's bhash lock (bind.c); else below, as the first of its shard. */
+	if (child && !tw && kid_fast(l, sk) &&
+	    socktab__bind_kid_join(socktab__sk_bl(l)->tb2, sk, port))
+		return 0;
 	if (child || tw) {
 		struct socktab__bhead *head = socktab__bhash_head(net, port);
 		pthread_mutex_t *lock = socktab__bhead_lock(net->tab, head);

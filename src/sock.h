@@ -172,6 +172,8 @@ struct socktab__sk_cold {
 	int linger_secs;                   /* (s) */
 	uint16_t rss_queue;                /* (s) RSS queue wanted for replies (rss.c), if SKF_RSS */
 	_Atomic uint8_t flags;             /* (s) SOCKTAB__SKF_* */
+	uint8_t kid;                       /* (s) 1 + the kids shard of its tb2 it owns its port
+					    * in, 0: none (bind.c) */
 	_Atomic int32_t incoming_cpu;      /* (s, reuseport lock, or a receipt: any thread; r)
 					    * SO_INCOMING_CPU, any int; negative: none
 					    * (SOCKTAB__SOCKF_INCPU clear); see

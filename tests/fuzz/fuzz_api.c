@@ -730,7 +730,7 @@ static void empty_buckets(int n)
 				continue;
 			for (const struct socktab__tb2 *t2 = tb->tb2_list; t2 && !owned;
 			     t2 = t2->tb_next)
-				owned = t2->owners != NULL;
+				owned = t2->owners != NULL || t2->kid_live;
 			if (!owned)
 				violation("an empty bind bucket (port %u, l3mdev %d) was left",
 					  tb->port, tb->l3mdev);

@@ -370,6 +370,18 @@ static uint64_t chain(uint64_t h, const struct socktab__hhead *head)
 	return chain_from(h, atomic_load(&head->first));
 }
 
+/* The owners in @b2's kids shards (a listener's children, bind.c), shard by shard. */
+static uint64_t kids(uint64_t h, const struct socktab__tb2 *b2)
+{
+	const struct socktab__kids *k = atomic_load(&b2->kids);
+
+	h = mix(h, b2->kid_live);
+	for (int i = 0; k && i < SOCKTAB__KID_SHARDS; i++)
+		for (struct socktab_sock *o = k->s[i].head; o; o = socktab__sk_bl(o)->next)
+			h = mix(mix(h, (uintptr_t)o), (uint64_t)i);
+	return h;
+}
+
 /* Everything a failed call must leave alone, folded into one number. */
 static uint64_t digest(const struct ctx *c)
 {
@@ -402,6 +414,7 @@ static uint64_t digest(const struct ctx *c)
 					h = mix(h, b2->addr.s6_addr32[3] ^ b2->addr.s6_addr32[0]);
 					for (struct socktab_sock *o = b2->owners; o; o = socktab__sk_bl(o)->next)
 						h = mix(h, (uintptr_t)o);
+					h = kids(h, b2);
 				}
 			}
 			for (struct socktab__tb2 *b2 = t->bhash2[i].chain; b2; b2 = b2->next)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Request entries, the SYN queue, the SYN-cookie verdict, the accept queue and tcp_migrate_req:
  * R112-R124. */
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "check.h"
+#include "bind.h"
 #include "net.h"
 
 /* Objects a pool hands to call_rcu at once (pool.c). */
@@ -818,8 +820,118 @@ TEST(timewait_taken_over_by_request)
 	socktab_net_free(net);
 }
 
+/* Children made by one thread for the listener of kids_port. */
+#define KIDS 20
+#define KID_THREADS 3
+struct kid_maker {
+	struct socktab_sock *l;
+	int first_rport;
+	struct socktab_sock *c[KIDS];
+};
+
+static void *make_kids(void *arg)
+{
+	struct kid_maker *m = arg;
+	struct sockaddr_in local = check_sin("127.0.0.1", check_port(m->l));
+
+	socktab_thread_register();
+	for (int j = 0; j < KIDS; j++) {
+		struct sockaddr_in remote = check_sin("127.0.0.2", m->first_rport + j);
+
+		m->c[j] = socktab_sock_new_child(m->l, (struct sockaddr *)&local,
+						 (struct sockaddr *)&remote, sizeof(local), LO, 0);
+	}
+	socktab_thread_unregister();
+	return NULL;
+}
+
+/* bind() of a fresh socket to 127.0.0.1:@port: 0 (socket kept in *@out) or the error. */
+static int bind_fresh(struct socktab_net *net, int port, struct socktab_sock **out)
+{
+	struct socktab_sock *s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	int err = check_bind4(s, "127.0.0.1", port);
+
+	if (err)
+		socktab_close(s);
+	else
+		*out = s;
+	return err;
+}
+
+/*
+ * __inet_inherit_port: children made by several threads own their listener's port (bind.c keeps
+ * them in the bucket's kids shards, one per thread), after the listener has gone too, until the
+ * last of them leaves, whichever thread closes them and in whatever order; one that moves to
+ * TIME_WAIT hands the port to its entry.
+ */
+TEST(children_of_threads_own_port)
+{
+	struct socktab_net *net = new_net();
+	struct socktab_sock *l = listener4(net, 7300, 128, 0), *s = NULL, *tw;
+	struct kid_maker m[KID_THREADS];
+	pthread_t th[KID_THREADS];
+	struct socktab__tb2 *tb2;
+	struct socktab_net_stats st;
+	uint64_t buckets;
+
+	CHECK(l);
+	socktab_net_stats(net, &st);
+	buckets = st.bind_buckets;
+	for (int i = 0; i < KID_THREADS; i++) {
+		m[i] = (struct kid_maker){ .l = l, .first_rport = 20000 + 100 * i };
+		CHECK_EQ(pthread_create(&th[i], NULL, make_kids, &m[i]), 0);
+	}
+	for (int i = 0; i < KID_THREADS; i++)
+		CHECK_EQ(pthread_join(th[i], NULL), 0);
+	for (int i = 0; i < KID_THREADS; i++)
+		for (int j = 0; j < KIDS; j++) {
+			CHECK(m[i].c[j]);
+			CHECK_EQ(check_port(m[i].c[j]), 7300);
+		}
+	/* Each thread's children in a shard of its own; the listener alone on the list. */
+	tb2 = socktab__sk_bl(l)->tb2;
+	CHECK_EQ(__builtin_popcount(tb2->kid_live), KID_THREADS);
+	CHECK(tb2->owners == l && !socktab__sk_bl(l)->next);
+	CHECK_EQ(socktab_close(l), 0);
+	CHECK_EQ(bind_fresh(net, 7300, &s), -EADDRINUSE);
+
+	/* One child to TIME_WAIT: its entry owns the port from then on. */
+	CHECK_EQ(socktab_set_state(m[1].c[5], SOCKTAB_TCP_ESTABLISHED), 0);
+	CHECK_EQ(socktab_set_state(m[1].c[5], SOCKTAB_TCP_FIN_WAIT1), 0);
+	CHECK_EQ(socktab_set_state(m[1].c[5], SOCKTAB_TCP_TIME_WAIT), 0);
+	tw = lookup4(net, 7300, 20105);
+	CHECK(tw && socktab_sock_tw(tw));
+	/* Every other child: the oldest of each shard (its tail), the newest (its head), then
+	 * the rest, each thread's from the middle out; the port stays taken throughout. */
+	for (int i = 0; i < KID_THREADS; i++) {
+		CHECK_EQ(socktab_close(m[i].c[0]), 0);
+		CHECK_EQ(socktab_close(m[i].c[KIDS - 1]), 0);
+		m[i].c[0] = m[i].c[KIDS - 1] = NULL;
+	}
+	CHECK_EQ(bind_fresh(net, 7300, &s), -EADDRINUSE);
+	for (int j = KIDS / 2, d = 0; d < KIDS; d++, j = (j + d * (d % 2 ? -1 : 1) + KIDS) % KIDS)
+		for (int i = KID_THREADS - 1; i >= 0; i--)
+			if (m[i].c[j]) {
+				CHECK_EQ(socktab_close(m[i].c[j]), 0);
+				m[i].c[j] = NULL;
+				CHECK_EQ(bind_fresh(net, 7300, &s), -EADDRINUSE);
+			}
+	for (int i = 0; i < KID_THREADS; i++)
+		for (int j = 0; j < KIDS; j++)
+			CHECK(!m[i].c[j]);
+	/* Only the TIME_WAIT entry is left; once it goes, so do the buckets. */
+	CHECK_EQ(socktab_tw_kill(socktab_sock_tw(tw)), 0);
+	socktab_sock_put(tw);
+	socktab_net_stats(net, &st);
+	CHECK_EQ(st.bind_buckets, buckets - 1);
+	CHECK_EQ(bind_fresh(net, 7300, &s), 0);
+	socktab_close(s);
+	socktab_net_free(net);
+}
+
 CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
 	   cookie_child, closed_before_accept, close_drops_queues, migrate,
 	   migrate_refused_and_spread, request_v6_and_teardown, request_v4_mapped,
 	   request_dual_stack_sockaddr_in, request_in_dump, request_bad_input, request_forgets_listener,
-	   request_entry_is_no_socket, request_unknown_device, timewait_taken_over_by_request)
+	   request_entry_is_no_socket, request_unknown_device, timewait_taken_over_by_request,
+	   children_of_threads_own_port)
