@@ -44,6 +44,8 @@ struct bench_crr_cfg {
 	bool port_per_thread;   /* thread i's flows go to a listener of its own on port 12867 + i */
 	bool port_shares;       /* thread i connects with port share i of the threads' count
 				 * rounded up to a power of two (socktab_thread_set_port_share) */
+	bool incoming_cpu;      /* thread i's lookups name receive CPU i (socktab_set_rx_cpu) and
+				 * listener i has SO_INCOMING_CPU i */
 	double paired_ms;       /* > 0: thread 0 alone and all threads take turns in phases of this
 				 * many ms (crr.c); the result's paired_* figures */
 };

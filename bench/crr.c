@@ -361,6 +361,10 @@ static void *crr_thread_main(void *arg)
 			t->share, t->shares);
 		exit(1);
 	}
+	if (x->cfg->incoming_cpu && socktab_set_rx_cpu((int)(t - x->th))) {
+		fprintf(stderr, "bench crr: socktab_set_rx_cpu failed\n");
+		exit(1);
+	}
 	warm_end = bench_now_ns() + (uint64_t)(x->cfg->warmup_s * 1e9);
 	/* Warm-up: untimed, at most one pass over the flows; bounded by time in -l mode, by a
 	 * count in -N mode (the same for every variant: see the top comment). */
@@ -551,6 +555,8 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		socklen_t salen = addr(x, &sa, htons(port));
 
 		if (!ln || socktab_setsockopt(ln, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+		    (c->incoming_cpu &&
+		     socktab_setsockopt(ln, SOL_SOCKET, SO_INCOMING_CPU, &i, sizeof(i))) ||
 		    socktab_bind(ln, (struct sockaddr *)&sa, salen) ||
 		    socktab_listen(ln, 4096)) {
 			fprintf(stderr, "bench crr: listener %d failed\n", i);
@@ -762,7 +768,8 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 
 static void help(void)
 {
-	printf("usage: socktab bench crr [-6] [--port-per-thread] [--port-shares] [-T THREADS]\n"
+	printf("usage: socktab bench crr [-6] [--port-per-thread] [--port-shares] [--incoming-cpu]\n"
+	       "                         [-T THREADS]\n"
 	       "                         [-F FLOWS | --sweep F1,F2,...]\n"
 	       "                         [-l SECONDS | -N TRANSACTIONS] [--range LO-HI]\n"
 	       "                         [--variant socktab|linux|linux-6.1|all]\n"
@@ -778,6 +785,9 @@ static void help(void)
 	       "child of every thread shares), as bench kernel-crr's threads have.\n"
 	       "--port-shares: thread i's connect()s take port share i of T rounded up to a power\n"
 	       "of two (socktab_thread_set_port_share), every variant; port_shares= says which.\n"
+	       "--incoming-cpu: thread i's lookups name receive CPU i (socktab_set_rx_cpu) and\n"
+	       "listener i has SO_INCOMING_CPU i, so the SO_REUSEPORT group gives thread i's\n"
+	       "SYNs to its own listener (R35); incoming_cpu= says whether.\n"
 	       "--paired MS (-T 2 or more, -l): thread 0 runs alone and all threads run in turns\n"
 	       "of MS ms; paired_scaling= is all threads' rate over thread 0's alone, both from\n"
 	       "the same seconds of the same run.\n"
@@ -804,6 +814,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_str(o, "family", c->family == AF_INET6 ? "ipv6" : "ipv4");
 	bench_out_str(o, "listener_ports", c->port_per_thread ? "per_thread" : "shared");
 	bench_out_str(o, "port_shares", c->port_shares ? "per_thread" : "none");
+	bench_out_str(o, "incoming_cpu", c->incoming_cpu ? "per_thread" : "none");
 	bench_out_u64(o, "num_threads", (uint64_t)c->threads);
 	bench_out_u64(o, "num_flows", (uint64_t)c->flows);
 	snprintf(buf, sizeof(buf), "%d-%d", c->lo, c->hi);
@@ -868,7 +879,8 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 int bench_crr_main(int argc, char **argv)
 {
 	enum { O_SWEEP = 256, O_RANGE, O_VARIANT, O_PRECHECK, O_LPORT, O_SEED, O_PLOT, O_ROUNDS,
-	       O_JSON, O_TIME_WAIT, O_FULL_WALK, O_PORT_PER_THREAD, O_PAIRED, O_PORT_SHARES };
+	       O_JSON, O_TIME_WAIT, O_FULL_WALK, O_PORT_PER_THREAD, O_PAIRED, O_PORT_SHARES,
+	       O_INCOMING_CPU };
 	static const struct option longopts[] = {
 		{ "sweep", required_argument, NULL, O_SWEEP },
 		{ "range", required_argument, NULL, O_RANGE },
@@ -883,6 +895,7 @@ int bench_crr_main(int argc, char **argv)
 		{ "full-walk", no_argument, NULL, O_FULL_WALK },
 		{ "port-per-thread", no_argument, NULL, O_PORT_PER_THREAD },
 		{ "port-shares", no_argument, NULL, O_PORT_SHARES },
+		{ "incoming-cpu", no_argument, NULL, O_INCOMING_CPU },
 		{ "paired", required_argument, NULL, O_PAIRED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -926,6 +939,9 @@ int bench_crr_main(int argc, char **argv)
 			break;
 		case O_PORT_SHARES:
 			c.port_shares = true;
+			break;
+		case O_INCOMING_CPU:
+			c.incoming_cpu = true;
 			break;
 		case O_PAIRED:
 			bad = opt_real(&op, "--paired", optarg, 1, 10000, &c.paired_ms);

@@ -55,7 +55,7 @@ struct scale_row {
 
 /* A crr run of @threads threads as the scale rows take it (the socktab variant). */
 static void crr_cfg(struct bench_crr_cfg *cc, int threads, int flows, double seconds,
-		    uint64_t seed, int family, bool ppt, bool shares)
+		    uint64_t seed, int family, bool ppt, bool shares, bool incpu)
 {
 	bench_crr_cfg_init(cc);
 	cc->threads = threads;
@@ -65,6 +65,7 @@ static void crr_cfg(struct bench_crr_cfg *cc, int threads, int flows, double sec
 	cc->family = family;
 	cc->port_per_thread = ppt;
 	cc->port_shares = shares;
+	cc->incoming_cpu = incpu;
 	cc->variant = bench_variant_find("socktab");
 }
 
@@ -109,7 +110,7 @@ static void help(void)
 	printf("usage: socktab bench scale [--threads 1,2,...] [-6] [-F FLOWS] [-l SECONDS]\n"
 	       "                           [--sockets N] [--touch BYTES] [--seed S] [--json]\n"
 	       "                           [--no-kernel] [--port-per-thread] [--port-shares]\n"
-	       "                           [--rounds R]\n"
+	       "                           [--incoming-cpu] [--rounds R]\n"
 	       "defaults: --threads 1,2 -F 1000 -l 2 --sockets 250000 --touch 64 --rounds 1\n"
 	       "For each thread count: established lookups by that many reader threads (socktab's\n"
 	       "table, online threads, no reference) and neper tcp_crr by that many threads over\n"
@@ -127,13 +128,15 @@ static void help(void)
 	       "its own; crr_vs_kernel is socktab's over the kernel's); --no-kernel leaves it out.\n"
 	       "--port-per-thread: crr's thread i has a listener of its own on port 12867+i, as the\n"
 	       "kernel's churn has (else all share port 12867's bind buckets).\n"
-	       "--port-shares: crr's thread i connects with port share i, as bench crr's.\n");
+	       "--port-shares: crr's thread i connects with port share i, as bench crr's.\n"
+	       "--incoming-cpu: crr's thread i names receive CPU i and its listener has\n"
+	       "SO_INCOMING_CPU i, as bench crr's.\n");
 }
 
 int bench_scale_main(int argc, char **argv)
 {
 	enum { O_THREADS = 256, O_SOCKETS, O_TOUCH, O_SEED, O_JSON, O_NO_KERNEL, O_PPT, O_ROUNDS,
-	       O_SHARES };
+	       O_SHARES, O_INCPU };
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "sockets", required_argument, NULL, O_SOCKETS },
@@ -143,6 +146,7 @@ int bench_scale_main(int argc, char **argv)
 		{ "no-kernel", no_argument, NULL, O_NO_KERNEL },
 		{ "port-per-thread", no_argument, NULL, O_PPT },
 		{ "port-shares", no_argument, NULL, O_SHARES },
+		{ "incoming-cpu", no_argument, NULL, O_INCPU },
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -150,7 +154,7 @@ int bench_scale_main(int argc, char **argv)
 	const struct opt_parser op = { "socktab bench scale", "h6F:l:", longopts };
 	int counts[MAX_COUNTS] = { 1, 2 }, ncounts = 2, flows = 1000, family = AF_INET, touch = 64;
 	int opt, err = 0, rounds = 1;
-	bool kernel = true, ppt = false, shares = false;
+	bool kernel = true, ppt = false, shares = false, incpu = false;
 	double seconds = 2, one_crr = 0, scaling2 = 0;
 	struct spread spread = { 0, 0 };
 	int one = -1;
@@ -200,6 +204,9 @@ int bench_scale_main(int argc, char **argv)
 			break;
 		case O_SHARES:
 			shares = true;
+			break;
+		case O_INCPU:
+			incpu = true;
 			break;
 		case O_ROUNDS:
 			bad = opt_count_int(&op, "--rounds", optarg, 1, MAX_ROUNDS, &rounds);
@@ -258,7 +265,7 @@ int bench_scale_main(int argc, char **argv)
 			fprintf(stderr, "scale: %d thread%s: crr -F %d -l %g (round %d/%d)\n",
 				counts[i], counts[i] > 1 ? "s" : "", flows, seconds, rd + 1, rounds);
 			crr_cfg(&cc, counts[i], flows, seconds, seed + (uint64_t)rd, family, ppt,
-				shares);
+				shares, incpu);
 			if ((err = bench_crr_run(&cc, &cr)))
 				break;
 			rows[i].crr_round[rd] = cr.throughput;
@@ -274,7 +281,7 @@ int bench_scale_main(int argc, char **argv)
 		r->crr_wire_errors = cr->wire_errors;
 		r->crr_connect_errors = cr->connect_errors;
 		r->counted = cr->counted && cr->transactions;
-		crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt, shares);
+		crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt, shares, incpu);
 		if (r->counted) {
 			/* connect() under port pressure: crr with flows holding 95 % of the range. */
 			struct bench_crr_result c95;
@@ -293,7 +300,7 @@ int bench_scale_main(int argc, char **argv)
 			r->connect95_locks = c95.counted_connects ? (double)c95.connect_locks /
 									  (double)c95.counted_connects
 								  : 0;
-			crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt, shares);
+			crr_cfg(&cc, counts[i], flows, seconds, seed, family, ppt, shares, incpu);
 		}
 		if (kernel) {
 			struct bench_kcrr_result kr;
@@ -346,6 +353,7 @@ int bench_scale_main(int argc, char **argv)
 		bench_out_u64(&o, "crr_flows", (uint64_t)flows);
 		bench_out_str(&o, "crr_listener_ports", ppt ? "per_thread" : "shared");
 		bench_out_str(&o, "crr_port_shares", shares ? "per_thread" : "none");
+		bench_out_str(&o, "crr_incoming_cpu", incpu ? "per_thread" : "none");
 		bench_out_dbl(&o, "lookup_per_sec", "%.0f", r->lookup);
 		bench_out_dbl(&o, "lookup_per_thread", "%.0f", r->lookup / r->threads);
 		bench_out_dbl(&o, "lookup_1thread_same_run", "%.0f", r->lookup_1thread);

@@ -9,8 +9,10 @@
 # Writes OUTDIR/machine.txt, OUTDIR/scale-F1000.txt, OUTDIR/scale-F20000.txt,
 # OUTDIR/scale-F1000-port-per-thread.txt (each thread's flows to a listener port of its own, as
 # the kernel's churn has), OUTDIR/scale-F1000-port-shares.txt (the same, each thread connecting
-# with a port share of its own, socktab_thread_set_port_share; no kernel run) and
-# OUTDIR/locks.txt; every command is echoed into its output file.
+# with a port share of its own, socktab_thread_set_port_share; no kernel run),
+# OUTDIR/scale-F1000-incoming-cpu.txt (one listener port, each thread with a port share and its
+# SYNs to a listener of its own through SO_INCOMING_CPU; no kernel run) and OUTDIR/locks.txt;
+# every command is echoed into its output file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-scale-out}}
@@ -48,6 +50,8 @@ run "$out/scale-F1000-port-per-thread.txt" build/socktab bench scale --threads "
 	-F 1000 -l 3 --sockets 1000000 --seed 1 --port-per-thread
 run "$out/scale-F1000-port-shares.txt" build/socktab bench scale --threads "$threads" \
 	-F 1000 -l 3 --sockets 1000000 --seed 1 --port-per-thread --port-shares --no-kernel
+run "$out/scale-F1000-incoming-cpu.txt" build/socktab bench scale --threads "$threads" \
+	-F 1000 -l 3 --sockets 1000000 --seed 1 --port-shares --incoming-cpu --no-kernel
 run "$out/locks.txt" build-counters/socktab bench scale --threads "$threads" -F 1000 -l 1 \
 	--sockets 100000 --seed 1 --no-kernel
 echo "scale-device: outputs in $out"
