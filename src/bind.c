@@ -4,19 +4,20 @@
  * in socket.c).
  *
  * Tables: bhash[(port + mix) & mask] holds one tb per (net, port) (R8, R14); bhash2[portaddr hash
- * & mask] holds one tb2 per (net, port, local address) (R7, R15). A socket that owns a port is on
- * the owners list of exactly one tb2. TIME_WAIT entries stay owners (R48).
- * Locks: the bhash bucket lock guards the tb, its tb2 list and every owners list of that port;
- * the bhash2 bucket lock (taken inside it) guards only the bhash2 chain. A listener's children
- * that own its port through its own tb2 are kept apart, in the tb2's kids shards (bind.h): one
- * per thread that made them (threads take shards in turn), each list under a lock of its own,
- * innermost of all. A child joins its shard, and leaves it, holding only the shard's lock while
- * the shard has other owners: the shard is then known to the bucket (kid_live), which the
- * bucket's owners keep alive. A shard's first owner and its last are added and removed under
- * the bhash lock as well, so under the bhash lock kid_live tells which shards have owners, and
- * every walk of a bucket's owners walks the live shards under their locks. tb is published with a
- * release store and freed after a grace period, because connect() walks bhash chains under RCU
- * (R55); tb2 is only ever touched under locks and freed at once.
+ * & mask] holds one tb2 per (net, port, local address) (R7, R15). A socket that owns a port is an
+ * owner of exactly one tb2: on its owners list, or, a listener's child, in one of its kids shards
+ * (below). TIME_WAIT entries stay owners (R48), always on the list.
+ * Locks: the bhash bucket lock guards the tb, its tb2 list and every owners list of that port; the
+ * bhash2 bucket lock (taken inside it) guards only the bhash2 chain. A listener's children that own
+ * its port through its own tb2 are kept apart, in the tb2's kids shards (bind.h): the shard of the
+ * thread that made them (threads take the 16 shards in turn, so past 16 threads some share one),
+ * each list under a lock of its own, innermost of all. A child joins its shard, and leaves it,
+ * holding only the shard's lock while the shard has other owners: the shard is then known to the
+ * bucket (kid_live), which the bucket's owners keep alive. A shard's first owner and its last are
+ * added and removed under the bhash lock as well, so under the bhash lock kid_live tells which
+ * shards have owners, and every walk of a bucket's owners walks the live shards under their locks.
+ * tb is published with a release store and freed after a grace period, because connect() walks
+ * bhash chains under RCU (R55); tb2 is only ever touched under locks and freed at once.
  * Rules implemented: R37-R45 (entry checks, overlap relation, conflict predicate, which owners are
  * compared, fast paths), R49-R50 (bind(0)), R58 (bucket reset when only connect() owners remain),
  * R60 (IP_BIND_ADDRESS_NO_PORT), R64-R66 (ranges, reserved ports), R109 (a TCP socket's own
@@ -921,13 +922,13 @@ static bool bind_conflict(const struct socktab_sock *sk, const struct socktab_so
 	return !(reuseport_ok && rp);
 }
 
-/* R41 then R42 for an owner of a tb2 that sk is compared with as a whole. */
 /* What an owner of a bucket is compared with (owners_any). */
 struct conflict_arg {
 	const struct socktab_sock *sk;
 	bool relax, cb_ok, reuseport_ok;
 };
 
+/* R41 then R42 for an owner of a tb2 that sk is compared with as a whole. */
 static bool bhash2_conflicts(const struct socktab_sock *sk2, const void *arg)
 {
 	const struct conflict_arg *c = arg;

@@ -52,9 +52,10 @@ struct socktab__tb2 {
 
 /*
  * The children of a listener that own its port through the listener's own tb2, spread over
- * shards by the thread that made them, each shard a list with a lock of its own on a line of
- * its own, so that two threads' children join and leave the port without the port's bhash lock
- * (bind.c). Together with tb2->owners they are the bucket's owners.
+ * shards by the thread that made them (threads take the shards in turn), each shard a list with
+ * a lock of its own on a line of its own, so that two threads' children join and leave the port
+ * without the port's bhash lock (bind.c). Together with tb2->owners they are the bucket's
+ * owners.
  */
 #define SOCKTAB__KID_SHARDS 16
 struct socktab__kids {

@@ -15,8 +15,9 @@
  *   (a)  atomic, no lock
  * Lock order: socket lock -> bhash -> bhash2 -> ehash; socket lock -> lhash2 -> reuseport lock;
  * UDP: socket lock -> primary slot -> reuseport lock -> hash2 slot -> hash4 slot. The TIME_WAIT
- * list lock, the pool locks and the port index's spin lock are leaves (nothing else is taken
- * while holding them). docs/concurrency.md has the whole picture.
+ * list lock, the pool locks, the port index's spin lock and a bind bucket's kids shard locks
+ * (bind.c) are leaves (nothing else is taken while holding them). docs/concurrency.md has the whole
+ * picture.
  *
  * Names: a `_locked` suffix means the caller holds the lock that guards the object (named in the
  * function's comment and asserted in debug builds); `_rcu` means the caller is inside an RCU

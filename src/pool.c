@@ -588,6 +588,7 @@ static void mark_freed(struct socktab_sock *sk)
 
 	SOCKTAB__ASSERT(!(kind & SOCKTAB__IN_POOL));
 	SOCKTAB__ASSERT(!socktab__hnode_hashed(&sk->node) && !bl->tb2 && !bl->pprev);
+	SOCKTAB__ASSERT(socktab__sk_is_tw(sk) || socktab__sk_is_req(sk) || !sk->cold->kid);
 	atomic_store_explicit(&sk->kind, kind | SOCKTAB__IN_POOL, memory_order_relaxed);
 }
 

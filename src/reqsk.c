@@ -418,6 +418,7 @@ static bool kid_fast(struct socktab_sock *l, struct socktab_sock *child)
 {
 	struct socktab__tb2 *ltb2 = socktab__sk_bl(l)->tb2;
 
+	SOCKTAB__ASSERT_SK_LOCKED(l);
 	return ltb2->tb->l3mdev == socktab__sk_bound_l3mdev(child) &&
 	       socktab__tb2_addr_match(ltb2, child);
 }
@@ -429,9 +430,10 @@ static bool kid_fast(struct socktab_sock *l, struct socktab_sock *child)
  *
  * The check and the insertion hold only the 4-tuple's ehash lock, as the kernel's
  * inet_ehash_insert() does: the port is the listener's and stays taken while it listens, so
- * unlike connect() there is no port choice to keep atomic with them. The port's bhash lock,
- * which every child of the port takes, is held only for the bind bucket: the child's place
- * among the port's owners, and a TIME_WAIT entry's leaving them.
+ * unlike connect() there is no port choice to keep atomic with them. The port's bhash lock is
+ * held only for the bind bucket: the child's place among the port's owners, and a TIME_WAIT
+ * entry's leaving them; a child of the listener's own bucket whose thread's kids shard has an
+ * owner already joins it under the shard's lock alone (bind.c).
  */
 static int hash_new_entry(struct socktab_net *net, struct socktab_sock *l, struct socktab_sock *sk,
 			  bool child, struct socktab__bind_prealloc *pa)

@@ -122,7 +122,8 @@ struct socktab_sock {
 	uint16_t sport;                    /* (s) port getsockname reports (kernel inet_sport): kept
 					    * after the port is given back by a reset or disconnect */
 	_Atomic uint8_t userlocks;         /* (s) SOCKTAB__*_LOCK, CONNECT_BIND; a port's other
-					    * owners read it under its bhash lock (bind.c) */
+					    * owners read it under its bhash lock, a kid of the
+					    * same shard under the shard's lock (bind.c) */
 	_Atomic uint8_t kind;              /* (c) enum socktab__kind | SOCKTAB__HAS_PRIV, and
 					    * SOCKTAB__IN_POOL (p) */
 	/* The caller's area follows at the next line (socktab__sk_priv). */
@@ -135,9 +136,11 @@ struct socktab_sock {
 struct socktab__bindlink {
 	union {
 		struct {
-			struct socktab__tb2 *tb2;           /* (b) bucket this object owns a port through */
-			struct socktab_sock *next;          /* (b) next owner of tb2 */
-			struct socktab_sock **pprev;        /* (b) */
+			/* (b); a kid's (bind.c) under its shard's lock as well, and
+			 * under that lock alone while the shard keeps another owner */
+			struct socktab__tb2 *tb2;           /* bucket this object owns a port through */
+			struct socktab_sock *next;          /* next owner of tb2 (list or shard) */
+			struct socktab_sock **pprev;
 		};
 		struct {
 			union {

@@ -7,11 +7,12 @@
  * bind-bucket link, list links, expiry and SOCKTAB__TW_PRIV bytes for the caller. The
  * active closer's socket is swapped for it in place: in its ehash chain (one store, so a reader
  * sees one or the other, R22) and among its tb2's owners (it keeps the port, with the original
- * socket's reuse flags, R48); a socket its caller still holds with a port bind() locked stays an
- * owner beside the entry. The net keeps a FIFO list of entries (all live tw_len), which holds
- * one reference on each. There is no timer thread: socktab_net_tick_budget() reaps expired
- * entries a budget at a time (socktab_net_tick() repeats it until none is due), the control calls
- * reap a few each, and a connect() that meets an expired entry takes it over.
+ * socket's reuse flags, R48; a listener's child leaves its kids shard, bind.c, and the entry joins
+ * the owners list instead); a socket its caller still holds with a port bind() locked stays an
+ * owner beside the entry. The net keeps a FIFO list of entries (all live tw_len), which holds one
+ * reference on each. There is no timer thread: socktab_net_tick_budget() reaps expired entries a
+ * budget at a time (socktab_net_tick() repeats it until none is due), the control calls reap a few
+ * each, and a connect() that meets an expired entry takes it over.
  * Every unhash of an entry happens under the bhash lock of its port; a bucket link
  * (socktab__sk_bl(tw)->tb2 != NULL) says it is still hashed.
  */
