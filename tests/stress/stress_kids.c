@@ -7,10 +7,13 @@
  * takes only the shard's lock, while the closer's leave of the shard's last owner takes the
  * port's bhash lock as well and clears the shard's bit in the bucket. A checker thread takes the
  * bhash lock and each shard's lock in turn, as every walk of the bucket's owners does, and checks
- * that a shard has owners exactly when its bit says so: a join that decided it was not the first
+ * that a shard has owners exactly when its bit says so (a join that decided it was not the first
  * before taking the shard's lock could put a child in a shard the bucket no longer knows of, and
- * the port's bind checks would not see it. At the end, with every child and the listener closed,
- * the bucket must be gone and a plain bind() must get the port.
+ * the port's bind checks would not see it), and that each shard's list is whole: every member
+ * linked back to where it hangs, naming the bucket and the shard. A binder thread meanwhile
+ * binds fresh sockets to the port, whose conflict checks walk the shards as they change: each
+ * must fail with EADDRINUSE (the listener owns the port). At the end, with every child and the
+ * listener closed, the bucket must be gone and a plain bind() must get the port.
  * The negative-control build (-Dnaive_order=true, SOCKTAB_NAIVE_KIDS=1) looks at the shard
  * before taking its lock, with a widened window: this test must fail there.
  * --duration S (bounded also by a cap on children). Prints one summary line, then
@@ -30,7 +33,7 @@ static struct socktab_net *net;
 static struct socktab_sock *listener;
 static _Atomic int stop;
 static double duration = 2;
-static _Atomic uint64_t n_made, n_closed, n_checks, n_violations, n_bad;
+static _Atomic uint64_t n_made, n_closed, n_checks, n_violations, n_binds, n_bad;
 
 /* The children a maker hands to the closer. */
 struct handoff {
@@ -127,7 +130,29 @@ static void *closer(void *arg)
 	return NULL;
 }
 
-/* Under the bhash lock, shard by shard under its lock: owners exactly where the bit is set. */
+/* bind() of fresh sockets to the listener's address and port: EADDRINUSE every time. */
+static void *binder(void *arg)
+{
+	struct sockaddr_in a = sin4("127.0.0.1", LPORT);
+
+	(void)arg;
+	socktab_thread_register();
+	while (!atomic_load(&stop)) {
+		struct socktab_sock *b = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+		int err = b ? socktab_bind(b, (struct sockaddr *)&a, sizeof(a)) : -ENOMEM;
+
+		if (err != -EADDRINUSE)
+			bad("bind beside the listener", err ? err : EINVAL);
+		if (b)
+			socktab_close(b);
+		atomic_fetch_add(&n_binds, 1);
+	}
+	socktab_thread_unregister();
+	return NULL;
+}
+
+/* Under the bhash lock, shard by shard under its lock: owners exactly where the bit is set, and
+ * each list whole. */
 static void *checker(void *arg)
 {
 	struct socktab__tb2 *tb2 = arg;
@@ -143,10 +168,16 @@ static void *checker(void *arg)
 		for (int i = 0; k && i < SOCKTAB__KID_SHARDS; i++) {
 			bool live;
 
+			struct socktab_sock **at = &k->s[i].head;
+
 			pthread_mutex_lock(&k->s[i].lock);
 			live = (tb2->kid_live >> i) & 1;
 			if (live != (k->s[i].head != NULL))
 				atomic_fetch_add(&n_violations, 1);
+			for (struct socktab_sock *o = *at; o; at = &socktab__sk_bl(o)->next, o = *at)
+				if (socktab__sk_bl(o)->pprev != at || socktab__sk_bl(o)->tb2 != tb2 ||
+				    o->cold->kid != i + 1)
+					atomic_fetch_add(&n_violations, 1);
 			pthread_mutex_unlock(&k->s[i].lock);
 		}
 		pthread_mutex_unlock(lock);
@@ -162,7 +193,7 @@ int main(int argc, char **argv)
 	struct socktab_net_params p;
 	struct socktab_net_stats st;
 	struct socktab_sock *b;
-	pthread_t m[MAKERS], c, k;
+	pthread_t m[MAKERS], c, k, bd;
 	struct timespec t0;
 	uint64_t buckets;
 	int bind_err;
@@ -191,6 +222,7 @@ int main(int argc, char **argv)
 	pthread_create(&c, NULL, closer, NULL);
 	/* The listener keeps its bucket while the checker reads it. */
 	pthread_create(&k, NULL, checker, socktab__sk_bl(listener)->tb2);
+	pthread_create(&bd, NULL, binder, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stress_elapsed(&t0, duration) && atomic_load(&n_made) < MAX_KIDS) {
 		struct timespec nap = { 0, 10 * 1000 * 1000 };
@@ -202,6 +234,7 @@ int main(int argc, char **argv)
 		pthread_join(m[i], NULL);
 	pthread_join(c, NULL);
 	pthread_join(k, NULL);
+	pthread_join(bd, NULL);
 	close_handed();
 	socktab_close(listener);
 	socktab_net_stats(net, &st);
@@ -209,12 +242,13 @@ int main(int argc, char **argv)
 	bind_err = b ? socktab_bind(b, (struct sockaddr *)&a, sizeof(a)) : -ENOMEM;
 	/* Both sides must have happened many times: children made and closed, checks made. */
 	ok = !n_bad && !n_violations && st.bind_buckets == buckets && !bind_err &&
-	     n_made == n_closed && n_made > 1000 && n_checks > 100;
-	printf("stress_kids: children=%llu closed=%llu checks=%llu violations=%llu bad=%llu; "
-	       "buckets left: %lld; bind after: %d\n",
+	     n_made == n_closed && n_made > 1000 && n_checks > 100 && n_binds > 100;
+	printf("stress_kids: children=%llu closed=%llu checks=%llu binds=%llu violations=%llu "
+	       "bad=%llu; buckets left: %lld; bind after: %d\n",
 	       (unsigned long long)n_made, (unsigned long long)n_closed,
-	       (unsigned long long)n_checks, (unsigned long long)n_violations,
-	       (unsigned long long)n_bad, (long long)(st.bind_buckets - buckets), bind_err);
+	       (unsigned long long)n_checks, (unsigned long long)n_binds,
+	       (unsigned long long)n_violations, (unsigned long long)n_bad,
+	       (long long)(st.bind_buckets - buckets), bind_err);
 	if (b)
 		socktab_close(b);
 	socktab_net_free(net);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Allocation-failure injection: for every step of a representative script (net_new, socket,
- * bind, bind(0), listen, connect, a child, SO_REUSEPORT groups, UDP bind/connect, close with
+ * bind, bind(0), listen, connect, a child, children of a listener bound to an address (its
+ * bucket's kids shards), SO_REUSEPORT groups, UDP bind/connect, close with
  * TIME_WAIT, sysctl, tick, a second net sharing the tables, net_free) and for every N up to the
  * number of allocations that step makes, the N-th allocation fails. Then:
  *   - the step returns -ENOMEM (constructors: NULL with errno ENOMEM), and the tables are exactly
@@ -10,7 +11,7 @@
  *     reference result; or
  *   - the step succeeds anyway, which only steps that document a fallback may do (close() without
  *     a TIME_WAIT entry, as the kernel when tcp_max_tw_buckets is reached; connect() without its
- *     port index, an optimisation);
+ *     port index, an optimisation; a child on its bucket's owners list without kids shards);
  *   - the rest of the script runs unarmed and everything is freed: ASan/LSan (make test) report
  *     any leak.
  *
@@ -125,7 +126,7 @@ static void disarm(void)
 
 /* ---------------------------------------------------------------- the script */
 
-#define NSOCK 12
+#define NSOCK 15
 #define NFILL (int)(SOCKTAB__SLAB_BYTES / 128) /* a whole slab of IPv4 TIME_WAIT entries */
 
 struct ctx {
@@ -241,6 +242,17 @@ static int second_net_socket(struct ctx *c)
 	return made(c->sk[11]);
 }
 
+/* A child of listener 12 (bound to 127.0.0.1:5100) for a SYN from 127.0.0.4:@rport, into slot
+ * @i: it owns the port in the listener bucket's kids shards (bind.c). */
+static int kid(struct ctx *c, int i, int rport)
+{
+	struct sockaddr_in l = check_sin("127.0.0.1", 5100), r = check_sin("127.0.0.4", rport);
+
+	c->sk[i] = socktab_sock_new_child(c->sk[12], (struct sockaddr *)&l, (struct sockaddr *)&r,
+					  sizeof(l), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	return made(c->sk[i]);
+}
+
 static int reuseport_listener(struct ctx *c, int i)
 {
 	int r = check_setint(c->sk[i], SOL_SOCKET, SO_REUSEPORT, 1);
@@ -299,6 +311,16 @@ STEP(close_listener, STRICT, return close_sk(c, 0);)
 STEP(close_child, STRICT, return close_sk(c, 2);)
 STEP(close_timewait_v6, MAY_ABSORB, return close_sk(c, 3);)
 STEP(close_rp, STRICT, return close_sk(c, 4);)
+STEP(addr_listener_socket, STRICT, return sock4(c, 12, SOCKTAB_TCP);)
+STEP(addr_listener_bind, STRICT, return check_bind4(c->sk[12], "127.0.0.1", 5100);)
+STEP(addr_listen, STRICT, return socktab_listen(c->sk[12], 16);)
+/* The thread's first child of the port makes the bucket's kids shards: without their memory it
+ * owns the port on the bucket's owners list instead (a documented fallback). */
+STEP(kid_first, MAY_ABSORB, return kid(c, 13, 7100);)
+STEP(kid_second, STRICT, return kid(c, 14, 7101);)
+STEP(close_addr_listener, STRICT, return close_sk(c, 12);)
+STEP(close_kid_first, STRICT, return close_sk(c, 13);)
+STEP(close_kid_second, STRICT, return close_sk(c, 14);)
 STEP(close_udp, STRICT, return close_sk(c, 6);)
 STEP(tick, STRICT, c->clock += 61ull * 1000000000ull; return socktab_net_tick(c->net);)
 STEP(net2_new, STRICT, return second_net(c);)
@@ -325,7 +347,11 @@ static const struct step script[] = {
 	S(req_promote, STRICT),	       S(accept, STRICT),
 	S(close_listener, STRICT),
 	S(close_child, STRICT),	       S(close_timewait_v6, MAY_ABSORB),
-	S(close_rp, STRICT),	       S(close_udp, STRICT),
+	S(close_rp, STRICT),	       S(addr_listener_socket, STRICT),
+	S(addr_listener_bind, STRICT), S(addr_listen, STRICT),
+	S(kid_first, MAY_ABSORB),      S(kid_second, STRICT),
+	S(close_addr_listener, STRICT), S(close_kid_first, STRICT),
+	S(close_kid_second, STRICT),   S(close_udp, STRICT),
 	S(tick, STRICT),	       S(net2_new, STRICT),
 	S(net2_socket, STRICT),	       S(net2_connect, MAY_ABSORB),
 	S(net2_close, STRICT),

@@ -827,6 +827,7 @@ struct kid_maker {
 	struct socktab_sock *l;
 	int first_rport;
 	struct socktab_sock *c[KIDS];
+	uint32_t bit;
 };
 
 static void *make_kids(void *arg)
@@ -858,20 +859,41 @@ static int bind_fresh(struct socktab_net *net, int port, struct socktab_sock **o
 	return err;
 }
 
+/* The kids shard @m's children are in, as a bit of their bucket's kid_live (taken while they
+ * are all open). */
+static uint32_t shard_bit(const struct kid_maker *m)
+{
+	return m->bit;
+}
+
+/* The kids shards that must be live: those of the makers with a child still open. */
+static uint32_t live_wanted(const struct kid_maker *m)
+{
+	uint32_t w = 0;
+
+	for (int i = 0; i < KID_THREADS; i++)
+		for (int j = 0; j < KIDS; j++)
+			if (m[i].c[j])
+				w |= shard_bit(&m[i]);
+	return w;
+}
+
 /*
  * __inet_inherit_port: children made by several threads own their listener's port (bind.c keeps
  * them in the bucket's kids shards, one per thread), after the listener has gone too, until the
- * last of them leaves, whichever thread closes them and in whatever order; one that moves to
- * TIME_WAIT hands the port to its entry.
+ * last of them leaves, whichever thread closes them and in whatever order; a shard stays known
+ * to the bucket exactly while it has a child. The last child, moved to TIME_WAIT, hands the port
+ * to its entry, which joins the owners list.
  */
 TEST(children_of_threads_own_port)
 {
 	struct socktab_net *net = new_net();
-	struct socktab_sock *l = listener4(net, 7300, 128, 0), *s = NULL, *tw;
+	struct socktab_sock *l = listener4(net, 7300, 128, 0), *s = NULL, *tw, *last;
 	struct kid_maker m[KID_THREADS];
 	pthread_t th[KID_THREADS];
 	struct socktab__tb2 *tb2;
 	struct socktab_net_stats st;
+	uint32_t all = 0;
 	uint64_t buckets;
 
 	CHECK(l);
@@ -887,39 +909,58 @@ TEST(children_of_threads_own_port)
 		for (int j = 0; j < KIDS; j++) {
 			CHECK(m[i].c[j]);
 			CHECK_EQ(check_port(m[i].c[j]), 7300);
+			/* a thread's children share its shard */
+			CHECK_EQ(m[i].c[j]->cold->kid, m[i].c[0]->cold->kid);
+			m[i].bit = 1u << (m[i].c[0]->cold->kid - 1);
 		}
 	/* Each thread's children in a shard of its own; the listener alone on the list. */
 	tb2 = socktab__sk_bl(l)->tb2;
-	CHECK_EQ(__builtin_popcount(tb2->kid_live), KID_THREADS);
+	for (int i = 0; i < KID_THREADS; i++)
+		all |= shard_bit(&m[i]);
+	CHECK_EQ(__builtin_popcount(all), KID_THREADS);
+	CHECK_EQ(tb2->kid_live, all);
 	CHECK(tb2->owners == l && !socktab__sk_bl(l)->next);
 	CHECK_EQ(socktab_close(l), 0);
+	CHECK(!tb2->owners);
 	CHECK_EQ(bind_fresh(net, 7300, &s), -EADDRINUSE);
 
-	/* One child to TIME_WAIT: its entry owns the port from then on. */
-	CHECK_EQ(socktab_set_state(m[1].c[5], SOCKTAB_TCP_ESTABLISHED), 0);
-	CHECK_EQ(socktab_set_state(m[1].c[5], SOCKTAB_TCP_FIN_WAIT1), 0);
-	CHECK_EQ(socktab_set_state(m[1].c[5], SOCKTAB_TCP_TIME_WAIT), 0);
-	tw = lookup4(net, 7300, 20105);
-	CHECK(tw && socktab_sock_tw(tw));
-	/* Every other child: the oldest of each shard (its tail), the newest (its head), then
-	 * the rest, each thread's from the middle out; the port stays taken throughout. */
+	/* Every child but one: the oldest of each shard (its tail), the newest (its head), then
+	 * the rest, each thread's from the middle out. The port stays taken, and each shard live
+	 * while it has a child. */
+	last = m[1].c[5];
+	m[1].c[5] = NULL;
 	for (int i = 0; i < KID_THREADS; i++) {
 		CHECK_EQ(socktab_close(m[i].c[0]), 0);
 		CHECK_EQ(socktab_close(m[i].c[KIDS - 1]), 0);
 		m[i].c[0] = m[i].c[KIDS - 1] = NULL;
 	}
-	CHECK_EQ(bind_fresh(net, 7300, &s), -EADDRINUSE);
 	for (int j = KIDS / 2, d = 0; d < KIDS; d++, j = (j + d * (d % 2 ? -1 : 1) + KIDS) % KIDS)
 		for (int i = KID_THREADS - 1; i >= 0; i--)
 			if (m[i].c[j]) {
 				CHECK_EQ(socktab_close(m[i].c[j]), 0);
 				m[i].c[j] = NULL;
+				/* (the last child keeps its thread's shard) */
+				CHECK_EQ(tb2->kid_live, live_wanted(m) | shard_bit(&m[1]));
 				CHECK_EQ(bind_fresh(net, 7300, &s), -EADDRINUSE);
 			}
 	for (int i = 0; i < KID_THREADS; i++)
 		for (int j = 0; j < KIDS; j++)
 			CHECK(!m[i].c[j]);
-	/* Only the TIME_WAIT entry is left; once it goes, so do the buckets. */
+	/* Only the last child owns the port now. */
+	CHECK_EQ(tb2->kid_live, shard_bit(&m[1]));
+	CHECK(!tb2->owners);
+	CHECK_EQ(bind_fresh(net, 7300, &s), -EADDRINUSE);
+
+	/* To TIME_WAIT: its entry owns the port from then on, on the owners list. */
+	CHECK_EQ(socktab_set_state(last, SOCKTAB_TCP_ESTABLISHED), 0);
+	CHECK_EQ(socktab_set_state(last, SOCKTAB_TCP_FIN_WAIT1), 0);
+	CHECK_EQ(socktab_set_state(last, SOCKTAB_TCP_TIME_WAIT), 0);
+	tw = lookup4(net, 7300, 20105);
+	CHECK(tw && socktab_sock_tw(tw));
+	CHECK(tb2->owners == tw && !socktab__sk_bl(tw)->next && !tb2->kid_live);
+	CHECK_EQ(socktab_close(last), 0);
+	CHECK_EQ(bind_fresh(net, 7300, &s), -EADDRINUSE);
+	/* Once it goes, so do the buckets, and the port is free. */
 	CHECK_EQ(socktab_tw_kill(socktab_sock_tw(tw)), 0);
 	socktab_sock_put(tw);
 	socktab_net_stats(net, &st);
