@@ -4,7 +4,8 @@
 # tcp_crr at -F 1000 and at -F 20000, IPv4), with the live kernel's own crr churn beside it when
 # run as root, plus a counting build's locks, atomics and shared writes per operation (lookups,
 # crr, connect() at 95 % occupancy). Made for a many-core machine
-# (about 6 minutes on 16 cores); on a 2-vCPU one it shows what oversubscription costs.
+# (8.4 minutes on a 2-vCPU AMD EPYC, builds included; the runs are bounded in time, not by the
+# cores); on a 2-vCPU machine it shows what oversubscription costs.
 #   scripts/scale-device.sh [OUTDIR]      (default: $OUT when set, else ./scale-out)
 # Writes OUTDIR/machine.txt, OUTDIR/scale-F1000.txt, OUTDIR/scale-F20000.txt,
 # OUTDIR/scale-F1000-port-per-thread.txt (each thread's flows to a listener port of its own, as
