@@ -46,6 +46,7 @@ struct bench_crr_cfg {
 				 * rounded up to a power of two (socktab_thread_set_port_share) */
 	bool incoming_cpu;      /* thread i's lookups name receive CPU i (socktab_set_rx_cpu) and
 				 * listener i has SO_INCOMING_CPU i */
+	bool wildcard;          /* listeners bound to 0.0.0.0 / :: instead of the loopback address */
 	double paired_ms;       /* > 0: thread 0 alone and all threads take turns in phases of this
 				 * many ms (crr.c); the result's paired_* figures */
 };

@@ -554,6 +554,14 @@ int bench_crr_run(const struct bench_crr_cfg *c, struct bench_crr_result *r)
 		uint16_t port = (uint16_t)(CRR_PORT + (c->port_per_thread ? i : 0));
 		socklen_t salen = addr(x, &sa, htons(port));
 
+		if (c->wildcard) {
+			/* 0.0.0.0 or ::, the port alone */
+			if (c->family == AF_INET6)
+				((struct sockaddr_in6 *)&sa)->sin6_addr = in6addr_any;
+			else
+				((struct sockaddr_in *)&sa)->sin_addr.s_addr = htonl(INADDR_ANY);
+		}
+
 		if (!ln || socktab_setsockopt(ln, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
 		    (c->incoming_cpu &&
 		     socktab_setsockopt(ln, SOL_SOCKET, SO_INCOMING_CPU, &i, sizeof(i))) ||
@@ -769,7 +777,7 @@ void bench_crr_merge(struct bench_crr_result *acc, const struct bench_crr_result
 static void help(void)
 {
 	printf("usage: socktab bench crr [-6] [--port-per-thread] [--port-shares] [--incoming-cpu]\n"
-	       "                         [-T THREADS]\n"
+	       "                         [--wildcard] [-T THREADS]\n"
 	       "                         [-F FLOWS | --sweep F1,F2,...]\n"
 	       "                         [-l SECONDS | -N TRANSACTIONS] [--range LO-HI]\n"
 	       "                         [--variant socktab|linux|linux-6.1|all]\n"
@@ -788,6 +796,8 @@ static void help(void)
 	       "--incoming-cpu: thread i's lookups name receive CPU i (socktab_set_rx_cpu) and\n"
 	       "listener i has SO_INCOMING_CPU i, so the SO_REUSEPORT group gives thread i's\n"
 	       "SYNs to its own listener (R35); incoming_cpu= says whether.\n"
+	       "--wildcard: the listeners are bound to 0.0.0.0 (-6: ::) rather than the loopback\n"
+	       "address, so each child owns the port in its own address's bind bucket.\n"
 	       "--paired MS (-T 2 or more, -l): thread 0 runs alone and all threads run in turns\n"
 	       "of MS ms; paired_scaling= is all threads' rate over thread 0's alone, both from\n"
 	       "the same seconds of the same run.\n"
@@ -815,6 +825,7 @@ static void print_result(struct bench_out *o, const struct bench_crr_cfg *c,
 	bench_out_str(o, "listener_ports", c->port_per_thread ? "per_thread" : "shared");
 	bench_out_str(o, "port_shares", c->port_shares ? "per_thread" : "none");
 	bench_out_str(o, "incoming_cpu", c->incoming_cpu ? "per_thread" : "none");
+	bench_out_str(o, "listener_address", c->wildcard ? "wildcard" : "loopback");
 	bench_out_u64(o, "num_threads", (uint64_t)c->threads);
 	bench_out_u64(o, "num_flows", (uint64_t)c->flows);
 	snprintf(buf, sizeof(buf), "%d-%d", c->lo, c->hi);
@@ -880,7 +891,7 @@ int bench_crr_main(int argc, char **argv)
 {
 	enum { O_SWEEP = 256, O_RANGE, O_VARIANT, O_PRECHECK, O_LPORT, O_SEED, O_PLOT, O_ROUNDS,
 	       O_JSON, O_TIME_WAIT, O_FULL_WALK, O_PORT_PER_THREAD, O_PAIRED, O_PORT_SHARES,
-	       O_INCOMING_CPU };
+	       O_INCOMING_CPU, O_WILDCARD };
 	static const struct option longopts[] = {
 		{ "sweep", required_argument, NULL, O_SWEEP },
 		{ "range", required_argument, NULL, O_RANGE },
@@ -896,6 +907,7 @@ int bench_crr_main(int argc, char **argv)
 		{ "port-per-thread", no_argument, NULL, O_PORT_PER_THREAD },
 		{ "port-shares", no_argument, NULL, O_PORT_SHARES },
 		{ "incoming-cpu", no_argument, NULL, O_INCOMING_CPU },
+		{ "wildcard", no_argument, NULL, O_WILDCARD },
 		{ "paired", required_argument, NULL, O_PAIRED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -942,6 +954,9 @@ int bench_crr_main(int argc, char **argv)
 			break;
 		case O_INCOMING_CPU:
 			c.incoming_cpu = true;
+			break;
+		case O_WILDCARD:
+			c.wildcard = true;
 			break;
 		case O_PAIRED:
 			bad = opt_real(&op, "--paired", optarg, 1, 10000, &c.paired_ms);

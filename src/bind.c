@@ -8,16 +8,19 @@
  * owner of exactly one tb2: on its owners list, or, a listener's child, in one of its kids shards
  * (below). TIME_WAIT entries stay owners (R48), always on the list.
  * Locks: the bhash bucket lock guards the tb, its tb2 list and every owners list of that port; the
- * bhash2 bucket lock (taken inside it) guards only the bhash2 chain. A listener's children that own
- * its port through its own tb2 are kept apart, in the tb2's kids shards (bind.h): the shard of the
- * thread that made them (threads take the 16 shards in turn, so past 16 threads some share one),
- * each list under a lock of its own, innermost of all. A child joins its shard, and leaves it,
- * holding only the shard's lock while the shard has other owners: the shard is then known to the
- * bucket (kid_live), which the bucket's owners keep alive. A shard's first owner and its last are
- * added and removed under the bhash lock as well, so under the bhash lock kid_live tells which
- * shards have owners, and every walk of a bucket's owners walks the live shards under their locks.
- * tb is published with a release store and freed after a grace period, because connect() walks
- * bhash chains under RCU (R55); tb2 is only ever touched under locks and freed at once.
+ * bhash2 bucket lock (taken inside it) guards only the bhash2 chain. A listener's children, which
+ * own its port through the tb2 of their address, are kept apart, in that tb2's kids shards
+ * (bind.h): the shard of the thread that made them (threads take the 16 shards in turn, so past 16
+ * threads some share one), each list under a lock of its own, innermost of all. A child joins its
+ * shard, and leaves it, holding only the shard's lock while the shard has other owners: the shard
+ * is then known to the bucket (kid_live), which the bucket's owners keep alive. A shard's first
+ * owner and its last are added and removed under the bhash lock as well, so under the bhash lock
+ * kid_live tells which shards have owners, and every walk of a bucket's owners walks the live
+ * shards under their locks. tb is published with a release store and freed after a grace period,
+ * because connect() walks bhash chains under RCU (R55); so is tb2 (and its kids shards), because a
+ * child looks up the tb2 of its address under RCU to join it (a tb2 found so may be on its way out:
+ * the join then finds its shard empty under the shard's lock and takes the bhash lock, as a shard's
+ * first owner does).
  * Rules implemented: R37-R45 (entry checks, overlap relation, conflict predicate, which owners are
  * compared, fast paths), R49-R50 (bind(0)), R58 (bucket reset when only connect() owners remain),
  * R60 (IP_BIND_ADDRESS_NO_PORT), R64-R66 (ranges, reserved ports), R109 (a TCP socket's own
@@ -288,10 +291,25 @@ struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net, const str
 	a = socktab__sk_v6_saddr(sk);
 	h2 = bhash2_head(net, &a, tb->port);
 	socktab__lock(socktab__bhead2_lock(net->tab, h2));
-	for (tb2 = h2->chain; tb2; tb2 = tb2->next)
+	for (tb2 = atomic_load_explicit(&h2->chain, memory_order_relaxed); tb2;
+	     tb2 = atomic_load_explicit(&tb2->next, memory_order_relaxed))
 		if (tb2->tb == tb && socktab__tb2_addr_match(tb2, sk))
 			break;
 	socktab__unlock(socktab__bhead2_lock(net->tab, h2));
+	return tb2;
+}
+
+struct socktab__tb2 *socktab__tb2_find_rcu(struct socktab__tb *tb, const struct socktab_sock *sk)
+{
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
+	struct socktab__bhead2 *h2 = bhash2_head(tb->net, &a, tb->port);
+	struct socktab__tb2 *tb2;
+
+	SOCKTAB__ASSERT_RCU();
+	for (tb2 = atomic_load_explicit(&h2->chain, memory_order_acquire); tb2;
+	     tb2 = atomic_load_explicit(&tb2->next, memory_order_acquire))
+		if (tb2->tb == tb && socktab__tb2_addr_match(tb2, sk))
+			break;
 	return tb2;
 }
 
@@ -355,8 +373,10 @@ static struct socktab__tb2 *tb2_get(struct socktab_net *net, struct socktab__tb 
 	tb->tb2_list = tb2;
 	h2 = bhash2_head(net, &tb2->addr, tb->port);
 	socktab__lock(socktab__bhead2_lock(net->tab, h2));
-	tb2->next = h2->chain;
-	h2->chain = tb2;
+	atomic_store_explicit(&tb2->next, atomic_load_explicit(&h2->chain, memory_order_relaxed),
+			      memory_order_relaxed);
+	/* Release: a lookup under RCU (socktab__tb2_find_rcu) that finds it finds it whole. */
+	atomic_store_explicit(&h2->chain, tb2, memory_order_release);
 	socktab__unlock(socktab__bhead2_lock(net->tab, h2));
 	*created = true;
 	return tb2;
@@ -414,10 +434,11 @@ void socktab__feed_unclaim_locked(struct socktab_net *net, const struct socktab_
 
 /* ---- kids shards (bind.h) ---- */
 
-static void kids_free(struct socktab__kids *k)
+static void kids_free_rcu(struct rcu_head *head)
 {
-	if (!k)
-		return;
+	struct socktab__kids *k = caa_container_of(head, struct socktab__kids, rcu);
+
+	socktab__rcu_cb_enter(k);
 	for (int i = 0; i < SOCKTAB__KID_SHARDS; i++)
 		pthread_mutex_destroy(&k->s[i].lock);
 	free(k);
@@ -610,7 +631,9 @@ static bool owners_any(const struct socktab__tb2 *tb2,
 void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__tb2 *tb2)
 {
 	struct socktab__bhead2 *h2;
+	_Atomic(struct socktab__tb2 *) *ap;
 	struct socktab__tb2 **pp;
+	struct socktab__kids *kids;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb2->port));
 	if (tb2->owners || tb2->kid_live)
@@ -623,9 +646,13 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 	}
 	h2 = bhash2_head(net, &tb2->addr, tb2->port);
 	socktab__lock(socktab__bhead2_lock(net->tab, h2));
-	for (pp = &h2->chain; *pp; pp = &(*pp)->next)
-		if (*pp == tb2) {
-			*pp = tb2->next;
+	for (ap = &h2->chain; atomic_load_explicit(ap, memory_order_relaxed);
+	     ap = &atomic_load_explicit(ap, memory_order_relaxed)->next)
+		if (atomic_load_explicit(ap, memory_order_relaxed) == tb2) {
+			/* A lookup under RCU standing on it goes on from its next as before. */
+			atomic_store_explicit(ap, atomic_load_explicit(&tb2->next,
+								       memory_order_relaxed),
+					      memory_order_relaxed);
 			break;
 		}
 	socktab__unlock(socktab__bhead2_lock(net->tab, h2));
@@ -634,8 +661,11 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 			*pp = tb2->tb_next;
 			break;
 		}
-	kids_free(atomic_load_explicit(&tb2->kids, memory_order_relaxed));
-	socktab__bucket_free(tb2);
+	/* A child's lookup under RCU may still read the bucket and lock its shards. */
+	kids = atomic_load_explicit(&tb2->kids, memory_order_relaxed);
+	if (kids)
+		socktab__call_rcu(kids, &kids->rcu, kids_free_rcu);
+	socktab__bucket_free_rcu(&tb2->rcu);
 }
 
 /* Caller holds the bhash lock. Makes @sk an owner of @tb2 on @port. */
@@ -984,7 +1014,8 @@ static bool addr_any_conflict(const struct socktab_sock *sk, const struct sockta
 	bool cb_ok = reuseport_cb_ok(sk), conflict = false;
 
 	socktab__lock(socktab__bhead2_lock(tb->net->tab, h2));
-	for (const struct socktab__tb2 *tb2 = h2->chain; tb2 && !conflict; tb2 = tb2->next) {
+	for (const struct socktab__tb2 *tb2 = atomic_load_explicit(&h2->chain, memory_order_relaxed);
+	     tb2 && !conflict; tb2 = atomic_load_explicit(&tb2->next, memory_order_relaxed)) {
 		bool any = tb2->addr_type == SOCKTAB__ADDR_ANY ||
 			   (tb2->addr_type == SOCKTAB__ADDR_MAPPED && tb2->v4 == 0 && !sk_plain_v6);
 

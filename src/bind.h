@@ -33,7 +33,9 @@ struct socktab__tb {
 
 /* bhash2 entry: one per (net, port, local address) in use (kernel inet_bind2_bucket). */
 struct socktab__tb2 {
-	struct socktab__tb2 *next;         /* (b2) bhash2 chain */
+	struct socktab__bucket_rcu rcu;    /* freed after a grace period; first: the block */
+	_Atomic(struct socktab__tb2 *) next; /* (r,b2) bhash2 chain, looked up under RCU by a
+					    * listener's child (bind.c) */
 	struct socktab__tb2 *tb_next;      /* (b) in tb->tb2_list */
 	struct socktab__tb *tb;            /* (c) */
 	struct socktab_net *net;           /* (c) */
@@ -51,11 +53,11 @@ struct socktab__tb2 {
 };
 
 /*
- * The children of a listener that own its port through the listener's own tb2, spread over
- * shards by the thread that made them (threads take the shards in turn), each shard a list with
- * a lock of its own on a line of its own, so that two threads' children join and leave the port
- * without the port's bhash lock (bind.c). Together with tb2->owners they are the bucket's
- * owners.
+ * A listener's children, which own its port through the tb2 of their address (the listener's
+ * own when it is bound to that address), spread over shards by the thread that made them
+ * (threads take the shards in turn), each shard a list with a lock of its own on a line of its
+ * own, so that two threads' children join and leave the port without the port's bhash lock
+ * (bind.c). Together with tb2->owners they are the bucket's owners.
  */
 #define SOCKTAB__KID_SHARDS 16
 struct socktab__kids {
@@ -63,6 +65,7 @@ struct socktab__kids {
 		_Alignas(64) pthread_mutex_t lock;
 		struct socktab_sock *head; /* (this lock) */
 	} s[SOCKTAB__KID_SHARDS];
+	struct rcu_head rcu;               /* freed after a grace period, with its bucket */
 };
 
 /*
@@ -102,6 +105,10 @@ bool socktab__tb2_addr_match(const struct socktab__tb2 *tb2, const struct sockta
 struct socktab__tb2 *socktab__tb2_find_locked(struct socktab_net *net,
 					      const struct socktab__tb *tb,
 					      const struct socktab_sock *sk);
+/* @sk's address bucket on @tb's port, or NULL, looked up without a lock: what it returns may be
+ * on its way out (freed after a grace period), which a caller must find out under a lock of the
+ * bucket (a child's join does, bind.c). Caller is inside an RCU read-side section. */
+struct socktab__tb2 *socktab__tb2_find_rcu(struct socktab__tb *tb, const struct socktab_sock *sk);
 /* @sk's address bucket on @tb's port, made when it has none. Caller holds the bhash lock of
  * tb->port. @pa: as socktab__tb_create_locked(); @claimed: see socktab__feed_claim_locked(). */
 struct socktab__tb2 *socktab__tb2_find_or_create_locked(struct socktab_net *net,
@@ -136,11 +143,12 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 void socktab__bind_hash_locked(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port);
 void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *sk);
 void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab_sock *new);
-/* A child @sk owns @port through @tb2, its listener's own bucket, in the calling thread's kids
+/* A child @sk owns @port through @tb2, the bucket of its address, in the calling thread's kids
  * shard (socktab__bind_kid_hash_locked: with the bhash lock held; it falls back to the owners
  * list when the shards cannot be made). socktab__bind_kid_join(): without the bhash lock, only
- * where that shard has owners already; false (nothing done) otherwise. Caller holds the
- * listener's socket lock, which keeps the listener, and so @tb2, an owner of the port. */
+ * where that shard has owners already, which keep @tb2; false (nothing done) otherwise. Caller
+ * holds the listener's socket lock, and @tb2 is the listener's own bucket (which that lock
+ * keeps) or one looked up inside the caller's RCU read-side section (socktab__tb2_find_rcu). */
 void socktab__bind_kid_hash_locked(struct socktab__tb2 *tb2, struct socktab_sock *sk,
 				   uint16_t port);
 bool socktab__bind_kid_join(struct socktab__tb2 *tb2, struct socktab_sock *sk, uint16_t port);

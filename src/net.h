@@ -45,7 +45,8 @@ struct socktab__bhead {
 
 /* bhash2 slot: address buckets of the (port, address) pairs that hash here. */
 struct socktab__bhead2 {
-	struct socktab__tb2 *chain;        /* (b2) */
+	/* (b2; r: a listener's child looks its bucket up, bind.c) */
+	_Atomic(struct socktab__tb2 *) chain;
 };
 
 /* lhash2 slot: listeners by (address, port) (R29); chain ends in nulls i + LISTENING_NULLS_BASE. */

@@ -399,28 +399,42 @@ static void inherit_port_locked(struct socktab_net *net, struct socktab_sock *l,
 			tb = socktab__tb_create_locked(head, net, port, l3mdev, pa);
 	}
 	/* A listener bound to an address gives its children its own bucket: no bhash2 walk (nor
-	 * its lock, which every child of the port would take), and they go to its kids shards. */
+	 * its lock, which every child of the port would take). */
 	if (ltb2->tb == tb && socktab__tb2_addr_match(ltb2, child)) {
-		socktab__bind_kid_hash_locked(ltb2, child, port);
-		return;
+		tb2 = ltb2;
+	} else {
+		tb2 = socktab__tb2_find_or_create_locked(net, tb, child, pa, &created, false);
+		if (created) {
+			tb2->fastreuse = ltb2->fastreuse;
+			tb2->fastreuseport = ltb2->fastreuseport;
+		}
 	}
-	tb2 = socktab__tb2_find_or_create_locked(net, tb, child, pa, &created, false);
-	if (created) {
-		tb2->fastreuse = ltb2->fastreuse;
-		tb2->fastreuseport = ltb2->fastreuseport;
-	}
-	socktab__bind_hash_locked(child, tb2, port);
+	/* A child owns the port in its bucket's kids shards (bind.c). */
+	socktab__bind_kid_hash_locked(tb2, child, port);
 }
 
-/* Would inherit_port_locked() give @child its listener @l's own bucket (the same L3 master and
- * address)? The listener's lock, which the caller holds, keeps them as they are. */
-static bool kid_fast(struct socktab_sock *l, struct socktab_sock *child)
+/*
+ * @child joins the bucket inherit_port_locked() would give it, in the calling thread's kids
+ * shard, without the port's bhash lock where that shard has an owner already (bind.c): true if
+ * it did. The bucket is its listener @l's own (the listener's lock, which the caller holds, keeps
+ * it) or, the listener's port in the same L3 domain, that of the child's address, looked up
+ * under RCU (the shard's owner keeps it, which the join checks under the shard's lock).
+ */
+static bool kid_join(struct socktab_sock *l, struct socktab_sock *child, uint16_t port)
 {
-	struct socktab__tb2 *ltb2 = socktab__sk_bl(l)->tb2;
+	struct socktab__tb2 *ltb2 = socktab__sk_bl(l)->tb2, *tb2;
+	bool joined;
 
 	SOCKTAB__ASSERT_SK_LOCKED(l);
-	return ltb2->tb->l3mdev == socktab__sk_bound_l3mdev(child) &&
-	       socktab__tb2_addr_match(ltb2, child);
+	if (ltb2->tb->l3mdev != socktab__sk_bound_l3mdev(child))
+		return false;
+	if (socktab__tb2_addr_match(ltb2, child))
+		return socktab__bind_kid_join(ltb2, child, port);
+	socktab__rcu_read_lock();
+	tb2 = socktab__tb2_find_rcu(ltb2->tb, child);
+	joined = tb2 && socktab__bind_kid_join(tb2, child, port);
+	socktab__rcu_read_unlock();
+	return joined;
 }
 
 /*
@@ -432,8 +446,8 @@ static bool kid_fast(struct socktab_sock *l, struct socktab_sock *child)
  * inet_ehash_insert() does: the port is the listener's and stays taken while it listens, so
  * unlike connect() there is no port choice to keep atomic with them. The port's bhash lock is
  * held only for the bind bucket: the child's place among the port's owners, and a TIME_WAIT
- * entry's leaving them; a child of the listener's own bucket whose thread's kids shard has an
- * owner already joins it under the shard's lock alone (bind.c).
+ * entry's leaving them; a child whose thread's kids shard of its bucket has an owner already
+ * joins it under the shard's lock alone (bind.c).
  */
 static int hash_new_entry(struct socktab_net *net, struct socktab_sock *l, struct socktab_sock *sk,
 			  bool child, struct socktab__bind_prealloc *pa)
@@ -449,10 +463,9 @@ static int hash_new_entry(struct socktab_net *net, struct socktab_sock *l, struc
 		for (volatile int i = 0; i < 20000; i++)
 			;
 #endif
-	/* A child of the listener's own bucket whose thread's kids shard has owners joins it
-	 * without the port's bhash lock (bind.c); else below, as the first of its shard. */
-	if (child && !tw && kid_fast(l, sk) &&
-	    socktab__bind_kid_join(socktab__sk_bl(l)->tb2, sk, port))
+	/* A child whose thread's kids shard of its bucket has owners joins it without the port's
+	 * bhash lock (bind.c); else below, as the first of its shard. */
+	if (child && !tw && kid_join(l, sk, port))
 		return 0;
 	if (child || tw) {
 		struct socktab__bhead *head = socktab__bhash_head(net, port);

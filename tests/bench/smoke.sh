@@ -92,6 +92,9 @@ check "bench crr --port-shares (a port share per thread)" '^wire_errors=0$' \
 check "bench crr --incoming-cpu (each thread's SYNs to its own listener)" '^wire_errors=0$' \
 	'^connect_errors=0$' '^incoming_cpu=per_thread$' -- \
 	"$exe" bench crr -T 2 -F 400 -N 4000 --incoming-cpu --port-shares --variant socktab --seed 1
+check "bench crr --wildcard (listeners on 0.0.0.0)" '^wire_errors=0$' '^connect_errors=0$' \
+	'^listener_address=wildcard$' -- \
+	"$exe" bench crr -T 2 -F 400 -N 4000 --wildcard --variant socktab --seed 1
 check "bench crr --time-wait" '^wire_errors=0$' '^close=fin_time_wait$' -- \
 	"$exe" bench crr -T 1 -F 50 -N 500 --time-wait --variant socktab --seed 1
 # --full-walk: every connect() examines the 256 first-parity ports of the 512-port range and

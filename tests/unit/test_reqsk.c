@@ -879,16 +879,17 @@ static uint32_t live_wanted(const struct kid_maker *m)
 }
 
 /*
- * __inet_inherit_port: children made by several threads own their listener's port (bind.c keeps
- * them in the bucket's kids shards, one per thread), after the listener has gone too, until the
- * last of them leaves, whichever thread closes them and in whatever order; a shard stays known
- * to the bucket exactly while it has a child. The last child, moved to TIME_WAIT, hands the port
- * to its entry, which joins the owners list.
+ * __inet_inherit_port: children made by several threads own their listener's port on their own
+ * address (bind.c keeps them in that bucket's kids shards, one per thread: the listener's own
+ * bucket when it is bound to that address, @wildcard clear), after the listener has gone too,
+ * until the last of them leaves, whichever thread closes them and in whatever order; a shard
+ * stays known to the bucket exactly while it has a child. The last child, moved to TIME_WAIT,
+ * hands the port to its entry, which joins the owners list.
  */
-TEST(children_of_threads_own_port)
+static void children_own_port(bool wildcard)
 {
 	struct socktab_net *net = new_net();
-	struct socktab_sock *l = listener4(net, 7300, 128, 0), *s = NULL, *tw, *last;
+	struct socktab_sock *l = socktab_socket(net, SOCKTAB_TCP, AF_INET), *s = NULL, *tw, *last;
 	struct kid_maker m[KID_THREADS];
 	pthread_t th[KID_THREADS];
 	struct socktab__tb2 *tb2;
@@ -896,7 +897,8 @@ TEST(children_of_threads_own_port)
 	uint32_t all = 0;
 	uint64_t buckets;
 
-	CHECK(l);
+	CHECK_EQ(check_bind4(l, wildcard ? "0.0.0.0" : "127.0.0.1", 7300), 0);
+	CHECK_EQ(socktab_listen(l, 128), 0);
 	socktab_net_stats(net, &st);
 	buckets = st.bind_buckets;
 	for (int i = 0; i < KID_THREADS; i++) {
@@ -913,16 +915,28 @@ TEST(children_of_threads_own_port)
 			CHECK_EQ(m[i].c[j]->cold->kid, m[i].c[0]->cold->kid);
 			m[i].bit = 1u << (m[i].c[0]->cold->kid - 1);
 		}
-	/* Each thread's children in a shard of its own; the listener alone on the list. */
-	tb2 = socktab__sk_bl(l)->tb2;
+	/* Each thread's children in a shard of its own of one bucket; on the list, only the
+	 * listener, if it is its bucket. */
+	tb2 = socktab__sk_bl(m[0].c[0])->tb2;
+	for (int i = 0; i < KID_THREADS; i++)
+		for (int j = 0; j < KIDS; j++)
+			CHECK(socktab__sk_bl(m[i].c[j])->tb2 == tb2);
+	CHECK((tb2 == socktab__sk_bl(l)->tb2) == !wildcard);
 	for (int i = 0; i < KID_THREADS; i++)
 		all |= shard_bit(&m[i]);
 	CHECK_EQ(__builtin_popcount(all), KID_THREADS);
 	CHECK_EQ(tb2->kid_live, all);
-	CHECK(tb2->owners == l && !socktab__sk_bl(l)->next);
+	CHECK(wildcard ? !tb2->owners : tb2->owners == l && !socktab__sk_bl(l)->next);
 	CHECK_EQ(socktab_close(l), 0);
 	CHECK(!tb2->owners);
 	CHECK_EQ(bind_fresh(net, 7300, &s), -EADDRINUSE);
+	if (wildcard) {
+		/* The children own the port on their address only (R15: the kernel's too). */
+		struct socktab_sock *o = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+
+		CHECK_EQ(check_bind4(o, "127.0.0.2", 7300), 0);
+		CHECK_EQ(socktab_close(o), 0);
+	}
 
 	/* Every child but one: the oldest of each shard (its tail), the newest (its head), then
 	 * the rest, each thread's from the middle out. The port stays taken, and each shard live
@@ -970,9 +984,22 @@ TEST(children_of_threads_own_port)
 	socktab_net_free(net);
 }
 
+TEST(children_of_threads_own_port)
+{
+	children_own_port(false);
+}
+
+/* The same for a wildcard listener's children, whose bucket is their address's: each thread's
+ * first child makes or joins its shard under the bhash lock, the others find the bucket under
+ * RCU. */
+TEST(children_of_wildcard_own_port)
+{
+	children_own_port(true);
+}
+
 CHECK_MAIN(request_in_ehash, promote_and_accept, accept_queue_overflow, syn_verdict,
 	   cookie_child, closed_before_accept, close_drops_queues, migrate,
 	   migrate_refused_and_spread, request_v6_and_teardown, request_v4_mapped,
 	   request_dual_stack_sockaddr_in, request_in_dump, request_bad_input, request_forgets_listener,
 	   request_entry_is_no_socket, request_unknown_device, timewait_taken_over_by_request,
-	   children_of_threads_own_port)
+	   children_of_threads_own_port, children_of_wildcard_own_port)
