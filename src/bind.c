@@ -649,10 +649,11 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 	for (ap = &h2->chain; atomic_load_explicit(ap, memory_order_relaxed);
 	     ap = &atomic_load_explicit(ap, memory_order_relaxed)->next)
 		if (atomic_load_explicit(ap, memory_order_relaxed) == tb2) {
-			/* A lookup under RCU standing on it goes on from its next as before. */
+			/* A lookup under RCU standing on it goes on from its next as before;
+			 * one that reads the new link reads the bucket it names whole. */
 			atomic_store_explicit(ap, atomic_load_explicit(&tb2->next,
 								       memory_order_relaxed),
-					      memory_order_relaxed);
+					      memory_order_release);
 			break;
 		}
 	socktab__unlock(socktab__bhead2_lock(net->tab, h2));

@@ -104,9 +104,10 @@ _Static_assert(SOCKTAB__END(struct socktab_net, lport_inside) <= 64, "net: varia
 _Static_assert(SOCKTAB__END(struct socktab_net, has_priv) <= 64, "net: caller-area flag");
 _Static_assert(SOCKTAB__END(struct socktab_net, tag) <= 64, "net: tag among sharing nets");
 
-/* Bind buckets live in blocks of the bucket cache (pool.c), the tb's reclaim link first. */
+/* Bind buckets live in blocks of the bucket cache (pool.c), each bucket's reclaim link first. */
 _Static_assert(sizeof(struct socktab__tb) <= SOCKTAB__BUCKET_BYTES, "port bucket in a block");
 _Static_assert(sizeof(struct socktab__tb2) <= SOCKTAB__BUCKET_BYTES, "address bucket in a block");
 _Static_assert(offsetof(struct socktab__tb, rcu) == 0, "a port bucket begins with its link");
+_Static_assert(offsetof(struct socktab__tb2, rcu) == 0, "an address bucket begins with its link");
 
 #endif /* SOCKTAB_SRC_LAYOUT_H */

@@ -357,7 +357,8 @@ void socktab__pool_destroy(struct socktab__pool *p);
  * Bind buckets' memory (bind.c): blocks of SOCKTAB__BUCKET_BYTES, any net's, cached by the
  * thread that frees them. A block freed after a grace period comes back, in a batch of 32, to the
  * cache of the thread that freed it: a thread that opens and closes connections reuses its own
- * buckets, calls call_rcu once per batch, and gives malloc nothing to move between threads. A
+ * buckets, calls call_rcu once per batch, and gives malloc nothing to move between threads (an
+ * address bucket's kids shards, bind.h, have a call_rcu of their own). A
  * thread keeps at most 4,096 free blocks (512 KiB; more go back to malloc, so a thread that
  * frees the buckets other threads made does not hoard them), and what it holds goes back to
  * malloc when it unregisters (socktab_thread_unregister()).

@@ -444,7 +444,8 @@ static uint64_t digest(const struct ctx *c)
 					h = kids(h, b2);
 				}
 			}
-			for (struct socktab__tb2 *b2 = t->bhash2[i].chain; b2; b2 = b2->next)
+			for (struct socktab__tb2 *b2 = atomic_load(&t->bhash2[i].chain); b2;
+			     b2 = atomic_load(&b2->next))
 				h = mix(h, (uintptr_t)b2);
 		}
 		if (!socktab_udp_stats(net, &us))

@@ -2,7 +2,10 @@
 /* Request entries, the SYN queue, the SYN-cookie verdict, the accept queue and tcp_migrate_req:
  * R112-R124. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "check.h"
 #include "bind.h"
@@ -828,6 +831,7 @@ struct kid_maker {
 	int first_rport;
 	struct socktab_sock *c[KIDS];
 	uint32_t bit;
+	_Atomic int *ready, *go, *done;
 };
 
 static void *make_kids(void *arg)
@@ -841,7 +845,15 @@ static void *make_kids(void *arg)
 
 		m->c[j] = socktab_sock_new_child(m->l, (struct sockaddr *)&local,
 						 (struct sockaddr *)&remote, sizeof(local), LO, 0);
+		if (j == 0) {
+			/* The first child started the shard; the others come once the main
+			 * thread holds the port's bhash lock. */
+			atomic_fetch_add(m->ready, 1);
+			while (!atomic_load(m->go))
+				sched_yield();
+		}
 	}
+	atomic_fetch_add(m->done, 1);
 	socktab_thread_unregister();
 	return NULL;
 }
@@ -894,19 +906,39 @@ static void children_own_port(bool wildcard)
 	pthread_t th[KID_THREADS];
 	struct socktab__tb2 *tb2;
 	struct socktab_net_stats st;
+	_Atomic int ready = 0, go = 0, done = 0;
+	pthread_mutex_t *bhash_lock;
 	uint32_t all = 0;
 	uint64_t buckets;
+	int waited_ms = 0;
 
 	CHECK_EQ(check_bind4(l, wildcard ? "0.0.0.0" : "127.0.0.1", 7300), 0);
 	CHECK_EQ(socktab_listen(l, 128), 0);
 	socktab_net_stats(net, &st);
 	buckets = st.bind_buckets;
 	for (int i = 0; i < KID_THREADS; i++) {
-		m[i] = (struct kid_maker){ .l = l, .first_rport = 20000 + 100 * i };
+		m[i] = (struct kid_maker){ .l = l, .first_rport = 20000 + 100 * i, .ready = &ready,
+					   .go = &go, .done = &done };
 		CHECK_EQ(pthread_create(&th[i], NULL, make_kids, &m[i]), 0);
 	}
+	/* A thread's later children join its shard without the port's bhash lock (for the
+	 * wildcard listener's, found under RCU): they are all made while this thread holds it
+	 * (within 10 s; the lock is given back either way, so a join that waits for it ends). */
+	while (atomic_load(&ready) < KID_THREADS)
+		sched_yield();
+	bhash_lock = socktab__bhead_lock(net->tab, socktab__bhash_head(net, 7300));
+	pthread_mutex_lock(bhash_lock);
+	atomic_store(&go, 1);
+	while (atomic_load(&done) < KID_THREADS && waited_ms < 10000) {
+		struct timespec ms = { 0, 1000000 };
+
+		nanosleep(&ms, NULL);
+		waited_ms++;
+	}
+	pthread_mutex_unlock(bhash_lock);
 	for (int i = 0; i < KID_THREADS; i++)
 		CHECK_EQ(pthread_join(th[i], NULL), 0);
+	CHECK(waited_ms < 10000);
 	for (int i = 0; i < KID_THREADS; i++)
 		for (int j = 0; j < KIDS; j++) {
 			CHECK(m[i].c[j]);
