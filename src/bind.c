@@ -10,17 +10,17 @@
  * Locks: the bhash bucket lock guards the tb, its tb2 list and every owners list of that port; the
  * bhash2 bucket lock (taken inside it) guards only the bhash2 chain. A listener's children, which
  * own its port through the tb2 of their address, are kept apart, in that tb2's kids shards
- * (bind.h): the shard of the thread that made them (threads take the 16 shards in turn, so past 16
- * threads some share one), each list under a lock of its own, innermost of all. A child joins its
- * shard, and leaves it, holding only the shard's lock while the shard has other owners: the shard
- * is then known to the bucket (kid_live), which the bucket's owners keep alive. A shard's first
- * owner and its last are added and removed under the bhash lock as well, so under the bhash lock
- * kid_live tells which shards have owners, and every walk of a bucket's owners walks the live
- * shards under their locks. tb is published with a release store and freed after a grace period,
- * because connect() walks bhash chains under RCU (R55); so is tb2 (and its kids shards), because a
- * child looks up the tb2 of its address under RCU to join it (a tb2 found so may be on its way out:
- * the join then finds its shard empty under the shard's lock and takes the bhash lock, as a shard's
- * first owner does).
+ * (bind.h): the shard of the thread that made them (its counter slot's number, common.h, modulo the
+ * 16 shards: lowest free first, so while at most 16 threads hold slots each has its own), each list
+ * under a lock of its own, innermost of all. A child joins its shard, and leaves it, holding only
+ * the shard's lock while the shard has other owners: the shard is then known to the bucket
+ * (kid_live), which the bucket's owners keep alive. A shard's first owner and its last are added
+ * and removed under the bhash lock as well, so under the bhash lock kid_live tells which shards
+ * have owners, and every walk of a bucket's owners walks the live shards under their locks. tb is
+ * published with a release store and freed after a grace period, because connect() walks bhash
+ * chains under RCU (R55); so is tb2 (and its kids shards), because a child looks up the tb2 of its
+ * address under RCU to join it (a tb2 found so may be on its way out: the join then finds its shard
+ * empty under the shard's lock and takes the bhash lock, as a shard's first owner does).
  * Rules implemented: R37-R45 (entry checks, overlap relation, conflict predicate, which owners are
  * compared, fast paths), R49-R50 (bind(0)), R58 (bucket reset when only connect() owners remain),
  * R60 (IP_BIND_ADDRESS_NO_PORT), R64-R66 (ranges, reserved ports), R109 (a TCP socket's own
@@ -432,28 +432,63 @@ void socktab__feed_unclaim_locked(struct socktab_net *net, const struct socktab_
 	socktab__feed_tell(net, &k, SOCKTAB__FEED_RELEASE);
 }
 
+/* @sk owns @port through @tb2, first on the list at @head (tb2's owners or a kids shard), whose
+ * lock the caller holds. */
+static void owner_link(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port,
+		       struct socktab_sock **head)
+{
+	struct socktab__bindlink *bl = socktab__sk_bl(sk);
+
+	socktab__sk_set_num(sk, port);
+	sk->sport = port;
+	bl->tb2 = tb2;
+	bl->next = *head;
+	if (*head)
+		socktab__sk_bl(*head)->pprev = &bl->next;
+	bl->pprev = head;
+	*head = sk;
+}
+
+static void owners_unlink(struct socktab_sock *sk)
+{
+	struct socktab__bindlink *bl = socktab__sk_bl(sk);
+
+	*bl->pprev = bl->next;
+	if (bl->next)
+		socktab__sk_bl(bl->next)->pprev = bl->pprev;
+	bl->next = NULL;
+	bl->pprev = NULL;
+	bl->tb2 = NULL;
+}
+
+/* Does @tb2 have an owner (on its list or in a kids shard)? Caller holds the bhash lock. */
+static bool tb2_owned(const struct socktab__tb2 *tb2)
+{
+	return tb2->owners || tb2->kid_live;
+}
+
 /* ---- kids shards (bind.h) ---- */
+
+/* Destroy the first @n shard locks of @k and free it. */
+static void kids_destroy(struct socktab__kids *k, int n)
+{
+	while (n--)
+		pthread_mutex_destroy(&k->s[n].lock);
+	free(k);
+}
 
 static void kids_free_rcu(struct rcu_head *head)
 {
 	struct socktab__kids *k = caa_container_of(head, struct socktab__kids, rcu);
 
 	socktab__rcu_cb_enter(k);
-	for (int i = 0; i < SOCKTAB__KID_SHARDS; i++)
-		pthread_mutex_destroy(&k->s[i].lock);
-	free(k);
+	kids_destroy(k, SOCKTAB__KID_SHARDS);
 }
 
-/* The calling thread's shard: threads take them in turn. */
+/* The calling thread's shard: its counter slot's number (common.h) modulo the shards. */
 static unsigned int kid_shard(void)
 {
-	static _Atomic unsigned int next;
-	static _Thread_local unsigned int mine; /* 1 + the shard, 0: none yet */
-
-	if (!mine)
-		mine = 1 + atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) %
-				   SOCKTAB__KID_SHARDS;
-	return mine - 1;
+	return socktab__stat_slot() % SOCKTAB__KID_SHARDS;
 }
 
 /* 1 + the shard @sk owns its port in, 0 for none (a TIME_WAIT entry never does). */
@@ -466,20 +501,9 @@ static unsigned int sk_kid(const struct socktab_sock *sk)
 static void kid_link(struct socktab__kids *k, unsigned int i, struct socktab__tb2 *tb2,
 		     struct socktab_sock *sk, uint16_t port)
 {
-	struct socktab__bindlink *bl = socktab__sk_bl(sk);
-
-	socktab__sk_set_num(sk, port);
-	sk->sport = port;
-	bl->tb2 = tb2;
-	bl->next = k->s[i].head;
-	if (bl->next)
-		socktab__sk_bl(bl->next)->pprev = &bl->next;
-	bl->pprev = &k->s[i].head;
-	k->s[i].head = sk;
+	owner_link(sk, tb2, port, &k->s[i].head);
 	sk->cold->kid = (uint8_t)(i + 1);
 }
-
-static void owners_unlink(struct socktab_sock *sk);
 
 /* Caller holds the bhash lock: @sk, a kid, leaves its shard; the shard's bit goes with its last
  * owner. */
@@ -511,9 +535,7 @@ void socktab__bind_kid_hash_locked(struct socktab__tb2 *tb2, struct socktab_sock
 		}
 		for (int j = 0; j < SOCKTAB__KID_SHARDS; j++) {
 			if (socktab__mutex_init(&k->s[j].lock)) {
-				while (j--)
-					pthread_mutex_destroy(&k->s[j].lock);
-				free(k);
+				kids_destroy(k, j);
 				socktab__bind_hash_locked(sk, tb2, port);
 				return;
 			}
@@ -636,7 +658,7 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 	struct socktab__kids *kids;
 
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(net, tb2->port));
-	if (tb2->owners || tb2->kid_live)
+	if (tb2_owned(tb2))
 		return;
 	if (socktab__feed_on(net)) {
 		struct socktab_port_key k;
@@ -673,28 +695,16 @@ void socktab__tb2_maybe_destroy_locked(struct socktab_net *net, struct socktab__
 void socktab__bind_hash_locked(struct socktab_sock *sk, struct socktab__tb2 *tb2, uint16_t port)
 {
 	SOCKTAB__ASSERT_LOCKED(socktab__bhash_lock(tb2->net, port));
-	socktab__sk_set_num(sk, port);
-	sk->sport = port;
-	struct socktab__bindlink *bl = socktab__sk_bl(sk);
-
-	bl->tb2 = tb2;
-	bl->next = tb2->owners;
-	if (tb2->owners)
-		socktab__sk_bl(tb2->owners)->pprev = &bl->next;
-	bl->pprev = &tb2->owners;
-	tb2->owners = sk;
+	owner_link(sk, tb2, port, &tb2->owners);
 }
 
-static void owners_unlink(struct socktab_sock *sk)
+/* Caller holds the bhash lock: @sk leaves @tb2's owners, from its list or its kids shard. */
+static void owner_unhash_locked(struct socktab__tb2 *tb2, struct socktab_sock *sk)
 {
-	struct socktab__bindlink *bl = socktab__sk_bl(sk);
-
-	*bl->pprev = bl->next;
-	if (bl->next)
-		socktab__sk_bl(bl->next)->pprev = bl->pprev;
-	bl->next = NULL;
-	bl->pprev = NULL;
-	bl->tb2 = NULL;
+	if (sk_kid(sk))
+		kid_unhash_locked(tb2, sk);
+	else
+		owners_unlink(sk);
 }
 
 /* Caller holds the bhash lock: @new (a TIME_WAIT entry) takes @old's place among the owners. */
@@ -749,12 +759,9 @@ void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *s
 	tb = tb2->tb;
 	head = socktab__bhash_head(net, tb->port);
 	SOCKTAB__ASSERT_LOCKED(socktab__bhead_lock(net->tab, head));
-	if (sk_kid(sk))
-		kid_unhash_locked(tb2, sk);
-	else
-		owners_unlink(sk);
+	owner_unhash_locked(tb2, sk);
 	sk->userlocks &= (uint8_t)~SOCKTAB__CONNECT_BIND;
-	if ((tb2->owners || tb2->kid_live) && owners_all_connect_bound(tb2)) {
+	if (tb2_owned(tb2) && owners_all_connect_bound(tb2)) {
 		tb2->fastreuse = -1;
 		tb2->fastreuseport = -1;
 	}
@@ -826,10 +833,7 @@ int socktab__bhash2_update_saddr(struct socktab_sock *sk, const struct in6_addr 
 		return -ENOMEM;
 	}
 	if (tb2 != old) {
-		if (sk_kid(sk))
-			kid_unhash_locked(old, sk);
-		else
-			owners_unlink(sk);
+		owner_unhash_locked(old, sk);
 		if (created) {
 			tb2->fastreuse = old->fastreuse;
 			tb2->fastreuseport = old->fastreuseport;
@@ -1119,7 +1123,7 @@ static void update_fastreuse(struct socktab__tb *tb, struct socktab__tb2 *tb2,
 static bool tb_has_owners(const struct socktab__tb *tb)
 {
 	for (const struct socktab__tb2 *t2 = tb->tb2_list; t2; t2 = t2->tb_next)
-		if (t2->owners || t2->kid_live)
+		if (tb2_owned(t2))
 			return true;
 	return false;
 }

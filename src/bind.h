@@ -53,12 +53,13 @@ struct socktab__tb2 {
 };
 
 /*
- * A listener's children, which own its port through the tb2 of their address (the listener's
- * own when it is bound to that address), spread over shards by the thread that made them
- * (threads take the shards in turn), each shard a list with a lock of its own on a line of its
- * own, so that two threads' children join and leave the port without the port's bhash lock
- * (bind.c). Together with tb2->owners they are the bucket's owners. An address bucket that has
- * had a child carries them (about 1 KiB, 16 mutexes) until it is freed.
+ * A listener's children, which own its port through the tb2 of their address (the listener's own
+ * when it is bound to that address), spread over shards by the thread that made them (its counter
+ * slot's number modulo 16, lowest free first: while at most 16 threads hold slots each has its
+ * own), each shard a list with a lock of its own on a line of its own, so that two threads'
+ * children join and leave the port without the port's bhash lock (bind.c). Together with
+ * tb2->owners they are the bucket's owners. An address bucket that has had a child carries them
+ * (about 1 KiB, 16 mutexes) until it is freed.
  */
 #define SOCKTAB__KID_SHARDS 16
 struct socktab__kids {
