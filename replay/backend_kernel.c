@@ -833,6 +833,23 @@ static int probe_udp_bind_all_owners(void)
 	return r == EADDRINUSE ? 1 : r == 0 ? 0 : 2;
 }
 
+/* R103: {REUSEPORT} a and b on 127.0.0.1, a's SO_REUSEPORT cleared, then a {REUSEPORT} bind
+ * there: b, met first, is the group the new socket would join; ok when that ends the scan,
+ * EADDRINUSE when a must excuse the bind too. */
+static int probe_udp_bind_mate_stops(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(6000),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int zero = 0, one = 1, r, fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) || probe_udp_bind(0, 1, 6000) ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &zero, sizeof(zero)))
+		return 2;
+	r = probe_udp_bind(0, 1, 6000);
+	return r == 0 ? 1 : r == EADDRINUSE ? 0 : 2;
+}
+
 /* R108: SO_ATTACH_REUSEPORT_CBPF on a reuseport TCP socket that listened and was disconnected:
  * EINVAL, or ok (a group of its own). */
 static int probe_cbpf_listened(void)
@@ -856,6 +873,7 @@ int rp_kernel_variant(int kv)
 		[SOCKTAB_KV_ROLE_LOCK] = probe_role_lock,
 		[SOCKTAB_KV_UDP_BIND_ALL_OWNERS] = probe_udp_bind_all_owners,
 		[SOCKTAB_KV_CBPF_LISTENED] = probe_cbpf_listened,
+		[SOCKTAB_KV_UDP_BIND_MATE_STOPS] = probe_udp_bind_mate_stops,
 	};
 	static int known[SOCKTAB_KV_COUNT];
 	pid_t pid;

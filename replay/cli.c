@@ -106,8 +106,8 @@ struct totals {
 	int lines_pass, lines_fail, cases_pass, cases_fail, cases_skipped;
 };
 
-_Static_assert(SOCKTAB_KV_COUNT == 3, "one -1 for each kernel variant");
-int rp_kvariant[SOCKTAB_KV_COUNT] = { -1, -1, -1 };
+_Static_assert(SOCKTAB_KV_COUNT == 4, "one -1 for each kernel variant");
+int rp_kvariant[SOCKTAB_KV_COUNT] = { -1, -1, -1, -1 };
 
 /* The first kernel variant whose value @c requires and the live kernel does not have, or -1. */
 static int case_mismatch(const struct rp_case *c)

@@ -409,6 +409,7 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 	atomic_init(&net->unprivileged_port_start, p->unprivileged_port_start);
 	atomic_init(&net->tw_reuse, p->tw_reuse);
 	atomic_init(&net->kvariant[SOCKTAB_KV_ROLE_LOCK], 1);
+	atomic_init(&net->kvariant[SOCKTAB_KV_UDP_BIND_MATE_STOPS], 1);
 	atomic_init(&net->tw_reuse_delay_ms, p->tw_reuse_delay_ms);
 	atomic_init(&net->autobind_reuse, p->autobind_reuse != 0);
 	net->net_raw = p->net_raw != 0;
@@ -772,6 +773,7 @@ static const char *const kvariant_names[SOCKTAB_KV_COUNT] = {
 	[SOCKTAB_KV_ROLE_LOCK] = "role_lock",
 	[SOCKTAB_KV_UDP_BIND_ALL_OWNERS] = "udp_bind_all_owners",
 	[SOCKTAB_KV_CBPF_LISTENED] = "cbpf_listened",
+	[SOCKTAB_KV_UDP_BIND_MATE_STOPS] = "udp_bind_mate_stops",
 };
 
 int socktab_net_set_kernel_variant(struct socktab_net *net, int variant, int on)

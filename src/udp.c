@@ -34,7 +34,8 @@
  * overlapping socket (if that one excuses the bind through SO_REUSEPORT, later ones are not
  * looked at; the port chain holds AF_INET6 SO_REUSEPORT sockets at its tail and all others at
  * its head, R103, so that order depends on family and SO_REUSEPORT; the kernel variant
- * udp_bind_all_owners looks at every overlapping socket instead), and a socket that
+ * udp_bind_all_owners looks on past the sockets that excuse the bind, and with
+ * udp_bind_mate_stops stops at one whose group the socket would join), and a socket that
  * connected and disconnected is no longer in its reuseport group.
  *
  * Devices (R92): a socket bound to a device scores only for datagrams that arrived on it or its
@@ -961,43 +962,64 @@ static void unhash(struct socktab_net *net, struct socktab_sock *sk)
 /* ---- bind conflicts (R68) ---- */
 
 /*
- * The predicate of udp_lib_lport_inuse for one other socket: 0 no overlap, 1 conflict, 2 overlap
- * excused by SO_REUSEPORT (same owner, @sk not yet in a group).
+ * Would @sk join @sk2's reuseport group on port @port (udp_reuseport_add_sock's match)? Same
+ * family, IPV6_V6ONLY, bound device, owner and address, and SO_REUSEPORT on @sk2.
  */
-static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *sk2)
+static bool rp_mate(const struct socktab_sock *sk, const struct socktab_sock *sk2, uint16_t port)
+{
+	return sk2 != sk && sk2->family == sk->family &&
+	       socktab__ipv6_only(sk2) == socktab__ipv6_only(sk) &&
+	       RD(sk2->bound_dev_if) == RD(sk->bound_dev_if) && socktab__sk_num(sk2) == port &&
+	       RD(sk2->reuseport) && sk2->uid == sk->uid && socktab__rcv_saddr_equal(sk, sk2, false);
+}
+
+/* inuse_one's answers. */
+enum {
+	INUSE_NONE,	/* no overlap */
+	INUSE_CONFLICT, /* overlap that refuses the bind */
+	INUSE_EXCUSED,	/* overlap excused by SO_REUSEPORT (same owner, @sk not yet in a group) */
+	INUSE_MATE,	/* excused, by a socket whose group @sk would join, neither with SO_REUSEADDR */
+};
+
+/* The predicate of udp_lib_lport_inuse for one other socket, on port @num (INUSE_*). */
+static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *sk2, uint16_t num)
 {
 	uint32_t d1 = RD(sk->bound_dev_if), d2 = RD(sk2->bound_dev_if);
+	bool ra1 = RD(sk->reuse), ra2 = RD(sk2->reuse);
 
-	if ((RD(sk2->reuse) && RD(sk->reuse)) || (d1 && d2 && d1 != d2) ||
-	    !socktab__rcv_saddr_equal(sk, sk2, true))
-		return 0;
-	if (RD(sk2->reuseport) && RD(sk->reuseport) &&
-	    !atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed) && sk->uid == sk2->uid)
-		return 2;
-	return 1;
+	if ((ra1 && ra2) || (d1 && d2 && d1 != d2) || !socktab__rcv_saddr_equal(sk, sk2, true))
+		return INUSE_NONE;
+	if (!RD(sk2->reuseport) || !RD(sk->reuseport) ||
+	    atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed) || sk->uid != sk2->uid)
+		return INUSE_CONFLICT;
+	return !ra1 && !ra2 && rp_mate(sk, sk2, num) ? INUSE_MATE : INUSE_EXCUSED;
 }
 
 /*
- * R103: does an overlapping socket that excuses an explicit bind end the scan? Upstream, it
- * does: the first overlapping socket decides. Under SOCKTAB_KV_UDP_BIND_ALL_OWNERS every
- * overlapping socket must excuse it, wherever it stands in the chain.
+ * R103: does an overlapping socket that excuses an explicit bind (INUSE_EXCUSED or INUSE_MATE,
+ * @r) end the scan? Upstream, it does: the first overlapping socket decides. Under
+ * SOCKTAB_KV_UDP_BIND_ALL_OWNERS every overlapping socket must excuse it, wherever it stands
+ * in the chain, except that with SOCKTAB_KV_UDP_BIND_MATE_STOPS a socket whose group the new
+ * one would join, neither of them with SO_REUSEADDR, still ends the scan.
  */
-static bool excuse_decides(const struct socktab_sock *sk)
+static bool excuse_decides(const struct socktab_sock *sk, int r)
 {
-	return !RD(socktab__sk_net(sk)->kvariant[SOCKTAB_KV_UDP_BIND_ALL_OWNERS]);
+	struct socktab_net *net = socktab__sk_net(sk);
+
+	return !RD(net->kvariant[SOCKTAB_KV_UDP_BIND_ALL_OWNERS]) ||
+	       (r == INUSE_MATE && RD(net->kvariant[SOCKTAB_KV_UDP_BIND_MATE_STOPS]));
 }
 
 /*
  * Walk the primary chain @s1 (locked). Without @bitmap: does port @num conflict? The first
  * overlapping socket decides, or with the all-owners variant the first that does not excuse
- * the bind (R103). With @bitmap: mark every conflicting port of the chain (bind(0), R69), and
+ * the bind or ends the scan all the same (excuse_decides, R103). With @bitmap: mark every conflicting port of the chain (bind(0), R69), and
  * with @held too every port of the chain where another socket holds the key @sk would have
  * there (the port feed's question, answered by the same walk).
  */
 static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitmap,
 			uint64_t *held, const struct socktab_sock *sk, uint32_t log)
 {
-	bool decides = excuse_decides(sk);
 	struct socktab_port_key k;
 	uintptr_t p;
 
@@ -1018,12 +1040,12 @@ static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitma
 			if (same_key(&k2, &k))
 				held[(n2 >> log) / 64] |= 1ull << ((n2 >> log) % 64);
 		}
-		r = inuse_one(sk, sk2);
-		if (!r)
+		r = inuse_one(sk, sk2, n2);
+		if (r == INUSE_NONE)
 			continue;
-		if (!bitmap && (r == 1 || decides))
-			return r == 1;
-		if (bitmap && r == 1)
+		if (!bitmap && (r == INUSE_CONFLICT || excuse_decides(sk, r)))
+			return r == INUSE_CONFLICT;
+		if (bitmap && r == INUSE_CONFLICT)
 			bitmap[(n2 >> log) / 64] |= 1ull << ((n2 >> log) % 64);
 	}
 	return false;
@@ -1034,7 +1056,7 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 			 const struct socktab_sock *sk)
 {
 	struct socktab__uslot2 *s2 = &net->udp->hash2[slot];
-	bool res = false, decides = excuse_decides(sk);
+	bool res = false;
 
 	socktab__lock(socktab__uslot2_lock(net->udp, s2));
 	uintptr_t p;
@@ -1045,9 +1067,9 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 
 		if (sk2 == sk || socktab__sk_num(sk2) != num)
 			continue;
-		r = inuse_one(sk, sk2);
-		if (r == 1 || (r && decides)) {
-			res = r == 1;
+		r = inuse_one(sk, sk2, num);
+		if (r == INUSE_CONFLICT || (r != INUSE_NONE && excuse_decides(sk, r))) {
+			res = r == INUSE_CONFLICT;
 			break;
 		}
 	}
@@ -1069,11 +1091,7 @@ static int rp_join_locked(struct socktab_net *net, struct socktab_sock *sk,
 	socktab__hlist_for_each(p, &s1->head, memory_order_relaxed) {
 		struct socktab_sock *sk2 = sk_of_node1(p);
 
-		if (socktab__sk_net(sk2) == net && sk2 != sk && sk2->family == sk->family &&
-		    socktab__ipv6_only(sk2) == socktab__ipv6_only(sk) &&
-		    RD(sk2->bound_dev_if) == RD(sk->bound_dev_if) &&
-		    socktab__sk_num(sk2) == port && RD(sk2->reuseport) && sk2->uid == sk->uid &&
-		    socktab__rcv_saddr_equal(sk, sk2, false)) {
+		if (socktab__sk_net(sk2) == net && rp_mate(sk, sk2, port)) {
 			peer = sk2;
 			break;
 		}

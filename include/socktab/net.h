@@ -371,6 +371,13 @@ int socktab_thread_counts(struct socktab_thread_counts *c);
  *   Linux and builds v857 and v1045): an explicit-port UDP bind fails with -EADDRINUSE when any
  *   overlapping owner of the port does not excuse it. Off: the first overlapping owner met in the
  *   port's chain decides.
+ * SOCKTAB_KV_UDP_BIND_MATE_STOPS ("udp_bind_mate_stops", R103; a new net: on, as 6.18.44 build
+ *   v1300): with udp_bind_all_owners on, the scan still ends, the bind allowed, at an owner that
+ *   excuses it and whose reuseport group the new socket would join (same family, IPV6_V6ONLY,
+ *   bound device and address; SO_REUSEPORT on both, same owner uid), neither of the two with
+ *   SO_REUSEADDR: owners met after it are not looked at. Off: every overlapping owner must
+ *   excuse the bind. No effect while udp_bind_all_owners is off (upstream stops at the first
+ *   overlapping owner anyway).
  * SOCKTAB_KV_CBPF_LISTENED ("cbpf_listened", R108; a new net: off, as upstream Linux):
  *   SO_ATTACH_REUSEPORT_CBPF fails with -EINVAL on a TCP socket that has listened and is in no
  *   table now (disconnected). Off: such a socket with SO_REUSEPORT gets a group of its own.
@@ -379,9 +386,10 @@ enum socktab_kernel_variant {
 	SOCKTAB_KV_ROLE_LOCK = 0,
 	SOCKTAB_KV_UDP_BIND_ALL_OWNERS = 1,
 	SOCKTAB_KV_CBPF_LISTENED = 2,
+	SOCKTAB_KV_UDP_BIND_MATE_STOPS = 3,
 };
 /* The number of variants this version knows: every value below it is one. */
-#define SOCKTAB_KV_COUNT 3
+#define SOCKTAB_KV_COUNT 4
 
 /*
  * Set variant @variant of @net on (@on = 1) or off (0). Applies to calls made after it; sockets

@@ -412,6 +412,7 @@ TEST(kernel_variant_api)
 	CHECK_EQ(socktab_net_get_kernel_variant(net, SOCKTAB_KV_ROLE_LOCK), 1);
 	CHECK_EQ(socktab_net_get_kernel_variant(net, SOCKTAB_KV_UDP_BIND_ALL_OWNERS), 0);
 	CHECK_EQ(socktab_net_get_kernel_variant(net, SOCKTAB_KV_CBPF_LISTENED), 0);
+	CHECK_EQ(socktab_net_get_kernel_variant(net, SOCKTAB_KV_UDP_BIND_MATE_STOPS), 1);
 	for (int kv = 0; kv < SOCKTAB_KV_COUNT; kv++) {
 		const char *name = socktab_kernel_variant_name(kv);
 
@@ -477,6 +478,50 @@ TEST(udp_bind_all_owners)
 	}
 }
 
+/*
+ * R103's udp_bind_mate_stops, in the four settings of the two variants: {REUSEPORT} a and b on
+ * 127.0.0.1, a's SO_REUSEPORT cleared, then a {REUSEPORT} bind there meets b first (IPv4:
+ * newest first). Only all owners without the mate stop refuses it. With SO_REUSEADDR on the
+ * new socket b is no mate: all owners refuses it either way.
+ */
+TEST(udp_bind_mate_stops)
+{
+	for (int v = 0; v < 4; v++) {
+		int all = v & 1, mate = v >> 1, zero = 0;
+
+		for (int ra = 0; ra <= 1; ra++) {
+			struct socktab_net *net = socktab_net_new(NULL);
+			struct socktab_sock *a = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+			struct socktab_sock *b = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+			struct socktab_sock *c = socktab_socket(net, SOCKTAB_UDP, AF_INET);
+			int refused = all && (!mate || ra);
+			struct socktab_net_stats st0, st;
+
+			CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_UDP_BIND_ALL_OWNERS, all),
+				 0);
+			CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_UDP_BIND_MATE_STOPS, mate),
+				 0);
+			CHECK_EQ(udp_bind4(a, "127.0.0.1", 6000, 0, 1), 0);
+			CHECK_EQ(udp_bind4(b, "127.0.0.1", 6000, 0, 1), 0);
+			CHECK_EQ(socktab_setsockopt(a, SOL_SOCKET, SO_REUSEPORT, &zero, sizeof(zero)),
+				 0);
+			socktab_net_stats(net, &st0);
+			CHECK_EQ(udp_bind4(c, "127.0.0.1", 6000, ra, 1), refused ? -EADDRINUSE : 0);
+			socktab_net_stats(net, &st);
+			if (refused) {
+				CHECK_EQ(memcmp(&st, &st0, sizeof(st)), 0);
+				CHECK_EQ(check_port(c), 0);
+			} else {
+				CHECK_EQ(check_port(c), 6000);
+			}
+			socktab_close(a);
+			socktab_close(b);
+			socktab_close(c);
+			socktab_net_free(net);
+		}
+	}
+}
+
 /* R108's variant: no program for a TCP socket that listened and was disconnected. */
 TEST(cbpf_listened)
 {
@@ -513,6 +558,7 @@ TEST(cbpf_listened)
 	}
 }
 
-CHECK_MAIN(role_lock, kernel_variant_api, udp_bind_all_owners, cbpf_listened, listen_unbound_odd_port, listen_race_reuseaddr, specific_beats_wildcard,
+CHECK_MAIN(role_lock, kernel_variant_api, udp_bind_all_owners, udp_bind_mate_stops, cbpf_listened,
+	   listen_unbound_odd_port, listen_race_reuseaddr, specific_beats_wildcard,
 	   v4_wildcard_beats_v6_dual, reuseport_group_selection, reuseport_group_grows,
 	   child_sockets, refused_connect_releases_port, listen_errors_and_backlog, sysctl_by_name)
