@@ -39,7 +39,11 @@ static struct socktab__lhead *lhash2_slot(struct socktab_net *net, const struct 
 
 /* ---- reuseport groups: which listener a new one joins ---- */
 
-/* R34: the member @sk may join, or NULL. Caller holds the lhash2 slot lock of sk's address. */
+/*
+ * R34 (inet_reuseport_add_sock): the listener whose group @sk joins, or NULL. It may be in no
+ * group yet (it set SO_REUSEPORT after its listen()): reuseport_add_sock then makes it one.
+ * Caller holds the lhash2 slot lock of sk's address.
+ */
 static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struct socktab_sock *sk)
 {
 	struct in6_addr a = socktab__sk_v6_saddr(sk);
@@ -54,8 +58,7 @@ static struct socktab_sock *group_peer_locked(struct socktab__lhead *slot, struc
 		if (sk2 != sk && socktab__sk_net(sk2) == socktab__sk_net(sk) && RD(sk2->reuseport) &&
 		    sk2->family == sk->family && sk2->v6only == sk->v6only &&
 		    RD(sk2->bound_dev_if) == RD(sk->bound_dev_if) && sk2->uid == sk->uid &&
-		    socktab__sk_num(sk2) == socktab__sk_num(sk) && !memcmp(&a, &a2, 16) &&
-		    atomic_load_explicit(&sk2->cold->reuseport_cb, memory_order_relaxed))
+		    socktab__sk_num(sk2) == socktab__sk_num(sk) && !memcmp(&a, &a2, 16))
 			return sk2;
 	}
 	return NULL;
@@ -72,8 +75,13 @@ int socktab__listen_hash(struct socktab_net *net, struct socktab_sock *sk)
 
 	socktab__lock(socktab__lhead_lock(net->tab, slot));
 	if (RD(sk->reuseport)) {
+		struct socktab_sock *peer = group_peer_locked(slot, sk);
+
 		socktab__lock(&net->reuseport_lock);
-		err = socktab__reuseport_add_locked(net, sk, group_peer_locked(slot, sk));
+		if (peer && !atomic_load_explicit(&peer->cold->reuseport_cb, memory_order_relaxed))
+			err = socktab__reuseport_add_locked(net, peer, NULL);
+		if (!err)
+			err = socktab__reuseport_add_locked(net, sk, peer);
 		socktab__unlock(&net->reuseport_lock);
 		if (err) {
 			socktab__unlock(socktab__lhead_lock(net->tab, slot));
