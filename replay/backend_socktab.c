@@ -102,6 +102,12 @@ static int s_accept(void *ctx, int slot, int newslot)
 
 	if (err)
 		return -err;
+	/* accept() gives the child the uid of the process that accepts (sock_graft): the runner's,
+	 * as on the kernel backend, where only socket() runs under another uid. */
+	err = socktab_setsockopt(child, SOCKTAB_SOL, SOCKTAB_SO_UID, &(int){ (int)geteuid() },
+				 sizeof(int));
+	if (err)
+		return err;
 	((struct sctx *)ctx)->sk[newslot] = child;
 	return 0;
 }

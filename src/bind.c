@@ -779,6 +779,23 @@ void socktab__bind_unhash_locked(struct socktab_net *net, struct socktab_sock *s
 	}
 }
 
+void socktab__bind_set_uid(struct socktab_sock *sk, uid_t uid)
+{
+	struct socktab_net *net = socktab__sk_net(sk);
+	struct socktab__tb2 *tb2 = socktab__sk_bl(sk)->tb2;
+	struct socktab__bhead *head;
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	if (!tb2) {
+		sk->uid = uid;
+		return;
+	}
+	head = socktab__bhash_head(net, tb2->port);
+	socktab__lock(socktab__bhead_lock(net->tab, head));
+	sk->uid = uid;
+	socktab__unlock(socktab__bhead_lock(net->tab, head));
+}
+
 /*
  * Release @sk's port (kernel inet_put_port). Caller holds the socket lock. The local port field
  * is left alone: a closing socket keeps its key for readers that still hold a reference.

@@ -154,6 +154,10 @@ void socktab__bind_replace_owner_locked(struct socktab_sock *old, struct socktab
 void socktab__bind_kid_hash_locked(struct socktab__tb2 *tb2, struct socktab_sock *sk,
 				   uint16_t port);
 bool socktab__bind_kid_join(struct socktab__tb2 *tb2, struct socktab_sock *sk, uint16_t port);
+/* A listener's child @sk takes owner uid @uid (what sock_graft does at accept()): under its
+ * port's bhash lock, which every conflict check that reads an owner's uid holds. Caller holds
+ * the socket lock. */
+void socktab__bind_set_uid(struct socktab_sock *sk, uid_t uid);
 /* inet_put_port(). Caller holds the socket lock; takes the bhash lock. */
 void socktab__put_port(struct socktab_sock *sk);
 /* inet_bhash2_update_saddr(). Caller holds the socket lock; takes the bhash lock. */

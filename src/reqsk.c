@@ -352,7 +352,8 @@ static struct socktab_sock *child_alloc(struct socktab_net *net, struct socktab_
 	child->userlocks = l->userlocks & SOCKTAB__BINDADDR_LOCK;
 	/* sk_clone_lock(): the child names the CPU that made it (R107). */
 	socktab__sk_set_incoming_cpu(child, socktab__rx_cpu());
-	socktab__sk_mark_role(child, SOCKTAB__SOCKF_ACTIVE); /* a child never listens (R104) */
+	/* A child never listens (R104). */
+	socktab__sk_mark_role(child, SOCKTAB__SOCKF_ACTIVE | SOCKTAB__SOCKF_CHILD);
 	atomic_store_explicit(&child->cold->flags,
 			      atomic_load_explicit(&l->cold->flags, memory_order_relaxed) &
 				      (SOCKTAB__SKF_FREEBIND | SOCKTAB__SKF_TRANSPARENT |

@@ -83,6 +83,13 @@ enum socktab__kind {
  * was made by a listener. Never cleared while the socket lives. */
 #define SOCKTAB__SOCKF_LISTENED 0x04
 #define SOCKTAB__SOCKF_ACTIVE 0x08
+/* The same byte of a TCP socket, set when a listener made it (never on a UDP socket, whose
+ * 0x01 is SOCKTAB__UDPF_CONNECTING): SOCKTAB_SO_UID may still change its owner, as accept()
+ * does the kernel's child. */
+#define SOCKTAB__SOCKF_CHILD 0x01
+_Static_assert(!(SOCKTAB__SOCKF_CHILD & (SOCKTAB__SOCKF_INCPU | SOCKTAB__SOCKF_CPU |
+					 SOCKTAB__SOCKF_LISTENED | SOCKTAB__SOCKF_ACTIVE)),
+	       "a TCP socket's flag bits are distinct");
 /* The same byte of a UDP socket, which never has SOCKTAB__SOCKF_LISTENED, its bit: connect()
  * gave the socket, hashed under a wildcard, the source address it has now, so its port key is
  * still the wildcard's (udp.c feed_key). Never set in a TCP socket. */

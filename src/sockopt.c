@@ -18,6 +18,7 @@
  */
 #include <linux/filter.h>
 
+#include "bind.h"
 #include "dev.h"
 #include "reqsk.h"
 #include "reuseport.h"
@@ -312,7 +313,14 @@ static int set_detach_bpf(struct socktab_sock *sk, int v, const void *p, socklen
 static int set_uid(struct socktab_sock *sk, int v, const void *p, socklen_t n)
 {
 	(void)p, (void)n;
-	if (socktab__sk_num(sk) || socktab__sk_bl(sk)->tb2 || RD(sk->state) != SOCKTAB_TCP_CLOSE || v < 0)
+	if (v < 0)
+		return -EINVAL;
+	/* A listener's child: the kernel's accept() gives it the accepting process's uid. */
+	if (socktab__sk_proto(sk) == SOCKTAB_TCP && (RD(sk->tw_flags) & SOCKTAB__SOCKF_CHILD)) {
+		socktab__bind_set_uid(sk, (uid_t)v);
+		return 0;
+	}
+	if (socktab__sk_num(sk) || socktab__sk_bl(sk)->tb2 || RD(sk->state) != SOCKTAB_TCP_CLOSE)
 		return -EINVAL;
 	sk->uid = (uid_t)v;
 	return 0;

@@ -55,7 +55,10 @@ enum socktab_tcp_state {
 
 /* socktab's own option level, for what has no kernel name. */
 #define SOCKTAB_SOL 0x50c7
-#define SOCKTAB_SO_UID 1 /* int: owner uid (SO_REUSEPORT same-owner rule), before bind */
+/* int: owner uid (SO_REUSEPORT same-owner rule), 0 or more: before bind, or on a listener's
+ * child at any time (the kernel's accept() gives the child the accepting process's uid; until
+ * then it has the listener's). */
+#define SOCKTAB_SO_UID 1
 /* int: the socket's stable reuseport member id, 0..65535, or -1 (none, the default). While any
  * member of a group has one, the group's selector value and the 4-tuple hash name ids, not join
  * positions, so a member that leaves and one that joins with its id move no other member's

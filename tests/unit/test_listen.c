@@ -404,6 +404,51 @@ TEST(role_lock)
 	socktab_net_free(net);
 }
 
+/* R47 with accept(): SOCKTAB_SO_UID gives a listener's child the accepting process's uid. */
+TEST(child_takes_acceptor_uid)
+{
+	struct socktab_net *net = socktab_net_new(NULL);
+	struct socktab_sock *ln = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *c = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct socktab_sock *s = socktab_socket(net, SOCKTAB_TCP, AF_INET);
+	struct sockaddr_in local = check_sin("127.0.0.1", 9000), remote;
+	struct socktab_sock *child;
+	int uid = -1;
+	socklen_t n = sizeof(uid);
+
+	check_setint(ln, SOCKTAB_SOL, SOCKTAB_SO_UID, 1000);
+	check_setint(ln, SOL_SOCKET, SO_REUSEPORT, 1);
+	CHECK_EQ(check_bind4(ln, "127.0.0.1", 9000), 0);
+	CHECK_EQ(socktab_listen(ln, 8), 0);
+	/* Bound, a socket that is no child keeps its uid. */
+	CHECK_EQ(socktab_setsockopt(ln, SOCKTAB_SOL, SOCKTAB_SO_UID, &(int){ 0 }, sizeof(int)),
+		 -EINVAL);
+	CHECK_EQ(check_connect4(c, "127.0.0.1", 9000), 0);
+	CHECK_EQ(socktab_setsockopt(c, SOCKTAB_SOL, SOCKTAB_SO_UID, &(int){ 0 }, sizeof(int)),
+		 -EINVAL);
+	remote = check_sin("127.0.0.1", check_port(c));
+	child = socktab_sock_new_child(ln, (struct sockaddr *)&local, (struct sockaddr *)&remote,
+				       sizeof(local), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	CHECK(child);
+	CHECK_EQ(socktab_getsockopt(child, SOCKTAB_SOL, SOCKTAB_SO_UID, &uid, &n), 0);
+	CHECK_EQ(uid, 1000); /* the listener's, until accepted */
+	socktab_close(ln);
+	check_setint(s, SOL_SOCKET, SO_REUSEPORT, 1);
+	/* uid 0 and SO_REUSEPORT: the child (uid 1000) refuses, through the full check. */
+	CHECK_EQ(check_bind4(s, "127.0.0.1", 9000), -EADDRINUSE);
+	CHECK_EQ(socktab_setsockopt(child, SOCKTAB_SOL, SOCKTAB_SO_UID, &(int){ -1 }, sizeof(int)),
+		 -EINVAL);
+	CHECK_EQ(socktab_setsockopt(child, SOCKTAB_SOL, SOCKTAB_SO_UID, &(int){ 0 }, sizeof(int)), 0);
+	n = sizeof(uid);
+	CHECK_EQ(socktab_getsockopt(child, SOCKTAB_SOL, SOCKTAB_SO_UID, &uid, &n), 0);
+	CHECK_EQ(uid, 0);
+	CHECK_EQ(check_bind4(s, "127.0.0.1", 9000), 0);
+	socktab_close(s);
+	socktab_close(child);
+	socktab_close(c);
+	socktab_net_free(net);
+}
+
 /* The kernel variants as a set: names, bounds, defaults. */
 TEST(kernel_variant_api)
 {
@@ -561,4 +606,5 @@ TEST(cbpf_listened)
 CHECK_MAIN(role_lock, kernel_variant_api, udp_bind_all_owners, udp_bind_mate_stops, cbpf_listened,
 	   listen_unbound_odd_port, listen_race_reuseaddr, specific_beats_wildcard,
 	   v4_wildcard_beats_v6_dual, reuseport_group_selection, reuseport_group_grows,
-	   child_sockets, refused_connect_releases_port, listen_errors_and_backlog, sysctl_by_name)
+	   child_sockets, child_takes_acceptor_uid, refused_connect_releases_port,
+	   listen_errors_and_backlog, sysctl_by_name)
