@@ -45,8 +45,11 @@
  *   established lookup gives the socket it finds the thread's receiving CPU (`cpu N`), as
  *   tcp_v4_rcv does. So the model looks up the segments that reach a connection as the kernel
  *   receives them: the SYN-ACK that reaches the client (deliver_syn()), and the data segment of
- *   a send() and the peer's ACK of it (lb_send()). Not modelled: the FIN of a close and its ACK,
- *   and a RST, which reach their socket without a lookup here.
+ *   a send() and the peer's ACK of it (lb_send()). Data reaches the peer only when the lookup
+ *   finds it (a socket bound to another device since no longer matches); when it finds no
+ *   socket or a listener, the RST that answers resets the sender, and an ACK that finds such
+ *   resets the peer. Not modelled: the FIN of a close and its ACK, and a RST, which reach their
+ *   socket without a lookup here.
  * UDP: a datagram is queued (rx) on the socket socktab_lookup_udp4/6 returns for its source and
  *   destination. When there is none, the ICMP port unreachable goes back through the same lookup
  *   reversed, and a *connected* socket found there records ECONNREFUSED (__udp4_lib_err without
@@ -486,14 +489,24 @@ static struct tuple reversed(const struct tuple *t)
 /*
  * A segment from the local side of @t to its remote side arrives on device @dif and is
  * received (tcp_v4_rcv, tcp_v6_rcv): the lookup gives the connection it finds the thread's
- * receiving CPU (sk_incoming_cpu_update, R107). Nothing else of the segment is modelled here.
+ * receiving CPU (sk_incoming_cpu_update, R107). What the lookup found, for the caller:
+ * SEG_TO_WANT @want; SEG_TO_RESET no socket, or a listener, which answers a segment with an
+ * ACK by a RST (tcp_rcv_state_process in LISTEN, tcp_v4_send_reset); SEG_TO_OTHER anything
+ * else, or @dif 0 (sent out of a device): the segment is lost, nothing more is modelled.
  */
-static void receive_segment(struct socktab_net *net, const struct tuple *t, int dif)
+enum { SEG_TO_WANT, SEG_TO_RESET, SEG_TO_OTHER };
+
+static int receive_segment(struct socktab_net *net, const struct tuple *t, int dif,
+			   const struct socktab_sock *want)
 {
 	struct socktab_sock *to = dif ? lookup(net, t, dif, false) : NULL;
+	int r = !dif ? SEG_TO_OTHER : !to ? SEG_TO_RESET : to == want ? SEG_TO_WANT : SEG_TO_OTHER;
 
+	if (to && r == SEG_TO_OTHER && socktab_get_state(to) == SOCKTAB_TCP_LISTEN)
+		r = SEG_TO_RESET;
 	if (to)
 		socktab_sock_put(to);
+	return r;
 }
 
 /*
@@ -603,7 +616,7 @@ static int deliver_syn(struct socktab_sock *sk, bool retry)
 	P(child)->net = net;
 	/* The SYN-ACK reaches the SYN_SENT client (R107: it takes the receiving CPU). */
 	rt = reversed(&t);
-	receive_segment(net, &rt, synack_dev(net, found, &t, dif));
+	receive_segment(net, &rt, synack_dev(net, found, &t, dif), NULL);
 	socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
 	P(child)->peer = sk;
 	P(sk)->peer = child;
@@ -761,19 +774,27 @@ int lb_accept(struct socktab_sock *ln, struct socktab_sock **child)
  * looked up on @sk's side (through the peer's device). Connected to itself, @sk receives both
  * on the same CPU: one lookup.
  */
-static void send_segments(struct socktab_sock *sk)
+static int send_segments(struct socktab_sock *sk)
 {
 	struct socktab_net *net = P(sk)->net;
 	struct socktab_sock *peer = P(sk)->peer;
 	struct tuple t, rt;
+	int dif, r;
 
 	if (get_tuple(sk, &t))
-		return;
-	receive_segment(net, &t, tuple_ingress(net, &t, bound_dev(sk)));
-	if (P(sk)->self || !peer)
-		return;
+		return SEG_TO_OTHER;
+	dif = tuple_ingress(net, &t, bound_dev(sk));
+	r = receive_segment(net, &t, dif, P(sk)->self ? sk : peer);
+	if (r == SEG_TO_RESET && !rst_reaches(net, sk, &t, dif))
+		r = SEG_TO_OTHER;
+	if (r != SEG_TO_WANT || P(sk)->self)
+		return r;
+	/* The peer's ACK: met by no socket or a listener, it draws a RST, which resets the peer. */
 	rt = reversed(&t);
-	receive_segment(net, &rt, tuple_ingress(net, &rt, bound_dev(peer)));
+	dif = tuple_ingress(net, &rt, bound_dev(peer));
+	if (receive_segment(net, &rt, dif, sk) == SEG_TO_RESET && rst_reaches(net, peer, &rt, dif))
+		receive_rst(peer);
+	return SEG_TO_WANT;
 }
 
 int lb_send(struct socktab_sock *sk)
@@ -791,12 +812,20 @@ int lb_send(struct socktab_sock *sk)
 			return -err;
 		return st == SOCKTAB_TCP_SYN_SENT || st == SOCKTAB_TCP_SYN_RECV ? -EAGAIN : -EPIPE;
 	}
-	if (P(sk)->self || P(sk)->peer)
-		send_segments(sk);
-	if (P(sk)->self) {
-		P(sk)->rx++;
-	} else if (P(sk)->peer) {
-		P(P(sk)->peer)->rx++;
+	if (P(sk)->self || P(sk)->peer) {
+		/* The byte reaches the connection the lookup finds (inet_match reads the bound
+		 * device as it is now, R92): its own peer, or a listener or nothing, whose RST
+		 * resets the sender; the peer then stays as it was. */
+		switch (send_segments(sk)) {
+		case SEG_TO_WANT:
+			P(P(sk)->self ? sk : P(sk)->peer)->rx++;
+			break;
+		case SEG_TO_RESET:
+			receive_rst(sk);
+			break;
+		default:
+			break;
+		}
 	} else {
 		/* The peer is gone: its TIME_WAIT entry (FIN_WAIT2 substate) answers new data with
 		 * a RST and ends itself (TCP_TW_RST), or no socket at all answers with a RST. The
