@@ -120,8 +120,9 @@ static void gen_sockopt(uint64_t *st, struct lines *L, const char *nx, bool udp,
 {
 	static const char *const opt[] = { "SO_REUSEADDR 1", "SO_REUSEPORT 1", "IPV6_V6ONLY 1",
 					   "IP_BIND_ADDRESS_NO_PORT 1", "SO_LINGER 1 0",
-					   "IP_LOCAL_PORT_RANGE 40000 40003", "SO_REUSEADDR 0" };
-	int k = rnd(st, 7);
+					   "IP_LOCAL_PORT_RANGE 40000 40003", "SO_REUSEADDR 0",
+					   "SO_REUSEPORT 0" };
+	int k = rnd(st, 8);
 
 	lines_add(L, "setsockopt %s %s", nx, opt[k]);
 	if (k == 1)
@@ -266,7 +267,8 @@ static void gen_loopback_script(uint64_t seed, struct lines *L)
  * address, peer and SO_ERROR between them; TIME_WAIT entries in both substates taken over by
  * connect() (the port search with tcp_tw_reuse 0/1/2, a bound port), sometimes after the reuse
  * delay; and runs of UDP binds of both families on one port with SO_REUSEADDR, SO_REUSEPORT
- * and IPV6_V6ONLY mixed (the port-chain order, R103), now and then more than ten of them.
+ * and IPV6_V6ONLY mixed, now and then one cleared after its bind (the port-chain order and the
+ * owners that excuse a bind, R103), now and then more than ten of them.
  */
 static void hist_check(uint64_t *st, struct lines *L, const char *nx)
 {
@@ -408,6 +410,10 @@ static void hist_udp(uint64_t *st, struct lines *L)
 		if (v6 && rnd(st, 5) == 0)
 			lines_add(L, "setsockopt u%d IPV6_V6ONLY 1", k);
 		lines_add(L, "bind u%d %s 6000", k, v6 ? a6[rnd(st, 4)] : a4[rnd(st, 2)]);
+		/* An owner's option cleared after its bind: it no longer excuses later binds. */
+		if (k && rnd(st, 4) == 0)
+			lines_add(L, "setsockopt u%d %s 0", rnd(st, k + 1),
+				  rnd(st, 3) ? "SO_REUSEPORT" : "SO_REUSEADDR");
 		if (rnd(st, 6) == 0)
 			lines_add(L, "close u%d", k);
 	}
