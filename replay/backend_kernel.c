@@ -72,11 +72,6 @@ struct kctx {
  * driver. Decided once, in the parent, before the first case that needs it is forked. */
 static const char *dummy_kind;
 
-static int ms_connect(void)
-{
-	return rp_fast_waits ? 200 : 2000;
-}
-
 static int ms_wait(int expect)
 {
 	if (rp_fast_waits)
@@ -388,7 +383,7 @@ static int wait_connected(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 
-	if (poll(&p, 1, ms_connect()) == 0)
+	if (poll(&p, 1, rp_connect_wait_ms()) == 0)
 		return EINPROGRESS;
 	if (!connect(fd, sa, len) || errno == EISCONN)
 		return 0;

@@ -112,6 +112,12 @@ static int s_accept(void *ctx, int slot, int newslot)
 	return 0;
 }
 
+static void s_tick(void *ctx)
+{
+	(void)ctx;
+	lb_tick();
+}
+
 static void s_payload(void *ctx, const void *data, size_t len)
 {
 	((struct sctx *)ctx)->payload = data;
@@ -257,6 +263,7 @@ static const struct rp_backend socktab_backend = {
 	.addr_change = s_addr_change,
 	.dev_index = s_dev_index,
 	.set_cpu = s_set_cpu,
+	.tick = s_tick,
 };
 
 int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_emit_fn emit,
@@ -292,7 +299,7 @@ int rp_socktab_run_case(const struct rp_script *s, const struct rp_case *c, rp_e
 	}
 	/* Each case starts, as a kernel case's fresh process does, on no CPU in particular. */
 	socktab_set_rx_cpu(-1);
-	lb_case_begin();
+	lb_case_begin(rp_connect_wait_ms());
 	rp_exec_case(s, c, &socktab_backend, &ctx, emit, arg);
 	lb_case_end();
 	socktab_set_rx_cpu(-1);

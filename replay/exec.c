@@ -29,6 +29,11 @@
 
 int rp_fast_waits;
 
+int rp_connect_wait_ms(void)
+{
+	return rp_fast_waits ? 200 : 2000;
+}
+
 struct rp_exec {
 	const struct rp_script *s;
 	const struct rp_backend *be;
@@ -721,6 +726,8 @@ void rp_exec_case(const struct rp_script *s, const struct rp_case *c, const stru
 
 		memset(&o, 0, sizeof(o));
 		o.op = i;
+		if (be->tick)
+			be->tick(ctx);
 		exec_op(&X, &c->ops[i], &o);
 		emit(arg, &o);
 	}

@@ -11,7 +11,9 @@
  *     a SYN cookie, socktab_req_cookie_child()); child and client become ESTABLISHED and the
  *     child waits in the library's accept queue for socktab_accept();
  *   - a listener with a full queue: the SYN is dropped and the blocking connect times out
- *     (-EINPROGRESS), the client stays SYN_SENT, as on the kernel until its SYN retransmit;
+ *     (-EINPROGRESS), the client stays SYN_SENT and sends its SYN again at the kernel's
+ *     retransmission times (lb_tick(), before the statements that come after them); the next
+ *     connect() reports how that ended;
  *   - a TIME_WAIT entry for that 4-tuple (the SYN comes from the address and port of the entry's
  *     old peer): syn_meets_tw() decides whether a listener gets it (R100);
  *   - the client itself (connect to its own address and port): TCP simultaneous open, the
@@ -58,6 +60,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -72,6 +75,7 @@ struct lb_sk {
 	int rx;       /* bytes received and not read (the scripts never read) */
 	bool eof;     /* FIN or RST received, or connect refused: poll() says POLLIN */
 	bool self;    /* connected to itself (simultaneous open) */
+	bool connecting; /* SS_CONNECTING: connect() said EINPROGRESS and has not reported since */
 	struct socktab_net *net; /* lookups need the net; the API does not expose a socket's */
 };
 
@@ -117,7 +121,6 @@ static void unlink_peer(struct socktab_sock *sk)
 	P(sk)->peer = NULL;
 }
 
-/* A RST arrives at @sk (kernel tcp_reset): the error it reports, then tcp_done(). */
 /*
  * The children nobody accepted yet, each with a reference of the model's, so their memory
  * outlives the library's close of a listener. With tcp_migrate_req on (R120), a closing or
@@ -134,9 +137,99 @@ static struct {
 	bool migrate; /* net.ipv4.tcp_migrate_req as the script set it */
 } pend;
 
-void lb_case_begin(void)
+/*
+ * Clients whose SYN drew no answer (SYN_SENT after connect()), each with a reference of the
+ * model's. The kernel sends the SYN again 1, 2, 3, 4, 5 and 7 s after the first
+ * (TCP_TIMEOUT_INIT, tcp_syn_linear_timeouts 4 intervals of it before they double;
+ * tcp_syn_retries 6), each a little late (timer slack). The kernel backend's connect() waits
+ * (rp_connect_wait_ms()) before it says EINPROGRESS: the retransmissions inside that wait met
+ * what the SYN met, the script having done nothing meanwhile; lb_tick() sends each later one
+ * before the first statement that comes after its time. The final timeout (ETIMEDOUT) is not
+ * modelled.
+ */
+#define LB_SYN_RETRIES 6
+#define LB_TIMER_SLACK 0.05
+static const double syn_retrans_at[LB_SYN_RETRIES] = { 1, 2, 3, 4, 5, 7 };
+static struct {
+	struct socktab_sock *c[LB_PENDING];
+	double first[LB_PENDING]; /* when the first SYN left, in seconds (CLOCK_MONOTONIC) */
+	int sent[LB_PENDING];     /* retransmissions sent so far */
+	int n;
+	double wait; /* the kernel backend's connect() wait, in seconds */
+} syn;
+/* A retransmitted SYN is being delivered (lb_tick): no connect() is waiting for the answer. */
+static bool syn_timer;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void syn_del(int i)
+{
+	socktab_sock_put(syn.c[i]);
+	syn.n--;
+	syn.c[i] = syn.c[syn.n];
+	syn.first[i] = syn.first[syn.n];
+	syn.sent[i] = syn.sent[syn.n];
+}
+
+/* @sk's SYN went unanswered: retransmit it from now on (its first one has been sent). */
+static void syn_add(struct socktab_sock *sk)
+{
+	int i = 0, held;
+
+	while (i < syn.n && syn.c[i] != sk)
+		i++;
+	if (i == syn.n) {
+		if (syn.n == LB_PENDING)
+			return;
+		socktab_rcu_read_lock();
+		held = socktab_sock_hold(sk);
+		socktab_rcu_read_unlock();
+		if (held)
+			return;
+		syn.c[syn.n++] = sk;
+	}
+	syn.first[i] = now_s() - syn.wait + LB_TIMER_SLACK;
+	syn.sent[i] = 0;
+	while (syn.sent[i] < LB_SYN_RETRIES &&
+	       syn_retrans_at[syn.sent[i]] + LB_TIMER_SLACK <= syn.wait)
+		syn.sent[i]++;
+}
+
+static int deliver_syn(struct socktab_sock *sk, bool retry);
+
+void lb_tick(void)
+{
+	double t = now_s();
+
+	for (int i = 0; i < syn.n;) {
+		struct socktab_sock *sk = syn.c[i];
+
+		if (socktab_get_state(sk) != SOCKTAB_TCP_SYN_SENT || syn.sent[i] >= LB_SYN_RETRIES) {
+			syn_del(i);
+			continue;
+		}
+		if (t - syn.first[i] < syn_retrans_at[syn.sent[i]]) {
+			i++;
+			continue;
+		}
+		syn.sent[i]++;
+		syn_timer = true;
+		deliver_syn(sk, true);
+		syn_timer = false;
+	}
+}
+
+void lb_case_begin(int connect_wait_ms)
 {
 	memset(&pend, 0, sizeof(pend));
+	memset(&syn, 0, sizeof(syn));
+	syn.wait = connect_wait_ms / 1000.0;
 }
 
 void lb_case_end(void)
@@ -144,6 +237,8 @@ void lb_case_end(void)
 	for (int i = 0; i < pend.n; i++)
 		socktab_sock_put(pend.c[i]);
 	pend.n = 0;
+	while (syn.n)
+		syn_del(0);
 }
 
 void lb_sysctl(const char *key, const char *value)
@@ -197,6 +292,7 @@ static void pend_reset_forgotten(void)
 	}
 }
 
+/* A RST arrives at @sk (kernel tcp_reset): the error it reports, then tcp_done(). */
 static void receive_rst(struct socktab_sock *sk)
 {
 	int st = socktab_get_state(sk);
@@ -404,6 +500,11 @@ static int refuse_connect(struct socktab_sock *sk)
 {
 	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
 
+	if (syn_timer) {
+		/* tcp_reset() in SYN_SENT: SO_ERROR says ECONNREFUSED until a call reports it. */
+		receive_rst(sk);
+		return -ECONNREFUSED;
+	}
 	socktab_set_state(sk, SOCKTAB_TCP_CLOSE);
 	/* The RST's ECONNREFUSED replaces any pending error, and connect() returning it consumes
 	 * it (sock_error): SO_ERROR reads 0 afterwards. tcp_disconnect() forgets the local address
@@ -664,11 +765,25 @@ int lb_connect(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len
 		return socktab_connect(sk, sa, len); /* no handshake; AF_UNSPEC disconnects */
 	if (sa && len >= sizeof(sa_family_t) && sa->sa_family == AF_UNSPEC)
 		return lb_disconnect(sk);
+	if (P(sk)->connecting && socktab_get_state(sk) != SOCKTAB_TCP_SYN_SENT) {
+		/* __inet_stream_connect() in SS_CONNECTING once the handshake has ended since (a
+		 * retransmitted SYN): connected, 0; reset, the socket's error (SS_UNCONNECTED). */
+		P(sk)->connecting = false;
+		if (socktab_get_state(sk) != SOCKTAB_TCP_CLOSE)
+			return 0;
+		err = lb_take_error(sk);
+		return err ? -err : -ECONNABORTED;
+	}
 	err = socktab_connect(sk, sa, len);
 	if (err)
 		return err;
 	P(sk)->so_error = 0; /* tcp_connect_init() clears sk_err */
-	return deliver_syn(sk, true);
+	err = deliver_syn(sk, true);
+	if (err == -EINPROGRESS && socktab_get_state(sk) == SOCKTAB_TCP_SYN_SENT) {
+		P(sk)->connecting = true;
+		syn_add(sk);
+	}
+	return err;
 }
 
 int lb_disconnect(struct socktab_sock *sk)
@@ -683,6 +798,7 @@ int lb_disconnect(struct socktab_sock *sk)
 
 		return socktab_connect(sk, &unspec, sizeof(unspec));
 	}
+	P(sk)->connecting = false; /* SS_UNCONNECTED */
 	if (st == SOCKTAB_TCP_LISTEN) {
 		struct sockaddr unspec = { .sa_family = AF_UNSPEC };
 

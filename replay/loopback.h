@@ -19,10 +19,13 @@
 
 size_t lb_priv_size(void);
 /* Frame one case (one net): the model's own state of it starts empty and is dropped before the
- * net is freed. lb_sysctl() tells the model a sysctl the script wrote (tcp_migrate_req). */
-void lb_case_begin(void);
+ * net is freed; @connect_wait_ms is how long the kernel backend's connect() waits for the
+ * handshake (rp_connect_wait_ms()), which places the model's SYN retransmissions. lb_sysctl() tells the model a sysctl the script wrote (tcp_migrate_req). */
+void lb_case_begin(int connect_wait_ms);
 void lb_case_end(void);
 void lb_sysctl(const char *key, const char *value);
+/* Before each statement: what the kernel's timers would have done by now (SYN retransmission). */
+void lb_tick(void);
 /* Tie a new socket (socktab_socket()) to its net: the model's lookups need it. */
 void lb_attach(struct socktab_sock *sk, struct socktab_net *net);
 

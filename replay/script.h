@@ -221,6 +221,9 @@ struct rp_backend {
 	int (*set_cpu)(void *ctx, int cpu);
 	/* The payload of the next sendto/send (@data NULL: the default single byte "x"). */
 	void (*payload)(void *ctx, const void *data, size_t len);
+	/* Before each statement, or NULL: a model's timers catch up with the time that passed
+	 * (the kernel's run on their own). */
+	void (*tick)(void *ctx);
 };
 
 typedef void (*rp_emit_fn)(void *arg, const struct rp_outcome *o);
@@ -343,6 +346,8 @@ extern int rp_kvariant[SOCKTAB_KV_COUNT];
 
 /* Shorter waits (fuzzer): accept/readable 50 ms, connect 200 ms. Loopback needs microseconds. */
 extern int rp_fast_waits;
+/* How long the kernel backend's "blocking" connect waits before it says EINPROGRESS. */
+int rp_connect_wait_ms(void);
 
 /* ---- exec.c: running a case on one backend and collecting its outcomes ---- */
 
