@@ -16,6 +16,8 @@
  * SOCKTAB_SO_REUSEPORT_ID takes -1..65535 at any time, SOCKTAB_SO_REUSEPORT_GEN is read only
  * (R132, R134).
  */
+#include <limits.h>
+
 #include <linux/filter.h>
 
 #include "bind.h"
@@ -108,7 +110,10 @@ static int set_linger(struct socktab_sock *sk, int v, const void *optval, sockle
 		return -EINVAL;
 	memcpy(&lg, optval, sizeof(lg));
 	socktab__skf_set(sk, SOCKTAB__SKF_LINGER, lg.l_onoff != 0);
-	sk->cold->linger_secs = lg.l_linger < 0 ? 0 : lg.l_linger;
+	/* sk_setsockopt(): off keeps the time; on takes l_linger as an unsigned count of seconds,
+	 * so a negative one is past MAX_SCHEDULE_TIMEOUT, lingering for ever (not 0: no RST). */
+	if (lg.l_onoff)
+		sk->cold->linger_secs = lg.l_linger < 0 ? INT_MAX : lg.l_linger;
 	return 0;
 }
 
