@@ -538,27 +538,53 @@ int socktab_net_get_port_range(struct socktab_net *net, int *lo, int *hi)
 	return 0;
 }
 
-/* Parse exactly @n unsigned decimal integers separated by blanks (sysctl text). */
-static int parse_ints(const char *v, long *out, int n)
+static bool sysctl_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/*
+ * Up to @n integers of a sysctl write, as the kernel's __do_proc_dointvec() and
+ * do_proc_douintvec() read them (proc_get_long()): blanks skipped, each an optional '-' (only
+ * when @sign) and a number in decimal, 0x hex or 0 octal (strtoul with base 0), of fewer than 21
+ * characters, ending at a blank or the end; an int's range (0..UINT_MAX without @sign). Values
+ * after the @n-th are left unread, which the kernel takes as a short write, not an error; fewer
+ * than @n leave the rest of @out as it was. Returns how many were read (at least one), or
+ * -EINVAL.
+ */
+static int parse_ints(const char *v, long *out, int n, bool sign)
 {
 	const char *p = v;
+	int i;
 
-	for (int i = 0; i < n; i++) {
+	for (i = 0; i < n; i++) {
+		const char *start;
+		unsigned long long u;
+		bool neg = false;
 		char *end;
 
-		while (*p == ' ' || *p == '\t')
+		while (sysctl_space(*p))
 			p++;
-		if (*p < '0' || *p > '9')
+		if (!*p)
+			break;
+		start = p;
+		if (*p == '-') {
+			neg = true;
+			p++;
+		}
+		if (*p < '0' || *p > '9' || (neg && !sign))
 			return -EINVAL;
 		errno = 0;
-		out[i] = strtol(p, &end, 10);
-		if (errno || out[i] > INT32_MAX)
+		u = strtoull(p, &end, 0);
+		if (errno || end - start >= 21 || (*end && !sysctl_space(*end)))
 			return -EINVAL;
+		if (sign ? u > (neg ? (unsigned long long)INT32_MAX + 1 : (unsigned long long)INT32_MAX)
+			 : u > UINT32_MAX)
+			return -EINVAL;
+		out[i] = neg ? -(long)u : (long)u;
 		p = end;
 	}
-	while (*p == ' ' || *p == '\t' || *p == '\n')
-		p++;
-	return *p ? -EINVAL : 0;
+	return i ? i : -EINVAL;
 }
 
 /*
@@ -678,16 +704,30 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 	if (!net || !key || !value)
 		return -EINVAL;
 	if (!strcmp(key, "net.ipv4.ip_local_port_range")) {
-		err = parse_ints(value, v, 2);
-		return err ? err : socktab_net_set_port_range(net, (int)v[0], (int)v[1]);
+		int lo, hi;
+
+		/* ipv4_local_port_range(): a value not written keeps its setting. */
+		socktab_net_get_port_range(net, &lo, &hi);
+		v[0] = lo;
+		v[1] = hi;
+		err = parse_ints(value, v, 2, true);
+		if (err < 0 || v[0] < 1 || v[0] > 65535 || v[1] < 1 || v[1] > 65535)
+			return -EINVAL;
+		return socktab_net_set_port_range(net, (int)v[0], (int)v[1]);
 	}
 	if (!strcmp(key, "net.ipv4.ip_local_reserved_ports"))
 		return set_reserved_list(net, value);
 	if (!strcmp(key, "net.ipv4.tcp_tw_reuse")) {
-		err = parse_ints(value, v, 1);
-		return err ? err : socktab_net_set_tw_reuse(net, (int)v[0]);
+		err = parse_ints(value, v, 1, false);
+		return err < 0 ? err : socktab_net_set_tw_reuse(net, v[0] > 2 ? -1 : (int)v[0]);
 	}
-	err = parse_ints(value, v, 1);
+	/* proc_dointvec (signed) for these, do_proc_douintvec (unsigned) for the rest. */
+	err = parse_ints(value, v, 1,
+			 !strcmp(key, "net.ipv4.ip_unprivileged_port_start") ||
+				 !strcmp(key, "net.core.somaxconn") ||
+				 !strcmp(key, "net.ipv4.tcp_max_syn_backlog") ||
+				 !strcmp(key, "net.ipv4.tcp_fastopen"));
+	err = err < 0 ? err : 0;
 	if (!strcmp(key, "net.ipv4.ip_autobind_reuse")) {
 		if (err || v[0] > 1)
 			return -EINVAL;
@@ -699,7 +739,8 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 
 		socktab__lock(&net->settings_lock);
 		/* It may not exceed the low end of the ephemeral range (R65). */
-		if (!err && v[0] <= 65535 && v[0] <= (long)(RD(net->port_range) & 0xffff)) {
+		if (!err && v[0] >= 0 && v[0] <= 65535 &&
+		    v[0] <= (long)(RD(net->port_range) & 0xffff)) {
 			WR(net->unprivileged_port_start, (int)v[0]);
 			ret = 0;
 		}
@@ -713,13 +754,13 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 		return 0;
 	}
 	if (!strcmp(key, "net.core.somaxconn")) {
-		if (err)
-			return err;
+		if (err || v[0] < 0) /* proc_dointvec_minmax, extra1 = SYSCTL_ZERO */
+			return -EINVAL;
 		WR(net->somaxconn, (int)v[0]);
 		return 0;
 	}
 	if (!strcmp(key, "net.ipv4.tcp_max_syn_backlog")) {
-		if (err)
+		if (err) /* proc_dointvec: any int */
 			return err;
 		WR(net->max_syn_backlog, (int)v[0]);
 		return 0;
@@ -735,7 +776,7 @@ int socktab_net_sysctl(struct socktab_net *net, const char *key, const char *val
 		{ "net.ipv4.tcp_l3mdev_accept", offsetof(struct socktab_net, tcp_l3mdev_accept), 1 },
 		{ "net.ipv4.udp_l3mdev_accept", offsetof(struct socktab_net, udp_l3mdev_accept), 1 },
 		{ "net.ipv4.tcp_rfc1337", offsetof(struct socktab_net, tcp_rfc1337), 255 },
-		{ "net.ipv4.tcp_syncookies", offsetof(struct socktab_net, tcp_syncookies), 2 },
+		{ "net.ipv4.tcp_syncookies", offsetof(struct socktab_net, tcp_syncookies), 255 },
 		{ "net.ipv4.tcp_migrate_req", offsetof(struct socktab_net, tcp_migrate_req), 1 },
 	};
 

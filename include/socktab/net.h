@@ -428,7 +428,10 @@ int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on);
 
 /*
  * Write a per-net sysctl by its kernel name, value as text (as `sysctl -w` takes it), with the
- * kernel's validation (-EINVAL). Keys: net.ipv4.ip_local_port_range ("LO HI"),
+ * kernel's validation (-EINVAL). Numbers are read as proc_dointvec() reads them: blanks between,
+ * decimal, 0x hex or 0 octal, a '-' only where the kernel's value is signed; values past the
+ * key's count are ignored (the kernel's short write). Keys: net.ipv4.ip_local_port_range
+ * ("LO HI", each 1..65535, HI >= LO, LO not below ip_unprivileged_port_start; "LO" alone keeps HI),
  * net.ipv4.ip_local_reserved_ports ("" clears; else "P1,P2-P3,..." with the rules of the kernel's
  * proc_do_large_bitmap(): ports and ranges A-B, A <= B <= 65535, in decimal, 0x hex or 0 octal,
  * separated by ',' or newlines, no blanks; all or nothing; linear in the text's length),
@@ -437,10 +440,11 @@ int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on);
  * net.ipv4.tcp_tw_reuse (0..2), net.ipv4.tcp_tw_reuse_delay (1..60000 ms), net.core.somaxconn
  * (0..INT_MAX), net.ipv4.ip_nonlocal_bind and net.ipv6.ip_nonlocal_bind (0..255, R87),
  * net.ipv4.tcp_l3mdev_accept and net.ipv4.udp_l3mdev_accept (0/1, R98, R99), net.ipv4.tcp_rfc1337
- * (0..255, R100), net.ipv4.tcp_syncookies (0..2, default 1) and net.ipv4.tcp_max_syn_backlog
- * (0..INT_MAX, default the larger of 128 and ehash slots / 128) for socktab_syn_decide() (R112-R116),
- * net.ipv4.tcp_migrate_req (0/1, default 0, R120-R124), and net.ipv4.tcp_fastopen (accepted, no
- * effect on the tables). Unknown key: -ENOENT.
+ * (0..255, R100), net.ipv4.tcp_syncookies (0..255: 0 off, 2 always, any other value on when the
+ * SYN queue is full; default 1) and net.ipv4.tcp_max_syn_backlog (any int, default the larger of
+ * 128 and ehash slots / 128) for socktab_syn_decide() (R112-R116), net.ipv4.tcp_migrate_req (0/1,
+ * default 0, R120-R124), and net.ipv4.tcp_fastopen (any int, accepted, no effect on the tables).
+ * Unknown key: -ENOENT.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. The port range and ip_unprivileged_port_start keys take the net's settings lock.
  */

@@ -320,7 +320,20 @@ TEST(sysctl_by_name)
 	CHECK_EQ(hi, 40009);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40009 40000"), -EINVAL);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "500 40000"), -EINVAL);
-	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000"), -EINVAL);
+	/* One value sets the low end and keeps the high one; values past two are ignored. */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "0x9c41"), 0);
+	socktab_net_get_port_range(net, &lo, &hi);
+	CHECK_EQ(lo, 40001);
+	CHECK_EQ(hi, 40009);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000 40009 7"), 0);
+	socktab_net_get_port_range(net, &lo, &hi);
+	CHECK_EQ(lo, 40000);
+	CHECK_EQ(hi, 40009);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", ""), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000x"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.core.somaxconn", "-1"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_max_syn_backlog", "-1"), 0);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_max_syn_backlog", "4096"), 0);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "1 70000"), -EINVAL);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_unprivileged_port_start", "40001"), -EINVAL);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_unprivileged_port_start", "500"), 0);

@@ -274,7 +274,11 @@ TEST(syn_verdict)
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "2"), 0);
 	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_COOKIE);
 	CHECK_EQ(socktab_syn_decide(l, SOCKTAB_SYN_TW_RECYCLE), SOCKTAB_SYN_QUEUE);
-	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "3"), -EINVAL);
+	/* A u8 of the kernel: 0..255, any value but 0 and 2 as 1. */
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "256"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "-1"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "3"), 0);
+	CHECK_EQ(socktab_syn_decide(l, 0), SOCKTAB_SYN_QUEUE); /* not full: no cookie */
 	/* Without cookies the last quarter of tcp_max_syn_backlog is for proven peers:
 	 * 8 - 2 < 8 >> 2 is false, 7 - 2 < 1 false, 2 - 2 < 0 false, 3 - 2 < 0 false ... */
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.tcp_syncookies", "0"), 0);
