@@ -145,6 +145,8 @@ static int bind_to_index(struct socktab_sock *sk, int ifindex)
 	if (ifindex < 0)
 		return -EINVAL;
 	WR(sk->bound_dev_if, (uint32_t)ifindex);
+	if (socktab__sk_proto(sk) == SOCKTAB_UDP)
+		socktab__udp_rehash(sk); /* sk->sk_prot->rehash(), which TCP has not */
 	return 0;
 }
 

@@ -51,10 +51,14 @@
  * a connected socket, before the pass's unconnected result and the wildcard pass, as the kernel's
  * sk_lookup programs do.
  *
- * Departures: re-connecting a connected socket moves its hash4
- * entry to the new 4-tuple (the kernel leaves it in the stale chain, R74, which only costs speed)
- * and every disconnect leaves hash4, so hash4_cnt counts exactly the connected sockets; the
- * reuseport has_conns flag (R36) is kept on every member instead of on the group, because the
+ * A socket in hash4 that connects again with a source address it had is not rehashed: its
+ * hash4 entry stays in the chain of its old 4-tuple (stale), where no lookup matches it, as in
+ * the kernel (R74); so does a disconnect that keeps both its address and its port (R75). A
+ * lookup for its new 4-tuple then finds it in hash2 only, where a reuseport group met first may
+ * take the datagram. SO_BINDTODEVICE rehashes: the socket leaves its reuseport group and its
+ * hash4 entry moves to the 4-tuple it has (socktab__udp_rehash).
+ *
+ * Departures: the reuseport has_conns flag (R36) is kept on every member instead of on the group, because the
  * group structure is shared with TCP listeners (reuseport.c); the UDP secrets are derived from the net's secrets. The
  * hash4 switch (socktab_net_set_udp_hash4) only stops lookups from consulting hash4: entries are
  * still maintained, so turning it back on is instant.
@@ -1372,8 +1376,12 @@ static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 	if (s1)
 		socktab__lock(socktab__uslot1_lock(net->udp, s1));
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
-	if (s1)
-		unhash4_locked(net, sk); /* departure: never a stale hash4 entry */
+	/* With both its address and its port locked the kernel neither rehashes nor unhashes it: a
+	 * hash4 entry stays where it was, stale (R75). Otherwise the rehash to a wildcard address,
+	 * or the unhash, takes it out of hash4. */
+	if (s1 && (sk->userlocks & (SOCKTAB__BINDADDR_LOCK | SOCKTAB__BINDPORT_LOCK)) !=
+			  (SOCKTAB__BINDADDR_LOCK | SOCKTAB__BINDPORT_LOCK))
+		unhash4_locked(net, sk);
 	socktab__sk_set_dport(sk, 0);
 	/* The IPv6 peer address stays, as in the kernel: score6 still takes only datagrams from
 	 * that address until the next connect(); IPv4 lookups see the cleared daddr below. */
@@ -1403,7 +1411,7 @@ int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *
 	struct in6_addr saddr6, daddr6;
 	struct socktab__dest d;
 	uint32_t saddr4 = 0;
-	bool had_saddr;
+	bool had_saddr, stale4;
 	int err;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
@@ -1460,7 +1468,12 @@ int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *
 					 memory_order_seq_cst);
 #endif
 	connect_hook(sk);
-	unhash4_locked(net, sk); /* a re-connect moves to its new 4-tuple below */
+	/* R74: only a socket that had no source address is rehashed, its hash4 entry moved to the
+	 * new 4-tuple; one that had keeps its entry where it is, stale (udp_lib_hash4 returns at
+	 * once for a socket in hash4). */
+	stale4 = socktab__sk_udp(sk)->hashed4 && had_saddr;
+	if (!stale4)
+		unhash4_locked(net, sk);
 	WR(sk->v4key, d.v4);
 	socktab__sk_set_v6_daddr(sk, &daddr6);
 	socktab__sk_set_v6_saddr(sk, &saddr6);
@@ -1480,13 +1493,35 @@ int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *
 	WR(sk->state, SOCKTAB_TCP_ESTABLISHED);
 	/* R73: connected with a local address: into hash4, out of the reuseport group. */
 	rp_detach(net, sk);
-	hash4_locked(net, sk);
+	if (!stale4)
+		hash4_locked(net, sk);
 	/* Release: a reader that sees the mark gone sees the state and the group left. */
 	atomic_fetch_and_explicit(&sk->tw_flags, (uint8_t)~SOCKTAB__UDPF_CONNECTING,
 				  memory_order_release);
 	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 out:
 	return err;
+}
+
+void socktab__udp_rehash(struct socktab_sock *sk)
+{
+	struct socktab_net *net = socktab__sk_net(sk);
+	struct in6_addr a = socktab__sk_v6_saddr(sk);
+	struct socktab__uslot *s1;
+
+	SOCKTAB__ASSERT_SK_LOCKED(sk);
+	if (!hashed(sk))
+		return;
+	s1 = slot1(net, socktab__sk_num(sk));
+	socktab__lock(socktab__uslot1_lock(net->udp, s1));
+	rp_detach(net, sk); /* udp_lib_rehash leaves the group even when the slot stays */
+	if (socktab__sk_udp(sk)->hashed4) {
+		/* rehash4 to the 4-tuple the socket has now; out of hash4 without an address */
+		unhash4_locked(net, sk);
+		if (sk->family == AF_INET ? socktab__sk_rcv_saddr(sk) != 0 : !socktab__v6_is_any(&a))
+			hash4_locked(net, sk);
+	}
+	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 }
 
 void socktab__udp_close_locked(struct socktab_sock *sk)

@@ -130,6 +130,9 @@ int socktab__udp_connect_locked(struct socktab_sock *sk, const struct sockaddr *
 				socklen_t len);
 /* close(): out of every chain and the group, state FREE; the caller drops the reference after
  * unlocking. Caller holds the socket lock of an open socket. */
+/* sock_bindtoindex_locked()'s rehash (udp_lib_rehash): @sk leaves its reuseport group, and its
+ * hash4 entry moves to the 4-tuple it has now. Caller holds the socket lock. */
+void socktab__udp_rehash(struct socktab_sock *sk);
 void socktab__udp_close_locked(struct socktab_sock *sk);
 /* socktab_udp_sendto() after its lock: autobind, the destination, the route and source.
  * Caller holds the socket lock of an open UDP socket. */

@@ -42,8 +42,8 @@
  * replacement must find a member (one that overlapped more may rightly miss).
  *
  * At the end, with every thread stopped: net counters equal the model (established = connected
- * CONN and child slots, UDP hashed/hashed4 = bound/connected UDP slots); then everything is
- * closed, TIME_WAIT entries expire, and every counter is zero, every pool object is back in the
+ * CONN and child slots, UDP hashed = bound UDP slots, hashed4 = those with a hash4 entry, stale
+ * or not); then everything is closed, TIME_WAIT entries expire, and every counter is zero, every pool object is back in the
  * pool with no reference (leaked counts those that are not), and every port of the range and
  * of the writers is bindable again.
  *
@@ -107,6 +107,7 @@ struct slot {
 	_Atomic int kind;         /* what is present; K_EMPTY: nothing */
 	_Atomic int child;        /* K_LISTEN: a child connection is present */
 	_Atomic int connected;    /* K_UDP: connected to (raddr, rport) */
+	_Atomic int in4;          /* K_UDP: has a hash4 entry, stale or not (R74, R75) */
 	_Atomic int family;       /* K_CONN */
 	_Atomic uint32_t laddr[4], raddr[4]; /* IPv6 words; IPv4 in word 3 */
 	_Atomic uint32_t lport, rport;       /* network order */
@@ -404,6 +405,7 @@ static void udp_step(struct slot *s, uint64_t *rng)
 		}
 		publish_names(s, sk, false);
 		atomic_store(&s->connected, 0);
+		atomic_store(&s->in4, 0);
 		atomic_store(&s->sk, sk);
 		atomic_store(&s->kind, K_UDP);
 		end(s);
@@ -427,17 +429,22 @@ static void udp_step(struct slot *s, uint64_t *rng)
 		}
 		publish_names(s, sk, true);
 		atomic_store(&s->connected, 1);
+		atomic_store(&s->in4, 1);
 		break;
 	case 2: /* disconnect: bind() named the port, so it stays */
 		a.sin_family = AF_UNSPEC;
 		if (socktab_connect(sk, (struct sockaddr *)&a, sizeof(a)))
 			violation("UDP disconnect failed");
 		atomic_store(&s->connected, 0);
+		/* With its address locked too, its hash4 entry stays, stale (R75). */
+		if (!s->prof->laddr)
+			atomic_store(&s->in4, 0);
 		break;
 	default:
 		atomic_store(&s->kind, K_EMPTY);
 		atomic_store(&s->sk, NULL);
 		atomic_store(&s->connected, 0);
+		atomic_store(&s->in4, 0);
 		if (socktab_close(sk))
 			violation("UDP close failed");
 	}
@@ -796,7 +803,7 @@ static void check_counts(void)
 
 		est += k == K_CONN || (k == K_LISTEN && atomic_load(&s->child));
 		udp += k == K_UDP;
-		udp4 += k == K_UDP && atomic_load(&s->connected);
+		udp4 += k == K_UDP && atomic_load(&s->in4);
 	}
 	socktab_net_stats(net, &st);
 	socktab_udp_stats(net, &us);
