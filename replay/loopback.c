@@ -24,7 +24,9 @@
  *     connect stays pending (-EINPROGRESS).
  *   - the other end of a connection with the same 4-tuple (the two clients differ by device):
  *     syn_meets_connection() decides between a reset of that connection followed by the SYN's
- *     retransmission, and a SYN left unanswered (-EINPROGRESS).
+ *     retransmission, and a SYN left unanswered (-EINPROGRESS);
+ *   - a socket in SYN_SENT toward the client's address and port: crossed SYNs, a simultaneous
+ *     open, both ESTABLISHED with each other (syn_meets_synsent()).
  *   Anything else found is not modelled: the SYN is treated as unanswered (-EINPROGRESS).
  *   After a handshake, the SYN-ACK is looked up toward the client (R107, see below).
  * close: a FIN to the peer of an ESTABLISHED socket (peer -> CLOSE_WAIT, readable EOF; the closer
@@ -642,6 +644,30 @@ static int syn_meets_connection(struct socktab_sock *sk, struct socktab_sock *fo
 }
 
 /*
+ * Client @sk's SYN (@t) reached @found, in SYN_SENT toward @sk's own address and port: crossed
+ * SYNs, a simultaneous open (tcp_rcv_synsent_state_process with a SYN and no ACK). @found goes
+ * to SYN_RECV and answers with a SYN-ACK; when that reaches @sk, @sk's ACK completes both ends,
+ * ESTABLISHED with each other, no listener involved. @found's own connect() said EINPROGRESS
+ * and reports the connection at its next call. Returns 0, or -EINPROGRESS when the SYN-ACK went
+ * elsewhere (not modelled further: both stay as they were).
+ */
+static int syn_meets_synsent(struct socktab_sock *sk, struct socktab_sock *found,
+			     const struct tuple *t)
+{
+	struct socktab_net *net = P(sk)->net;
+	struct tuple rt = reversed(t);
+	int back = tuple_ingress(net, &rt, bound_dev(found));
+
+	if (receive_segment(net, &rt, back, sk) != SEG_TO_WANT)
+		return -EINPROGRESS;
+	socktab_set_state(found, SOCKTAB_TCP_ESTABLISHED);
+	socktab_set_state(sk, SOCKTAB_TCP_ESTABLISHED);
+	P(sk)->peer = found;
+	P(found)->peer = sk;
+	return 0;
+}
+
+/*
  * Deliver the client's SYN: the packet goes from the client's local address/port to its peer.
  * In the listener's view local = the client's remote side, remote = the client's local side.
  */
@@ -678,6 +704,11 @@ static int deliver_syn(struct socktab_sock *sk, bool retry)
 	}
 	if (!found)
 		return rst_reaches(net, sk, &t, dif) ? refuse_connect(sk) : -EINPROGRESS;
+	if (socktab_get_state(found) == SOCKTAB_TCP_SYN_SENT) {
+		err = syn_meets_synsent(sk, found, &t);
+		socktab_sock_put(found);
+		return err;
+	}
 	if (socktab_get_state(found) != SOCKTAB_TCP_LISTEN) {
 		err = syn_meets_connection(sk, found, &t);
 		socktab_sock_put(found);
