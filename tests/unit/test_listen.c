@@ -507,6 +507,30 @@ static int udp_bind4(struct socktab_sock *sk, const char *ip, int port, int ra, 
 	return check_bind4(sk, ip, port);
 }
 
+/*
+ * The third UDP bind of @c (SO_REUSEADDR @ra, SO_REUSEPORT) to @ip:6000 beside @a and @b: refused
+ * with every table as it was (@refused), or bound. Then closes the three and frees @net.
+ */
+static void third_bind(struct socktab_net *net, struct socktab_sock *a, struct socktab_sock *b,
+		       struct socktab_sock *c, const char *ip, int ra, int refused)
+{
+	struct socktab_net_stats st0, st;
+
+	socktab_net_stats(net, &st0);
+	CHECK_EQ(udp_bind4(c, ip, 6000, ra, 1), refused ? -EADDRINUSE : 0);
+	socktab_net_stats(net, &st);
+	if (refused) {
+		CHECK_EQ(memcmp(&st, &st0, sizeof(st)), 0);
+		CHECK_EQ(check_port(c), 0);
+	} else {
+		CHECK_EQ(check_port(c), 6000);
+	}
+	socktab_close(a);
+	socktab_close(b);
+	socktab_close(c);
+	socktab_net_free(net);
+}
+
 /* R103 both ways: {REUSEADDR}, {REUSEADDR, REUSEPORT}, then a {REUSEPORT} bind. */
 TEST(udp_bind_all_owners)
 {
@@ -515,24 +539,11 @@ TEST(udp_bind_all_owners)
 		struct socktab_sock *a = socktab_socket(net, SOCKTAB_UDP, AF_INET);
 		struct socktab_sock *b = socktab_socket(net, SOCKTAB_UDP, AF_INET);
 		struct socktab_sock *c = socktab_socket(net, SOCKTAB_UDP, AF_INET);
-		struct socktab_net_stats st0, st;
 
 		CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_UDP_BIND_ALL_OWNERS, all), 0);
 		CHECK_EQ(udp_bind4(a, "0.0.0.0", 6000, 1, 0), 0);
 		CHECK_EQ(udp_bind4(b, "0.0.0.0", 6000, 1, 1), 0);
-		socktab_net_stats(net, &st0);
-		CHECK_EQ(udp_bind4(c, "0.0.0.0", 6000, 0, 1), all ? -EADDRINUSE : 0);
-		socktab_net_stats(net, &st);
-		if (all) {
-			CHECK_EQ(memcmp(&st, &st0, sizeof(st)), 0);
-			CHECK_EQ(check_port(c), 0);
-		} else {
-			CHECK_EQ(check_port(c), 6000);
-		}
-		socktab_close(a);
-		socktab_close(b);
-		socktab_close(c);
-		socktab_net_free(net);
+		third_bind(net, a, b, c, "0.0.0.0", 0, all);
 	}
 }
 
@@ -553,7 +564,6 @@ TEST(udp_bind_mate_stops)
 			struct socktab_sock *b = socktab_socket(net, SOCKTAB_UDP, AF_INET);
 			struct socktab_sock *c = socktab_socket(net, SOCKTAB_UDP, AF_INET);
 			int refused = all && (!mate || ra);
-			struct socktab_net_stats st0, st;
 
 			CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_UDP_BIND_ALL_OWNERS, all),
 				 0);
@@ -563,19 +573,7 @@ TEST(udp_bind_mate_stops)
 			CHECK_EQ(udp_bind4(b, "127.0.0.1", 6000, 0, 1), 0);
 			CHECK_EQ(socktab_setsockopt(a, SOL_SOCKET, SO_REUSEPORT, &zero, sizeof(zero)),
 				 0);
-			socktab_net_stats(net, &st0);
-			CHECK_EQ(udp_bind4(c, "127.0.0.1", 6000, ra, 1), refused ? -EADDRINUSE : 0);
-			socktab_net_stats(net, &st);
-			if (refused) {
-				CHECK_EQ(memcmp(&st, &st0, sizeof(st)), 0);
-				CHECK_EQ(check_port(c), 0);
-			} else {
-				CHECK_EQ(check_port(c), 6000);
-			}
-			socktab_close(a);
-			socktab_close(b);
-			socktab_close(c);
-			socktab_net_free(net);
+			third_bind(net, a, b, c, "127.0.0.1", ra, refused);
 		}
 	}
 }
