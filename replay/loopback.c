@@ -212,7 +212,8 @@ void lb_tick(void)
 	for (int i = 0; i < syn.n;) {
 		struct socktab_sock *sk = syn.c[i];
 
-		if (socktab_get_state(sk) != SOCKTAB_TCP_SYN_SENT || syn.sent[i] >= LB_SYN_RETRIES) {
+		if (socktab_get_state(sk) != SOCKTAB_TCP_SYN_SENT ||
+		    syn.sent[i] >= LB_SYN_RETRIES) {
 			syn_del(i);
 			continue;
 		}

@@ -20,7 +20,8 @@
 size_t lb_priv_size(void);
 /* Frame one case (one net): the model's own state of it starts empty and is dropped before the
  * net is freed; @connect_wait_ms is how long the kernel backend's connect() waits for the
- * handshake (rp_connect_wait_ms()), which places the model's SYN retransmissions. lb_sysctl() tells the model a sysctl the script wrote (tcp_migrate_req). */
+ * handshake (rp_connect_wait_ms()), which places the model's SYN retransmissions. lb_sysctl()
+ * tells the model a sysctl the script wrote (tcp_migrate_req). */
 void lb_case_begin(int connect_wait_ms);
 void lb_case_end(void);
 void lb_sysctl(const char *key, const char *value);

@@ -578,8 +578,7 @@ static int parse_ints(const char *v, long *out, int n, bool sign)
 		u = strtoull(p, &end, 0);
 		if (errno || end - start >= 21 || (*end && !sysctl_space(*end)))
 			return -EINVAL;
-		if (sign ? u > (neg ? (unsigned long long)INT32_MAX + 1 : (unsigned long long)INT32_MAX)
-			 : u > UINT32_MAX)
+		if (u > (!sign ? UINT32_MAX : neg ? (unsigned long long)INT32_MAX + 1 : INT32_MAX))
 			return -EINVAL;
 		out[i] = neg ? -(long)u : (long)u;
 		p = end;

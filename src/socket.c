@@ -328,8 +328,20 @@ int socktab_connect(struct socktab_sock *sk, const struct sockaddr *addr, sockle
 		return 0;
 	}
 	err = socktab__parse_dest(sk, addr, len, &d, 0);
-	if (err)
+	if (err) {
+		/* __inet_stream_connect() judges the socket's state before tcp_v4_connect() or
+		 * tcp_v6_connect() looks at the address: a connected or listening socket says
+		 * EISCONN (EALREADY while connecting) whatever address it is given. */
+		int err2 = socktab__sk_lock_open(sk);
+
+		if (err2)
+			return err2;
+		st = RD(sk->state);
+		if (st != SOCKTAB_TCP_CLOSE || socktab__skf(sk, SOCKTAB__SKF_CONNECTED))
+			err = st == SOCKTAB_TCP_SYN_SENT ? -EALREADY : -EISCONN;
+		socktab__unlock(socktab__sk_lock(sk));
 		return err;
+	}
 	v4 = d.v4;
 	daddr4 = d.daddr4;
 	daddr6 = d.daddr6;

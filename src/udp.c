@@ -58,10 +58,11 @@
  * take the datagram. SO_BINDTODEVICE rehashes: the socket leaves its reuseport group and its
  * hash4 entry moves to the 4-tuple it has (socktab__udp_rehash).
  *
- * Departures: the reuseport has_conns flag (R36) is kept on every member instead of on the group, because the
- * group structure is shared with TCP listeners (reuseport.c); the UDP secrets are derived from the net's secrets. The
- * hash4 switch (socktab_net_set_udp_hash4) only stops lookups from consulting hash4: entries are
- * still maintained, so turning it back on is instant.
+ * Departures: the reuseport has_conns flag (R36) is kept on every member instead of on the
+ * group, because the group structure is shared with TCP listeners (reuseport.c); the UDP
+ * secrets are derived from the net's secrets. The hash4 switch (socktab_net_set_udp_hash4) only
+ * stops lookups from consulting hash4: entries are still maintained, so turning it back on is
+ * instant.
  */
 #include <stdlib.h>
 
@@ -974,7 +975,8 @@ static bool rp_mate(const struct socktab_sock *sk, const struct socktab_sock *sk
 	return sk2 != sk && sk2->family == sk->family &&
 	       socktab__ipv6_only(sk2) == socktab__ipv6_only(sk) &&
 	       RD(sk2->bound_dev_if) == RD(sk->bound_dev_if) && socktab__sk_num(sk2) == port &&
-	       RD(sk2->reuseport) && sk2->uid == sk->uid && socktab__rcv_saddr_equal(sk, sk2, false);
+	       RD(sk2->reuseport) && sk2->uid == sk->uid &&
+	       socktab__rcv_saddr_equal(sk, sk2, false);
 }
 
 /* inuse_one's answers. */
@@ -982,7 +984,7 @@ enum {
 	INUSE_NONE,	/* no overlap */
 	INUSE_CONFLICT, /* overlap that refuses the bind */
 	INUSE_EXCUSED,	/* overlap excused by SO_REUSEPORT (same owner, @sk not yet in a group) */
-	INUSE_MATE,	/* excused, by a socket whose group @sk would join, neither with SO_REUSEADDR */
+	INUSE_MATE,	/* excused by one whose group @sk would join, neither with SO_REUSEADDR */
 };
 
 /* The predicate of udp_lib_lport_inuse for one other socket, on port @num (INUSE_*). */
@@ -993,8 +995,8 @@ static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *s
 
 	if ((ra1 && ra2) || (d1 && d2 && d1 != d2) || !socktab__rcv_saddr_equal(sk, sk2, true))
 		return INUSE_NONE;
-	if (!RD(sk2->reuseport) || !RD(sk->reuseport) ||
-	    atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed) || sk->uid != sk2->uid)
+	if (!RD(sk2->reuseport) || !RD(sk->reuseport) || sk->uid != sk2->uid ||
+	    atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed))
 		return INUSE_CONFLICT;
 	return !ra1 && !ra2 && rp_mate(sk, sk2, num) ? INUSE_MATE : INUSE_EXCUSED;
 }
@@ -1017,9 +1019,10 @@ static bool excuse_decides(const struct socktab_sock *sk, int r)
 /*
  * Walk the primary chain @s1 (locked). Without @bitmap: does port @num conflict? The first
  * overlapping socket decides, or with the all-owners variant the first that does not excuse
- * the bind or ends the scan all the same (excuse_decides, R103). With @bitmap: mark every conflicting port of the chain (bind(0), R69), and
- * with @held too every port of the chain where another socket holds the key @sk would have
- * there (the port feed's question, answered by the same walk).
+ * the bind or ends the scan all the same (excuse_decides, R103). With @bitmap: mark every
+ * conflicting port of the chain (bind(0), R69), and with @held too every port of the chain
+ * where another socket holds the key @sk would have there (the port feed's question, answered
+ * by the same walk).
  */
 static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitmap,
 			uint64_t *held, const struct socktab_sock *sk, uint32_t log)
@@ -1507,6 +1510,8 @@ void socktab__udp_rehash(struct socktab_sock *sk)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
 	struct in6_addr a = socktab__sk_v6_saddr(sk);
+	bool has_addr = sk->family == AF_INET ? socktab__sk_rcv_saddr(sk) != 0
+					      : !socktab__v6_is_any(&a);
 	struct socktab__uslot *s1;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
@@ -1518,7 +1523,7 @@ void socktab__udp_rehash(struct socktab_sock *sk)
 	if (socktab__sk_udp(sk)->hashed4) {
 		/* rehash4 to the 4-tuple the socket has now; out of hash4 without an address */
 		unhash4_locked(net, sk);
-		if (sk->family == AF_INET ? socktab__sk_rcv_saddr(sk) != 0 : !socktab__v6_is_any(&a))
+		if (has_addr)
 			hash4_locked(net, sk);
 	}
 	socktab__unlock(socktab__uslot1_lock(net->udp, s1));

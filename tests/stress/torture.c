@@ -43,9 +43,9 @@
  *
  * At the end, with every thread stopped: net counters equal the model (established = connected
  * CONN and child slots, UDP hashed = bound UDP slots, hashed4 = those with a hash4 entry, stale
- * or not); then everything is closed, TIME_WAIT entries expire, and every counter is zero, every pool object is back in the
- * pool with no reference (leaked counts those that are not), and every port of the range and
- * of the writers is bindable again.
+ * or not); then everything is closed, TIME_WAIT entries expire, and every counter is zero,
+ * every pool object is back in the pool with no reference (leaked counts those that are not),
+ * and every port of the range and of the writers is bindable again.
  *
  * Prints "torture: ... violations=V leaked=L" and "N passed, M failed"; exit status 1 on any
  * violation or leak, or when no device-bound slot was checked.

@@ -451,7 +451,8 @@ TEST(child_takes_acceptor_uid)
 	CHECK_EQ(check_bind4(s, "127.0.0.1", 9000), -EADDRINUSE);
 	CHECK_EQ(socktab_setsockopt(child, SOCKTAB_SOL, SOCKTAB_SO_UID, &(int){ -1 }, sizeof(int)),
 		 -EINVAL);
-	CHECK_EQ(socktab_setsockopt(child, SOCKTAB_SOL, SOCKTAB_SO_UID, &(int){ 0 }, sizeof(int)), 0);
+	CHECK_EQ(socktab_setsockopt(child, SOCKTAB_SOL, SOCKTAB_SO_UID, &(int){ 0 }, sizeof(int)),
+		 0);
 	n = sizeof(uid);
 	CHECK_EQ(socktab_getsockopt(child, SOCKTAB_SOL, SOCKTAB_SO_UID, &uid, &n), 0);
 	CHECK_EQ(uid, 0);
@@ -565,14 +566,14 @@ TEST(udp_bind_mate_stops)
 			struct socktab_sock *c = socktab_socket(net, SOCKTAB_UDP, AF_INET);
 			int refused = all && (!mate || ra);
 
-			CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_UDP_BIND_ALL_OWNERS, all),
-				 0);
-			CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_UDP_BIND_MATE_STOPS, mate),
-				 0);
+			CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_UDP_BIND_ALL_OWNERS,
+								 all), 0);
+			CHECK_EQ(socktab_net_set_kernel_variant(net, SOCKTAB_KV_UDP_BIND_MATE_STOPS,
+								 mate), 0);
 			CHECK_EQ(udp_bind4(a, "127.0.0.1", 6000, 0, 1), 0);
 			CHECK_EQ(udp_bind4(b, "127.0.0.1", 6000, 0, 1), 0);
-			CHECK_EQ(socktab_setsockopt(a, SOL_SOCKET, SO_REUSEPORT, &zero, sizeof(zero)),
-				 0);
+			CHECK_EQ(socktab_setsockopt(a, SOL_SOCKET, SO_REUSEPORT, &zero,
+						    sizeof(zero)), 0);
 			third_bind(net, a, b, c, "127.0.0.1", ra, refused);
 		}
 	}
