@@ -52,8 +52,9 @@
  *   a send() and the peer's ACK of it (lb_send()). Data reaches the peer only when the lookup
  *   finds it (a socket bound to another device since no longer matches); when it finds no
  *   socket or a listener, the RST that answers resets the sender, and an ACK that finds such
- *   resets the peer. Not modelled: the FIN of a close and its ACK, and a RST, which reach their
- *   socket without a lookup here.
+ *   resets the peer. The FIN or RST of a close or a disconnect is looked up the same way: it
+ *   reaches the peer, or meets a listener (which answers a FIN with a RST that ends the closing
+ *   socket at once, and drops a RST) or nothing, or is lost. Not modelled: the ACK of a FIN.
  * UDP: a datagram is queued (rx) on the socket socktab_lookup_udp4/6 returns for its source and
  *   destination. When there is none, the ICMP port unreachable goes back through the same lookup
  *   reversed, and a *connected* socket found there records ECONNREFUSED (__udp4_lib_err without
@@ -818,10 +819,14 @@ int lb_connect(struct socktab_sock *sk, const struct sockaddr *sa, socklen_t len
 	return err;
 }
 
+static int segment_from(struct socktab_sock *sk, struct socktab_sock *want, struct tuple *t,
+			int *dif);
+
 int lb_disconnect(struct socktab_sock *sk)
 {
-	int st = socktab_get_state(sk), err;
+	int st = socktab_get_state(sk), err, to, dif;
 	struct socktab_sock *peer;
+	struct tuple t;
 
 	if (st < 0)
 		return st;
@@ -843,11 +848,13 @@ int lb_disconnect(struct socktab_sock *sk)
 		flush_queue(sk);
 	}
 	peer = P(sk)->peer;
+	/* tcp_disconnect(): RST to a connected peer, when its lookup finds it (a listener drops
+	 * it); the socket reports ECONNRESET itself. */
+	to = peer && need_reset(st) ? segment_from(sk, peer, &t, &dif) : SEG_TO_OTHER;
 	unlink_peer(sk);
-	/* tcp_disconnect(): RST to a connected peer; the socket reports ECONNRESET itself. */
 	if (need_reset(st) || st == SOCKTAB_TCP_SYN_SENT)
 		P(sk)->so_error = ECONNRESET;
-	if (peer && need_reset(st))
+	if (to == SEG_TO_WANT)
 		receive_rst(peer);
 	else if (!peer && st == SOCKTAB_TCP_CLOSE_WAIT)
 		segment_to_tw(sk, 'R'); /* the peer closed first: the RST meets its TIME_WAIT */
@@ -864,8 +871,9 @@ int lb_disconnect(struct socktab_sock *sk)
 int lb_close(struct socktab_sock *sk)
 {
 	static const struct linger lg0 = { 1, 0 };
-	int st = socktab_get_state(sk), err;
+	int st = socktab_get_state(sk), err, to, dif;
 	struct socktab_sock *peer;
+	struct tuple t;
 	bool abortive;
 
 	if (st < 0)
@@ -881,15 +889,26 @@ int lb_close(struct socktab_sock *sk)
 		}
 		flush_queue(sk);
 	}
-	/* tcp_close(): unread data or SO_LINGER {1, 0} turn the FIN into a RST. */
+	/* tcp_close(): unread data or SO_LINGER {1, 0} turn the FIN into a RST. Either reaches
+	 * the peer only when its lookup finds it (the devices as they are now, R92): a listener
+	 * drops a RST and answers a FIN with a RST, which ends the closing socket at once (no
+	 * TIME_WAIT); one sent out of another device is lost. */
 	abortive = P(sk)->rx > 0 || linger_zero(sk);
 	peer = P(sk)->peer;
+	to = peer && (st == SOCKTAB_TCP_ESTABLISHED || (abortive && need_reset(st)))
+		     ? segment_from(sk, peer, &t, &dif)
+		     : SEG_TO_OTHER;
 	unlink_peer(sk);
 	if (peer && abortive && need_reset(st)) {
-		receive_rst(peer);
+		if (to == SEG_TO_WANT)
+			receive_rst(peer);
 	} else if (peer && st == SOCKTAB_TCP_ESTABLISHED) {
-		P(peer)->eof = true;
-		socktab_set_state(peer, SOCKTAB_TCP_CLOSE_WAIT);
+		if (to == SEG_TO_WANT) {
+			P(peer)->eof = true;
+			socktab_set_state(peer, SOCKTAB_TCP_CLOSE_WAIT);
+		} else if (to == SEG_TO_RESET) {
+			abortive = true;
+		}
 	} else if (!peer && st == SOCKTAB_TCP_CLOSE_WAIT) {
 		/* The peer closed first and left a TIME_WAIT entry in its FIN_WAIT2 substate: a RST
 		 * ends it (R100), a FIN moves it on to the TIME_WAIT substate. */
@@ -922,6 +941,27 @@ int lb_accept(struct socktab_sock *ln, struct socktab_sock **child)
  * looked up on @sk's side (through the peer's device). Connected to itself, @sk receives both
  * on the same CPU: one lookup.
  */
+/*
+ * A segment from connected @sk to @want (its peer, or itself), through @sk's device as it is
+ * now: SEG_TO_WANT it arrives there; SEG_TO_RESET it meets no socket or a listener, whose RST
+ * comes back to @sk; SEG_TO_OTHER it is lost (out of a device, to another socket, or the RST
+ * does not reach @sk). @t gets the segment's tuple, @dif its ingress device.
+ */
+static int segment_from(struct socktab_sock *sk, struct socktab_sock *want, struct tuple *t,
+			int *dif)
+{
+	struct socktab_net *net = P(sk)->net;
+	int r;
+
+	if (get_tuple(sk, t))
+		return SEG_TO_OTHER;
+	*dif = tuple_ingress(net, t, bound_dev(sk));
+	r = receive_segment(net, t, *dif, want);
+	if (r == SEG_TO_RESET && !rst_reaches(net, sk, t, *dif))
+		r = SEG_TO_OTHER;
+	return r;
+}
+
 static int send_segments(struct socktab_sock *sk)
 {
 	struct socktab_net *net = P(sk)->net;
@@ -929,12 +969,7 @@ static int send_segments(struct socktab_sock *sk)
 	struct tuple t, rt;
 	int dif, r;
 
-	if (get_tuple(sk, &t))
-		return SEG_TO_OTHER;
-	dif = tuple_ingress(net, &t, bound_dev(sk));
-	r = receive_segment(net, &t, dif, P(sk)->self ? sk : peer);
-	if (r == SEG_TO_RESET && !rst_reaches(net, sk, &t, dif))
-		r = SEG_TO_OTHER;
+	r = segment_from(sk, P(sk)->self ? sk : peer, &t, &dif);
 	if (r != SEG_TO_WANT || P(sk)->self)
 		return r;
 	/* The peer's ACK: met by no socket or a listener, it draws a RST, which resets the peer. */
