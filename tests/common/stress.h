@@ -28,6 +28,27 @@
 
 #include "socktab/socktab.h"
 
+/* IPv4 address literal @a and @port (host order) as a sockaddr_in. */
+static inline struct sockaddr_in stress_sin4(const char *a, uint16_t port)
+{
+	struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	inet_pton(AF_INET, a, &s.sin_addr);
+	return s;
+}
+
+/* The end of a stress program: closes @b (when not NULL), frees @net, unregisters the thread,
+ * prints the one check's verdict. Returns the exit status. */
+static inline int stress_finish(struct socktab_net *net, struct socktab_sock *b, bool ok)
+{
+	if (b)
+		socktab_close(b);
+	socktab_net_free(net);
+	socktab_thread_unregister();
+	printf("%d passed, %d failed\n", ok, !ok);
+	return ok ? 0 : 1;
+}
+
 /* The option of a program whose only one is --duration S (0 < S <= 3600, seconds): 0 with
  * *@d set, or 2 after the usage line on stderr. */
 static inline int stress_parse_duration(int argc, char **argv, const char *prog, double *d)

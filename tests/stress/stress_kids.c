@@ -57,18 +57,10 @@ static void bad(const char *what, int err)
 		fprintf(stderr, "stress_kids: %s: %s\n", what, strerror(err < 0 ? -err : err));
 }
 
-static struct sockaddr_in sin4(const char *a, uint16_t port)
-{
-	struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(port) };
-
-	inet_pton(AF_INET, a, &s.sin_addr);
-	return s;
-}
-
 static void *maker(void *arg)
 {
 	struct handoff *h = arg;
-	struct sockaddr_in local = sin4("127.0.0.1", LPORT);
+	struct sockaddr_in local = stress_sin4("127.0.0.1", LPORT);
 	/* Remote ports of its own: maker i takes 10000 + i * 20000 on, cycling. */
 	unsigned int next = 0;
 
@@ -83,7 +75,7 @@ static void *maker(void *arg)
 		pthread_mutex_unlock(&h->lock);
 		if (full)
 			continue;
-		remote = sin4("127.0.0.2", (uint16_t)(10000 + h->id * 20000 + next));
+		remote = stress_sin4("127.0.0.2", (uint16_t)(10000 + h->id * 20000 + next));
 		next = (next + 1) % 20000;
 		c = socktab_sock_new_child(listener, (struct sockaddr *)&local,
 					   (struct sockaddr *)&remote, sizeof(local), 1, 0);
@@ -139,7 +131,7 @@ static void *closer(void *arg)
 /* bind() of fresh sockets to the listener's address and port: EADDRINUSE every time. */
 static void *binder(void *arg)
 {
-	struct sockaddr_in a = sin4("127.0.0.1", LPORT);
+	struct sockaddr_in a = stress_sin4("127.0.0.1", LPORT);
 
 	(void)arg;
 	socktab_thread_register();
@@ -204,7 +196,7 @@ static void *checker(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_in a = sin4("127.0.0.1", LPORT), la;
+	struct sockaddr_in a = stress_sin4("127.0.0.1", LPORT), la;
 	struct socktab_net_params p;
 	struct socktab_net_stats st;
 	struct socktab_sock *b;
@@ -230,7 +222,7 @@ int main(int argc, char **argv)
 	socktab_net_stats(net, &st);
 	buckets = st.bind_buckets;
 	listener = socktab_socket(net, SOCKTAB_TCP, AF_INET);
-	la = wildcard ? sin4("0.0.0.0", LPORT) : a;
+	la = wildcard ? stress_sin4("0.0.0.0", LPORT) : a;
 	if (!listener || socktab_bind(listener, (struct sockaddr *)&la, sizeof(la)) ||
 	    socktab_listen(listener, 4096)) {
 		fprintf(stderr, "stress_kids: cannot make a listener\n");
@@ -272,10 +264,5 @@ int main(int argc, char **argv)
 	       (unsigned long long)n_checks, (unsigned long long)n_binds,
 	       (unsigned long long)n_violations, (unsigned long long)n_bad,
 	       (long long)(st.bind_buckets - buckets), bind_err);
-	if (b)
-		socktab_close(b);
-	socktab_net_free(net);
-	socktab_thread_unregister();
-	printf("%d passed, %d failed\n", ok, !ok);
-	return ok ? 0 : 1;
+	return stress_finish(net, b, ok);
 }

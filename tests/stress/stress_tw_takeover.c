@@ -49,14 +49,6 @@ static void bad(const char *what, int err)
 			strerror(err < 0 ? -err : err));
 }
 
-static struct sockaddr_in sin4(const char *a, uint16_t port)
-{
-	struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(port) };
-
-	inet_pton(AF_INET, a, &s.sin_addr);
-	return s;
-}
-
 /* The entry of the cycled 4-tuple, referenced, or NULL. */
 static struct socktab_sock *lookup(void)
 {
@@ -66,7 +58,8 @@ static struct socktab_sock *lookup(void)
 
 static void *maker(void *arg)
 {
-	struct sockaddr_in local = sin4("127.0.0.1", LPORT), remote = sin4("127.0.0.2", RPORT);
+	struct sockaddr_in local = stress_sin4("127.0.0.1", LPORT);
+	struct sockaddr_in remote = stress_sin4("127.0.0.2", RPORT);
 	struct timespec t0;
 
 	(void)arg;
@@ -130,7 +123,7 @@ static void *killer(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_in a = sin4("127.0.0.1", LPORT);
+	struct sockaddr_in a = stress_sin4("127.0.0.1", LPORT);
 	struct socktab_net_params p;
 	struct socktab_net_stats st;
 	struct socktab_sock *tw, *b;
@@ -175,10 +168,5 @@ int main(int argc, char **argv)
 	       (unsigned long long)n_kills, (unsigned long long)n_kill_gone,
 	       (unsigned long long)n_bad, (unsigned long long)st.time_wait,
 	       (unsigned long long)st.established, bind_err);
-	if (b)
-		socktab_close(b);
-	socktab_net_free(net);
-	socktab_thread_unregister();
-	printf("%d passed, %d failed\n", ok, !ok);
-	return ok ? 0 : 1;
+	return stress_finish(net, b, ok);
 }
