@@ -984,36 +984,38 @@ enum {
 	INUSE_NONE,	/* no overlap */
 	INUSE_CONFLICT, /* overlap that refuses the bind */
 	INUSE_EXCUSED,	/* overlap excused by SO_REUSEPORT (same owner, @sk not yet in a group) */
-	INUSE_MATE,	/* excused by one whose group @sk would join, neither with SO_REUSEADDR */
 };
 
-/* The predicate of udp_lib_lport_inuse for one other socket, on port @num (INUSE_*). */
-static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *sk2, uint16_t num)
+/* The predicate of udp_lib_lport_inuse for one other socket (INUSE_*). */
+static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *sk2)
 {
 	uint32_t d1 = RD(sk->bound_dev_if), d2 = RD(sk2->bound_dev_if);
-	bool ra1 = RD(sk->reuse), ra2 = RD(sk2->reuse);
 
-	if ((ra1 && ra2) || (d1 && d2 && d1 != d2) || !socktab__rcv_saddr_equal(sk, sk2, true))
+	if ((RD(sk2->reuse) && RD(sk->reuse)) || (d1 && d2 && d1 != d2) ||
+	    !socktab__rcv_saddr_equal(sk, sk2, true))
 		return INUSE_NONE;
 	if (!RD(sk2->reuseport) || !RD(sk->reuseport) || sk->uid != sk2->uid ||
 	    atomic_load_explicit(&sk->cold->reuseport_cb, memory_order_relaxed))
 		return INUSE_CONFLICT;
-	return !ra1 && !ra2 && rp_mate(sk, sk2, num) ? INUSE_MATE : INUSE_EXCUSED;
+	return INUSE_EXCUSED;
 }
 
 /*
- * R103: does an overlapping socket that excuses an explicit bind (INUSE_EXCUSED or INUSE_MATE,
- * @r) end the scan? Upstream, it does: the first overlapping socket decides. Under
- * SOCKTAB_KV_UDP_BIND_ALL_OWNERS every overlapping socket must excuse it, wherever it stands
- * in the chain, except that with SOCKTAB_KV_UDP_BIND_MATE_STOPS a socket whose group the new
- * one would join, neither of them with SO_REUSEADDR, still ends the scan.
+ * R103: does @sk2, which excuses @sk's explicit bind on port @num, end the scan? Upstream, it
+ * does: the first overlapping socket decides. Under SOCKTAB_KV_UDP_BIND_ALL_OWNERS every
+ * overlapping socket must excuse the bind, wherever it stands in the chain, except that with
+ * SOCKTAB_KV_UDP_BIND_MATE_STOPS one whose group @sk would join, neither of the two with
+ * SO_REUSEADDR, still ends the scan.
  */
-static bool excuse_decides(const struct socktab_sock *sk, int r)
+static bool excuse_decides(const struct socktab_sock *sk, const struct socktab_sock *sk2,
+			   uint16_t num)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
 
-	return !RD(net->kvariant[SOCKTAB_KV_UDP_BIND_ALL_OWNERS]) ||
-	       (r == INUSE_MATE && RD(net->kvariant[SOCKTAB_KV_UDP_BIND_MATE_STOPS]));
+	if (!RD(net->kvariant[SOCKTAB_KV_UDP_BIND_ALL_OWNERS]))
+		return true;
+	return RD(net->kvariant[SOCKTAB_KV_UDP_BIND_MATE_STOPS]) && !RD(sk->reuse) &&
+	       !RD(sk2->reuse) && rp_mate(sk, sk2, num);
 }
 
 /*
@@ -1047,10 +1049,10 @@ static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitma
 			if (same_key(&k2, &k))
 				held[(n2 >> log) / 64] |= 1ull << ((n2 >> log) % 64);
 		}
-		r = inuse_one(sk, sk2, n2);
+		r = inuse_one(sk, sk2);
 		if (r == INUSE_NONE)
 			continue;
-		if (!bitmap && (r == INUSE_CONFLICT || excuse_decides(sk, r)))
+		if (!bitmap && (r == INUSE_CONFLICT || excuse_decides(sk, sk2, n2)))
 			return r == INUSE_CONFLICT;
 		if (bitmap && r == INUSE_CONFLICT)
 			bitmap[(n2 >> log) / 64] |= 1ull << ((n2 >> log) % 64);
@@ -1074,8 +1076,8 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 
 		if (sk2 == sk || socktab__sk_num(sk2) != num)
 			continue;
-		r = inuse_one(sk, sk2, num);
-		if (r == INUSE_CONFLICT || (r != INUSE_NONE && excuse_decides(sk, r))) {
+		r = inuse_one(sk, sk2);
+		if (r == INUSE_CONFLICT || (r == INUSE_EXCUSED && excuse_decides(sk, sk2, num))) {
 			res = r == INUSE_CONFLICT;
 			break;
 		}
