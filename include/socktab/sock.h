@@ -424,13 +424,17 @@ int socktab_tw_kill(struct socktab_tw *tw);
  * SO_INCOMING_CPU (R107), SO_ATTACH_REUSEPORT_CBPF and SO_DETACH_REUSEPORT_BPF (set only,
  * R108-R111); the SOCKTAB_SOL options of socktab/types.h. A device binding, once set, changes
  * (to another device, the same one again, or none) only with net_raw (-EPERM), as
- * sock_bindtoindex_locked() wants. Unknown options: -ENOPROTOOPT, except that getsockopt on an
+ * sock_bindtoindex_locked() wants; on a UDP socket that has a port, setting it rehashes the
+ * socket as udp_lib_rehash() does: it leaves its reuseport group and its 4-tuple hash entry
+ * moves to the 4-tuple it has (R74). Unknown options: -ENOPROTOOPT, except that getsockopt on an
  * AF_INET socket at a level other than SOL_SOCKET, IPPROTO_IP and SOCKTAB_SOL gives
  * -EOPNOTSUPP, as ip_getsockopt() does. Int options need optlen >= sizeof(int) (-EINVAL), except
  * IPPROTO_IP ones, which also take one byte as Linux does. getsockopt writes at
  * most *optlen bytes and updates *optlen.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
- * callback. It takes the socket lock.
+ * callback. It takes the socket lock; setsockopt also the UDP slot locks for SO_BINDTODEVICE
+ * and SO_BINDTOIFINDEX on a UDP socket with a port, and the port's bind lock for
+ * SOCKTAB_SO_UID on a listener's child.
  */
 int socktab_setsockopt(struct socktab_sock *sk, int level, int optname, const void *optval,
 		       socklen_t optlen);

@@ -49,7 +49,8 @@ int socktab_net_set_udp_hash4(struct socktab_net *net, int on);
  * reserved words with new counters. */
 struct socktab_udp_stats {
 	uint64_t hashed;        /* sockets holding a port */
-	uint64_t hashed4;       /* connected sockets in the 4-tuple hash */
+	uint64_t hashed4;       /* sockets in the 4-tuple hash: connected, or left there by a
+				 * re-connect or disconnect that kept the address (R74, R75) */
 	uint32_t slots;         /* slots per hash */
 	uint32_t reserved32;
 	uint64_t reserved[6];
