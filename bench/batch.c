@@ -45,17 +45,23 @@
 enum kind { TCP4, TCP6, UDP4, UDP6, NKINDS };
 static const char *const kind_names[] = { "tcp4", "tcp6", "udp4", "udp6", NULL };
 
+/* --hash4-slots: the UDP hash4 table's slots (0: as many as ehash's). */
+static uint32_t udp4_slots;
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: socktab bench batch [--sockets N] [--batch B] [--touch BYTES]\n"
 		"                           [--kind tcp4|tcp6|udp4|udp6|all] [--lookups L]\n"
-		"                           [--rounds R] [--seed S] [--mixed]\n"
+		"                           [--rounds R] [--seed S] [--mixed] [--hash4-slots H]\n"
 		"Lookups of random keys of N sockets (TCP connections, or connected UDP sockets),\n"
 		"one per read-side section (single) against B per section with\n"
 		"socktab_lookup_batch4/6 (batch), reading BYTES of each hit's caller area.\n"
 		"defaults: --sockets 100000 --batch 32 --touch 64 --kind all --lookups 2000000\n"
-		"          --rounds 5\n"
+		"          --rounds 5 --hash4-slots 0\n"
+		"The net's ehash has a power of two of slots at or above twice its sockets; UDP's\n"
+		"hash and hash2 that many up to the kernel's maximum (65536), hash4 as many as\n"
+		"ehash, or H (udp_hash4_entries; 65536: the kernel's hash4 at its maximum).\n"
 		"Prints per kind: single_ns_per_lookup=, batch_ns_per_lookup= (medians of the\n"
 		"rounds, which alternate) and batch_speedup= (single / batch).\n"
 		"--mixed: one net with N sockets of the four kinds, keys of random kinds, looked up\n"
@@ -164,7 +170,8 @@ static struct socktab_net *build(unsigned kinds, uint32_t n, size_t area)
 		slots <<= 1;
 	socktab_net_params_init(&p);
 	p.ehash_entries = slots;
-	p.udp_hash_entries = slots < 65536 ? slots : 65536; /* hash4: as ehash, up to its maximum */
+	p.udp_hash_entries = slots < 65536 ? slots : 65536; /* the kernel's maximum */
+	p.udp_hash4_entries = udp4_slots ? udp4_slots : slots; /* hash4 as ehash */
 	p.sock_priv_size = area;
 	if (!(net = socktab_net_new(&p)))
 		return NULL;
@@ -284,6 +291,7 @@ static int run_kind(struct bench_out *o, enum kind k, uint32_t n, unsigned b, in
 	struct socktab_tuple6 *q6 = NULL;
 	double single[MAX_ROUNDS], batch[MAX_ROUNDS];
 	uint64_t hits_single = 0, hits_batch = 0, h;
+	struct socktab_udp_stats us;
 
 	if (!net)
 		return 1;
@@ -323,6 +331,8 @@ static int run_kind(struct bench_out *o, enum kind k, uint32_t n, unsigned b, in
 	bench_out_u64(o, "sockets", n);
 	bench_out_u64(o, "batch", b);
 	bench_out_u64(o, "touch", (uint64_t)touch_bytes);
+	if ((k == UDP4 || k == UDP6) && !socktab_udp_stats(net, &us))
+		bench_out_u64(o, "udp_hash4_slots", us.slots4);
 	bench_out_dbl(o, "single_ns_per_lookup", "%.1f", single[rounds / 2]);
 	bench_out_dbl(o, "batch_ns_per_lookup", "%.1f", batch[rounds / 2]);
 	bench_out_dbl(o, "batch_speedup", "%.2f", single[rounds / 2] / batch[rounds / 2]);
@@ -537,6 +547,7 @@ static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_byte
 	uint64_t bytes = bench_rss_bytes() - rss0;
 	double mixed[MAX_ROUNDS], kinds[MAX_ROUNDS], ns[2], par;
 	uint64_t hits[2] = { 0, 0 }, keys[2] = { 0, 0 }, h[2] = { 0, 0 }, k[2] = { 0, 0 };
+	struct socktab_udp_stats us;
 	struct mixed_q q;
 
 	if (!net)
@@ -557,6 +568,8 @@ static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_byte
 	bench_out_begin(o);
 	bench_out_str(o, "kind", "mixed");
 	bench_out_u64(o, "sockets", (uint64_t)per_kind * NKINDS);
+	if (!socktab_udp_stats(net, &us))
+		bench_out_u64(o, "udp_hash4_slots", us.slots4);
 	bench_out_u64(o, "batch", b);
 	bench_out_u64(o, "touch", (uint64_t)touch_bytes);
 	bench_out_dbl(o, "mixed_ns_per_key", "%.1f", mixed[rounds / 2]);
@@ -583,7 +596,8 @@ static int run_mixed(struct bench_out *o, uint32_t n, unsigned b, int touch_byte
 
 int bench_batch_main(int argc, char **argv)
 {
-	enum { O_SOCKETS = 256, O_BATCH, O_TOUCH, O_KIND, O_LOOKUPS, O_ROUNDS, O_SEED, O_MIXED };
+	enum { O_SOCKETS = 256, O_BATCH, O_TOUCH, O_KIND, O_LOOKUPS, O_ROUNDS, O_SEED, O_MIXED,
+	       O_HASH4 };
 	static const struct option longopts[] = {
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "batch", required_argument, NULL, O_BATCH },
@@ -593,6 +607,7 @@ int bench_batch_main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "mixed", no_argument, NULL, O_MIXED },
+		{ "hash4-slots", required_argument, NULL, O_HASH4 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -602,7 +617,7 @@ int bench_batch_main(int argc, char **argv)
 	uint64_t seed = 1;
 	struct bench_out o = { 0 };
 	char model[128];
-	int opt, rc = 0;
+	int opt, rc = 0, h4 = 0;
 	bool mixed = false;
 
 	opt_start();
@@ -637,6 +652,9 @@ int bench_batch_main(int argc, char **argv)
 		case O_MIXED:
 			mixed = true;
 			break;
+		case O_HASH4:
+			bad = opt_count_int(&op, "--hash4-slots", optarg, 0, 1 << 24, &h4);
+			break;
 		default:
 			return 2;
 		}
@@ -649,6 +667,7 @@ int bench_batch_main(int argc, char **argv)
 		opt_fail(&op, "--sockets: at most 1000000 UDP sockets (20 local ports of 50000 peers)");
 		return 2;
 	}
+	udp4_slots = (uint32_t)h4;
 	socktab_thread_register();
 	bench_cpu_model(model, sizeof(model));
 	bench_out_begin(&o);

@@ -66,6 +66,7 @@ void socktab_net_params_init(struct socktab_net_params *p)
 #define EHASH_MAX (1u << 24)
 #define BHASH_MAX 65536u
 #define UDP_HASH_MAX 65536u
+#define UDP_HASH4_MAX (1u << 24)
 #define RESERVE_MAX (1u << 24) /* reserve_socks and reserve_tw, each */
 
 /* The power of two at or above @v, for 1 <= v <= 1u << 31 (params_valid() keeps every size far
@@ -191,7 +192,8 @@ static int params_valid(const struct socktab_net_params *p)
 	    p->tw_priv_size > p->sock_priv_size || p->req_priv_size > SOCKTAB_REQ_PRIV_MAX ||
 	    p->req_priv_size > p->sock_priv_size)
 		return 0;
-	if (p->udp_hash_entries == 0 || p->udp_hash_entries > UDP_HASH_MAX)
+	if (p->udp_hash_entries == 0 || p->udp_hash_entries > UDP_HASH_MAX ||
+	    p->udp_hash4_entries > UDP_HASH4_MAX)
 		return 0;
 	if (p->reserve_socks > RESERVE_MAX || p->reserve_tw > RESERVE_MAX ||
 	    (p->reserve_family != AF_UNSPEC && p->reserve_family != AF_INET &&
@@ -423,7 +425,8 @@ struct socktab_net *socktab_net_new(const struct socktab_net_params *params)
 		    (int)((net->ehash_mask + 1) / 128 > 128 ? (net->ehash_mask + 1) / 128 : 128));
 	/* UDP table last: its secrets derive from the net's. */
 	if (socktab__dev_init(net) == 0) {
-		net->udp = socktab__udp_table_new(net, p->udp_hash_entries, p->udp_hash4);
+		net->udp = socktab__udp_table_new(net, p->udp_hash_entries, p->udp_hash4_entries,
+						  p->udp_hash4);
 		if (!net->udp)
 			socktab__dev_destroy(net);
 	}

@@ -4,11 +4,12 @@
  * connect()/disconnect, close and sendto() (the calls themselves, and the socket lock, are
  * socket.c's), and the RCU walk of the packet-path lookup. Rule numbers: docs/rules.md.
  *
- * Tables (R16, R17, R82): one allocation per net holding three arrays of mask + 1 slots:
+ * Tables (R16, R17, R82): one allocation per net holding three arrays, of mask + 1 slots but
+ * hash4's mask4 + 1 (the kernel's hash4 has hash2's size; a net may ask for another):
  *   hash[(port + mix) & mask]            by local port (R8); chain link socktab__sk_udp(sk)->node1;
  *   hash2[portaddr_hash(addr, port)]     by (local address, port) (R7); chain link sk->node, and
  *                                        the slot keeps hash4_cnt beside its head (R79);
- *   hash4[udp_ehashfn(4-tuple) & mask]   connected sockets by 4-tuple (R9, R73); the UDP part's
+ *   hash4[udp_ehashfn(4-tuple) & mask4] connected sockets by 4-tuple (R9, R73); the UDP part's
  *                                        node4.
  * Every chain is an hlist_nulls (nulls.h). Values: hash4 slot i ends in i (R16); hash2 and hash
  * add their own bases: a reader carried to another chain of the same table by a rehash or a
@@ -65,6 +66,7 @@
  * instant.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "socktab/feed.h"
 
@@ -86,10 +88,10 @@ static uint32_t udp_mix(uint32_t a, uint32_t b, uint32_t c)
 }
 
 struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint32_t entries,
-						  int hash4_on)
+						  uint32_t entries4, int hash4_on)
 {
 	struct socktab__udp_table *t;
-	uint32_t n = 128, log = 7;
+	uint32_t n = 128, log = 7, n4 = 128;
 	size_t hdr = (sizeof(*t) + SOCKTAB__CACHELINE - 1) & ~(size_t)(SOCKTAB__CACHELINE - 1);
 	unsigned char *mem;
 
@@ -97,19 +99,29 @@ struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint3
 		n <<= 1;
 		log++;
 	}
-	if (posix_memalign((void **)&mem, SOCKTAB__CACHELINE,
-			   hdr + n * (2 * sizeof(struct socktab__uslot) +
-				      sizeof(struct socktab__uslot2))))
+	while (n4 < (entries4 ? entries4 : n))
+		n4 <<= 1;
+	size_t bytes = hdr + n * (sizeof(struct socktab__uslot) + sizeof(struct socktab__uslot2)) +
+		       n4 * sizeof(struct socktab__uslot);
+	/* A large table is 2 MiB-aligned and offered to transparent huge pages, as ehash is: each
+	 * lookup's hash4 slot miss would otherwise pay a page-table walk too. */
+	size_t align = bytes >= (2u << 20) ? (2u << 20) : SOCKTAB__CACHELINE;
+
+	if (posix_memalign((void **)&mem, align, bytes))
 		return NULL;
+	if (align > SOCKTAB__CACHELINE)
+		(void)madvise(mem, bytes, MADV_HUGEPAGE); /* a hint: failure costs speed */
 	t = (struct socktab__udp_table *)mem;
 	memset(t, 0, sizeof(*t));
 	t->mask = n - 1;
 	t->log = log;
+	t->mask4 = n4 - 1;
 	uint32_t nl = n < SOCKTAB__UDP_LOCKS ? n : SOCKTAB__UDP_LOCKS;
+	uint32_t nl4 = n4 < SOCKTAB__UDP_LOCKS ? n4 : SOCKTAB__UDP_LOCKS;
 
 	if (socktab__stripes_init(&t->hash_locks, nl, 0) ||
 	    socktab__stripes_init(&t->hash2_locks, nl, 0) ||
-	    socktab__stripes_init(&t->hash4_locks, nl, 0)) {
+	    socktab__stripes_init(&t->hash4_locks, nl4, 0)) {
 		socktab__stripes_free(&t->hash_locks);
 		socktab__stripes_free(&t->hash2_locks);
 		socktab__stripes_free(&t->hash4_locks);
@@ -126,6 +138,8 @@ struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint3
 		socktab__hhead_init(&t->hash2[i].head, SOCKTAB__UDP2_NULLS_BASE + i);
 		atomic_init(&t->hash2[i].count, 0);
 		atomic_init(&t->hash2[i].hash4_cnt, 0);
+	}
+	for (uint32_t i = 0; i < n4; i++) {
 		socktab__hhead_init(&t->hash4[i].head, i);
 		atomic_init(&t->hash4[i].count, 0);
 	}
@@ -397,7 +411,7 @@ static inline struct socktab_sock *entry4_match(const struct socktab__udp_ext *e
 
 static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, struct socktab__udp_key *k)
 {
-	uint32_t slot = key_h4(k) & t->mask;
+	uint32_t slot = key_h4(k) & t->mask4;
 	uintptr_t p;
 
 	SOCKTAB__ASSERT_RCU();
@@ -588,7 +602,7 @@ void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, 
 	}
 	t = net->udp;
 	__builtin_prefetch(&t->hash2[key_slot2(k)]);
-	__builtin_prefetch(&t->hash4[key_h4(k) & t->mask]);
+	__builtin_prefetch(&t->hash4[key_h4(k) & t->mask4]);
 }
 
 /*
@@ -622,7 +636,7 @@ uintptr_t socktab__udp_walk4_start(struct socktab_net *net, struct socktab__udp_
 	if (!RD(t->hash4_on) || !RD(t->hash2[k->slot2].hash4_cnt))
 		return 0;
 	key_devs(net, k);
-	p = atomic_load_explicit(&t->hash4[k->h4 & t->mask].head.first, memory_order_acquire);
+	p = atomic_load_explicit(&t->hash4[k->h4 & t->mask4].head.first, memory_order_acquire);
 	if (socktab__is_nulls(p))
 		return 0;
 	prefetch_entry4(p, k->v6);
@@ -647,7 +661,7 @@ struct socktab_sock *socktab__udp_walk4_step(struct socktab_net *net, struct soc
 	 * lookup4_rcu() misses. Another chain's (a rehash moved the entry): it walks hash4 again,
 	 * as lookup4_rcu() does. */
 	if (socktab__is_nulls(p)) {
-		if (socktab__nulls_value(p) == (k->h4 & net->udp->mask))
+		if (socktab__nulls_value(p) == (k->h4 & net->udp->mask4))
 			k->made |= SOCKTAB__UDPK_NO4;
 		*at = 0;
 		return NULL;
@@ -887,7 +901,7 @@ static void hash2_del_locked(struct socktab_net *net, struct socktab_sock *sk)
 static void hash4_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
 	uint32_t h = sk_hash4(net, sk);
-	struct socktab__uslot *s4 = &net->udp->hash4[h & net->udp->mask];
+	struct socktab__uslot *s4 = &net->udp->hash4[h & net->udp->mask4];
 
 	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, slot1(net, socktab__sk_num(sk))));
 	WR(socktab__sk_udp(sk)->hash4, h);
@@ -903,7 +917,8 @@ static void hash4_locked(struct socktab_net *net, struct socktab_sock *sk)
 
 static void unhash4_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
-	struct socktab__uslot *s4 = &net->udp->hash4[RD(socktab__sk_udp(sk)->hash4) & net->udp->mask];
+	struct socktab__uslot *s4 =
+		&net->udp->hash4[RD(socktab__sk_udp(sk)->hash4) & net->udp->mask4];
 
 	SOCKTAB__ASSERT_LOCKED(socktab__uslot1_lock(net->udp, slot1(net, socktab__sk_num(sk))));
 	if (!socktab__sk_udp(sk)->hashed4)
@@ -1622,6 +1637,7 @@ int socktab_udp_stats(struct socktab_net *net, struct socktab_udp_stats *st)
 	t = net->udp;
 	memset(st, 0, sizeof(*st));
 	st->slots = t->mask + 1;
+	st->slots4 = t->mask4 + 1;
 	for (uint32_t i = 0; i <= t->mask; i++) {
 		st->hashed += RD(t->hash[i].count);
 		st->hashed4 += RD(t->hash2[i].hash4_cnt);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The UDP table (udp.c; R16): hash by port, hash2 by (address, port) with hash4_cnt in its
- * slot, hash4 by 4-tuple; one allocation, mask + 1 slots each. Lock legend: common.h.
+ * slot, mask + 1 slots each, and hash4 by 4-tuple, mask4 + 1 slots (mask + 1 unless the net's
+ * udp_hash4_entries asked for more or fewer); one allocation. Lock legend: common.h.
  */
 #ifndef SOCKTAB_SRC_UDP_H
 #define SOCKTAB_SRC_UDP_H
@@ -27,6 +28,7 @@ struct socktab__uslot2 {
 struct socktab__udp_table {
 	uint32_t mask;                     /* (c) */
 	uint32_t log;                      /* (c) log2(mask + 1) */
+	uint32_t mask4;                    /* (c) hash4's slots - 1 */
 	uint32_t ehash_secret;             /* (c) R9 udp_ehash_secret */
 	uint32_t ehash6_secret;            /* (c) R9 udp6_ehash_secret */
 	uint32_t ipv6_hash_secret;         /* (c) R9 udp_ipv6_hash_secret */
@@ -117,8 +119,10 @@ struct socktab_sock *socktab__udp_walk4_step(struct socktab_net *net, struct soc
 struct socktab_sock *socktab__udp_lookup_pre_rcu(struct socktab_net *net,
 						 struct socktab__udp_pre *pre);
 
+/* A table of @entries slots per hash, hash4 of @entries4 (0: @entries); each rounded up to a
+ * power of two, at least 128. */
 struct socktab__udp_table *socktab__udp_table_new(struct socktab_net *net, uint32_t entries,
-						  int hash4_on);
+						  uint32_t entries4, int hash4_on);
 void socktab__udp_table_free(struct socktab__udp_table *t);
 void socktab__udp_init_sock(struct socktab_sock *sk);
 /* The UDP halves of the public socket calls (same contexts). */

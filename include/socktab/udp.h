@@ -51,8 +51,8 @@ struct socktab_udp_stats {
 	uint64_t hashed;        /* sockets holding a port */
 	uint64_t hashed4;       /* sockets in the 4-tuple hash: connected, or left there by a
 				 * re-connect or disconnect that kept the address (R74, R75) */
-	uint32_t slots;         /* slots per hash */
-	uint32_t reserved32;
+	uint32_t slots;         /* slots of hash and hash2 */
+	uint32_t slots4;        /* slots of hash4 (zero before this field was filled) */
 	uint64_t reserved[6];
 };
 

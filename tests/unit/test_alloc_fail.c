@@ -454,9 +454,11 @@ static uint64_t digest(const struct ctx *c)
 			for (uint32_t i = 0; i <= net->udp->mask; i++) {
 				h = chain(h, &net->udp->hash[i].head);
 				h = chain(h, &net->udp->hash2[i].head);
-				h = chain(h, &net->udp->hash4[i].head);
 				h = mix(h, atomic_load(&net->udp->hash2[i].hash4_cnt));
 			}
+		if (net->udp)
+			for (uint32_t i = 0; i <= net->udp->mask4; i++)
+				h = chain(h, &net->udp->hash4[i].head);
 	}
 	for (int i = 0; i < NSOCK; i++) {
 		struct sockaddr_in6 a;

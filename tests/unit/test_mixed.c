@@ -355,7 +355,7 @@ TEST(mixed_long_chains)
 	{ /* the chains are long on both sides */
 		uint32_t l4 = 0, le = 0;
 
-		CHECK_EQ(w.net->udp->mask, 127);
+		CHECK_EQ(w.net->udp->mask4, 127);
 		CHECK_EQ(w.net->ehash_mask, 127);
 		for (uint32_t i = 0; i <= 127; i++) {
 			uint32_t c = 0;

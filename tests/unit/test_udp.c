@@ -85,7 +85,7 @@ static uint32_t hash4_total(struct socktab_net *net)
 {
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i <= net->udp->mask; i++)
+	for (uint32_t i = 0; i <= net->udp->mask4; i++)
 		n += RD(net->udp->hash4[i].count);
 	return n;
 }
@@ -116,11 +116,11 @@ TEST(hash4_count_through_the_life_of_a_socket)
 	CHECK_EQ(connect4(a, "127.0.0.3", 9001), 0);
 	CHECK_EQ(cnt4(net, "127.0.0.1", 7000), 1);
 	CHECK_EQ(hash4_total(net), 1);
-	CHECK_EQ(RD(socktab__sk_udp(a)->hash4) & net->udp->mask,
+	CHECK_EQ(RD(socktab__sk_udp(a)->hash4) & net->udp->mask4,
 		 (socktab__jhash_3words(ip("127.0.0.1"), ip("127.0.0.2"),
 					(7000u << 16) | htons(9000),
 					net->udp->ehash_secret + net->hash_mix)) &
-			 net->udp->mask);
+			 net->udp->mask4);
 	/* disconnect: out of hash4, back to the wildcard slot (the port was bound explicitly) */
 	CHECK_EQ(disconnect(a), 0);
 	CHECK_EQ(cnt4(net, "127.0.0.1", 7000), 0);
@@ -180,6 +180,90 @@ TEST(many_connected_counts)
 	CHECK_EQ(hash4_total(net), 0);
 	CHECK_EQ(RD(net->udp->hash2[slot2(net, "127.0.0.1", 7000)].count), 0);
 	socktab_net_free(net);
+}
+
+/* The longest hash4 chain, by the slots' counts. */
+static uint32_t hash4_longest(struct socktab_net *net)
+{
+	uint32_t m = 0;
+
+	for (uint32_t i = 0; i <= net->udp->mask4; i++)
+		if (RD(net->udp->hash4[i].count) > m)
+			m = RD(net->udp->hash4[i].count);
+	return m;
+}
+
+/*
+ * udp_hash4_entries sizes hash4 apart from hash and hash2 (larger, or smaller, than the
+ * kernel's shared size): 3,000 connected sockets on one port are each found by the single and
+ * the batch lookup, their entries spread over the table's own slots, a re-connect's stale entry
+ * stays in its old chain, and close empties it.
+ */
+TEST(hash4_sized_apart)
+{
+	static const uint32_t sizes[][3] = { /* udp_hash_entries, udp_hash4_entries, slots4 */
+		{ 128, 1u << 16, 1u << 16 }, { 1024, 100, 128 }, { 256, 0, 256 },
+	};
+
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		struct socktab_net_params p;
+		struct socktab_udp_stats st;
+		struct socktab_sock *s[3000];
+		struct socktab_net *net;
+		uint32_t n = 3000;
+
+		socktab_net_params_init(&p);
+		p.udp_hash_entries = sizes[z][0];
+		p.udp_hash4_entries = sizes[z][1];
+		p.fixed_secret = 1;
+		net = socktab_net_new(&p);
+		CHECK(net != NULL);
+		CHECK_EQ(socktab_udp_stats(net, &st), 0);
+		CHECK_EQ(st.slots, sizes[z][0]);
+		CHECK_EQ(st.slots4, sizes[z][2]);
+		for (uint32_t i = 0; i < n; i++) {
+			s[i] = udp4(net, 1);
+			CHECK_EQ(bind4(s[i], "127.0.0.1", 7000), 0);
+			CHECK_EQ(connect4(s[i], "127.0.0.2", 10000 + (int)i), 0);
+		}
+		CHECK_EQ(hash4_total(net), n);
+		/* 3,000 entries: at most a few per slot of 65,536, all of them in 128 */
+		if (sizes[z][2] == 1u << 16)
+			CHECK(hash4_longest(net) <= 4);
+		else
+			CHECK(hash4_longest(net) >= n / sizes[z][2]);
+		for (uint32_t i = 0; i < n; i++) {
+			struct socktab_tuple4 k = { ip("127.0.0.2"), ip("127.0.0.1"),
+						    htons((uint16_t)(10000 + i)), htons(7000),
+						    SOCKTAB_LOOPBACK_IFINDEX, 0 };
+			struct socktab_hit h;
+			struct socktab_sock *f;
+
+			f = socktab_lookup_udp4(net, k.saddr, k.sport, k.daddr, k.dport, k.dif, 0);
+			CHECK(f == s[i]);
+			socktab_sock_put(f);
+			CHECK_EQ(socktab_lookup_batch4(net, SOCKTAB_UDP, &k, 1, &h, 0), 1);
+			CHECK(h.sk == s[i]);
+			CHECK_EQ(h.kind, SOCKTAB_HIT_UDP_CONNECTED);
+			socktab_sock_put(h.sk);
+		}
+		/* A re-connect with its address kept leaves the entry in the old 4-tuple's chain
+		 * (R74); the hash2 pass still finds the socket for its new peer. */
+		uint32_t old = RD(socktab__sk_udp(s[0])->hash4) & net->udp->mask4;
+
+		CHECK_EQ(connect4(s[0], "127.0.0.3", 9999), 0);
+		CHECK_EQ(RD(socktab__sk_udp(s[0])->hash4) & net->udp->mask4, old);
+		struct socktab_sock *f = socktab_lookup_udp4(net, ip("127.0.0.3"), htons(9999),
+							     ip("127.0.0.1"), htons(7000),
+							     SOCKTAB_LOOPBACK_IFINDEX, 0);
+
+		CHECK(f == s[0]);
+		socktab_sock_put(f);
+		for (uint32_t i = 0; i < n; i++)
+			CHECK_EQ(socktab_close(s[i]), 0);
+		CHECK_EQ(hash4_total(net), 0);
+		socktab_net_free(net);
+	}
 }
 
 /* One lookup in both modes must agree; returns the socket (reference dropped). */
@@ -343,5 +427,6 @@ TEST(bind0_exhaustion_errnos)
 }
 
 CHECK_MAIN(hash4_count_through_the_life_of_a_socket, autobound_disconnect_unhashes,
-	   many_connected_counts, lookup_order, reuseport_connected_member_leaves_group,
+	   many_connected_counts, hash4_sized_apart, lookup_order,
+	   reuseport_connected_member_leaves_group,
 	   bad_input_changes_nothing, bind0_exhaustion_errnos)
