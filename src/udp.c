@@ -394,11 +394,11 @@ static bool match4(const struct socktab_sock *sk, const struct socktab__udp_key 
 }
 
 /*
- * Exact 4-tuple in hash4 (udp4_lib_lookup4): no scoring, no reuseport. Caller holds RCU. A node
- * whose hash is not the key's is another 4-tuple's: its socket's line, a miss of its own after
- * the node's, is not read. A node met while its socket is rehashed to another 4-tuple with the
- * same slot can be passed over where the kernel's walk would match it: the datagram then goes
- * through the hash2 pass, as one that arrived just before that connect() would.
+ * Exact 4-tuple in hash4 (udp4_lib_lookup4): no scoring, no reuseport. Caller holds RCU. Each
+ * entry is matched by its socket's 4-tuple and devices as they are now (inet_match), not by
+ * the hash it was entered with: a stale entry (R74) whose socket's new 4-tuple falls in the
+ * same slot is found, as in the kernel. The entry's socket follows from the entry's address, so
+ * a chain of one (the slot's count says so) reads the socket's line and not the entry's.
  */
 /* Hash4 entry @e's socket if it is @k's 4-tuple, else NULL. */
 static inline struct socktab_sock *entry4_match(const struct socktab__udp_ext *e,
@@ -406,7 +406,7 @@ static inline struct socktab_sock *entry4_match(const struct socktab__udp_ext *e
 {
 	struct socktab_sock *sk = socktab__udp_ext_sk(e);
 
-	return RD(e->hash4) == k->h4 && match4(sk, k) ? sk : NULL;
+	return match4(sk, k) ? sk : NULL;
 }
 
 static struct socktab_sock *lookup4_rcu(struct socktab__udp_table *t, struct socktab__udp_key *k)
@@ -606,27 +606,28 @@ void socktab__udp_prefetch(struct socktab_net *net, bool v6, const void *saddr, 
 }
 
 /*
- * Start the misses of hash4 entry @p (not a nulls marker): its UDP part (the node, and the
- * 4-tuple's hash, which lies in the next line for a quarter of the IPv4 parts) and its socket's
- * line, for an IPv6 key its key too (socktab__sk_v6(), from the socket's address alone). Always
- * inlined: gcc 12 finds that a function doing nothing but prefetches is const and drops the call
- * as unused, which it did here, leaving every hash4 entry's misses to the step that reads it.
+ * Start the misses of hash4 entry @p (not a nulls marker): its socket's line, for an IPv6 key
+ * its key too (socktab__sk_v6(), from the socket's address alone), and with @next the node,
+ * whose link a step past the entry reads. Always inlined: gcc 12 finds that a function doing
+ * nothing but prefetches is const and drops the call as unused, which it did here, leaving every
+ * hash4 entry's misses to the step that reads it.
  */
-static inline __attribute__((always_inline)) void prefetch_entry4(uintptr_t p, bool v6)
+static inline __attribute__((always_inline)) void prefetch_entry4(uintptr_t p, bool v6, bool next)
 {
 	struct socktab_sock *sk = socktab__udp_ext_sk(ext_of_node4(p));
 
-	__builtin_prefetch((const void *)p);
-	__builtin_prefetch(&ext_of_node4(p)->hash4);
 	__builtin_prefetch(sk);
 	if (v6)
 		__builtin_prefetch(socktab__sk_v6(sk));
+	if (next)
+		__builtin_prefetch((const void *)p);
 }
 
 uintptr_t socktab__udp_walk4_start(struct socktab_net *net, struct socktab__udp_pre *pre)
 {
 	struct socktab__udp_key *k = &pre->k;
 	struct socktab__udp_table *t;
+	struct socktab__uslot *s4;
 	uintptr_t p;
 
 	if (!net || k->net != net) /* a key pre_key() refused has none */
@@ -636,10 +637,13 @@ uintptr_t socktab__udp_walk4_start(struct socktab_net *net, struct socktab__udp_
 	if (!RD(t->hash4_on) || !RD(t->hash2[k->slot2].hash4_cnt))
 		return 0;
 	key_devs(net, k);
-	p = atomic_load_explicit(&t->hash4[k->h4 & t->mask4].head.first, memory_order_acquire);
+	s4 = &t->hash4[k->h4 & t->mask4];
+	p = atomic_load_explicit(&s4->head.first, memory_order_acquire);
 	if (socktab__is_nulls(p))
 		return 0;
-	prefetch_entry4(p, k->v6);
+	/* The node only where the chain goes on: a count read a moment after the head can be
+	 * off by a concurrent insert or removal, which costs a miss, not an answer. */
+	prefetch_entry4(p, k->v6, RD(s4->count) > 1);
 	return p;
 }
 
@@ -666,7 +670,7 @@ struct socktab_sock *socktab__udp_walk4_step(struct socktab_net *net, struct soc
 		*at = 0;
 		return NULL;
 	}
-	prefetch_entry4(p, k->v6);
+	prefetch_entry4(p, k->v6, true);
 	*at = p;
 	return NULL;
 }
