@@ -192,14 +192,18 @@ TEST(buckets_freed_elsewhere_do_not_pile_up)
 		}
 		pthread_barrier_wait(&bucket_go);
 		pthread_barrier_wait(&bucket_go);
-		if (r == 4)
-			at5 = mallinfo2().uordblks;
-		if (r == 19)
-			at20 = mallinfo2().uordblks;
+		/* The least of three rounds' samples: buckets still waiting for their grace period
+		 * (as many as two rounds' on a loaded machine) only ever add to one. */
+		size_t u = mallinfo2().uordblks;
+
+		if (r >= 2 && r <= 4 && (!at5 || u < at5))
+			at5 = u;
+		if (r >= 17 && (!at20 || u < at20))
+			at20 = u;
 	}
 	pthread_join(t, NULL);
 	pthread_barrier_destroy(&bucket_go);
-	/* 15 rounds of 2,000 binds: 8 MiB of buckets without the cap. */
+	/* 13 to 17 rounds of 2,000 binds apart: 6.5 MiB of buckets or more without the cap. */
 	CHECK(at20 < at5 + (2u << 20));
 	socktab_net_free(net);
 }
