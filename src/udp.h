@@ -93,10 +93,10 @@ struct socktab__udp_key {
  * its hashes (the hash2 slot of its destination, the 4-tuple's hash, which is also the reuseport
  * hash) and starts the misses of both slots. Once those are in, socktab__udp_walk4_start()
  * returns the first hash4 entry when the hash2 slot says hash4 holds connected sockets, with the
- * misses of its UDP part (the link and the 4-tuple's hash) and of its socket's line started
- * together (the socket's address follows from the part's: socktab__udp_ext_sk()); 0 when the
- * datagram takes the whole lookup instead. Once an entry's lines are in,
- * socktab__udp_walk4_step() matches it (*@at must be an entry start or a step returned): the
+ * miss of its socket's line started (the socket's address follows from the entry's:
+ * socktab__udp_ext_sk()), and of the entry's own link where the slot counts more than one
+ * entry; 0 when the datagram takes the whole lookup instead. Once an entry's lines are in,
+ * socktab__udp_walk4_step() matches it by its socket (*@at must be an entry start or a step returned): the
  * socket, which is what lookup4_rcu() returns, or NULL with *@at the next entry, whose misses it
  * started, or with *@at 0 when the chain ended: the datagram then takes the whole lookup, from
  * the hash2 pass where the walk ended on its own chain's marker, from hash4 again where it ran

@@ -195,8 +195,9 @@ struct socktab_hit {
  * caller needs no further call to dispatch it. TCP keys go through the pipeline of
  * socktab_lookup_tcp_burst() (batch6: IPv6 keys, a v4-mapped pair keyed as IPv4); UDP keys
  * through one of their own (groups of 32 keys, stage by stage: every key's hash2 and hash4
- * slots are prefetched, then every first hash4 entry's UDP part and socket line; then the
- * hash4 chains are walked a step per key per round, each step prefetching the next entry; a
+ * slots are prefetched, then every first hash4 entry's socket line (and its chain link where
+ * the slot holds more); then the hash4 chains are walked a step per key per round, each step
+ * prefetching the next entry; a
  * key that finds no connected socket there is looked up whole). A reuseport program sees the payload the thread
  * named with socktab_set_rx_payload() for every key of the batch: datagrams for groups with a
  * program are looked up one at a time. The whole batch runs in one read-side section. Returns how many keys were
