@@ -14,7 +14,10 @@
 set -u
 export LC_ALL=C
 lib=${1:?usage: prefetch-check.sh LIB}
-command -v objdump >/dev/null 2>&1 || { echo "prefetch-check: objdump not found (Debian: binutils)"; exit 77; }
+if ! command -v objdump >/dev/null 2>&1; then
+	echo "prefetch-check: objdump not found (Debian: binutils)"
+	exit 77
+fi
 [ -f "$lib" ] || { echo "prefetch-check: $lib: no such file"; exit 1; }
 case $(uname -m) in
 x86_64 | i?86) insn='prefetch' ;;

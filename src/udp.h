@@ -96,11 +96,11 @@ struct socktab__udp_key {
  * miss of its socket's line started (the socket's address follows from the entry's:
  * socktab__udp_ext_sk()), and of the entry's own link where the slot counts more than one
  * entry; 0 when the datagram takes the whole lookup instead. Once an entry's lines are in,
- * socktab__udp_walk4_step() matches it by its socket (*@at must be an entry start or a step returned): the
- * socket, which is what lookup4_rcu() returns, or NULL with *@at the next entry, whose misses it
- * started, or with *@at 0 when the chain ended: the datagram then takes the whole lookup, from
- * the hash2 pass where the walk ended on its own chain's marker, from hash4 again where it ran
- * into another chain's (or the key is not @net's).
+ * socktab__udp_walk4_step() matches it by its socket (*@at must be an entry start or a step
+ * returned): the socket, which is what lookup4_rcu() returns, or NULL with *@at the next entry,
+ * whose misses it started, or with *@at 0 when the chain ended: the datagram then takes the
+ * whole lookup, from the hash2 pass where the walk ended on its own chain's marker, from hash4
+ * again where it ran into another chain's (or the key is not @net's).
  * socktab__udp_lookup_pre_rcu() is that whole lookup, socktab_lookup_udp4/6_rcu() on the key
  * (it may be called again on the same @pre, as a retry of the same datagram). A walk and a whole
  * lookup each return what the single lookup would at some instant of the call. Caller is inside

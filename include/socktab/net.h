@@ -143,7 +143,8 @@ typedef uint64_t (*socktab_clock_fn)(void *arg);
  * what you need: it sets @size, which tells socktab_net_new() which fields this caller knows
  * (later versions only append fields; those a caller does not know take their defaults).
  * Table sizes (ehash_entries, ehash_locks, bhash_entries, udp_hash_entries,
- * udp_hash4_entries) of 0 mean the default; other sizes are rounded up to a power of two, and one above its maximum is -EINVAL.
+ * udp_hash4_entries) of 0 mean the default; other sizes are rounded up to a power of two, and
+ * one above its maximum is -EINVAL.
  * An ehash_entries of 0 or the default (65536) grows with a reservation to the power of two at
  * or above its total of sockets and TIME_WAIT entries (at most 1 << 24); any other value is kept.
  *
@@ -212,11 +213,13 @@ struct socktab_net_params {
 	size_t req_priv_size;        /* bytes of caller data per request entry
 				      * (socktab_req_priv()), copied to the start of the child's
 				      * area when it completes; at most SOCKTAB_REQ_PRIV_MAX and
-				      * sock_priv_size (0) */	uint32_t udp_hash4_entries;  /* UDP hash4 slots (0: udp_hash_entries, as the kernel's
-				      * hash4 has; else at least 128, max 1<<24): more than the
-				      * kernel's 65536 keep connected UDP lookups short past
-				      * 100,000 connected sockets. Only speed depends on it, and
-				      * whether a stale hash4 entry (R74) shares a chain */
+				      * sock_priv_size (0) */
+	uint32_t udp_hash4_entries;  /* UDP hash4 slots (0: udp_hash_entries, as the kernel's
+				      * hash4 has; else at least 128, max 1<<24, rounded up to a
+				      * power of two): more than the kernel's 65536 keep connected
+				      * UDP lookups short past 100,000 connected sockets. Only
+				      * speed depends on it, and whether a stale hash4 entry
+				      * (R74) shares a chain with its socket's new 4-tuple */
 };
 
 /* The largest tw_priv_size: room for what TIME_WAIT processing needs (snd_nxt, rcv_nxt,
