@@ -130,6 +130,8 @@ bad 2 "--range: '40000-30000'" "$socktab" bench connect --range 40000-30000
 bad 2 "--range: '40000'" "$socktab" bench rss --range 40000
 bad 2 "-F: 1 flows for 2 threads" "$socktab" bench crr -T 2 -F 1
 bad 2 "do not fit" "$socktab" bench crr -F 20 --range 40000-40009
+bad 2 "--hash4-slots: '16777217'" "$socktab" bench batch --hash4-slots 16777217
+bad 2 "--hash4-slots: '-1'" "$socktab" bench batch --hash4-slots -1
 
 # Choices.
 bad 2 "--peer: 'foo'" "$socktab" bench lookup --peer foo
