@@ -208,7 +208,7 @@ struct socktab__v6key {
 struct socktab__udp_ext {
 	struct socktab__hnode node1;       /* (r,u) primary (port) chain */
 	struct socktab__hnode node4;       /* (r,u) hash4 (4-tuple) chain, nulls protocol */
-	_Atomic uint32_t hash4;            /* (r,u) R9 hash of the 4-tuple while in hash4 */
+	_Atomic uint32_t hash4;            /* (u) R9 hash of the 4-tuple while in hash4: its slot */
 	uint32_t slot2;                    /* (u) hash2 slot while hashed */
 	uint32_t src4;                     /* (s) with SKF_SADDR_ANY: the source (inet_saddr) the
 					    * first connect() took from its route, kept after */

@@ -53,11 +53,13 @@
  * sk_lookup programs do.
  *
  * A socket in hash4 that connects again with a source address it had is not rehashed: its
- * hash4 entry stays in the chain of its old 4-tuple (stale), where no lookup matches it, as in
- * the kernel (R74); so does a disconnect that keeps both its address and its port (R75). A
- * lookup for its new 4-tuple then finds it in hash2 only, where a reuseport group met first may
- * take the datagram. SO_BINDTODEVICE rehashes: the socket leaves its reuseport group and its
- * hash4 entry moves to the 4-tuple it has (socktab__udp_rehash).
+ * hash4 entry stays in the chain of its old 4-tuple (stale), where a lookup of the old 4-tuple
+ * no longer matches it, as in the kernel (R74); so does a disconnect that keeps both its address
+ * and its port (R75). A lookup for its new 4-tuple then finds it in hash2 only, where a
+ * reuseport group met first may take the datagram, unless the new 4-tuple falls in the same
+ * hash4 slot as the old one: entries are matched by their socket's fields as they are now.
+ * SO_BINDTODEVICE rehashes: the socket leaves its reuseport group and its hash4 entry moves to
+ * the 4-tuple it has (socktab__udp_rehash).
  *
  * Departures: the reuseport has_conns flag (R36) is kept on every member instead of on the
  * group, because the group structure is shared with TCP listeners (reuseport.c); the UDP
@@ -398,7 +400,8 @@ static bool match4(const struct socktab_sock *sk, const struct socktab__udp_key 
  * entry is matched by its socket's 4-tuple and devices as they are now (inet_match), not by
  * the hash it was entered with: a stale entry (R74) whose socket's new 4-tuple falls in the
  * same slot is found, as in the kernel. The entry's socket follows from the entry's address, so
- * a chain of one (the slot's count says so) reads the socket's line and not the entry's.
+ * a match reads the socket's line and not the entry's, which only a step past the entry needs;
+ * the batch walk prefetches it only where the slot counts more than one entry.
  */
 /* Hash4 entry @e's socket if it is @k's 4-tuple, else NULL. */
 static inline struct socktab_sock *entry4_match(const struct socktab__udp_ext *e,

@@ -193,8 +193,9 @@ struct socktab_net_params {
 	void *clock_arg;
 	size_t sock_priv_size;       /* bytes of caller data per socket (socktab_sock_priv()) */
 	struct socktab_net *share_tables_with; /* NULL: private tables; else share that net's */
-	uint32_t udp_hash_entries;   /* UDP hash/hash2/hash4 slots each (default 16384, max 65536,
-				      * at least 128); the UDP table is always private to the net */
+	uint32_t udp_hash_entries;   /* UDP hash and hash2 slots each, and hash4's unless
+				      * udp_hash4_entries is set (default 16384, max 65536, at
+				      * least 128); the UDP table is always private to the net */
 	int udp_hash4;               /* UDP lookups use the 4-tuple hash (1); see
 				      * socktab_net_set_udp_hash4() */
 	int net_raw;                 /* callers hold CAP_NET_RAW (1): IP_TRANSPARENT, rebinding a

@@ -39,7 +39,10 @@ int socktab_udp_sendto(struct socktab_sock *sk, const struct sockaddr *dst, sock
 /*
  * Turn the 4-tuple hash on (any nonzero @on) or off (0) for lookups in @net, to measure what it
  * brings. Connected sockets stay in hash4 either way, so switching is instant and changes no
- * outcome. Returns 0, or -EINVAL for a NULL @net.
+ * outcome but one: a re-connected socket's stale hash4 entry (R74) whose new 4-tuple falls in
+ * the same hash4 slot is found there with hash4 on, where with it off the hash2 pass decides
+ * (a reuseport group on the address may take the datagram). Returns 0, or -EINVAL for a NULL
+ * @net.
  * Context: registered thread; may run inside an RCU read-side section, not inside a dispatch
  * callback. It takes no lock.
  */

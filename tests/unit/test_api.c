@@ -163,6 +163,23 @@ TEST(net_params_size)
 	errno = 0;
 	CHECK(!socktab_net_new(&big.p));
 	CHECK_EQ(errno, EINVAL);
+	/* An older caller, whose struct ends before udp_hash4_entries: the bytes past its size are
+	 * not read (garbage there changes nothing), and the field takes its default, hash4 as
+	 * large as hash2. */
+	struct socktab_udp_stats us;
+
+	memset(&big, 0xab, sizeof(big));
+	socktab_net_params_init(&big.p);
+	big.p.size = offsetof(struct socktab_net_params, udp_hash4_entries);
+	big.p.udp_hash_entries = 1024;
+	memset(&big.p.udp_hash4_entries, 0xab, sizeof(big.p.udp_hash4_entries));
+	CHECK_EQ(big.p.size % _Alignof(struct socktab_net_params), 0);
+	net = socktab_net_new(&big.p);
+	CHECK(net != NULL);
+	CHECK_EQ(socktab_udp_stats(net, &us), 0);
+	CHECK_EQ(us.slots, 1024);
+	CHECK_EQ(us.slots4, 1024);
+	socktab_net_free(net);
 }
 
 /* A size no version of the struct has is refused before anything past the caller's struct is

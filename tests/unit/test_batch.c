@@ -363,8 +363,8 @@ static void udp_chains_case(bool v6)
 		struct socktab__udp_table *t = net->udp;
 		uint32_t longest = 0;
 
-		CHECK_EQ(t->mask, 127);
-		for (uint32_t i = 0; i <= t->mask; i++)
+		CHECK_EQ(t->mask4, 127);
+		for (uint32_t i = 0; i <= t->mask4; i++)
 			if (atomic_load(&t->hash4[i].count) > longest)
 				longest = atomic_load(&t->hash4[i].count);
 		CHECK(longest >= 8);
