@@ -343,6 +343,65 @@ TEST(reuseport_connected_member_leaves_group)
 	socktab_net_free(net);
 }
 
+/* The hash4 slot (of 128) of the 4-tuple 127.0.0.2:@rport -> 127.0.0.1:7000. */
+static uint32_t slot4_of(struct socktab_net *net, int rport)
+{
+	return socktab__jhash_3words(ip("127.0.0.1"), ip("127.0.0.2"),
+				     (7000u << 16) | htons((uint16_t)rport),
+				     net->udp->ehash_secret + net->hash_mix) &
+	       net->udp->mask4;
+}
+
+/*
+ * A stale hash4 entry (R74) is matched by its socket's fields as they are now, as the kernel's
+ * udp4_lib_lookup4 matches: a socket that connected again, keeping its address, to a peer whose
+ * 4-tuple falls in its old slot is found there, while with hash4 off the hash2 pass meets the
+ * reuseport group first and the group takes the datagram.
+ */
+TEST(stale_entry_found_in_its_own_slot)
+{
+	struct socktab_net *net = mknet();
+	struct socktab_sock *a = udp4(net, 1), *b = udp4(net, 1), *c = udp4(net, 1), *f[2];
+	int one = 1, port = 0;
+
+	socktab_setsockopt(b, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	socktab_setsockopt(c, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	CHECK_EQ(bind4(a, "127.0.0.1", 7000), 0);
+	CHECK_EQ(bind4(b, "127.0.0.1", 7000), 0);
+	CHECK_EQ(bind4(c, "127.0.0.1", 7000), 0);
+	CHECK_EQ(connect4(a, "127.0.0.2", 9000), 0);
+	for (int p = 9001; p < 20000 && !port; p++)
+		if (slot4_of(net, p) == slot4_of(net, 9000))
+			port = p;
+	CHECK(port != 0);
+	CHECK_EQ(connect4(a, "127.0.0.2", port), 0);
+	CHECK_EQ(RD(socktab__sk_udp(a)->hash4) & net->udp->mask4, slot4_of(net, 9000)); /* stale */
+	for (int on = 0; on < 2; on++) {
+		socktab_net_set_udp_hash4(net, on);
+		f[on] = socktab_lookup_udp4(net, ip("127.0.0.2"), htons((uint16_t)port),
+					    ip("127.0.0.1"), htons(7000), SOCKTAB_LOOPBACK_IFINDEX,
+					    0);
+		socktab_sock_put(f[on]);
+	}
+	CHECK(f[1] == a);
+	CHECK(f[0] == b || f[0] == c);
+	/* A new 4-tuple in another slot reaches the stale socket through hash2 only. */
+	for (int p = 9001; p < 20000; p++)
+		if (slot4_of(net, p) != slot4_of(net, 9000)) {
+			port = p;
+			break;
+		}
+	CHECK_EQ(connect4(a, "127.0.0.2", port), 0);
+	f[1] = socktab_lookup_udp4(net, ip("127.0.0.2"), htons((uint16_t)port), ip("127.0.0.1"),
+				   htons(7000), SOCKTAB_LOOPBACK_IFINDEX, 0);
+	socktab_sock_put(f[1]);
+	CHECK(f[1] == b || f[1] == c);
+	socktab_close(a);
+	socktab_close(b);
+	socktab_close(c);
+	socktab_net_free(net);
+}
+
 TEST(bad_input_changes_nothing)
 {
 	struct socktab_net *net = mknet();
@@ -428,5 +487,5 @@ TEST(bind0_exhaustion_errnos)
 
 CHECK_MAIN(hash4_count_through_the_life_of_a_socket, autobound_disconnect_unhashes,
 	   many_connected_counts, hash4_sized_apart, lookup_order,
-	   reuseport_connected_member_leaves_group,
+	   reuseport_connected_member_leaves_group, stale_entry_found_in_its_own_slot,
 	   bad_input_changes_nothing, bind0_exhaustion_errnos)
