@@ -96,8 +96,8 @@ uint32_t socktab__portaddr_hash(const struct socktab_net *net, const struct in6_
 				uint16_t port)
 {
 	if (socktab__v6_is_any(a))
-		return socktab__jhash_1word(0, net->hash_mix) ^ port;
+		return socktab__portaddr_hash4(net, 0, port);
 	if (socktab__v6_is_mapped(a))
-		return socktab__jhash_1word(a->s6_addr32[3], net->hash_mix) ^ port;
+		return socktab__portaddr_hash4(net, a->s6_addr32[3], port);
 	return socktab__jhash2(a->s6_addr32, 4, net->hash_mix) ^ port;
 }

@@ -324,13 +324,9 @@ static inline __attribute__((always_inline)) uint32_t key_h4(struct socktab__udp
 static inline __attribute__((always_inline)) uint32_t key_slot2(struct socktab__udp_key *k)
 {
 	if (!(k->made & SOCKTAB__UDPK_SLOT2)) {
-		struct in6_addr a;
-
-		if (k->v6)
-			a = k->daddr6;
-		else
-			socktab__v6_map(&a, k->daddr);
-		k->slot2 = slot2_index(k->net, &a, k->hnum);
+		k->slot2 = k->v6 ? slot2_index(k->net, &k->daddr6, k->hnum)
+				 : socktab__portaddr_hash4(k->net, k->daddr, k->hnum) &
+					   k->net->udp->mask;
 		k->made |= SOCKTAB__UDPK_SLOT2;
 	}
 	return k->slot2;
