@@ -1029,17 +1029,27 @@ static int inuse_one(const struct socktab_sock *sk, const struct socktab_sock *s
  * does: the first overlapping socket decides. Under SOCKTAB_KV_UDP_BIND_ALL_OWNERS every
  * overlapping socket must excuse the bind, wherever it stands in the chain, except that with
  * SOCKTAB_KV_UDP_BIND_MATE_STOPS one whose group @sk would join, neither of the two with
- * SO_REUSEADDR, still ends the scan.
+ * SO_REUSEADDR, still ends the scan. @rule is scan_rule()'s, read once per scan.
  */
-static bool excuse_decides(const struct socktab_sock *sk, const struct socktab_sock *sk2,
-			   uint16_t num)
+enum scan_rule { SCAN_FIRST_DECIDES, SCAN_ALL_OWNERS, SCAN_ALL_OWNERS_MATE_STOPS };
+
+static enum scan_rule scan_rule(const struct socktab_sock *sk)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
 
 	if (!RD(net->kvariant[SOCKTAB_KV_UDP_BIND_ALL_OWNERS]))
+		return SCAN_FIRST_DECIDES;
+	return RD(net->kvariant[SOCKTAB_KV_UDP_BIND_MATE_STOPS]) ? SCAN_ALL_OWNERS_MATE_STOPS
+								 : SCAN_ALL_OWNERS;
+}
+
+static bool excuse_decides(enum scan_rule rule, const struct socktab_sock *sk,
+			   const struct socktab_sock *sk2, uint16_t num)
+{
+	if (rule == SCAN_FIRST_DECIDES)
 		return true;
-	return RD(net->kvariant[SOCKTAB_KV_UDP_BIND_MATE_STOPS]) && !RD(sk->reuse) &&
-	       !RD(sk2->reuse) && rp_mate(sk, sk2, num);
+	return rule == SCAN_ALL_OWNERS_MATE_STOPS && !RD(sk->reuse) && !RD(sk2->reuse) &&
+	       rp_mate(sk, sk2, num);
 }
 
 /*
@@ -1053,6 +1063,7 @@ static bool excuse_decides(const struct socktab_sock *sk, const struct socktab_s
 static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitmap,
 			uint64_t *held, const struct socktab_sock *sk, uint32_t log)
 {
+	enum scan_rule rule = scan_rule(sk);
 	struct socktab_port_key k;
 	uintptr_t p;
 
@@ -1076,7 +1087,7 @@ static bool lport_inuse(uint16_t num, struct socktab__uslot *s1, uint64_t *bitma
 		r = inuse_one(sk, sk2);
 		if (r == INUSE_NONE)
 			continue;
-		if (!bitmap && (r == INUSE_CONFLICT || excuse_decides(sk, sk2, n2)))
+		if (!bitmap && (r == INUSE_CONFLICT || excuse_decides(rule, sk, sk2, n2)))
 			return r == INUSE_CONFLICT;
 		if (bitmap && r == INUSE_CONFLICT)
 			bitmap[(n2 >> log) / 64] |= 1ull << ((n2 >> log) % 64);
@@ -1089,6 +1100,7 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 			 const struct socktab_sock *sk)
 {
 	struct socktab__uslot2 *s2 = &net->udp->hash2[slot];
+	enum scan_rule rule = scan_rule(sk);
 	bool res = false;
 
 	socktab__lock(socktab__uslot2_lock(net->udp, s2));
@@ -1101,7 +1113,8 @@ static bool lport_inuse2(struct socktab_net *net, uint16_t num, uint32_t slot,
 		if (sk2 == sk || socktab__sk_num(sk2) != num)
 			continue;
 		r = inuse_one(sk, sk2);
-		if (r == INUSE_CONFLICT || (r == INUSE_EXCUSED && excuse_decides(sk, sk2, num))) {
+		if (r == INUSE_CONFLICT ||
+		    (r == INUSE_EXCUSED && excuse_decides(rule, sk, sk2, num))) {
 			res = r == INUSE_CONFLICT;
 			break;
 		}
