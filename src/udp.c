@@ -945,9 +945,10 @@ static void rp_detach(struct socktab_net *net, struct socktab_sock *sk)
 }
 
 /*
- * udp_lib_rehash: the local address changed (connect() set it, or disconnect reset it with the
- * port kept); move the hash2 entry. Leaves the reuseport group, as the kernel does. Caller holds
- * the primary slot lock; hash4 is handled by the caller.
+ * udp_lib_rehash's hash2 half: move the hash2 entry to the slot of the local address the socket
+ * has now (connect() set it, a disconnect reset it with the port kept; a device bind leaves the
+ * slot as it was). Leaves the reuseport group, as the kernel does, even when the slot stays.
+ * Caller holds the primary slot lock; hash4 is handled by the caller.
  */
 static void rehash2_locked(struct socktab_net *net, struct socktab_sock *sk)
 {
@@ -962,16 +963,29 @@ static void rehash2_locked(struct socktab_net *net, struct socktab_sock *sk)
 	hash2_add_locked(net, sk, slot, false);
 }
 
-/* udp_lib_unhash. Caller holds the socket lock; takes the primary slot lock. */
-static void unhash(struct socktab_net *net, struct socktab_sock *sk)
+/*
+ * The primary slot of @sk's port, locked, when @sk holds a port; NULL, nothing locked, when it
+ * holds none. Caller holds the socket lock.
+ */
+static struct socktab__uslot *slot1_lock_hashed(struct socktab_net *net, struct socktab_sock *sk)
 {
 	struct socktab__uslot *s1;
 
 	SOCKTAB__ASSERT_SK_LOCKED(sk);
 	if (!hashed(sk))
-		return;
+		return NULL;
 	s1 = slot1(net, socktab__sk_num(sk));
 	socktab__lock(socktab__uslot1_lock(net->udp, s1));
+	return s1;
+}
+
+/* udp_lib_unhash. Caller holds the socket lock; takes the primary slot lock. */
+static void unhash(struct socktab_net *net, struct socktab_sock *sk)
+{
+	struct socktab__uslot *s1 = slot1_lock_hashed(net, sk);
+
+	if (!s1)
+		return;
 	rp_detach(net, sk);
 	socktab__hnode_del_rcu(&socktab__sk_udp(sk)->node1);
 	atomic_fetch_sub_explicit(&s1->count, 1, memory_order_relaxed);
@@ -1412,11 +1426,8 @@ static int parse_dest(const struct socktab_sock *sk, const struct sockaddr *addr
 static void udp_disconnect(struct socktab_net *net, struct socktab_sock *sk)
 {
 	static const struct in6_addr any = IN6ADDR_ANY_INIT;
-	struct socktab__uslot *s1 = hashed(sk) ? slot1(net, socktab__sk_num(sk)) : NULL;
+	struct socktab__uslot *s1 = slot1_lock_hashed(net, sk);
 
-	SOCKTAB__ASSERT_SK_LOCKED(sk);
-	if (s1)
-		socktab__lock(socktab__uslot1_lock(net->udp, s1));
 	WR(sk->state, SOCKTAB_TCP_CLOSE);
 	/* With both its address and its port locked the kernel neither rehashes nor unhashes it: a
 	 * hash4 entry stays where it was, stale (R75). Otherwise the rehash to a wildcard address,
@@ -1548,22 +1559,16 @@ out:
 void socktab__udp_rehash(struct socktab_sock *sk)
 {
 	struct socktab_net *net = socktab__sk_net(sk);
-	struct in6_addr a = socktab__sk_v6_saddr(sk);
-	bool has_addr = sk->family == AF_INET ? socktab__sk_rcv_saddr(sk) != 0
-					      : !socktab__v6_is_any(&a);
-	struct socktab__uslot *s1;
+	struct socktab__uslot *s1 = slot1_lock_hashed(net, sk);
 
-	SOCKTAB__ASSERT_SK_LOCKED(sk);
-	if (!hashed(sk))
+	if (!s1)
 		return;
-	s1 = slot1(net, socktab__sk_num(sk));
-	socktab__lock(socktab__uslot1_lock(net->udp, s1));
-	rp_detach(net, sk); /* udp_lib_rehash leaves the group even when the slot stays */
+	rehash2_locked(net, sk);
+	/* udp_rehash4: a socket in hash4 (which has a local address: a disconnect that reset it
+	 * took the socket out) moves to the 4-tuple it has now. */
 	if (socktab__sk_udp(sk)->hashed4) {
-		/* rehash4 to the 4-tuple the socket has now; out of hash4 without an address */
 		unhash4_locked(net, sk);
-		if (has_addr)
-			hash4_locked(net, sk);
+		hash4_locked(net, sk);
 	}
 	socktab__unlock(socktab__uslot1_lock(net->udp, s1));
 }
