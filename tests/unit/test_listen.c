@@ -308,27 +308,28 @@ TEST(listen_errors_and_backlog)
 	socktab_net_free(net);
 }
 
+/* Write @value to net.ipv4.ip_local_port_range: it succeeds and the range reads @lo..@hi. */
+static void port_range_write(struct socktab_net *net, const char *value, int lo, int hi)
+{
+	int l, h;
+
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", value), 0);
+	CHECK_EQ(socktab_net_get_port_range(net, &l, &h), 0);
+	CHECK_EQ(l, lo);
+	CHECK_EQ(h, hi);
+}
+
 /* R65: sysctl validation by name. */
 TEST(sysctl_by_name)
 {
 	struct socktab_net *net = socktab_net_new(NULL);
-	int lo, hi;
 
-	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000 40009"), 0);
-	socktab_net_get_port_range(net, &lo, &hi);
-	CHECK_EQ(lo, 40000);
-	CHECK_EQ(hi, 40009);
+	port_range_write(net, "40000 40009", 40000, 40009);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40009 40000"), -EINVAL);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "500 40000"), -EINVAL);
 	/* One value sets the low end and keeps the high one; values past two are ignored. */
-	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "0x9c41"), 0);
-	socktab_net_get_port_range(net, &lo, &hi);
-	CHECK_EQ(lo, 40001);
-	CHECK_EQ(hi, 40009);
-	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000 40009 7"), 0);
-	socktab_net_get_port_range(net, &lo, &hi);
-	CHECK_EQ(lo, 40000);
-	CHECK_EQ(hi, 40009);
+	port_range_write(net, "0x9c41", 40001, 40009);
+	port_range_write(net, "40000 40009 7", 40000, 40009);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", ""), -EINVAL);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000x"), -EINVAL);
 	CHECK_EQ(socktab_net_sysctl(net, "net.core.somaxconn", "-1"), -EINVAL);
