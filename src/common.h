@@ -351,6 +351,13 @@ static inline struct in6_addr socktab__v6_load(const _Atomic uint64_t src[2])
 	return a;
 }
 
+/* The kernel's isspace() (lib/ctype.c), whatever the C library's locale: '\t' to '\r', ' ',
+ * and 0xa0. */
+static inline bool socktab__kernel_isspace(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
 static inline bool socktab__v6_is_any(const struct in6_addr *a)
 {
 	static const struct in6_addr any = IN6ADDR_ANY_INIT;

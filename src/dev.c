@@ -677,11 +677,11 @@ static bool name_ok(const char *name)
 	if (n == 0 || n >= SOCKTAB_IFNAMSIZ || !strcmp(name, ".") || !strcmp(name, ".."))
 		return false;
 	/* The kernel's dev_valid_name(): no '/', ':' or character its isspace() takes for white
-	 * space (lib/ctype.c: '\t' to '\r', ' ', and 0xa0). */
+	 * space. */
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
 
-		if (c == '/' || c == ':' || c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0)
+		if (c == '/' || c == ':' || socktab__kernel_isspace(c))
 			return false;
 	}
 	return true;

@@ -541,16 +541,12 @@ int socktab_net_get_port_range(struct socktab_net *net, int *lo, int *hi)
 	return 0;
 }
 
-static bool sysctl_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 /*
  * Up to @n integers of a sysctl write, as the kernel's __do_proc_dointvec() and
- * do_proc_douintvec() read them (proc_get_long()): blanks skipped, each an optional '-' (only
- * when @sign) and a number in decimal, 0x hex or 0 octal (strtoul with base 0), of fewer than 21
- * characters, ending at a blank or the end; an int's range (0..UINT_MAX without @sign). Values
+ * do_proc_douintvec() read them (proc_get_long()): white space skipped (the kernel's isspace(),
+ * 0xa0 too), each an optional '-' (only when @sign) and a number in decimal, 0x hex or 0 octal
+ * (strtoul with base 0), of fewer than 21 characters, ending at a space, tab or newline
+ * (proc_wspace_sep) or the end; an int's range (0..UINT_MAX without @sign). Values
  * after the @n-th are left unread, which the kernel takes as a short write, not an error; fewer
  * than @n leave the rest of @out as it was. Returns how many were read (at least one), or
  * -EINVAL.
@@ -566,7 +562,7 @@ static int parse_ints(const char *v, long *out, int n, bool sign)
 		bool neg = false;
 		char *end;
 
-		while (sysctl_space(*p))
+		while (socktab__kernel_isspace((unsigned char)*p))
 			p++;
 		if (!*p)
 			break;
@@ -579,7 +575,7 @@ static int parse_ints(const char *v, long *out, int n, bool sign)
 			return -EINVAL;
 		errno = 0;
 		u = strtoull(p, &end, 0);
-		if (errno || end - start >= 21 || (*end && !sysctl_space(*end)))
+		if (errno || end - start >= 21 || (*end && !strchr(" \t\n", *end)))
 			return -EINVAL;
 		if (u > (!sign ? UINT32_MAX : neg ? (unsigned long long)INT32_MAX + 1 : INT32_MAX))
 			return -EINVAL;

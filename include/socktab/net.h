@@ -436,7 +436,8 @@ int socktab_net_set_tcp_role_lock(struct socktab_net *net, int on);
 
 /*
  * Write a per-net sysctl by its kernel name, value as text (as `sysctl -w` takes it), with the
- * kernel's validation (-EINVAL). Numbers are read as proc_dointvec() reads them: blanks between,
+ * kernel's validation (-EINVAL). Numbers are read as proc_dointvec() reads them: white space
+ * before each (the kernel's isspace(), 0xa0 too) and only a space, tab or newline after one,
  * decimal, 0x hex or 0 octal, a '-' only where the kernel's value is signed; values past the
  * key's count are ignored (the kernel's short write). Keys: net.ipv4.ip_local_port_range
  * ("LO HI", each 1..65535, HI >= LO, LO not below ip_unprivileged_port_start; "LO" alone keeps HI),

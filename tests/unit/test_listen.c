@@ -330,6 +330,13 @@ TEST(sysctl_by_name)
 	/* One value sets the low end and keeps the high one; values past two are ignored. */
 	port_range_write(net, "0x9c41", 40001, 40009);
 	port_range_write(net, "40000 40009 7", 40000, 40009);
+	/* proc_get_long(): any white space the kernel's isspace() knows before a number (0xa0,
+	 * \v, \r too), but only a space, tab or newline after one (6.18.44-fc-v1300). */
+	port_range_write(net, "\xa0\v40001\t\r40008\n", 40001, 40008);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000\r40009"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000\xa0"), -EINVAL);
+	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000\v"), -EINVAL);
+	port_range_write(net, "40000 40009", 40000, 40009);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", ""), -EINVAL);
 	CHECK_EQ(socktab_net_sysctl(net, "net.ipv4.ip_local_port_range", "40000x"), -EINVAL);
 	CHECK_EQ(socktab_net_sysctl(net, "net.core.somaxconn", "-1"), -EINVAL);
